@@ -1,0 +1,401 @@
+//! The validated, typed intermediate representation of a spec.
+//!
+//! Produced by [`crate::validate`] from the parsed syntax; consumed by `codegen`. Every name
+//! in the IR is resolved: a [`TypeRef::Struct`] names a struct that exists, a
+//! [`Expr::Has`] carries the mask it tests, expressions only mention fields that are
+//! decoded before them (computed fields excepted), and so on. Code generation can trust it.
+
+use serde::Serialize;
+
+/// Where an item or field was declared (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub file: String,
+    pub line: u32,
+    pub col: u32,
+}
+
+/// One whole spec (all its files).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spec {
+    /// The spec's name, e.g. `perf_data` (the stem of its first file).
+    pub name: String,
+    /// Items in declaration order within each kind.
+    pub consts: Vec<ConstDef>,
+    pub enums: Vec<EnumDef>,
+    pub flags: Vec<FlagsDef>,
+    pub bitfields: Vec<BitfieldDef>,
+    /// The run-time context; empty `fields` when the spec declares none.
+    pub context: ContextDef,
+    /// Plain structs, records and features, in declaration order.
+    pub structs: Vec<StructDef>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Prim {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F64,
+    /// Only in the context.
+    Bool,
+}
+
+impl Prim {
+    /// Encoded size in bytes (`Bool` has none: it never appears in a layout).
+    pub fn size(self) -> u32 {
+        match self {
+            Prim::U8 | Prim::I8 => 1,
+            Prim::U16 | Prim::I16 => 2,
+            Prim::U32 | Prim::I32 => 4,
+            Prim::U64 | Prim::I64 | Prim::F64 => 8,
+            Prim::Bool => 0,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::U8 => "u8",
+            Prim::U16 => "u16",
+            Prim::U32 => "u32",
+            Prim::U64 => "u64",
+            Prim::I8 => "i8",
+            Prim::I16 => "i16",
+            Prim::I32 => "i32",
+            Prim::I64 => "i64",
+            Prim::F64 => "f64",
+            Prim::Bool => "bool",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConstDef {
+    pub name: String,
+    pub doc: String,
+    pub ty: Prim,
+    /// Two's complement in the width of `ty` for negative literals.
+    pub value: u64,
+    pub span: Span,
+}
+
+/// An open enum over an integer: named values, unknown values carried as numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnumDef {
+    pub name: String,
+    pub doc: String,
+    pub repr: Prim,
+    pub variants: Vec<EnumVariant>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EnumVariant {
+    pub name: String,
+    pub doc: String,
+    /// Two's complement in the width of the repr for negative literals.
+    pub value: u64,
+}
+
+/// Value-based bit flags over an integer (mask `1 << bit`, or a bit range read by value).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlagsDef {
+    pub name: String,
+    pub doc: String,
+    pub repr: Prim,
+    pub bits: Vec<FlagBit>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FlagBit {
+    pub name: String,
+    pub doc: String,
+    /// Lowest bit (inclusive).
+    pub lo: u8,
+    /// Highest bit (inclusive); `lo == hi` for a single flag.
+    pub hi: u8,
+}
+
+impl FlagBit {
+    pub fn mask(&self) -> u64 {
+        let width = u32::from(self.hi - self.lo) + 1;
+        let ones = if width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        ones << self.lo
+    }
+}
+
+/// A C bit-field storage word. Members are listed as in C: widths allocated from the LSB on
+/// a little-endian producer, from the MSB on a big-endian one. Widths sum to the repr width.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BitfieldDef {
+    pub name: String,
+    pub doc: String,
+    pub repr: Prim,
+    pub members: Vec<BitfieldMember>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BitfieldMember {
+    pub name: String,
+    pub doc: String,
+    /// Bit position of the member's least significant bit on a little-endian producer.
+    pub pos: u8,
+    pub width: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct ContextDef {
+    pub fields: Vec<ContextField>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextField {
+    pub name: String,
+    pub doc: String,
+    pub ty: ScalarType,
+}
+
+/// A type that decodes to one value of fixed size and can appear in expressions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub enum ScalarType {
+    Prim(Prim),
+    /// Name of an [`EnumDef`].
+    Enum(String),
+    /// Name of a [`FlagsDef`].
+    Flags(String),
+    /// Name of a [`BitfieldDef`].
+    Bitfield(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum StructKind {
+    Plain,
+    /// A record of the event stream: `id` is the `perf_event_header.type`.
+    Record {
+        id: u32,
+        trailer: Option<Trailer>,
+    },
+    /// A header feature section: `id` is the feature bit.
+    Feature {
+        id: u32,
+    },
+}
+
+/// A structure parsed from the end of a record body (the sample_id trailer).
+/// The trailer struct is always fixed-size given the context (validated).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trailer {
+    pub ty: String,
+    pub cond: Option<Expr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StructDef {
+    pub name: String,
+    pub doc: String,
+    pub kind: StructKind,
+    pub params: Vec<Param>,
+    /// `bounded_by EXPR`: the struct limits itself to EXPR bytes from its start as soon as
+    /// the fields EXPR mentions are decoded.
+    pub bounded_by: Option<Expr>,
+    /// `pad_to N`: the writer zero-pads the body to a multiple of N bytes.
+    pub pad_to: Option<u32>,
+    pub fields: Vec<Field>,
+    /// Records only: bytes that follow the record outside `header.size`.
+    pub payload: Option<Payload>,
+    pub span: Span,
+}
+
+impl StructDef {
+    /// True when the body is bounded, so that unknown trailing bytes are kept as a tail.
+    pub fn is_bounded(&self) -> bool {
+        !matches!(self.kind, StructKind::Plain) || self.bounded_by.is_some()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Param {
+    pub name: String,
+    pub ty: ScalarType,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Field {
+    pub name: String,
+    pub doc: String,
+    pub ty: TypeRef,
+    /// `= EXPR`: computed by the writer, not stored in the owned model.
+    pub computed: Option<Expr>,
+    /// `if EXPR`: present only when true.
+    pub cond: Option<Expr>,
+    /// `within EXPR`: decoded inside exactly EXPR bytes.
+    pub within: Option<Expr>,
+    pub span: Span,
+}
+
+/// `payload NAME: bytes[EXPR]` of a record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Payload {
+    pub name: String,
+    pub doc: String,
+    /// Its length in bytes; mentions fields of the record.
+    pub len: Expr,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum TypeRef {
+    Scalar(ScalarType),
+    /// A struct, with one argument per parameter.
+    Struct {
+        name: String,
+        args: Vec<Expr>,
+    },
+    Array {
+        elem: Box<TypeRef>,
+        len: Len,
+    },
+    Bytes(Len),
+    /// A text region: text up to the first NUL, the remaining bytes kept as padding.
+    Str(Len),
+    /// NUL-terminated text without padding.
+    CStr,
+    Switch(Switch),
+    /// The payload of the feature whose id the expression gives.
+    FeatureById(Expr),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Len {
+    Expr(Expr),
+    /// To the end of the enclosing bounded body.
+    Rest,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Switch {
+    pub on: Expr,
+    /// Name of the generated Rust enum: `as Name`, else `<Struct><Field>` in CamelCase.
+    pub enum_name: String,
+    pub arms: Vec<Arm>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arm {
+    pub pat: Pattern,
+    pub variant: String,
+    pub ty: TypeRef,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Pattern {
+    Int(u64),
+    Bool(bool),
+    Default,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    BitAnd,
+    BitOr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Func {
+    Popcount,
+    Max,
+    Min,
+    Align,
+}
+
+/// Expressions. Numbers are evaluated as `u64` (wrapping is an error at run time only for
+/// counts and sizes, which are checked against the input); comparisons give `bool`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Expr {
+    Int(u64),
+    Bool(bool),
+    /// An earlier field of the enclosing struct (its decoded value, computed or not).
+    Field(String),
+    /// A parameter of the enclosing struct.
+    Param(String),
+    /// `ctx.NAME`.
+    Ctx(String),
+    /// Bytes left in the enclosing bounded body.
+    Remaining,
+    Not(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `value has FLAG`: `(value & mask) != 0`; `flags` names the [`FlagsDef`].
+    Has {
+        value: Box<Expr>,
+        flags: String,
+        flag: String,
+        mask: u64,
+    },
+    Call(Func, Vec<Expr>),
+    /// `len(f)`: byte length of bytes/str field `f` (computed fields only).
+    LenOf(String),
+    /// `count(f)`: number of elements of array field `f` (computed fields only).
+    CountOf(String),
+    /// `sizeof(self)`: encoded size of the enclosing struct (computed fields only).
+    SizeOfSelf,
+    /// `sizeof(f)`: encoded size of field `f` (computed fields only).
+    SizeOf(String),
+}
+
+impl Spec {
+    pub fn find_struct(&self, name: &str) -> Option<&StructDef> {
+        self.structs.iter().find(|s| s.name == name)
+    }
+    pub fn find_enum(&self, name: &str) -> Option<&EnumDef> {
+        self.enums.iter().find(|s| s.name == name)
+    }
+    pub fn find_flags(&self, name: &str) -> Option<&FlagsDef> {
+        self.flags.iter().find(|s| s.name == name)
+    }
+    pub fn find_bitfield(&self, name: &str) -> Option<&BitfieldDef> {
+        self.bitfields.iter().find(|s| s.name == name)
+    }
+    /// The integer representation and encoded size of a scalar type.
+    pub fn scalar_repr(&self, ty: &ScalarType) -> Prim {
+        match ty {
+            ScalarType::Prim(p) => *p,
+            ScalarType::Enum(n) => self.find_enum(n).map_or(Prim::U64, |d| d.repr),
+            ScalarType::Flags(n) => self.find_flags(n).map_or(Prim::U64, |d| d.repr),
+            ScalarType::Bitfield(n) => self.find_bitfield(n).map_or(Prim::U64, |d| d.repr),
+        }
+    }
+    pub fn records(&self) -> impl Iterator<Item = (u32, &StructDef)> {
+        self.structs.iter().filter_map(|s| match s.kind {
+            StructKind::Record { id, .. } => Some((id, s)),
+            _ => None,
+        })
+    }
+    pub fn features(&self) -> impl Iterator<Item = (u32, &StructDef)> {
+        self.structs.iter().filter_map(|s| match s.kind {
+            StructKind::Feature { id } => Some((id, s)),
+            _ => None,
+        })
+    }
+}
