@@ -1,0 +1,8 @@
+//! Code generation from the spec IR: Rust decoders/encoders ([`rust`]) and the Markdown
+//! format reference ([`docs`]).
+
+pub mod docs;
+pub mod rust;
+
+pub use docs::generate_markdown;
+pub use rust::generate_rust;

@@ -1,0 +1,155 @@
+//! Snapshots of the generated Rust for small specs, one group of constructs each. Review a
+//! changed snapshot as you would review the code (`cargo insta review`, or
+//! `INSTA_UPDATE=always` then read the diff).
+
+fn generate(spec_text: &str) -> String {
+    let spec = match spec::load_sources("snap", &[("snap.pds".to_string(), spec_text.to_string())])
+    {
+        Ok(s) => s,
+        Err(d) => panic!("spec does not load:\n{d}"),
+    };
+    codegen::generate_rust(&spec)
+}
+
+#[test]
+fn enums_flags_bitfields_context() {
+    insta::assert_snapshot!(generate(
+        r#"
+/// A magic number.
+const MAGIC: u64 = 0x32454c4946524550
+/// Record kinds.
+enum Kind: u16 {
+  /// the first
+  A = 1
+  B = 2
+  /// an alias of B
+  B2 = 2
+}
+/// Negative markers.
+enum Marker: u64 { HV = -32 }
+/// Sample bits.
+flags Bits: u64 {
+  /// bit zero
+  IP = 0
+  TID = 1
+  HIGH = 40
+}
+/// With a range.
+flags Misc: u16 { CPUMODE = 0..2, EXEC = 13 }
+/// A C bit-field word.
+bitfield Word: u32 {
+  /// one bit
+  on: 1
+  /// two bits
+  level: 2
+  type: 5
+  rest: 24
+}
+/// Supplied by the caller.
+context {
+  /// which fields
+  bits: Bits
+  with_trailer: bool
+  nr: u32
+}
+"#
+    ));
+}
+
+#[test]
+fn record_with_trailer_payload_and_padding() {
+    insta::assert_snapshot!(generate(
+        r#"
+context {
+  bits: Bits
+  sample_id_all: bool
+}
+flags Bits: u64 { TID = 1, TIME = 2 }
+/// Read from the end.
+struct SampleId {
+  pid: u32 if ctx.bits has TID
+  time: u64 if ctx.bits has TIME
+}
+/// A mapping.
+record Mmap = 1 trailer SampleId if ctx.sample_id_all {
+  /// process id
+  pid: u32
+  /// NUL-terminated
+  filename: cstr
+}
+/// Data follows the record.
+record Tracing = 66 pad_to 8 {
+  /// bytes of data
+  size: u32 = len(data)
+  /// the data
+  payload data: bytes[size]
+}
+"#
+    ));
+}
+
+#[test]
+fn computed_bounded_within_switch_rest_feature() {
+    insta::assert_snapshot!(generate(
+        r#"
+context {
+  misc: Misc
+  mask: u64
+}
+flags Misc: u16 { BUILD_ID = 14 }
+/// Fixed-size element.
+struct Pair { a: u32, b: u32 }
+/// A parameter and a popcount.
+struct Regs(mask: u64) {
+  abi: u64
+  regs: [u64; popcount(mask)] if abi != 0
+}
+/// Self-delimiting.
+struct Attr bounded_by max(size, 16) {
+  type: u32
+  size: u32 = sizeof(self)
+  config: u64
+  extra: u64 if remaining >= 8
+}
+/// Text with its length.
+struct Name {
+  len: u32 = len(text)
+  text: str[len]
+}
+/// Every field kind.
+record Many = 10 {
+  nr: u64 = count(pairs)
+  pairs: [Pair; nr]
+  names: [Name; nr]
+  regs: Regs(ctx.mask) within 16
+  len: u16 = sizeof(attr)
+  attr: Attr within len
+  file: switch ctx.misc has BUILD_ID as FileId {
+    false => Inode: Pair
+    true => BuildId: bytes[20]
+  }
+  kind: u8
+  value: switch kind {
+    1 => One: u32
+    _ => Other: bytes[..]
+  }
+}
+/// The rest of the body.
+record Rest = 11 {
+  attr: Attr
+  ids: [u64; ..]
+  names: [Name; ..]
+  text: str[..]
+}
+/// A feature by id.
+record HeaderFeature = 80 {
+  feat_id: u64
+  data: feature(feat_id)
+}
+/// A host name.
+feature Hostname = 3 { value: Name }
+/// CPU counts.
+feature NrCpus = 7 { avail: u32, online: u32 }
+"#
+    ));
+}

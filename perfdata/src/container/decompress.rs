@@ -1,0 +1,66 @@
+//! PERF_RECORD_COMPRESSED (81) / COMPRESSED2 (83): all compressed records of a stream form
+//! ONE zstd stream, decoded with a persistent context; its output is a record stream in
+//! which a record may straddle two compressed records, so the undecoded tail is carried.
+
+use crate::rt::Error;
+use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+
+/// Upper bound on what one compressed record may expand to. perf sizes its buffer from
+/// HEADER_COMPRESSED.comp_mmap_len (the ring-buffer size, typically ≤ a few MiB); a bound
+/// keeps a hostile stream from making us allocate without limit.
+pub const MAX_EXPANSION_PER_RECORD: usize = 256 << 20;
+
+pub struct Decompressor {
+    decoder: Decoder<'static>,
+    pending: Vec<u8>,
+}
+
+impl Decompressor {
+    pub fn new() -> Result<Self, Error> {
+        let decoder =
+            Decoder::new().map_err(|e| Error::invalid(Some(0), "a zstd decoder", e.to_string()))?;
+        Ok(Decompressor {
+            decoder,
+            pending: Vec::new(),
+        })
+    }
+
+    /// Decompresses one record's zstd data (at absolute offset `at`) onto the pending bytes.
+    pub fn feed(&mut self, data: &[u8], at: u64) -> Result<(), Error> {
+        let mut input = InBuffer::around(data);
+        let mut chunk = vec![0u8; 64 << 10];
+        let start_len = self.pending.len();
+        loop {
+            let mut output = OutBuffer::around(&mut chunk[..]);
+            self.decoder.run(&mut input, &mut output).map_err(|e| {
+                Error::invalid(
+                    Some(at + input.pos() as u64),
+                    "valid zstd data",
+                    e.to_string(),
+                )
+            })?;
+            let produced = output.pos();
+            self.pending.extend_from_slice(&chunk[..produced]);
+            if self.pending.len() - start_len > MAX_EXPANSION_PER_RECORD {
+                return Err(Error::invalid(
+                    Some(at),
+                    "a compressed record expanding to at most 256 MiB",
+                    format!("more than {} bytes", self.pending.len() - start_len),
+                ));
+            }
+            if input.pos() == data.len() && produced < chunk.len() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Decompressed bytes not yet taken.
+    pub fn pending(&self) -> &[u8] {
+        &self.pending
+    }
+
+    /// Drops the first `n` pending bytes (records that were taken).
+    pub fn consume(&mut self, n: usize) {
+        self.pending.drain(..n.min(self.pending.len()));
+    }
+}

@@ -1,0 +1,319 @@
+//! A whole perf.data input held in memory (or a memory map): file or pipe layout.
+
+use super::decompress::Decompressor;
+use super::format::{detect, Format, Layout};
+use super::session::{EventAttr, Session};
+use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
+use crate::generated::perf_data::{
+    AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, FileSection, RecordBody, RecordType,
+};
+use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
+
+/// Where a feature's payload is (file mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeatureSection {
+    pub id: FeatureId,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// Where a record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Directly in the input, at `RawRecord::offset`.
+    Stream,
+    /// Decompressed from the COMPRESSED/COMPRESSED2 stream; `RawRecord::offset` is the
+    /// offset within the decompressed bytes, and this is the offset of the compressed record
+    /// whose data completed it.
+    Compressed { record_offset: u64 },
+}
+
+/// A parsed perf.data input.
+pub struct PerfData<'a> {
+    pub bytes: &'a [u8],
+    pub format: Format,
+    /// File mode only.
+    pub header: Option<FileHeader<'a>>,
+    /// File mode: the attrs section. Pipe mode: filled by [`PerfData::for_each_record`]'s
+    /// first pass over HEADER_ATTR records (see [`PerfData::open`]).
+    pub session: Session<'a>,
+    /// File mode only, in id order.
+    pub features: Vec<FeatureSection>,
+    data_start: usize,
+    data_end: usize,
+}
+
+fn section(bytes: &[u8], s: &FileSection, what: &str) -> Result<(usize, usize), Error> {
+    let start = usize::try_from(s.offset).unwrap_or(usize::MAX);
+    let end = start.checked_add(usize::try_from(s.size).unwrap_or(usize::MAX));
+    match end {
+        Some(end) if end <= bytes.len() => Ok((start, end)),
+        _ => Err(Error::invalid(
+            Some(s.offset),
+            format!("the {what} section inside the file ({} bytes)", bytes.len()),
+            format!("offset {} size {}", s.offset, s.size),
+        )),
+    }
+}
+
+impl<'a> PerfData<'a> {
+    /// Parses the header, attrs and feature table (file mode) or the pipe header; in pipe
+    /// mode also walks the stream once to collect HEADER_ATTR and NRCPUS.
+    pub fn open(bytes: &'a [u8]) -> Result<Self, Error> {
+        let format = detect(bytes)?;
+        match format.endian {
+            Endianness::Little => Self::open_as::<LittleEndian>(bytes, format),
+            Endianness::Big => Self::open_as::<BigEndian>(bytes, format),
+        }
+    }
+
+    fn open_as<E: Endian>(bytes: &'a [u8], format: Format) -> Result<Self, Error> {
+        let ctx = Ctx::default();
+        if format.layout == Layout::Pipe {
+            let mut data = PerfData {
+                bytes,
+                format,
+                header: None,
+                session: Session::default(),
+                features: vec![],
+                data_start: 16,
+                data_end: bytes.len(),
+            };
+            let mut session = Session::default();
+            // A stream that breaks off later still opens: the records before the break
+            // are readable, and `for_each_record` reports the break where it is.
+            let _ = data.walk::<E>(&mut |_, rec, _| {
+                note_setup_record::<E>(&mut session, &rec)?;
+                Ok(true)
+            });
+            data.session = session;
+            return Ok(data);
+        }
+        let header = FileHeader::decode(&mut Reader::<E>::new(bytes, 0), &ctx)
+            .map_err(|e| e.in_field("perf_file_header"))?;
+        let (data_start, data_end) = section(bytes, &header.data, "data")?;
+        let mut session = Session::default();
+        let (attrs_start, attrs_end) = section(bytes, &header.attrs, "attrs")?;
+        if header.attr_size == 0 && attrs_end > attrs_start {
+            return Err(Error::invalid(Some(16), "attr_size > 0", "0"));
+        }
+        let entry_size = usize::try_from(header.attr_size).unwrap_or(usize::MAX);
+        let mut at = attrs_start;
+        while at < attrs_end {
+            let end = at.saturating_add(entry_size).min(attrs_end);
+            let mut r = Reader::<E>::new(&bytes[at..end], at as u64);
+            let entry = AttrEntry::decode(&mut r, &ctx, header.attr_size)
+                .map_err(|e| e.in_field("attrs"))?;
+            let (ids_start, ids_end) = section(bytes, &entry.ids, "attr ids")?;
+            let mut ids_reader = Reader::<E>::new(&bytes[ids_start..ids_end], ids_start as u64);
+            let mut ids = Vec::with_capacity((ids_end - ids_start) / 8);
+            while ids_reader.remaining() >= 8 {
+                ids.push(ids_reader.u64()?);
+            }
+            session.add_attr(EventAttr {
+                attr: entry.attr,
+                ids,
+            });
+            at = end;
+        }
+        let mut features = vec![];
+        if let Some(bitmap) = &header.adds_features {
+            let mut table = Reader::<E>::new(bytes.get(data_end..).unwrap_or(&[]), data_end as u64);
+            for bit in 0..256u32 {
+                let word = bitmap.get(bit as usize / 64).unwrap_or(0);
+                if word & (1u64 << (bit % 64)) == 0 {
+                    continue;
+                }
+                let s = FileSection::decode(&mut table, &ctx)
+                    .map_err(|e| e.in_field("feature section table"))?;
+                features.push(FeatureSection {
+                    id: FeatureId(bit),
+                    offset: s.offset,
+                    size: s.size,
+                });
+            }
+        }
+        let mut data = PerfData {
+            bytes,
+            format,
+            header: Some(header),
+            session,
+            features,
+            data_start,
+            data_end,
+        };
+        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU.
+        if let Some(f) = data
+            .features
+            .iter()
+            .find(|f| f.id == FeatureId::NRCPUS)
+            .copied()
+        {
+            let feature = data.feature_as::<E>(&f)?;
+            data.session.observe_feature(&feature);
+        }
+        Ok(data)
+    }
+
+    /// The payload bytes of a feature section.
+    pub fn feature_bytes(&self, f: &FeatureSection) -> Result<&'a [u8], Error> {
+        let (start, end) = section(
+            self.bytes,
+            &FileSection {
+                offset: f.offset,
+                size: f.size,
+            },
+            "feature",
+        )?;
+        Ok(&self.bytes[start..end])
+    }
+
+    /// Decodes one feature section.
+    pub fn feature(&self, f: &FeatureSection) -> Result<FeatureBody<'a>, Error> {
+        match self.format.endian {
+            Endianness::Little => self.feature_as::<LittleEndian>(f),
+            Endianness::Big => self.feature_as::<BigEndian>(f),
+        }
+    }
+
+    fn feature_as<E: Endian>(&self, f: &FeatureSection) -> Result<FeatureBody<'a>, Error> {
+        let bytes = self.feature_bytes(f)?;
+        FeatureBody::decode(
+            f.id,
+            &mut Reader::<E>::new(bytes, f.offset),
+            &self.session.feature_ctx(),
+        )
+        .map_err(|e| e.with_feature(f.id.0))
+    }
+
+    /// The record stream: the data section (file) or everything after the pipe header.
+    pub fn data(&self) -> &'a [u8] {
+        &self.bytes[self.data_start..self.data_end]
+    }
+
+    /// Calls `f` for every record in file order, decompressing COMPRESSED/COMPRESSED2
+    /// records transparently (the compressed records themselves are passed too, with
+    /// `Origin::Stream`, before the records they contain). `f` gets the decoding context
+    /// for the record; it returns `false` to stop. Nothing is allocated per record.
+    pub fn for_each_record(
+        &self,
+        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        match self.format.endian {
+            Endianness::Little => self.visit::<LittleEndian>(f),
+            Endianness::Big => self.visit::<BigEndian>(f),
+        }
+    }
+
+    fn visit<E: Endian>(
+        &self,
+        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let session = &self.session;
+        self.walk::<E>(&mut |origin, rec, _| {
+            let ctx = session.record_ctx::<E>(rec.record_type(), rec.header.misc, rec.body);
+            f(origin, rec, &ctx)
+        })
+    }
+
+    /// The walk itself: framing plus decompression, no attr resolution.
+    fn walk<E: Endian>(
+        &self,
+        f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let mut decompressor: Option<Decompressor> = None;
+        let mut index = 0u64;
+        for rec in RecordWalker::<E>::new(self.data(), self.data_start as u64) {
+            let rec = rec.map_err(|e| e.with_record(index, "?"))?;
+            let ty = rec.record_type();
+            if !f(Origin::Stream, rec, ())? {
+                return Ok(());
+            }
+            index += 1;
+            if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
+                let body = RecordBody::decode(
+                    ty,
+                    &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+                    &Ctx::default(),
+                )
+                .map_err(|e| e.with_record(index - 1, record_name(ty)))?;
+                let zdata = match &body {
+                    RecordBody::Compressed(c) => c.data.as_slice(),
+                    RecordBody::Compressed2(c) => c.data.as_slice(),
+                    _ => unreachable!("matched on the type"),
+                };
+                let d = match &mut decompressor {
+                    Some(d) => d,
+                    None => decompressor.insert(Decompressor::new()?),
+                };
+                d.feed(zdata, rec.offset)?;
+                let mut walker = RecordWalker::<E>::new(d.pending(), 0);
+                let mut taken = 0;
+                for inner in walker.by_ref() {
+                    match inner {
+                        Ok(inner) => {
+                            taken += inner.stream_len();
+                            if !f(
+                                Origin::Compressed {
+                                    record_offset: rec.offset,
+                                },
+                                inner,
+                                (),
+                            )? {
+                                return Ok(());
+                            }
+                        }
+                        // The rest of this record arrives with the next compressed record.
+                        Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
+                        Err(e) => return Err(e.with_record(index - 1, record_name(ty))),
+                    }
+                }
+                d.consume(taken);
+            }
+        }
+        if let Some(d) = &decompressor {
+            if !d.pending().is_empty() {
+                return Err(Error::invalid(
+                    Some(self.data_end as u64),
+                    "the compressed stream to end on a record boundary",
+                    format!("{} undecoded bytes", d.pending().len()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Pipe mode: HEADER_ATTR records declare attrs and ids; HEADER_FEATURE may carry NRCPUS.
+fn note_setup_record<'a, E: Endian>(
+    session: &mut Session<'a>,
+    rec: &RawRecord<'_>,
+) -> Result<(), Error> {
+    let ty = rec.record_type();
+    if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
+        return Ok(());
+    }
+    let body = RecordBody::decode(
+        ty,
+        &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+        &session.feature_ctx(),
+    )?;
+    match body {
+        RecordBody::HeaderAttr(a) => session.add_attr(EventAttr {
+            attr: a.attr.into_owned(),
+            ids: a.ids.iter().collect(),
+        }),
+        RecordBody::HeaderFeature(f) => {
+            if let Some(feature) = &f.data {
+                session.observe_feature(feature);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A record type by name, or by number when unknown.
+pub fn record_name(ty: RecordType) -> String {
+    ty.name().map_or_else(|| ty.0.to_string(), str::to_string)
+}

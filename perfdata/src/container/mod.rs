@@ -1,0 +1,15 @@
+//! The container: everything about perf.data that is the same for every layout — byte
+//! order and format detection, sections and the feature table, record framing, payloads
+//! after records, compressed streams, and which attr a record belongs to. Every byte
+//! layout it reads is decoded by the generated code.
+
+pub mod decompress;
+pub mod file;
+pub mod format;
+pub mod session;
+pub mod stream;
+
+pub use file::{FeatureSection, Origin, PerfData};
+pub use format::{detect, Format, Layout};
+pub use session::{EventAttr, Session};
+pub use stream::{RawRecord, RecordWalker};

@@ -1,0 +1,118 @@
+//! Record framing: walking a record stream (a file's data section, a pipe stream, a
+//! `data.N` file of a directory, or the decompressed contents of COMPRESSED records).
+//!
+//! Only mechanics live here: the header and every body are decoded by generated code.
+
+use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
+use crate::rt::{Endian, Error, Reader};
+
+/// Size of `perf_event_header`.
+pub const HEADER_SIZE: usize = 8;
+
+/// One record as it sits in the stream: its header, its body bytes (`header.size - 8`)
+/// and, for the few types that have one, the payload that follows it outside
+/// `header.size` (HEADER_TRACING_DATA, AUXTRACE).
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    /// Byte offset of the header in its stream (see [`RecordWalker::new`] for the base).
+    pub offset: u64,
+    pub header: EventHeader,
+    pub body: &'a [u8],
+    pub payload: &'a [u8],
+}
+
+impl RawRecord<'_> {
+    pub fn record_type(&self) -> RecordType {
+        RecordType(self.header.type_)
+    }
+    /// Bytes the record occupies in the stream, payload included.
+    pub fn stream_len(&self) -> usize {
+        HEADER_SIZE + self.body.len() + self.payload.len()
+    }
+}
+
+/// Iterates the records of one contiguous stream. Stops at the first framing error (it
+/// cannot resynchronise after a bad size), which it yields once.
+pub struct RecordWalker<'a, E: Endian> {
+    buf: &'a [u8],
+    base: u64,
+    pos: usize,
+    failed: bool,
+    _endian: core::marker::PhantomData<E>,
+}
+
+impl<'a, E: Endian> RecordWalker<'a, E> {
+    /// `base` is the absolute offset of `buf[0]`, used in offsets and errors.
+    pub fn new(buf: &'a [u8], base: u64) -> Self {
+        RecordWalker {
+            buf,
+            base,
+            pos: 0,
+            failed: false,
+            _endian: core::marker::PhantomData,
+        }
+    }
+
+    /// Bytes not yet walked (the start of an incomplete record when the walk stopped early).
+    pub fn rest(&self) -> &'a [u8] {
+        &self.buf[self.pos..]
+    }
+
+    fn next_record(&mut self) -> Result<RawRecord<'a>, Error> {
+        let at = self.base + self.pos as u64;
+        let rest = &self.buf[self.pos..];
+        let mut r = Reader::<E>::new(rest, at);
+        let header = EventHeader::decode(&mut r, &Ctx::default())
+            .map_err(|e| e.in_field("perf_event_header"))?;
+        let size = usize::from(header.size);
+        if size < HEADER_SIZE {
+            return Err(Error::invalid(
+                Some(at + 6),
+                "a record size of at least 8 (perf_event_header.size)",
+                size.to_string(),
+            ));
+        }
+        if size > rest.len() {
+            return Err(Error::unexpected_end(at, size as u64, rest.len() as u64));
+        }
+        let body = &rest[HEADER_SIZE..size];
+        let ty = RecordType(header.type_);
+        let payload_len = if ty.has_payload() {
+            // Payload-carrying records are perf user records: no trailer, no context.
+            let mut br = Reader::<E>::new(body, at + HEADER_SIZE as u64);
+            let decoded = RecordBody::decode(ty, &mut br, &Ctx::default())?;
+            usize::try_from(decoded.payload_len()).unwrap_or(usize::MAX)
+        } else {
+            0
+        };
+        if payload_len > rest.len() - size {
+            return Err(Error::unexpected_end(
+                at + size as u64,
+                payload_len as u64,
+                (rest.len() - size) as u64,
+            ));
+        }
+        let payload = &rest[size..size + payload_len];
+        self.pos += size + payload_len;
+        Ok(RawRecord {
+            offset: at,
+            header,
+            body,
+            payload,
+        })
+    }
+}
+
+impl<'a, E: Endian> Iterator for RecordWalker<'a, E> {
+    type Item = Result<RawRecord<'a>, Error>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.pos >= self.buf.len() {
+            return None;
+        }
+        let r = self.next_record();
+        if r.is_err() {
+            self.failed = true;
+        }
+        Some(r)
+    }
+}

@@ -1,0 +1,155 @@
+//! Appending bytes in a chosen byte order.
+
+use core::marker::PhantomData;
+
+use super::endian::Endian;
+use super::error::{Error, Result};
+use super::values::{Str, Tail};
+
+/// Appends to a `Vec<u8>` in byte order `E`.
+#[derive(Clone, Debug, Default)]
+pub struct Writer<E: Endian> {
+    buf: Vec<u8>,
+    _endian: PhantomData<E>,
+}
+
+impl<E: Endian> Writer<E> {
+    pub fn new() -> Self {
+        Writer {
+            buf: Vec::new(),
+            _endian: PhantomData,
+        }
+    }
+    pub fn with_capacity(n: usize) -> Self {
+        Writer {
+            buf: Vec::with_capacity(n),
+            _endian: PhantomData,
+        }
+    }
+    /// Continues writing after the bytes already in `buf`.
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Writer {
+            buf,
+            _endian: PhantomData,
+        }
+    }
+    /// Bytes written so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+    #[inline]
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+
+    #[inline]
+    pub fn put_bytes(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+    /// Appends `n` zero bytes.
+    #[inline]
+    pub fn put_zeros(&mut self, n: usize) {
+        self.buf.resize(self.buf.len() + n, 0);
+    }
+    #[inline]
+    pub fn put_u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    #[inline]
+    pub fn put_i8(&mut self, v: i8) {
+        self.buf.push(v as u8);
+    }
+    #[inline]
+    pub fn put_u16(&mut self, v: u16) {
+        self.put_bytes(&E::write_u16(v));
+    }
+    #[inline]
+    pub fn put_i16(&mut self, v: i16) {
+        self.put_u16(v as u16);
+    }
+    #[inline]
+    pub fn put_u32(&mut self, v: u32) {
+        self.put_bytes(&E::write_u32(v));
+    }
+    #[inline]
+    pub fn put_i32(&mut self, v: i32) {
+        self.put_u32(v as u32);
+    }
+    #[inline]
+    pub fn put_u64(&mut self, v: u64) {
+        self.put_bytes(&E::write_u64(v));
+    }
+    #[inline]
+    pub fn put_i64(&mut self, v: i64) {
+        self.put_u64(v as u64);
+    }
+    #[inline]
+    pub fn put_f64(&mut self, v: f64) {
+        self.put_u64(v.to_bits());
+    }
+
+    fn patch(&mut self, at: usize, b: &[u8]) {
+        if let Some(slot) = self.buf.get_mut(at..at + b.len()) {
+            slot.copy_from_slice(b);
+        }
+    }
+    /// Overwrites a byte written earlier (a computed size known only afterwards).
+    pub fn patch_u8(&mut self, at: usize, v: u8) {
+        self.patch(at, &[v]);
+    }
+    pub fn patch_u16(&mut self, at: usize, v: u16) {
+        self.patch(at, &E::write_u16(v));
+    }
+    pub fn patch_u32(&mut self, at: usize, v: u32) {
+        self.patch(at, &E::write_u32(v));
+    }
+    pub fn patch_u64(&mut self, at: usize, v: u64) {
+        self.patch(at, &E::write_u64(v));
+    }
+
+    /// Zero bytes that bring what was written since `start` to a multiple of `align`.
+    pub fn pad_from(&mut self, start: usize, align: u64) {
+        let len = (self.len() - start) as u64;
+        let pad = super::expr::align(len, align) - len;
+        self.put_zeros(pad as usize);
+    }
+
+    /// The tail of a bounded structure that started at `start`: its bytes as they are, or
+    /// (`None`) the canonical zero padding to `pad_to` (1 when none).
+    pub fn put_tail(&mut self, tail: &Tail<'_>, start: usize, pad_to: u64) {
+        match tail {
+            Some(b) => self.put_bytes(b),
+            None => self.pad_from(start, pad_to),
+        }
+    }
+
+    /// `cstr`: the text and its NUL. A region without a NUL gets one; a NUL before the last
+    /// byte would not read back the same and is an error.
+    pub fn put_cstr(&mut self, s: &Str<'_>) -> Result<()> {
+        let raw = s.raw();
+        match raw.iter().position(|&b| b == 0) {
+            None => {
+                self.put_bytes(raw);
+                self.put_u8(0);
+                Ok(())
+            }
+            Some(i) if i + 1 == raw.len() => {
+                self.put_bytes(raw);
+                Ok(())
+            }
+            Some(i) => Err(Error::inconsistent(format!(
+                "NUL-terminated string has a NUL at byte {i} of {}",
+                raw.len()
+            ))),
+        }
+    }
+}
