@@ -24,6 +24,7 @@ rec group-read          -o group-read.data -e '{cpu-clock,task-clock}:S' -- "${w
 rec sample-fields       -o sample-fields.data -T -d --sample-cpu --phys-data --data-page-size --code-page-size -e cpu-clock -F 499 -- "${work[@]}"
 rec cgroups             -o cgroups.data --all-cgroups -e cpu-clock -F 499 -- "${work[@]}"
 rec switch-events       -o switch-events.data --switch-events -e cpu-clock -F 499 -- "${work[@]}"
+rec switch-cpu-wide     -o switch-cpu-wide.data -a --switch-events -e cpu-clock -F 499 -- sleep 0.02
 rec namespaces          -o namespaces.data --namespaces -e cpu-clock -F 499 -- "${work[@]}"
 rec regs                -o regs.data --user-regs=ax,bx,sp,ip --intr-regs=ax,sp,ip -e cpu-clock -F 299 -- "${work[@]}"
 rec tracepoint          -o tracepoint.data -a -e sched:sched_switch -- sleep 0.05

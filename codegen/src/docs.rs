@@ -86,11 +86,15 @@ fn id_tables(spec: &Spec, out: &mut String) {
     if !features.is_empty() {
         features.sort_by_key(|(id, _)| *id);
         let _ = writeln!(out, "## Feature ids\n");
-        let _ = writeln!(out, "| id | feature | payload |\n|---:|---|---|");
+        let _ = writeln!(
+            out,
+            "| id | name | spec item | payload |\n|---:|---|---|---|"
+        );
         for (id, s) in features {
             let _ = writeln!(
                 out,
-                "| {id} | [{}](#{}) | {} |",
+                "| {id} | `HEADER_{}` | [{}](#{}) | {} |",
+                crate::rust::kernel_id_name(&s.name, true),
                 s.name,
                 anchor(&s.name),
                 layout_summary(s)
@@ -104,7 +108,7 @@ fn id_tables(spec: &Spec, out: &mut String) {
         let _ = writeln!(out, "## Record types\n");
         let _ = writeln!(
             out,
-            "| type | record | sample_id trailer | body after `perf_event_header` |\n|---:|---|---|---|"
+            "| type | name | spec item | sample_id trailer | body after `perf_event_header` |\n|---:|---|---|---|---|"
         );
         for (id, s) in records {
             let trailer = match &s.kind {
@@ -118,7 +122,8 @@ fn id_tables(spec: &Spec, out: &mut String) {
             };
             let _ = writeln!(
                 out,
-                "| {id} | [{}](#{}) | {trailer} | {} |",
+                "| {id} | `PERF_RECORD_{}` | [{}](#{}) | {trailer} | {} |",
+                crate::rust::kernel_id_name(&s.name, false),
                 s.name,
                 anchor(&s.name),
                 layout_summary(s)
@@ -147,7 +152,18 @@ fn layout_summary(s: &StructDef) -> String {
     if let Some(p) = &s.payload {
         parts.push(format!("+ payload bytes[{}]", expr(&p.len)));
     }
-    let joined = parts.join(", ");
+    let mut joined = parts.join(", ");
+    // The section below has the full layout; keep the table readable.
+    const MAX: usize = 160;
+    if joined.len() > MAX {
+        let cut = (0..=MAX)
+            .rev()
+            .find(|&i| joined.is_char_boundary(i))
+            .unwrap_or(0);
+        let cut = joined[..cut].rfind(", ").unwrap_or(cut);
+        joined.truncate(cut);
+        joined.push_str(", …");
+    }
     format!("`{}`", joined.replace('|', "\\|"))
 }
 

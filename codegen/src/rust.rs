@@ -167,12 +167,17 @@ fn words(name: &str) -> Vec<String> {
 /// also a record's (AUXTRACE, STAT, COMPRESSED) is declared `XFeature`; its id constant
 /// drops the suffix (`FeatureId::STAT`).
 fn id_const_name(name: &str, kind: Dispatch) -> String {
-    let name = match kind {
-        Dispatch::Feature => name
+    kernel_id_name(name, matches!(kind, Dispatch::Feature))
+}
+
+/// [`id_const_name`] for callers outside this module (the docs generator).
+pub fn kernel_id_name(name: &str, is_feature: bool) -> String {
+    let name = match is_feature {
+        true => name
             .strip_suffix("Feature")
             .filter(|n| !n.is_empty())
             .unwrap_or(name),
-        Dispatch::Record => name,
+        false => name,
     };
     screaming_snake(name)
 }
@@ -2888,6 +2893,7 @@ impl<'s> Gen<'s> {
         let mut owned_arms = TokenStream::new();
         let mut payload_len_arms = TokenStream::new();
         let mut set_payload_arms = TokenStream::new();
+        let mut payload_arms = TokenStream::new();
         let mut froms = TokenStream::new();
         let mut seen = HashSet::new();
         let mut payload_ids = vec![];
@@ -2927,9 +2933,11 @@ impl<'s> Gen<'s> {
             } else {
                 owned_arms.extend(quote! { Self::#v(x) => #body_ty::#v(x), });
             }
-            if s.payload.is_some() {
+            if let Some(payload) = &s.payload {
                 payload_len_arms.extend(quote! { Self::#v(x) => x.payload_len(), });
                 set_payload_arms.extend(quote! { Self::#v(x) => x.set_payload(b), });
+                let field = ident(&payload.name);
+                payload_arms.extend(quote! { Self::#v(x) => x.#field.bytes(), });
             }
             froms.extend(quote! {
                 impl<'a> From<#vty> for #body_ty<'a> {
@@ -2968,6 +2976,14 @@ impl<'s> Gen<'s> {
                     match self {
                         #payload_len_arms
                         _ => 0,
+                    }
+                }
+                /// The payload bytes once attached (`None` while pending or for records
+                /// without a payload).
+                pub fn payload(&self) -> Option<&[u8]> {
+                    match self {
+                        #payload_arms
+                        _ => None,
                     }
                 }
                 /// Attaches the payload bytes (ignored by records without a payload).

@@ -8,4 +8,6 @@ extern crate self as perfdata;
 
 pub mod container;
 pub mod generated;
+pub mod model;
 pub mod rt;
+pub mod write;

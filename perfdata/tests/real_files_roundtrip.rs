@@ -262,6 +262,7 @@ fn fixtures_recorded_here_round_trip() {
         RecordType::HEADER_FEATURE,
         RecordType::HEADER_TRACING_DATA,
         RecordType::SWITCH,
+        RecordType::SWITCH_CPU_WIDE,
         RecordType::NAMESPACES,
         RecordType::CGROUP,
         RecordType::COMPRESSED,

@@ -6,6 +6,7 @@ use super::session::{EventAttr, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, FileSection, RecordBody, RecordType,
+    SampleIds,
 };
 use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
 
@@ -39,6 +40,10 @@ pub struct PerfData<'a> {
     pub session: Session<'a>,
     /// File mode only, in id order.
     pub features: Vec<FeatureSection>,
+    /// Bytes between the end of the feature table and the first feature payload. perf
+    /// reserves one table entry per feature it means to write; when writing one fails it
+    /// clears the bit but leaves the entry (zeros), so these are usually empty or zeros.
+    pub feature_table_slack: &'a [u8],
     data_start: usize,
     data_end: usize,
 }
@@ -76,6 +81,7 @@ impl<'a> PerfData<'a> {
                 header: None,
                 session: Session::default(),
                 features: vec![],
+                feature_table_slack: &[],
                 data_start: 16,
                 data_end: bytes.len(),
             };
@@ -105,14 +111,15 @@ impl<'a> PerfData<'a> {
             let entry = AttrEntry::decode(&mut r, &ctx, header.attr_size)
                 .map_err(|e| e.in_field("attrs"))?;
             let (ids_start, ids_end) = section(bytes, &entry.ids, "attr ids")?;
-            let mut ids_reader = Reader::<E>::new(&bytes[ids_start..ids_end], ids_start as u64);
-            let mut ids = Vec::with_capacity((ids_end - ids_start) / 8);
-            while ids_reader.remaining() >= 8 {
-                ids.push(ids_reader.u64()?);
-            }
+            let ids = SampleIds::decode(
+                &mut Reader::<E>::new(&bytes[ids_start..ids_end], ids_start as u64),
+                &ctx,
+            )
+            .map_err(|e| e.in_field("attr ids"))?;
             session.add_attr(EventAttr {
                 attr: entry.attr,
-                ids,
+                ids: ids.ids.iter().collect(),
+                entry_tail: entry.tail,
             });
             at = end;
         }
@@ -133,12 +140,20 @@ impl<'a> PerfData<'a> {
                 });
             }
         }
+        let table_end = data_end.saturating_add(16 * features.len());
+        let feature_table_slack = features
+            .iter()
+            .map(|f| usize::try_from(f.offset).unwrap_or(usize::MAX))
+            .min()
+            .filter(|&first| first >= table_end && first <= bytes.len())
+            .map_or(&[][..], |first| &bytes[table_end..first]);
         let mut data = PerfData {
             bytes,
             format,
             header: Some(header),
             session,
             features,
+            feature_table_slack,
             data_start,
             data_end,
         };
@@ -189,6 +204,11 @@ impl<'a> PerfData<'a> {
     /// The record stream: the data section (file) or everything after the pipe header.
     pub fn data(&self) -> &'a [u8] {
         &self.bytes[self.data_start..self.data_end]
+    }
+
+    /// Offset of [`PerfData::data`] in the input.
+    pub fn data_offset(&self) -> u64 {
+        self.data_start as u64
     }
 
     /// Calls `f` for every record in file order, decompressing COMPRESSED/COMPRESSED2
@@ -302,6 +322,7 @@ fn note_setup_record<'a, E: Endian>(
         RecordBody::HeaderAttr(a) => session.add_attr(EventAttr {
             attr: a.attr.into_owned(),
             ids: a.ids.iter().collect(),
+            entry_tail: None,
         }),
         RecordBody::HeaderFeature(f) => {
             if let Some(feature) = &f.data {

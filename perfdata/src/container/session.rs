@@ -6,14 +6,28 @@
 //! trailer; id 0 or an unknown id means the first attr (perf's synthesized records).
 
 use crate::generated::perf_data::{Attr, Ctx, FeatureBody, RecordMisc, RecordType, SampleType};
-use crate::rt::{Endian, Reader};
+use crate::rt::{Endian, Reader, Tail};
 use std::collections::HashMap;
 
 /// One event: its attr and the sample ids that name it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct EventAttr<'a> {
     pub attr: Attr<'a>,
     pub ids: Vec<u64>,
+    /// Bytes of the attrs-section entry after the attr and its ids descriptor (none in
+    /// perf's files; kept so that a rewrite is byte-exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry_tail: Tail<'a>,
+}
+
+impl EventAttr<'_> {
+    pub fn into_owned(self) -> EventAttr<'static> {
+        EventAttr {
+            attr: self.attr.into_owned(),
+            ids: self.ids,
+            entry_tail: self.entry_tail.map(|t| t.into_owned()),
+        }
+    }
 }
 
 /// Attrs seen so far plus the context they give. In pipe mode it grows as HEADER_ATTR

@@ -4129,6 +4129,128 @@ impl<'a> rt::IntoOwned for AttrEntry<'a> {
     }
 }
 
+/// The ids section of one attr (`AttrEntry.ids`): the event's sample ids.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SampleIds<'a> {
+    /// `ids.size / 8` ids.
+    pub ids: rt::Array<'a, u64>,
+}
+
+impl<'a> SampleIds<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let ids = rt::Array::decode_rest(r).field("ids")?;
+        Ok(Self { ids })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        self.ids.encode(w);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SampleIds<'static> {
+        SampleIds {
+            ids: rt::IntoOwned::into_owned(self.ids),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SampleIds<'a> {
+    type Owned = SampleIds<'static>;
+    fn into_owned(self) -> SampleIds<'static> {
+        SampleIds::into_owned(self)
+    }
+}
+
+/// `struct perf_trace_event_type`: one entry of the obsolete event_types section (legacy
+/// files, e.g. `PERFFILE` v1): a tracepoint id and its name.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct EventTypeEntry<'a> {
+    /// event id (tracepoint id).
+    pub event_id: u64,
+    /// event name, NUL-terminated, `MAX_EVENT_NAME` (64) bytes.
+    pub name: rt::Str<'a>,
+}
+
+impl<'a> EventTypeEntry<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let event_id = r.u64().field("event_id")?;
+        let name = r.str_field(64).field("name")?;
+        Ok(Self { event_id, name })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u64(self.event_id);
+        rt::check_len(self.name.len(), 64, "bytes", "64").field("name")?;
+        w.put_bytes(self.name.raw());
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> EventTypeEntry<'static> {
+        EventTypeEntry {
+            event_id: self.event_id,
+            name: rt::IntoOwned::into_owned(self.name),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for EventTypeEntry<'a> {
+    type Owned = EventTypeEntry<'static>;
+    fn into_owned(self) -> EventTypeEntry<'static> {
+        EventTypeEntry::into_owned(self)
+    }
+}
+
+/// The event_types section: entries to the end of the section.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct EventTypes<'a> {
+    /// the entries.
+    pub entries: Vec<EventTypeEntry<'a>>,
+}
+
+impl<'a> EventTypes<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let entries = r
+            .read_to_end(|r| EventTypeEntry::decode(r, ctx))
+            .field("entries")?;
+        Ok(Self { entries })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        for (i0, v0) in self.entries.iter().enumerate() {
+            v0.encode(w, ctx).index(i0).field("entries")?;
+        }
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> EventTypes<'static> {
+        EventTypes {
+            entries: rt::IntoOwned::into_owned(self.entries),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for EventTypes<'a> {
+    type Owned = EventTypes<'static>;
+    fn into_owned(self) -> EventTypes<'static> {
+        EventTypes::into_owned(self)
+    }
+}
+
 /// One tracefs file of the tracing data: u64 size + content (event `format` files,
 /// header files, saved_cmdlines).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
@@ -14322,6 +14444,16 @@ impl<'a> RecordBody<'a> {
             Self::HeaderTracingData(x) => x.payload_len(),
             Self::Auxtrace(x) => x.payload_len(),
             _ => 0,
+        }
+    }
+
+    /// The payload bytes once attached (`None` while pending or for records
+    /// without a payload).
+    pub fn payload(&self) -> Option<&[u8]> {
+        match self {
+            Self::HeaderTracingData(x) => x.data.bytes(),
+            Self::Auxtrace(x) => x.data.bytes(),
+            _ => None,
         }
     }
 

@@ -47,6 +47,11 @@ impl<E: Endian> Writer<E> {
         &self.buf
     }
     #[inline]
+    /// Empties the buffer, keeping its allocation (one buffer reused for every record).
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
     pub fn into_vec(self) -> Vec<u8> {
         self.buf
     }

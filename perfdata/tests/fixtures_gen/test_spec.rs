@@ -2539,6 +2539,15 @@ impl<'a> RecordBody<'a> {
         }
     }
 
+    /// The payload bytes once attached (`None` while pending or for records
+    /// without a payload).
+    pub fn payload(&self) -> Option<&[u8]> {
+        match self {
+            Self::Tracing(x) => x.data.bytes(),
+            _ => None,
+        }
+    }
+
     /// Attaches the payload bytes (ignored by records without a payload).
     pub fn set_payload(&mut self, b: rt::Bytes<'a>) {
         match self {

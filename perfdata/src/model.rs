@@ -1,0 +1,316 @@
+//! An editable perf.data: attrs, features and records, independent of where they sat in
+//! the input. Read it from a [`PerfData`], change it, and write it with [`crate::write`].
+//!
+//! Features and records are kept **raw** (their bytes, as read: copy-through) until
+//! someone needs their values; [`PerfFile::make_typed`] decodes all of them into owned
+//! values (typed round trip). Both write back to the same bytes for perf-written files.
+
+use crate::container::session::attr_ctx;
+use crate::container::{EventAttr, Layout, PerfData, RecordWalker};
+use crate::generated::perf_data::{
+    Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
+};
+use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
+
+/// A header feature: raw section bytes, or its decoded value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeatureData<'a> {
+    Raw(Bytes<'a>),
+    Typed(Box<FeatureBody<'a>>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureItem<'a> {
+    pub id: FeatureId,
+    pub data: FeatureData<'a>,
+}
+
+/// A record body: raw bytes (with its payload, if the type has one), or its decoded value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecordData<'a> {
+    Raw { body: Bytes<'a>, payload: Bytes<'a> },
+    Typed(Box<RecordBody<'a>>),
+}
+
+/// One record of the stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordItem<'a> {
+    pub ty: RecordType,
+    pub misc: RecordMisc,
+    /// Index into [`PerfFile::attrs`] of the event the record belongs to (what decides its
+    /// sample layout and trailer), `None` when there is no attr.
+    pub attr: Option<usize>,
+    pub data: RecordData<'a>,
+}
+
+/// An editable perf.data file or stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerfFile<'a> {
+    /// Byte order the input had (the writer may choose another).
+    pub endian: Endianness,
+    /// Layout the input had (the writer may choose another).
+    pub layout: Layout,
+    /// The legacy `PERFFILE` magic (version 1); the writer keeps it when writing a file.
+    pub legacy_v1: bool,
+    /// The input had the 72-byte file header without a feature bitmap.
+    pub short_header: bool,
+    /// The events. File layout: the attrs section. Pipe layout: gathered from the
+    /// HEADER_ATTR records (which stay in `records`), to know each record's layout.
+    pub attrs: Vec<EventAttr<'a>>,
+    /// The obsolete event_types section (legacy files), if it had any bytes.
+    pub event_types: Option<EventTypes<'a>>,
+    /// File layout: the feature sections, in id order. Pipe layout: empty (features
+    /// travel as HEADER_FEATURE records).
+    pub features: Vec<FeatureItem<'a>>,
+    /// Bytes between the feature table and the first payload (file layout): unused table
+    /// entries perf reserved for features it then failed to write. Written back as they
+    /// are, so a rewrite is byte-exact; empty is the canonical form.
+    pub feature_table_slack: Bytes<'a>,
+    /// The record stream, in order. Compressed records are kept as they are (see
+    /// [`PerfFile::decompress`]).
+    pub records: Vec<RecordItem<'a>>,
+}
+
+impl<'a> PerfFile<'a> {
+    /// Everything `data` holds, raw (no record or feature is decoded except what finding
+    /// each record's attr needs).
+    pub fn read(data: &PerfData<'a>) -> Result<Self, Error> {
+        match data.format.endian {
+            Endianness::Little => Self::read_as::<LittleEndian>(data),
+            Endianness::Big => Self::read_as::<BigEndian>(data),
+        }
+    }
+
+    fn read_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
+        let mut features = vec![];
+        for f in &data.features {
+            features.push(FeatureItem {
+                id: f.id,
+                data: FeatureData::Raw(data.feature_bytes(f)?.into()),
+            });
+        }
+        let event_types = match &data.header {
+            Some(h) if h.event_types.size > 0 => {
+                let bytes = slice(data.bytes, h.event_types.offset, h.event_types.size)?;
+                Some(
+                    EventTypes::decode(
+                        &mut Reader::<E>::new(bytes, h.event_types.offset),
+                        &Ctx::default(),
+                    )
+                    .map_err(|e| e.in_field("event_types"))?,
+                )
+            }
+            _ => None,
+        };
+        let mut records = vec![];
+        let session = &data.session;
+        // Only the records as they sit in the stream: those inside compressed records stay
+        // inside them.
+        for (index, rec) in RecordWalker::<E>::new(data.data(), data.data_offset()).enumerate() {
+            let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+            let ty = rec.record_type();
+            records.push(RecordItem {
+                ty,
+                misc: rec.header.misc,
+                attr: session.attr_index::<E>(ty, rec.body),
+                data: RecordData::Raw {
+                    body: rec.body.into(),
+                    payload: rec.payload.into(),
+                },
+            });
+        }
+        Ok(PerfFile {
+            endian: data.format.endian,
+            layout: data.format.layout,
+            legacy_v1: data.format.legacy_v1,
+            short_header: data.format.short_header,
+            attrs: data.session.attrs.clone(),
+            event_types,
+            features,
+            feature_table_slack: data.feature_table_slack.into(),
+            records,
+        })
+    }
+
+    /// The decoding context of record `i` (its attr, misc and the CPU counts).
+    pub fn record_ctx(&self, item: &RecordItem<'_>) -> Ctx {
+        let mut ctx = match item.attr.and_then(|i| self.attrs.get(i)) {
+            Some(a) => attr_ctx(&a.attr),
+            None => Ctx::default(),
+        };
+        ctx.misc = item.misc;
+        let (avail, online) = self.nr_cpus();
+        ctx.nr_cpus_avail = avail;
+        ctx.nr_cpus_online = online;
+        ctx
+    }
+
+    /// The context for feature payloads (NRCPUS, from the features or, in a pipe stream,
+    /// from its HEADER_FEATURE records).
+    pub fn feature_ctx(&self) -> Ctx {
+        let (avail, online) = self.nr_cpus();
+        Ctx {
+            nr_cpus_avail: avail,
+            nr_cpus_online: online,
+            ..Ctx::default()
+        }
+    }
+
+    fn nr_cpus(&self) -> (u32, u32) {
+        let from_body = |b: &FeatureBody<'_>| match b {
+            FeatureBody::Nrcpus(n) => Some((n.nr_cpus_avail, n.nr_cpus_online)),
+            _ => None,
+        };
+        for f in &self.features {
+            if f.id == FeatureId::NRCPUS {
+                match &f.data {
+                    FeatureData::Typed(b) => return from_body(b).unwrap_or_default(),
+                    FeatureData::Raw(bytes) => {
+                        return self
+                            .decode_feature(f.id, bytes)
+                            .ok()
+                            .and_then(|b| from_body(&b))
+                            .unwrap_or_default()
+                    }
+                }
+            }
+        }
+        for r in &self.records {
+            if r.ty != RecordType::HEADER_FEATURE {
+                continue;
+            }
+            let body = match &r.data {
+                RecordData::Typed(b) => Some((**b).clone()),
+                RecordData::Raw { body, .. } => self.decode_body(r.ty, body, &Ctx::default()).ok(),
+            };
+            if let Some(RecordBody::HeaderFeature(h)) = body {
+                if let Some(found) = h.data.as_ref().and_then(|b| from_body(b)) {
+                    return found;
+                }
+            }
+        }
+        (0, 0)
+    }
+
+    fn decode_feature(
+        &self,
+        id: FeatureId,
+        bytes: &Bytes<'_>,
+    ) -> Result<FeatureBody<'static>, Error> {
+        let ctx = Ctx::default();
+        let b = match self.endian {
+            Endianness::Little => {
+                FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), &ctx)
+            }
+            Endianness::Big => {
+                FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), &ctx)
+            }
+        };
+        b.map(FeatureBody::into_owned)
+    }
+
+    fn decode_body(
+        &self,
+        ty: RecordType,
+        body: &Bytes<'_>,
+        ctx: &Ctx,
+    ) -> Result<RecordBody<'static>, Error> {
+        let b = match self.endian {
+            Endianness::Little => {
+                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx)
+            }
+            Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, 0), ctx),
+        };
+        b.map(RecordBody::into_owned)
+    }
+
+    /// Decodes every raw feature and record into owned values (the typed model). Records of
+    /// types the spec does not know stay raw.
+    pub fn make_typed(&mut self) -> Result<(), Error> {
+        let fctx = self.feature_ctx();
+        for f in &mut self.features {
+            if let FeatureData::Raw(bytes) = &f.data {
+                let decoded = match self.endian {
+                    Endianness::Little => {
+                        FeatureBody::decode(f.id, &mut Reader::<LittleEndian>::new(bytes, 0), &fctx)
+                    }
+                    Endianness::Big => {
+                        FeatureBody::decode(f.id, &mut Reader::<BigEndian>::new(bytes, 0), &fctx)
+                    }
+                }
+                .map_err(|e| e.with_feature(f.id))?;
+                f.data = FeatureData::Typed(Box::new(decoded.into_owned()));
+            }
+        }
+        for i in 0..self.records.len() {
+            let item = &self.records[i];
+            let RecordData::Raw { body, payload } = &item.data else {
+                continue;
+            };
+            if item.ty.name().is_none() {
+                continue;
+            }
+            let ctx = self.record_ctx(item);
+            let mut decoded = self
+                .decode_body(item.ty, body, &ctx)
+                .map_err(|e| e.with_record(i as u64, item.ty))?;
+            if item.ty.has_payload() {
+                decoded.set_payload(Bytes::from(payload.as_slice().to_vec()));
+            }
+            self.records[i].data = RecordData::Typed(Box::new(decoded));
+        }
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> PerfFile<'static> {
+        PerfFile {
+            endian: self.endian,
+            layout: self.layout,
+            legacy_v1: self.legacy_v1,
+            short_header: self.short_header,
+            attrs: self.attrs.into_iter().map(EventAttr::into_owned).collect(),
+            event_types: self.event_types.map(|e| e.into_owned()),
+            features: self
+                .features
+                .into_iter()
+                .map(|f| FeatureItem {
+                    id: f.id,
+                    data: match f.data {
+                        FeatureData::Raw(b) => FeatureData::Raw(b.into_owned()),
+                        FeatureData::Typed(b) => FeatureData::Typed(Box::new(b.into_owned())),
+                    },
+                })
+                .collect(),
+            feature_table_slack: self.feature_table_slack.into_owned(),
+            records: self
+                .records
+                .into_iter()
+                .map(|r| RecordItem {
+                    ty: r.ty,
+                    misc: r.misc,
+                    attr: r.attr,
+                    data: match r.data {
+                        RecordData::Raw { body, payload } => RecordData::Raw {
+                            body: body.into_owned(),
+                            payload: payload.into_owned(),
+                        },
+                        RecordData::Typed(b) => RecordData::Typed(Box::new(b.into_owned())),
+                    },
+                })
+                .collect(),
+        }
+    }
+}
+
+fn slice(bytes: &[u8], offset: u64, size: u64) -> Result<&[u8], Error> {
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    let end = start.saturating_add(usize::try_from(size).unwrap_or(usize::MAX));
+    bytes.get(start..end).ok_or_else(|| {
+        Error::invalid(
+            Some(offset),
+            format!("a section inside the file ({} bytes)", bytes.len()),
+            format!("offset {offset} size {size}"),
+        )
+    })
+}
