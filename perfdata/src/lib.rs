@@ -10,4 +10,5 @@ pub mod container;
 pub mod generated;
 pub mod model;
 pub mod rt;
+pub mod transform;
 pub mod write;

@@ -8,7 +8,7 @@ use perfdata::container::{Origin, PerfData};
 use perfdata::generated::perf_data::{RecordBody, RecordType};
 use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -38,6 +38,46 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
+    /// byte-exact copy. The output is written to a temporary file and renamed into place,
+    /// so OUTPUT may be INPUT.
+    Convert {
+        input: PathBuf,
+        output: PathBuf,
+        /// Byte order of the output (default: the input's).
+        #[arg(long, value_enum)]
+        endian: Option<EndianArg>,
+        /// Layout of the output (default: the input's).
+        #[arg(long, value_enum)]
+        layout: Option<LayoutArg>,
+        /// Decompress COMPRESSED/COMPRESSED2 records.
+        #[arg(long)]
+        decompress: bool,
+        /// Compress the kernel records (COMPRESSED2 unless --compressed-v1).
+        #[arg(long)]
+        compress: bool,
+        /// With --compress: write PERF_RECORD_COMPRESSED (81), which perf before 6.16 reads.
+        #[arg(long)]
+        compressed_v1: bool,
+        /// zstd level for --compress.
+        #[arg(long, default_value_t = 3)]
+        level: i32,
+        /// Decode every record and feature and encode them again (typed round trip).
+        #[arg(long)]
+        typed: bool,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum EndianArg {
+    Little,
+    Big,
+}
+
+#[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
+enum LayoutArg {
+    File,
+    Pipe,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +89,25 @@ fn main() -> ExitCode {
             limit,
             json,
         } => dump(&file, header_only, limit, json),
+        Command::Convert {
+            input,
+            output,
+            endian,
+            layout,
+            decompress,
+            compress,
+            compressed_v1,
+            level,
+            typed,
+        } => convert(
+            &input,
+            &output,
+            endian,
+            layout,
+            decompress,
+            compress.then_some((compressed_v1, level)),
+            typed,
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,7 +118,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn dump(path: &PathBuf, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
+fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the map is read-only and private; perf.data files are not modified while read
     // (a concurrent writer could only make us see inconsistent bytes, which every decoder
@@ -171,4 +230,49 @@ fn name_of(ty: RecordType) -> String {
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|e| format!("<{e}>"))
+}
+
+fn convert(
+    input: &Path,
+    output: &Path,
+    endian: Option<EndianArg>,
+    layout: Option<LayoutArg>,
+    decompress: bool,
+    compress: Option<(bool, i32)>,
+    typed: bool,
+) -> Result<(), String> {
+    use perfdata::transform;
+    let at = |e: perfdata::rt::Error| format!("{}: {e}", input.display());
+    let bytes = std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?;
+    let data = PerfData::open(&bytes).map_err(at)?;
+    let mut file = perfdata::model::PerfFile::read(&data).map_err(at)?;
+    let endian = endian.map(|e| match e {
+        EndianArg::Little => Endianness::Little,
+        EndianArg::Big => Endianness::Big,
+    });
+    // A byte-order change needs the records out of their compressed chunks.
+    if decompress || compress.is_some() || endian.is_some_and(|e| e != file.endian) {
+        transform::decompress(&mut file).map_err(at)?;
+    }
+    match layout {
+        Some(LayoutArg::File) => transform::to_file(&mut file).map_err(at)?,
+        Some(LayoutArg::Pipe) => transform::to_pipe(&mut file).map_err(at)?,
+        None => {}
+    }
+    if typed {
+        file.make_typed().map_err(at)?;
+    }
+    if let Some((v1, level)) = compress {
+        let kind = if v1 {
+            transform::CompressedKind::Compressed
+        } else {
+            transform::CompressedKind::Compressed2
+        };
+        transform::compress(&mut file, kind, level).map_err(at)?;
+    }
+    let mut opts = perfdata::write::WriteOptions::default();
+    if let Some(e) = endian {
+        opts = opts.endian(e);
+    }
+    perfdata::write::save(&file, output, opts).map_err(|e| format!("{}: {e}", output.display()))
 }

@@ -44,6 +44,9 @@ pub struct PerfData<'a> {
     /// reserves one table entry per feature it means to write; when writing one fails it
     /// clears the bit but leaves the entry (zeros), so these are usually empty or zeros.
     pub feature_table_slack: &'a [u8],
+    /// The file header says data.size 0: the recorder never finished. The records run to
+    /// the end of the file; a last record may be cut (reported by the record walk).
+    pub unfinished: bool,
     data_start: usize,
     data_end: usize,
 }
@@ -82,6 +85,7 @@ impl<'a> PerfData<'a> {
                 session: Session::default(),
                 features: vec![],
                 feature_table_slack: &[],
+                unfinished: false,
                 data_start: 16,
                 data_end: bytes.len(),
             };
@@ -97,7 +101,14 @@ impl<'a> PerfData<'a> {
         }
         let header = FileHeader::decode(&mut Reader::<E>::new(bytes, 0), &ctx)
             .map_err(|e| e.in_field("perf_file_header"))?;
-        let (data_start, data_end) = section(bytes, &header.data, "data")?;
+        let (data_start, mut data_end) = section(bytes, &header.data, "data")?;
+        // perf writes the header first with data.size 0 and rewrites it when recording
+        // ends: 0 means the recorder never finished. Its records run to the end of the
+        // file (what was flushed), and there is no feature table.
+        let unfinished = header.data.size == 0 && bytes.len() > data_start;
+        if unfinished {
+            data_end = bytes.len();
+        }
         let mut session = Session::default();
         let (attrs_start, attrs_end) = section(bytes, &header.attrs, "attrs")?;
         if header.attr_size == 0 && attrs_end > attrs_start {
@@ -124,7 +135,7 @@ impl<'a> PerfData<'a> {
             at = end;
         }
         let mut features = vec![];
-        if let Some(bitmap) = &header.adds_features {
+        if let Some(bitmap) = header.adds_features.as_ref().filter(|_| !unfinished) {
             let mut table = Reader::<E>::new(bytes.get(data_end..).unwrap_or(&[]), data_end as u64);
             for bit in 0..256u32 {
                 let word = bitmap.get(bit as usize / 64).unwrap_or(0);
@@ -154,6 +165,7 @@ impl<'a> PerfData<'a> {
             session,
             features,
             feature_table_slack,
+            unfinished,
             data_start,
             data_end,
         };

@@ -9923,13 +9923,17 @@ impl<'a> rt::IntoOwned for HeaderAttr<'a> {
     }
 }
 
-/// PERF_RECORD_HEADER_EVENT_TYPE (65): deprecated event id -> name mapping.
+/// PERF_RECORD_HEADER_EVENT_TYPE (65): deprecated event id -> name mapping (pipe mode of
+/// perf 3.x). `struct perf_trace_event_type { u64 event_id; char name[64]; }`, but perf
+/// writes only the name rounded up to 8 bytes (`header.size = sizeof(ev.event_type) -
+/// (MAX_EVENT_NAME - PERF_ALIGN(strlen(name), 8))`), so the record is 16 + 8k bytes.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderEventType<'a> {
     /// event id (tracepoint id).
     pub event_id: u64,
-    /// event name, NUL-terminated, `MAX_EVENT_NAME` bytes.
+    /// event name, zero-padded to 8 bytes (no NUL when its length is a multiple of 8); at
+    /// most `MAX_EVENT_NAME` bytes.
     pub name: rt::Str<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -9944,7 +9948,7 @@ impl<'a> HeaderEventType<'a> {
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let start = r.offset();
         let event_id = r.u64().field("event_id")?;
-        let name = r.str_field(64).field("name")?;
+        let name = r.str_field((r.remaining() as u64).min(64)).field("name")?;
         let tail = r.tail(start, 1);
         Ok(Self {
             event_id,
@@ -9958,7 +9962,6 @@ impl<'a> HeaderEventType<'a> {
     pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
         let start = w.len();
         w.put_u64(self.event_id);
-        rt::check_len(self.name.len(), 64, "bytes", "64").field("name")?;
         w.put_bytes(self.name.raw());
         w.put_tail(&self.tail, start, 1);
         Ok(())
@@ -11915,7 +11918,9 @@ impl<'a> rt::IntoOwned for BpfMetadataEntry<'a> {
     }
 }
 
-/// PERF_RECORD_BPF_METADATA (84): metadata variables of a BPF program.
+/// PERF_RECORD_BPF_METADATA (84): metadata variables of a BPF program. perf appends
+/// `machine->id_hdr_size` zero bytes (bpf-event.c `synthesize_perf_record_bpf_metadata`):
+/// a zeroed sample_id of the first event, present when it has `sample_id_all`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfMetadata<'a> {
@@ -11927,6 +11932,9 @@ pub struct BpfMetadata<'a> {
     /// canonical padding), else exactly these bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+    /// The `SampleId` trailer, read from the end of the body.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_id: Option<SampleId>,
 }
 
 impl<'a> BpfMetadata<'a> {
@@ -11935,16 +11943,29 @@ impl<'a> BpfMetadata<'a> {
     /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let start = r.offset();
+        let trailer_r = if ctx.sample_id_all {
+            Some(
+                r.split_trailer(SampleId::encoded_size(ctx))
+                    .field("sample_id")?,
+            )
+        } else {
+            None
+        };
         let prog_name = r.str_field(512).field("prog_name")?;
         let nr_entries = r.u64().field("nr_entries")?;
         let entries = r
             .read_count(nr_entries, 320, |r| BpfMetadataEntry::decode(r, ctx))
             .field("entries")?;
         let tail = r.tail(start, 1);
+        let sample_id = match trailer_r {
+            Some(mut t) => Some(SampleId::decode(&mut t, ctx).field("sample_id")?),
+            None => None,
+        };
         Ok(Self {
             prog_name,
             entries,
             tail,
+            sample_id,
         })
     }
 
@@ -11960,6 +11981,15 @@ impl<'a> BpfMetadata<'a> {
             v0.encode(w, ctx).index(i0).field("entries")?;
         }
         w.put_tail(&self.tail, start, 1);
+        rt::check_presence(
+            self.sample_id.is_some(),
+            ctx.sample_id_all,
+            "ctx.sample_id_all",
+        )
+        .field("sample_id")?;
+        if let Some(t) = &self.sample_id {
+            t.encode(w, ctx).field("sample_id")?;
+        }
         Ok(())
     }
 
@@ -11969,6 +11999,7 @@ impl<'a> BpfMetadata<'a> {
             prog_name: rt::IntoOwned::into_owned(self.prog_name),
             entries: rt::IntoOwned::into_owned(self.entries),
             tail: self.tail.map(rt::Bytes::into_owned),
+            sample_id: self.sample_id,
         }
     }
 }
@@ -13628,9 +13659,10 @@ impl rt::FixedElem for SchedstatDomainV17 {
 }
 
 /// PERF_RECORD_SCHEDSTAT_DOMAIN (86): a /proc/schedstat `domain<N>` line of the preceding
-/// CPU. header.size is sizeof(struct) aligned to 8, the union being as large as the
-/// largest version (v17): bytes after the version's counters are zero and kept as the
-/// tail. perf has no cross-endian swap for it.
+/// CPU. header.size is sizeof(struct) aligned to 8 (208) for every version, the union
+/// being as large as the largest version (v17, 180 bytes): the zero bytes after the
+/// version's counters (40 for v15/v16, 4 of struct padding for v17) are `union_rest`.
+/// perf has no cross-endian swap for it.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomain<'a> {
@@ -13644,6 +13676,9 @@ pub struct SchedstatDomain<'a> {
     pub domain: u16,
     /// the counters of that version.
     pub stats: SchedstatDomainStats<'a>,
+    /// the unused rest of perf's fixed-size struct after the version's counters (zeros:
+    /// the rest of the union, then the padding of the struct to 8).
+    pub union_rest: rt::Bytes<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -13667,6 +13702,7 @@ impl<'a> SchedstatDomain<'a> {
             _ => Ok(SchedstatDomainStats::Unknown(r.rest_bytes())),
         }
         .field("stats")?;
+        let union_rest = r.rest_bytes();
         let tail = r.tail(start, 1);
         Ok(Self {
             timestamp,
@@ -13674,6 +13710,7 @@ impl<'a> SchedstatDomain<'a> {
             version,
             domain,
             stats,
+            union_rest,
             tail,
         })
     }
@@ -13707,6 +13744,7 @@ impl<'a> SchedstatDomain<'a> {
                 w.put_bytes(x0);
             }
         }
+        w.put_bytes(&self.union_rest);
         w.put_tail(&self.tail, start, 1);
         Ok(())
     }
@@ -13719,6 +13757,7 @@ impl<'a> SchedstatDomain<'a> {
             version: self.version,
             domain: self.domain,
             stats: rt::IntoOwned::into_owned(self.stats),
+            union_rest: rt::IntoOwned::into_owned(self.union_rest),
             tail: self.tail.map(rt::Bytes::into_owned),
         }
     }
@@ -14031,7 +14070,7 @@ impl RecordType {
     pub const CALLCHAIN_DEFERRED: Self = Self(22);
     /// PERF_RECORD_HEADER_ATTR (64): an event's attr and ids (pipe mode). The ids start at `attr.size`, not at perf's own sizeof(attr).
     pub const HEADER_ATTR: Self = Self(64);
-    /// PERF_RECORD_HEADER_EVENT_TYPE (65): deprecated event id -> name mapping.
+    /// PERF_RECORD_HEADER_EVENT_TYPE (65): deprecated event id -> name mapping (pipe mode of perf 3.x). `struct perf_trace_event_type { u64 event_id; char name[64]; }`, but perf writes only the name rounded up to 8 bytes (`header.size = sizeof(ev.event_type) - (MAX_EVENT_NAME - PERF_ALIGN(strlen(name), 8))`), so the record is 16 + 8k bytes.
     pub const HEADER_EVENT_TYPE: Self = Self(65);
     /// PERF_RECORD_HEADER_TRACING_DATA (66): announces `size` bytes of tracing data (the TRACING_DATA feature layout, zero-padded to 8) that follow the record outside `header.size`. header.size is 16 in current perf (explicit pad), 12 in older files.
     pub const HEADER_TRACING_DATA: Self = Self(66);
@@ -14069,13 +14108,13 @@ impl RecordType {
     pub const FINISHED_INIT: Self = Self(82);
     /// PERF_RECORD_COMPRESSED2 (83): a chunk of the zstd stream with an explicit length, zero-padded to 8 (perf 6.16+).
     pub const COMPRESSED2: Self = Self(83);
-    /// PERF_RECORD_BPF_METADATA (84): metadata variables of a BPF program.
+    /// PERF_RECORD_BPF_METADATA (84): metadata variables of a BPF program. perf appends `machine->id_hdr_size` zero bytes (bpf-event.c `synthesize_perf_record_bpf_metadata`): a zeroed sample_id of the first event, present when it has `sample_id_all`.
     pub const BPF_METADATA: Self = Self(84);
     /// PERF_RECORD_SAMPLE (9): a sample; the fields present are selected by the event's `attr.sample_type` and appear in this order (not bit order). No sample_id trailer.
     pub const SAMPLE: Self = Self(9);
     /// PERF_RECORD_SCHEDSTAT_CPU (85): a /proc/schedstat `cpu<N>` line. header.size is sizeof(struct) aligned to 8 (72). perf has no cross-endian swap for it.
     pub const SCHEDSTAT_CPU: Self = Self(85);
-    /// PERF_RECORD_SCHEDSTAT_DOMAIN (86): a /proc/schedstat `domain<N>` line of the preceding CPU. header.size is sizeof(struct) aligned to 8, the union being as large as the largest version (v17): bytes after the version's counters are zero and kept as the tail. perf has no cross-endian swap for it.
+    /// PERF_RECORD_SCHEDSTAT_DOMAIN (86): a /proc/schedstat `domain<N>` line of the preceding CPU. header.size is sizeof(struct) aligned to 8 (208) for every version, the union being as large as the largest version (v17, 180 bytes): the zero bytes after the version's counters (40 for v15/v16, 4 of struct padding for v17) are `union_rest`. perf has no cross-endian swap for it.
     pub const SCHEDSTAT_DOMAIN: Self = Self(86);
     /// True for the record types followed by a payload outside `header.size`
     /// (the container must read `payload_len()` more bytes).

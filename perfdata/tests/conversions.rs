@@ -1,0 +1,280 @@
+//! Conversions keep every record's content: decompressing, compressing (COMPRESSED2 and
+//! COMPRESSED), big-endian, and pipe <-> file layout.
+
+use perfdata::container::{Layout, PerfData};
+use perfdata::generated::perf_data::{FeatureBody, RecordType};
+use perfdata::model::{FeatureData, PerfFile};
+use perfdata::rt::Endianness;
+use perfdata::transform::{compress, decompress, to_file, to_pipe, CompressedKind};
+use perfdata::write::{write, WriteOptions};
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(workspace().join("conformance/fixtures").join(name)).unwrap()
+}
+
+fn corpus(name: &str) -> Option<Vec<u8>> {
+    let p = workspace()
+        .parent()
+        .unwrap()
+        .join("shared/corpus")
+        .join(name);
+    match std::fs::read(&p) {
+        Ok(b) => Some(b),
+        Err(_) => {
+            eprintln!("SKIP {name}: {} is absent", p.display());
+            None
+        }
+    }
+}
+
+/// The records a reader sees (compressed ones expanded), without the framing records that
+/// a layout or compression change adds or removes: (type, misc, body).
+fn content(bytes: &[u8]) -> Vec<(u32, u16, Vec<u8>)> {
+    let data = PerfData::open(bytes).unwrap();
+    let mut v = vec![];
+    data.for_each_record(&mut |_, rec, _| {
+        let ty = rec.record_type();
+        let framing = [
+            RecordType::COMPRESSED,
+            RecordType::COMPRESSED2,
+            RecordType::HEADER_ATTR,
+            RecordType::HEADER_FEATURE,
+            RecordType::HEADER_TRACING_DATA,
+            RecordType::HEADER_BUILD_ID,
+        ];
+        if !framing.contains(&ty) {
+            let mut body = rec.body.to_vec();
+            body.extend_from_slice(rec.payload);
+            v.push((ty.0, rec.header.misc.0, body));
+        }
+        Ok(true)
+    })
+    .unwrap();
+    v
+}
+
+fn to_bytes(file: &PerfFile<'_>, opts: WriteOptions) -> Vec<u8> {
+    let mut out = Cursor::new(vec![]);
+    write(file, &mut out, opts).unwrap();
+    out.into_inner()
+}
+
+/// Feature values by id (their JSON, which is what they mean independent of framing).
+fn feature_values(bytes: &[u8]) -> Vec<(u32, String)> {
+    let data = PerfData::open(bytes).unwrap();
+    let mut file = PerfFile::read(&data).unwrap();
+    if file.layout == Layout::Pipe {
+        to_file(&mut file).unwrap();
+    }
+    file.make_typed().unwrap();
+    let mut v: Vec<(u32, String)> = file
+        .features
+        .iter()
+        .filter(|f| f.id != perfdata::generated::perf_data::FeatureId::COMPRESSED)
+        .map(|f| {
+            let FeatureData::Typed(b) = &f.data else {
+                unreachable!("made typed")
+            };
+            // Perf pads pipe-mode feature records: padding is framing, not content.
+            let json = serde_json::to_value(&**b).unwrap();
+            (f.id.0, strip_tails(json).to_string())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn strip_tails(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => serde_json::Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| k != "tail")
+                .map(|(k, x)| (k, strip_tails(x)))
+                .collect(),
+        ),
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.into_iter().map(strip_tails).collect())
+        }
+        other => other,
+    }
+}
+
+#[test]
+fn decompressing_keeps_every_record() {
+    let mut inputs = vec![("compressed.data".to_string(), fixture("compressed.data"))];
+    for name in [
+        "sleep.compressed.data",
+        "sleep.compressed2.data",
+        "sleep.compressed.pipe.data",
+        "fibo.compressed2.pipe.data",
+        "cpp-inlining__cpp-inlining.perf.data",
+    ] {
+        if let Some(b) = corpus(name) {
+            inputs.push((name.to_string(), b));
+        }
+    }
+    for (name, bytes) in inputs {
+        let data = PerfData::open(&bytes).unwrap();
+        let mut file = PerfFile::read(&data).unwrap();
+        decompress(&mut file).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(file
+            .records
+            .iter()
+            .all(|r| r.ty != RecordType::COMPRESSED && r.ty != RecordType::COMPRESSED2));
+        let out = to_bytes(&file, WriteOptions::default());
+        assert_eq!(content(&out), content(&bytes), "{name}: records changed");
+        // Now the byte order can change too, and come back.
+        let be = to_bytes(&file, WriteOptions::default().endian(Endianness::Big));
+        let be_file = PerfFile::read(&PerfData::open(&be).unwrap()).unwrap();
+        let back = to_bytes(&be_file, WriteOptions::default().endian(Endianness::Little));
+        assert!(
+            back == out,
+            "{name}: decompressed big-endian there and back changed the bytes"
+        );
+    }
+}
+
+#[test]
+fn compressing_keeps_every_record_both_kinds() {
+    for name in [
+        "callchain.data",
+        "tracepoint.data",
+        "pipe-callchain.pipe.data",
+        "dwarf.data",
+    ] {
+        let bytes = fixture(name);
+        for kind in [CompressedKind::Compressed2, CompressedKind::Compressed] {
+            let data = PerfData::open(&bytes).unwrap();
+            let mut file = PerfFile::read(&data).unwrap();
+            compress(&mut file, kind, 3).unwrap();
+            let want = if kind == CompressedKind::Compressed2 {
+                RecordType::COMPRESSED2
+            } else {
+                RecordType::COMPRESSED
+            };
+            assert!(
+                file.records.iter().any(|r| r.ty == want),
+                "{name}: nothing compressed"
+            );
+            let out = to_bytes(&file, WriteOptions::default());
+            assert!(
+                out.len() < bytes.len(),
+                "{name}: compressed output is not smaller"
+            );
+            assert_eq!(
+                content(&out),
+                content(&bytes),
+                "{name} {kind:?}: records changed"
+            );
+            let values = feature_values(&out);
+            assert_eq!(values, feature_values(&bytes), "{name}: features changed");
+        }
+    }
+}
+
+#[test]
+fn pipe_to_file_and_back_keeps_records_attrs_and_features() {
+    for name in ["pipe-callchain.pipe.data", "pipe-tracepoint.pipe.data"] {
+        let bytes = fixture(name);
+        let data = PerfData::open(&bytes).unwrap();
+        let mut file = PerfFile::read(&data).unwrap();
+        to_file(&mut file).unwrap();
+        let as_file = to_bytes(&file, WriteOptions::default());
+        let file_data = PerfData::open(&as_file).unwrap();
+        assert_eq!(file_data.format.layout, Layout::File);
+        assert_eq!(
+            file_data.session.attrs, data.session.attrs,
+            "{name}: attrs changed"
+        );
+        assert_eq!(
+            content(&as_file),
+            content(&bytes),
+            "{name}: records changed"
+        );
+        assert_eq!(
+            feature_values(&as_file),
+            feature_values(&bytes),
+            "{name}: features changed"
+        );
+        if name.contains("tracepoint") {
+            let tracing = file_data
+                .features
+                .iter()
+                .find(|f| f.id == perfdata::generated::perf_data::FeatureId::TRACING_DATA);
+            let tracing = tracing.expect("HEADER_TRACING_DATA became the TRACING_DATA feature");
+            assert!(matches!(
+                file_data.feature(tracing).unwrap(),
+                FeatureBody::TracingData(_)
+            ));
+        }
+        // ... and back to a pipe.
+        let mut again = PerfFile::read(&file_data).unwrap();
+        to_pipe(&mut again).unwrap();
+        let as_pipe = to_bytes(&again, WriteOptions::default());
+        assert_eq!(
+            PerfData::open(&as_pipe).unwrap().format.layout,
+            Layout::Pipe
+        );
+        assert_eq!(
+            content(&as_pipe),
+            content(&bytes),
+            "{name}: records changed going back"
+        );
+        assert_eq!(
+            feature_values(&as_pipe),
+            feature_values(&bytes),
+            "{name}: features changed going back"
+        );
+    }
+}
+
+#[test]
+fn file_to_pipe_and_back_keeps_records_attrs_and_features() {
+    for name in [
+        "callchain.data",
+        "group-read.data",
+        "tracepoint.data",
+        "inject-buildid.data",
+    ] {
+        let bytes = fixture(name);
+        let data = PerfData::open(&bytes).unwrap();
+        let mut file = PerfFile::read(&data).unwrap();
+        to_pipe(&mut file).unwrap();
+        let as_pipe = to_bytes(&file, WriteOptions::default());
+        let pipe_data = PerfData::open(&as_pipe).unwrap();
+        assert_eq!(pipe_data.format.layout, Layout::Pipe);
+        assert_eq!(pipe_data.session.attrs.len(), data.session.attrs.len());
+        assert_eq!(
+            content(&as_pipe),
+            content(&bytes),
+            "{name}: records changed"
+        );
+        assert_eq!(
+            feature_values(&as_pipe),
+            feature_values(&bytes),
+            "{name}: features changed"
+        );
+        let mut back = PerfFile::read(&pipe_data).unwrap();
+        to_file(&mut back).unwrap();
+        let as_file = to_bytes(&back, WriteOptions::default());
+        assert_eq!(
+            content(&as_file),
+            content(&bytes),
+            "{name}: records changed going back"
+        );
+        assert_eq!(
+            feature_values(&as_file),
+            feature_values(&bytes),
+            "{name}: features changed going back"
+        );
+    }
+}
