@@ -488,9 +488,9 @@ fn read_record_every_read_format() {
     }
 }
 
-/// Bits 31..33 etc.: the flag word of `struct perf_branch_entry` as a C compiler lays it
-/// out. uapi: `u64 mispred:1, predicted:1, in_tx:1, abort:1, cycles:16, type:4, spec:2,
-/// new_type:4, priv:3, reserved:31` — from bit 0 up on a little-endian producer; on a
+/// The flag word of `struct perf_branch_entry` as a C compiler lays it out. uapi:
+/// `u64 mispred:1, predicted:1, in_tx:1, abort:1, cycles:16, type:4, spec:2, new_type:4,
+/// priv:3, reserved:31` — from bit 0 up on a little-endian producer; on a
 /// big-endian one from bit 63 down, which is exactly the positions perf's
 /// `evsel__bitfield_swap_branch_flags()` uses for a big-endian host (63, 62, 61, 60,
 /// 44/16, 40/4, 38/2, 34/4, 31/3, 0/31).

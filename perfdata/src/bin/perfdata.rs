@@ -26,7 +26,8 @@ struct Cli {
 enum Command {
     /// Print the header, attrs, features and records of a perf.data file.
     Dump {
-        /// A perf.data file (file or pipe layout, either byte order).
+        /// A perf.data file (file or pipe layout, either byte order); `-` reads a
+        /// pipe-mode stream from standard input (`perf record -o - … | perfdata dump -`).
         file: PathBuf,
         /// Print only the header, attrs and features.
         #[arg(long)]
@@ -119,6 +120,9 @@ fn main() -> ExitCode {
 }
 
 fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
+    if path == Path::new("-") {
+        return dump_stream(std::io::stdin().lock(), limit, json);
+    }
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     // SAFETY: the map is read-only and private; perf.data files are not modified while read
     // (a concurrent writer could only make us see inconsistent bytes, which every decoder
@@ -275,4 +279,54 @@ fn convert(
         opts = opts.endian(e);
     }
     perfdata::write::save(&file, output, opts).map_err(|e| format!("{}: {e}", output.display()))
+}
+
+/// A pipe-mode stream from standard input, one record at a time (bounded memory).
+fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Result<(), String> {
+    let mut reader =
+        perfdata::container::StreamReader::new(input).map_err(|e| format!("<stdin>: {e}"))?;
+    let endian = reader.endian();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut count = 0u64;
+    while let Some(rec) = reader.next_record().map_err(|e| format!("<stdin>: {e}"))? {
+        if limit.is_some_and(|l| count >= l) {
+            break;
+        }
+        let ty = rec.raw.record_type();
+        let base = rec.raw.offset + 8;
+        let body = match endian {
+            Endianness::Little => RecordBody::decode(
+                ty,
+                &mut Reader::<LittleEndian>::new(rec.raw.body, base),
+                &rec.ctx,
+            ),
+            Endianness::Big => RecordBody::decode(
+                ty,
+                &mut Reader::<BigEndian>::new(rec.raw.body, base),
+                &rec.ctx,
+            ),
+        }
+        .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
+        let where_ = match rec.origin {
+            Origin::Stream => format!("{:#x}", rec.raw.offset),
+            Origin::Compressed { record_offset } => {
+                format!("{record_offset:#x}+z{:#x}", rec.raw.offset)
+            }
+        };
+        let name = name_of(ty);
+        let line = if json {
+            serde_json::json!({"offset": where_, "type": ty.0, "name": name, "misc": rec.raw.header.misc.0, "size": rec.raw.header.size, "body": body}).to_string()
+        } else {
+            format!(
+                "{where_} [{:#06x}] {name} misc {:#x}: {}",
+                rec.raw.header.size,
+                rec.raw.header.misc.0,
+                to_json(&body)
+            )
+        };
+        writeln!(out, "{line}").map_err(|e| e.to_string())?;
+        count += 1;
+    }
+    Ok(())
 }

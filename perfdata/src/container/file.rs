@@ -254,6 +254,8 @@ impl<'a> PerfData<'a> {
         f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         let mut decompressor: Option<Decompressor> = None;
+        // Offset of the next record within the decompressed stream.
+        let mut decompressed_offset = 0u64;
         let mut index = 0u64;
         for rec in RecordWalker::<E>::new(self.data(), self.data_start as u64) {
             let rec = rec.map_err(|e| e.with_record(index, "?"))?;
@@ -279,7 +281,7 @@ impl<'a> PerfData<'a> {
                     None => decompressor.insert(Decompressor::new()?),
                 };
                 d.feed(zdata, rec.offset)?;
-                let mut walker = RecordWalker::<E>::new(d.pending(), 0);
+                let mut walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
                 let mut taken = 0;
                 for inner in walker.by_ref() {
                     match inner {
@@ -301,6 +303,7 @@ impl<'a> PerfData<'a> {
                     }
                 }
                 d.consume(taken);
+                decompressed_offset += taken as u64;
             }
         }
         if let Some(d) = &decompressor {

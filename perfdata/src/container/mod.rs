@@ -8,8 +8,10 @@ pub mod file;
 pub mod format;
 pub mod session;
 pub mod stream;
+pub mod stream_reader;
 
 pub use file::{FeatureSection, Origin, PerfData};
 pub use format::{detect, Format, Layout};
 pub use session::{EventAttr, Session};
 pub use stream::{RawRecord, RecordWalker};
+pub use stream_reader::{StreamReader, StreamRecord};

@@ -1,0 +1,192 @@
+//! Pipe-mode streams read from any `Read` give exactly what the in-memory reader gives,
+//! however the input is chunked, with memory bounded by one record (plus one compressed
+//! chunk's carry-over) whatever the stream's length.
+
+use perfdata::container::{Origin, PerfData, StreamReader};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+type Seen = Vec<(Origin, u64, u32, Vec<u8>, Vec<u8>, String)>;
+
+/// The context matters for kernel records; for perf's own records in the prologue the
+/// stream cannot know yet what the in-memory reader learnt from the whole input (NRCPUS).
+fn ctx_text(ty: u32, ctx: &perfdata::generated::perf_data::Ctx) -> String {
+    if ty < 64 {
+        format!("{ctx:?}")
+    } else {
+        String::new()
+    }
+}
+
+fn in_memory(bytes: &[u8]) -> (Seen, Option<String>) {
+    let data = PerfData::open(bytes).unwrap();
+    let mut v = vec![];
+    let r = data.for_each_record(&mut |origin, rec, ctx| {
+        v.push((
+            origin,
+            rec.offset,
+            rec.header.type_,
+            rec.body.to_vec(),
+            rec.payload.to_vec(),
+            ctx_text(rec.header.type_, ctx),
+        ));
+        Ok(true)
+    });
+    (v, r.err().map(|e| e.to_string()))
+}
+
+fn streamed(r: impl Read) -> (Seen, Option<String>) {
+    let mut reader = StreamReader::new(r).unwrap();
+    let mut v = vec![];
+    loop {
+        match reader.next_record() {
+            Ok(Some(rec)) => v.push((
+                rec.origin,
+                rec.raw.offset,
+                rec.raw.header.type_,
+                rec.raw.body.to_vec(),
+                rec.raw.payload.to_vec(),
+                ctx_text(rec.raw.header.type_, &rec.ctx),
+            )),
+            Ok(None) => return (v, None),
+            Err(e) => return (v, Some(e.to_string())),
+        }
+    }
+}
+
+/// A reader that hands out at most `n` bytes per call.
+struct Trickle<'a> {
+    bytes: &'a [u8],
+    n: usize,
+}
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.n.min(buf.len()).min(self.bytes.len());
+        buf[..k].copy_from_slice(&self.bytes[..k]);
+        self.bytes = &self.bytes[k..];
+        Ok(k)
+    }
+}
+
+fn pipe_inputs() -> Vec<PathBuf> {
+    let mut v = vec![
+        workspace().join("conformance/fixtures/pipe-callchain.pipe.data"),
+        workspace().join("conformance/fixtures/pipe-tracepoint.pipe.data"),
+    ];
+    let corpus = workspace().parent().unwrap().join("shared/corpus");
+    if corpus.is_dir() {
+        for n in [
+            "contentsize.data",
+            "fibo.compressed2.pipe.data",
+            "probe.data.stream",
+            "sleep.compressed.pipe.data",
+        ] {
+            v.push(corpus.join(n));
+        }
+    } else {
+        eprintln!("SKIP corpus pipe streams: {} is absent", corpus.display());
+    }
+    v
+}
+
+#[test]
+fn streaming_equals_in_memory_for_every_chunking() {
+    for path in pipe_inputs() {
+        let bytes = std::fs::read(&path).unwrap();
+        let want = in_memory(&bytes);
+        assert!(want.0.len() > 10, "{}", path.display());
+        for n in [1, 7, 4096, usize::MAX] {
+            let got = streamed(Trickle { bytes: &bytes, n });
+            assert!(
+                got.0 == want.0,
+                "{} (chunks of {n}): records differ",
+                path.display()
+            );
+            assert_eq!(
+                got.1.is_some(),
+                want.1.is_some(),
+                "{} (chunks of {n}): errors differ",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn a_stream_that_breaks_off_reports_where() {
+    let bytes =
+        std::fs::read(workspace().join("conformance/fixtures/pipe-callchain.pipe.data")).unwrap();
+    let (all, _) = streamed(&bytes[..]);
+    let cut = &bytes[..bytes.len() - 3];
+    let (got, err) = streamed(cut);
+    assert_eq!(got.len(), all.len() - 1);
+    let err = err.expect("cut stream");
+    assert!(
+        err.contains("unexpected end") && err.contains("0x"),
+        "{err}"
+    );
+}
+
+#[test]
+fn file_layout_is_refused_with_a_pointer_to_perfdata() {
+    let bytes = std::fs::read(workspace().join("conformance/fixtures/plain.data")).unwrap();
+    let e = StreamReader::new(&bytes[..]).err().unwrap().to_string();
+    assert!(e.contains("PerfData"), "{e}");
+}
+
+/// An endless-looking stream: the pipe prologue once, then the data records of a real
+/// stream repeated `times` times (about 50 MB in all).
+struct Repeating {
+    head: Vec<u8>,
+    body: Vec<u8>,
+    times: usize,
+    pos: usize,
+}
+impl Read for Repeating {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let total = self.head.len() + self.body.len() * self.times;
+        if self.pos >= total {
+            return Ok(0);
+        }
+        let (src, at) = if self.pos < self.head.len() {
+            (&self.head, self.pos)
+        } else {
+            (&self.body, (self.pos - self.head.len()) % self.body.len())
+        };
+        let k = buf.len().min(src.len() - at);
+        buf[..k].copy_from_slice(&src[at..at + k]);
+        self.pos += k;
+        Ok(k)
+    }
+}
+
+#[test]
+fn memory_stays_bounded_on_a_long_stream() {
+    let bytes =
+        std::fs::read(workspace().join("conformance/fixtures/pipe-callchain.pipe.data")).unwrap();
+    // Split after FINISHED_INIT: the prologue once, the rest many times.
+    let (seen, _) = in_memory(&bytes);
+    let init = seen.iter().find(|r| r.2 == 82).expect("FINISHED_INIT").1 as usize + 8;
+    let times = 50_000_000 / (bytes.len() - init);
+    let input = Repeating {
+        head: bytes[..init].to_vec(),
+        body: bytes[init..].to_vec(),
+        times,
+        pos: 0,
+    };
+    let mut reader = StreamReader::new(input).unwrap();
+    let (mut n, mut peak) = (0u64, 0usize);
+    while let Some(_rec) = reader.next_record().unwrap() {
+        n += 1;
+        peak = peak.max(reader.buffered_bytes());
+    }
+    assert!(n > 100_000, "only {n} records");
+    assert!(peak <= 1 << 20, "held {peak} bytes at once");
+}
