@@ -2894,6 +2894,8 @@ impl<'s> Gen<'s> {
         let mut payload_len_arms = TokenStream::new();
         let mut set_payload_arms = TokenStream::new();
         let mut payload_arms = TokenStream::new();
+        // Trailer accessors: one per trailer type, over every record that has it.
+        let mut trailer_arms: std::collections::BTreeMap<String, TokenStream> = Default::default();
         let mut froms = TokenStream::new();
         let mut seen = HashSet::new();
         let mut payload_ids = vec![];
@@ -2933,6 +2935,16 @@ impl<'s> Gen<'s> {
             } else {
                 owned_arms.extend(quote! { Self::#v(x) => #body_ty::#v(x), });
             }
+            if let StructKind::Record {
+                trailer: Some(t), ..
+            } = &s.kind
+            {
+                let field = ident(&snake(&t.ty));
+                trailer_arms
+                    .entry(t.ty.clone())
+                    .or_default()
+                    .extend(quote! { Self::#v(x) => x.#field.as_ref(), });
+            }
             if let Some(payload) = &s.payload {
                 payload_len_arms.extend(quote! { Self::#v(x) => x.payload_len(), });
                 set_payload_arms.extend(quote! { Self::#v(x) => x.set_payload(b), });
@@ -2968,8 +2980,26 @@ impl<'s> Gen<'s> {
             ),
         };
         let unknown_doc = format!(" A {what} this spec does not describe: its bytes as they are.");
+        let trailer_fns: TokenStream = trailer_arms
+            .iter()
+            .map(|(ty, arms)| {
+                let f = ident(&snake(ty));
+                let t = self.struct_ty(ty);
+                let doc = format!(" The `{ty}` trailer of records that carry one (`None` for the others, or when absent).");
+                quote! {
+                    #[doc = #doc]
+                    pub fn #f(&self) -> Option<&#t> {
+                        match self {
+                            #arms
+                            _ => None,
+                        }
+                    }
+                }
+            })
+            .collect();
         let payload_fns = match kind {
             Dispatch::Record => quote! {
+                #trailer_fns
                 /// Bytes of the payload following the record outside `header.size` (0 for
                 /// records without one).
                 pub fn payload_len(&self) -> u64 {

@@ -6,6 +6,7 @@
 pub mod decompress;
 pub mod file;
 pub mod format;
+pub mod ordered;
 pub mod session;
 pub mod stream;
 pub mod stream_reader;

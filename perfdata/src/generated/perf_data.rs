@@ -14476,6 +14476,35 @@ impl<'a> RecordBody<'a> {
         }
     }
 
+    /// The `SampleId` trailer of records that carry one (`None` for the others, or when absent).
+    pub fn sample_id(&self) -> Option<&SampleId> {
+        match self {
+            Self::Mmap(x) => x.sample_id.as_ref(),
+            Self::Lost(x) => x.sample_id.as_ref(),
+            Self::Comm(x) => x.sample_id.as_ref(),
+            Self::Exit(x) => x.sample_id.as_ref(),
+            Self::Throttle(x) => x.sample_id.as_ref(),
+            Self::Unthrottle(x) => x.sample_id.as_ref(),
+            Self::Fork(x) => x.sample_id.as_ref(),
+            Self::Read(x) => x.sample_id.as_ref(),
+            Self::Mmap2(x) => x.sample_id.as_ref(),
+            Self::Aux(x) => x.sample_id.as_ref(),
+            Self::ItraceStart(x) => x.sample_id.as_ref(),
+            Self::LostSamples(x) => x.sample_id.as_ref(),
+            Self::Switch(x) => x.sample_id.as_ref(),
+            Self::SwitchCpuWide(x) => x.sample_id.as_ref(),
+            Self::Namespaces(x) => x.sample_id.as_ref(),
+            Self::Ksymbol(x) => x.sample_id.as_ref(),
+            Self::BpfEvent(x) => x.sample_id.as_ref(),
+            Self::Cgroup(x) => x.sample_id.as_ref(),
+            Self::TextPoke(x) => x.sample_id.as_ref(),
+            Self::AuxOutputHwId(x) => x.sample_id.as_ref(),
+            Self::CallchainDeferred(x) => x.sample_id.as_ref(),
+            Self::BpfMetadata(x) => x.sample_id.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Bytes of the payload following the record outside `header.size` (0 for
     /// records without one).
     pub fn payload_len(&self) -> u64 {

@@ -2530,6 +2530,14 @@ impl<'a> RecordBody<'a> {
         }
     }
 
+    /// The `Trailer` trailer of records that carry one (`None` for the others, or when absent).
+    pub fn trailer(&self) -> Option<&Trailer<'a>> {
+        match self {
+            Self::Map(x) => x.trailer.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Bytes of the payload following the record outside `header.size` (0 for
     /// records without one).
     pub fn payload_len(&self) -> u64 {
