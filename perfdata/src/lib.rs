@@ -1,7 +1,64 @@
 //! Read and write every variant of the Linux `perf.data` format, losslessly.
 //!
 //! Layouts are declared in the spec (`spec/perf_data/`) and generated into
-//! `src/generated/`; [`rt`] is the hand-written, layout-free runtime they use.
+//! [`generated`]; [`rt`] is the hand-written, layout-free runtime they use; [`container`]
+//! is the file-level mechanics (format detection, sections, record framing, compressed
+//! streams, attr resolution); [`model`], [`transform`] and [`write`] edit and write.
+//!
+//! # Reading
+//! Open a file or a `perf record --threads` directory, look at the header, and decode the
+//! records you need (nothing is decoded that you do not ask for; samples borrow from the
+//! memory map):
+//! ```
+//! use perfdata::container::Recording;
+//! use perfdata::generated::perf_data::{FeatureBody, FeatureId, RecordBody, RecordType};
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! let recording = Recording::open(path)?;
+//! let data = recording.data()?;
+//! for f in &data.features {
+//!     if f.id == FeatureId::HOSTNAME {
+//!         if let FeatureBody::Hostname(h) = data.feature(f)? {
+//!             println!("recorded on {}", h.value.text.to_str_lossy());
+//!         }
+//!     }
+//! }
+//! let mut deepest = 0;
+//! data.for_each_record(&mut |_, rec, ctx| {
+//!     if rec.record_type() == RecordType::SAMPLE {
+//!         if let RecordBody::Sample(s) = data.decode(&rec, ctx)? {
+//!             let chain = s.callchain.expect("recorded with -g");
+//!             deepest = deepest.max(chain.ips.len());
+//!         }
+//!     }
+//!     Ok(true) // keep going
+//! })?;
+//! assert!(deepest > 1);
+//! # Ok::<(), perfdata::rt::Error>(())
+//! ```
+//! [`container::PerfData::for_each_record_ordered`] gives perf's time order instead, and
+//! [`container::StreamReader`] reads a pipe-mode stream from any `Read` with bounded memory.
+//!
+//! # Writing
+//! Read into an editable [`model::PerfFile`], change it, and save: sizes, offsets, the
+//! feature table and every `header.size` are computed; the file is replaced atomically.
+//! ```
+//! use perfdata::container::PerfData;
+//! use perfdata::model::PerfFile;
+//! use perfdata::rt::Endianness;
+//! use perfdata::write::{save, WriteOptions};
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! let bytes = std::fs::read(path)?;
+//! let data = PerfData::open(&bytes)?;
+//! let mut file = PerfFile::read(&data)?;
+//! file.make_typed()?; // decode everything into owned values (optional)
+//! # let dir = tempfile::tempdir()?;
+//! # let out = dir.path().join("big-endian.data");
+//! save(&file, &out, WriteOptions::default().endian(Endianness::Big))?;
+//! assert_eq!(PerfData::open(&std::fs::read(&out)?)?.format.endian, Endianness::Big);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 // Generated code names this crate as `::perfdata`, also when compiled inside it.
 extern crate self as perfdata;

@@ -4,7 +4,7 @@
 //! decoded by the code generated from the spec (one JSON object per line with `--json`).
 
 use clap::{Parser, Subcommand};
-use perfdata::container::{Origin, PerfData};
+use perfdata::container::{Origin, PerfData, Place, Recording};
 use perfdata::generated::perf_data::{RecordBody, RecordType};
 use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader};
 use std::io::Write;
@@ -123,13 +123,10 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
     if path == Path::new("-") {
         return dump_stream(std::io::stdin().lock(), limit, json);
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    // SAFETY: the map is read-only and private; perf.data files are not modified while read
-    // (a concurrent writer could only make us see inconsistent bytes, which every decoder
-    // treats as untrusted input anyway).
-    let map =
-        unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
-    let data = PerfData::open(&map).map_err(|e| format!("{}: {e}", path.display()))?;
+    let recording = Recording::open(path).map_err(|e| e.to_string())?;
+    let data = recording
+        .data()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut line = |value: serde_json::Value, text: String| {
@@ -185,7 +182,11 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
     let mut count = 0u64;
     let endian = data.format.endian;
     let mut error = None;
-    let walk = data.for_each_record(&mut |origin, rec, ctx| {
+    let streams: Vec<String> = recording
+        .stream_paths()
+        .map(|p| p.display().to_string())
+        .collect();
+    let walk = recording.for_each_record(&mut |place, origin, rec, ctx| {
         if limit.is_some_and(|l| count >= l) {
             return Ok(false);
         }
@@ -200,12 +201,15 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
             Ok(b) => b,
             Err(e) => return Err(e.with_record(count - 1, ty)),
         };
-        let where_ = match origin {
+        let mut where_ = match origin {
             Origin::Stream => format!("{:#x}", rec.offset),
             Origin::Compressed { record_offset } => {
                 format!("{record_offset:#x}+z{:#x}", rec.offset)
             }
         };
+        if let Place::Stream(i) = place {
+            where_ = format!("{}@{where_}", streams[i]);
+        }
         let name = name_of(ty);
         if let Err(e) = line(
             serde_json::json!({"offset": where_, "type": ty.0, "name": name, "misc": rec.header.misc.0, "size": rec.header.size, "body": body}),

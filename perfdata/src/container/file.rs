@@ -213,6 +213,22 @@ impl<'a> PerfData<'a> {
         .map_err(|e| e.with_feature(f.id.0))
     }
 
+    /// Decodes a record's body (in this input's byte order) with the context
+    /// [`PerfData::for_each_record`] gave for it.
+    pub fn decode<'r>(&self, rec: &RawRecord<'r>, ctx: &Ctx) -> Result<RecordBody<'r>, Error> {
+        let base = rec.offset + HEADER_SIZE as u64;
+        let ty = rec.record_type();
+        match self.format.endian {
+            Endianness::Little => {
+                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(rec.body, base), ctx)
+            }
+            Endianness::Big => {
+                RecordBody::decode(ty, &mut Reader::<BigEndian>::new(rec.body, base), ctx)
+            }
+        }
+        .map_err(|e| e.in_field(ty.name().unwrap_or("record")))
+    }
+
     /// The record stream: the data section (file) or everything after the pipe header.
     pub fn data(&self) -> &'a [u8] {
         &self.bytes[self.data_start..self.data_end]
@@ -253,70 +269,106 @@ impl<'a> PerfData<'a> {
         &self,
         f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
     ) -> Result<(), Error> {
-        let mut decompressor: Option<Decompressor> = None;
-        // Offset of the next record within the decompressed stream.
-        let mut decompressed_offset = 0u64;
-        let mut index = 0u64;
-        for rec in RecordWalker::<E>::new(self.data(), self.data_start as u64) {
-            let rec = rec.map_err(|e| e.with_record(index, "?"))?;
-            let ty = rec.record_type();
-            if !f(Origin::Stream, rec, ())? {
-                return Ok(());
-            }
-            index += 1;
-            if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
-                let body = RecordBody::decode(
-                    ty,
-                    &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
-                    &Ctx::default(),
-                )
-                .map_err(|e| e.with_record(index - 1, record_name(ty)))?;
-                let zdata = match &body {
-                    RecordBody::Compressed(c) => c.data.as_slice(),
-                    RecordBody::Compressed2(c) => c.data.as_slice(),
-                    _ => unreachable!("matched on the type"),
-                };
-                let d = match &mut decompressor {
-                    Some(d) => d,
-                    None => decompressor.insert(Decompressor::new()?),
-                };
-                d.feed(zdata, rec.offset)?;
-                let mut walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
-                let mut taken = 0;
-                for inner in walker.by_ref() {
-                    match inner {
-                        Ok(inner) => {
-                            taken += inner.stream_len();
-                            if !f(
-                                Origin::Compressed {
-                                    record_offset: rec.offset,
-                                },
-                                inner,
-                                (),
-                            )? {
-                                return Ok(());
-                            }
-                        }
-                        // The rest of this record arrives with the next compressed record.
-                        Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                        Err(e) => return Err(e.with_record(index - 1, record_name(ty))),
-                    }
-                }
-                d.consume(taken);
-                decompressed_offset += taken as u64;
-            }
-        }
-        if let Some(d) = &decompressor {
-            if !d.pending().is_empty() {
-                return Err(Error::invalid(
-                    Some(self.data_end as u64),
-                    "the compressed stream to end on a record boundary",
-                    format!("{} undecoded bytes", d.pending().len()),
-                ));
-            }
-        }
-        Ok(())
+        walk_stream::<E>(self.data(), self.data_start as u64, f)
     }
+
+    /// Calls `f` for the records of another stream of the same recording (a `data.N` file
+    /// of a directory), decoded with this input's attrs; compressed records are expanded
+    /// (each stream is its own zstd stream). `base` is the offset reported for `bytes[0]`.
+    pub fn for_each_record_in(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let session = &self.session;
+        match self.format.endian {
+            Endianness::Little => walk_stream::<LittleEndian>(bytes, base, &mut |o, rec, _| {
+                let ctx = session.record_ctx::<LittleEndian>(
+                    rec.record_type(),
+                    rec.header.misc,
+                    rec.body,
+                );
+                f(o, rec, &ctx)
+            }),
+            Endianness::Big => walk_stream::<BigEndian>(bytes, base, &mut |o, rec, _| {
+                let ctx =
+                    session.record_ctx::<BigEndian>(rec.record_type(), rec.header.misc, rec.body);
+                f(o, rec, &ctx)
+            }),
+        }
+    }
+}
+
+/// Framing plus decompression of one record stream, no attr resolution.
+fn walk_stream<E: Endian>(
+    data: &[u8],
+    data_start: u64,
+    f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
+) -> Result<(), Error> {
+    let mut decompressor: Option<Decompressor> = None;
+    // Offset of the next record within the decompressed stream.
+    let mut decompressed_offset = 0u64;
+    let mut index = 0u64;
+    for rec in RecordWalker::<E>::new(data, data_start) {
+        let rec = rec.map_err(|e| e.with_record(index, "?"))?;
+        let ty = rec.record_type();
+        if !f(Origin::Stream, rec, ())? {
+            return Ok(());
+        }
+        index += 1;
+        if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
+            let body = RecordBody::decode(
+                ty,
+                &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+                &Ctx::default(),
+            )
+            .map_err(|e| e.with_record(index - 1, record_name(ty)))?;
+            let zdata = match &body {
+                RecordBody::Compressed(c) => c.data.as_slice(),
+                RecordBody::Compressed2(c) => c.data.as_slice(),
+                _ => unreachable!("matched on the type"),
+            };
+            let d = match &mut decompressor {
+                Some(d) => d,
+                None => decompressor.insert(Decompressor::new()?),
+            };
+            d.feed(zdata, rec.offset)?;
+            let mut walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
+            let mut taken = 0;
+            for inner in walker.by_ref() {
+                match inner {
+                    Ok(inner) => {
+                        taken += inner.stream_len();
+                        if !f(
+                            Origin::Compressed {
+                                record_offset: rec.offset,
+                            },
+                            inner,
+                            (),
+                        )? {
+                            return Ok(());
+                        }
+                    }
+                    // The rest of this record arrives with the next compressed record.
+                    Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
+                    Err(e) => return Err(e.with_record(index - 1, record_name(ty))),
+                }
+            }
+            d.consume(taken);
+            decompressed_offset += taken as u64;
+        }
+    }
+    if let Some(d) = &decompressor {
+        if !d.pending().is_empty() {
+            return Err(Error::invalid(
+                Some(data_start + data.len() as u64),
+                "the compressed stream to end on a record boundary",
+                format!("{} undecoded bytes", d.pending().len()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Pipe mode: HEADER_ATTR records declare attrs and ids; HEADER_FEATURE may carry NRCPUS.

@@ -7,12 +7,14 @@ pub mod decompress;
 pub mod file;
 pub mod format;
 pub mod ordered;
+pub mod recording;
 pub mod session;
 pub mod stream;
 pub mod stream_reader;
 
 pub use file::{FeatureSection, Origin, PerfData};
 pub use format::{detect, Format, Layout};
+pub use recording::{Place, Recording};
 pub use session::{EventAttr, Session};
 pub use stream::{RawRecord, RecordWalker};
 pub use stream_reader::{StreamReader, StreamRecord};

@@ -1,0 +1,142 @@
+//! Opening a path: a perf.data file (file or saved pipe layout) or a `perf record
+//! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
+
+use super::file::{Origin, PerfData};
+use super::stream::RawRecord;
+use crate::generated::perf_data::Ctx;
+use crate::rt::Error;
+use std::path::{Path, PathBuf};
+
+/// Bytes of one file: memory-mapped, or read (empty files cannot be mapped).
+enum FileBytes {
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
+
+impl FileBytes {
+    fn open(path: &Path) -> Result<Self, Error> {
+        let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
+        let file = std::fs::File::open(path).map_err(io)?;
+        if file.metadata().map_err(io)?.len() == 0 {
+            return Ok(FileBytes::Read(vec![]));
+        }
+        // SAFETY: a private read-only map. If another process truncates or rewrites the
+        // file while it is mapped, we may read changed bytes (every byte is untrusted input
+        // to the decoders anyway) or fault on pages past a truncated end; perf.data files
+        // are not modified in place by perf once written.
+        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+        Ok(FileBytes::Mapped(map))
+    }
+    fn bytes(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// What [`Recording::for_each_record`] calls for each record; it returns `false` to stop.
+pub type RecordVisitor<'f> =
+    dyn FnMut(Place, Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error> + 'f;
+
+/// A recording on disk.
+pub struct Recording {
+    path: PathBuf,
+    header: FileBytes,
+    /// `data.N` streams of a directory, in N order.
+    streams: Vec<(PathBuf, FileBytes)>,
+}
+
+/// Where a record of a [`Recording`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// In the main file (its data section, or the whole stream in pipe layout).
+    Main,
+    /// In the `index`-th `data.N` stream of a directory (`Recording::stream_paths`).
+    Stream(usize),
+}
+
+impl Recording {
+    /// Opens a file, or a directory written by `perf record --threads`.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref().to_path_buf();
+        if !path.is_dir() {
+            return Ok(Recording {
+                header: FileBytes::open(&path)?,
+                path,
+                streams: vec![],
+            });
+        }
+        let header = FileBytes::open(&path.join("data"))?;
+        let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
+        let mut numbered = vec![];
+        for entry in std::fs::read_dir(&path).map_err(io)? {
+            let p = entry.map_err(io)?.path();
+            let n = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("data."))
+                .and_then(|n| n.parse::<u64>().ok());
+            if let Some(n) = n {
+                numbered.push((n, p));
+            }
+        }
+        numbered.sort();
+        let mut streams = vec![];
+        for (_, p) in numbered {
+            let bytes = FileBytes::open(&p)?;
+            streams.push((p, bytes));
+        }
+        Ok(Recording {
+            path,
+            header,
+            streams,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// True for a `--threads` directory.
+    pub fn is_directory(&self) -> bool {
+        self.path.is_dir()
+    }
+
+    /// The `data.N` files of a directory, in N order.
+    pub fn stream_paths(&self) -> impl Iterator<Item = &Path> {
+        self.streams.iter().map(|(p, _)| p.as_path())
+    }
+
+    /// The main file's bytes (`data` in a directory).
+    pub fn header_bytes(&self) -> &[u8] {
+        self.header.bytes()
+    }
+
+    /// Parses the main file (header, attrs, features).
+    pub fn data(&self) -> Result<PerfData<'_>, Error> {
+        PerfData::open(self.header.bytes())
+    }
+
+    /// Every record: the main file's, then each `data.N` stream's, decoded with the main
+    /// file's attrs. Within a stream, records come in file order.
+    pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
+        let data = self.data()?;
+        let mut go_on = true;
+        data.for_each_record(&mut |o, r, c| {
+            go_on = f(Place::Main, o, r, c)?;
+            Ok(go_on)
+        })?;
+        for (i, (path, bytes)) in self.streams.iter().enumerate() {
+            if !go_on {
+                break;
+            }
+            data.for_each_record_in(bytes.bytes(), 0, &mut |o, r, c| {
+                go_on = f(Place::Stream(i), o, r, c)?;
+                Ok(go_on)
+            })
+            .map_err(|e| Error::other(format!("{}: {e}", path.display())))?;
+        }
+        Ok(())
+    }
+}

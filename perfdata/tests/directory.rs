@@ -1,0 +1,67 @@
+//! `perf record --threads` directories: the header file plus per-thread streams.
+
+use perfdata::container::{Place, Recording};
+use perfdata::generated::perf_data::{FeatureId, RecordType};
+use std::path::Path;
+
+#[test]
+fn a_threads_directory_reads_as_one_recording() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("conformance/fixtures/threads.data");
+    let rec = Recording::open(&dir).unwrap();
+    assert!(rec.is_directory());
+    assert!(rec.stream_paths().count() >= 1);
+    let data = rec.data().unwrap();
+    assert!(data.features.iter().any(|f| f.id == FeatureId::DIR_FORMAT));
+    let (mut main, mut streamed, mut samples) = (0, 0, 0);
+    rec.for_each_record(&mut |place, _, r, _| {
+        match place {
+            Place::Main => main += 1,
+            Place::Stream(_) => streamed += 1,
+        }
+        if r.record_type() == RecordType::SAMPLE {
+            samples += 1;
+        }
+        Ok(true)
+    })
+    .unwrap();
+    assert!(main > 0 && streamed > 0, "main {main}, streams {streamed}");
+    // perf report sees the same number of samples.
+    match std::process::Command::new("perf")
+        .args(["script", "-F", "time", "-i"])
+        .arg(&dir)
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            let perf_samples = String::from_utf8_lossy(&o.stdout).lines().count();
+            assert_eq!(samples, perf_samples);
+        }
+        Ok(o) => panic!("perf script failed: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("SKIP perf comparison: cannot run perf ({e})"),
+    }
+}
+
+#[test]
+fn a_single_file_opens_through_the_same_door() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .join("conformance/fixtures/plain.data");
+    let rec = Recording::open(&f).unwrap();
+    assert!(!rec.is_directory());
+    let mut n = 0;
+    rec.for_each_record(&mut |place, _, _, _| {
+        assert_eq!(place, Place::Main);
+        n += 1;
+        Ok(true)
+    })
+    .unwrap();
+    assert!(n > 10);
+    assert!(Recording::open("/nonexistent/perf.data")
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("/nonexistent/perf.data"));
+}
