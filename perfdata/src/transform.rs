@@ -177,16 +177,18 @@ fn is_feature_record(endian: Endianness, r: &RecordItem<'_>, id: FeatureId) -> b
             RecordBody::HeaderFeature(h) => h.feat_id,
             _ => return false,
         },
-        RecordData::Raw { body, .. } => match body.get(..8) {
-            Some(b) => {
-                let b: [u8; 8] = b.try_into().expect("8 bytes");
-                match endian {
-                    Endianness::Little => u64::from_le_bytes(b),
-                    Endianness::Big => u64::from_be_bytes(b),
-                }
+        RecordData::Raw { body, .. } => {
+            let ctx = Ctx::default();
+            let decoded = endian_dispatch(
+                endian,
+                || RecordBody::decode(r.ty, &mut Reader::<LittleEndian>::new(body, 0), &ctx),
+                || RecordBody::decode(r.ty, &mut Reader::<BigEndian>::new(body, 0), &ctx),
+            );
+            match decoded {
+                Ok(RecordBody::HeaderFeature(h)) => h.feat_id,
+                _ => return false,
             }
-            None => return false,
-        },
+        }
     };
     feat_id == u64::from(id.0)
 }

@@ -300,13 +300,6 @@ fn write_record<E: Endian>(
     out: &mut impl Write,
 ) -> Result<(), Error> {
     buf.clear();
-    // Header placeholder; the size is known once the body is encoded.
-    EventHeader {
-        type_: item.ty.0,
-        misc: item.misc,
-        size: 0,
-    }
-    .encode(buf, &Ctx::default())?;
     let ctx = file.record_ctx(item);
     let payload: &[u8] = match &item.data {
         RecordData::Raw { body, payload } if E::KIND == file.endian => {
@@ -342,18 +335,29 @@ fn write_record<E: Endian>(
             body.payload().unwrap_or(&[])
         }
     };
-    let size = buf.len();
-    let size16 = u16::try_from(size).map_err(|_| {
+    // The body is encoded first: the header's size follows from it.
+    let size = EVENT_HEADER_SIZE + buf.len();
+    let size = u16::try_from(size).map_err(|_| {
         Error::inconsistent(format!(
             "a {} record of {size} bytes does not fit perf_event_header.size (at most 65535)",
             item.ty
         ))
     })?;
-    buf.patch_u16(6, size16);
+    let mut header = Writer::<E>::with_capacity(EVENT_HEADER_SIZE);
+    EventHeader {
+        type_: item.ty.0,
+        misc: item.misc,
+        size,
+    }
+    .encode(&mut header, &Ctx::default())?;
+    out.write_all(header.as_slice())?;
     out.write_all(buf.as_slice())?;
     out.write_all(payload)?;
     Ok(())
 }
+
+/// `sizeof(struct perf_event_header)`: what a record's size counts besides its body.
+const EVENT_HEADER_SIZE: usize = crate::container::stream::HEADER_SIZE;
 
 /// Counts the bytes written through it (the data section's size).
 struct CountingWriter<'w, W: Write> {

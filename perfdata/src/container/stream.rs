@@ -6,8 +6,8 @@
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
 use crate::rt::{Endian, Error, Reader};
 
-/// Size of `perf_event_header`.
-pub const HEADER_SIZE: usize = 8;
+/// Size of `perf_event_header`, from the spec.
+pub const HEADER_SIZE: usize = <EventHeader as crate::rt::FixedElem>::SIZE;
 
 /// One record as it sits in the stream: its header, its body bytes (`header.size - 8`)
 /// and, for the few types that have one, the payload that follows it outside
