@@ -46,3 +46,6 @@ if [ -f pipe-callchain.pipe.data ] && perf inject -i - -o inject-pipe-to-file.da
 # perf stat record
 if perf stat record -o stat.data -e cpu-clock,task-clock -- "${work[@]}" >/dev/null 2>&1; then echo "recorded stat"; fi
 chmod -R a+rX .
+# perf's view of the fixtures is stored beside them for `cargo test` (checks 1-3 without
+# perf): refresh it whenever the fixtures change.
+echo "now run: cargo xtask conformance --refresh-oracle"

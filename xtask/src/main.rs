@@ -4,7 +4,12 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  gen [--check]   regenerate perfdata/src/generated/ and docs/ from spec/ (--check: fail if stale)";
+  gen [--check]   regenerate perfdata/src/generated/ and docs/ from spec/ (--check: fail if stale)
+  conformance [--refresh-oracle] [--keep DIR] [--only NAME]... [--corpus DIR] [-v]
+                  record every scenario with the system perf, compare perf's view with our
+                  decode, print the table (exit non-zero on a failure not in
+                  conformance/known-failures.txt); --refresh-oracle: store perf's output for
+                  the committed fixtures instead (conformance/fixtures/perf-output/)";
 
 fn main() -> ExitCode {
     match run() {
@@ -49,6 +54,51 @@ fn run() -> Result<()> {
                 stale.len()
             )
         }
+        ["conformance", rest @ ..] => conformance(&root, rest),
         _ => bail!("{USAGE}"),
+    }
+}
+
+fn conformance(root: &std::path::Path, args: &[&str]) -> Result<()> {
+    let mut opts = conformance::LiveOptions::default();
+    let mut refresh = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match *a {
+            "--refresh-oracle" => refresh = true,
+            "-v" | "--verbose" => opts.verbose = true,
+            "--keep" => {
+                opts.keep = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow::anyhow!("--keep DIR"))?
+                        .into(),
+                )
+            }
+            "--corpus" => {
+                opts.corpus = Some(
+                    it.next()
+                        .ok_or_else(|| anyhow::anyhow!("--corpus DIR"))?
+                        .into(),
+                )
+            }
+            "--only" => opts.only.push(
+                it.next()
+                    .ok_or_else(|| anyhow::anyhow!("--only NAME"))?
+                    .to_string(),
+            ),
+            other => bail!("conformance: unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    if refresh {
+        let written = conformance::refresh_oracle(root)?;
+        for p in &written {
+            println!("wrote {}", p.strip_prefix(root).unwrap_or(p).display());
+        }
+        return Ok(());
+    }
+    if conformance::run_live(root, &opts)? {
+        Ok(())
+    } else {
+        bail!("conformance: failures not listed in conformance/known-failures.txt")
     }
 }

@@ -1,0 +1,284 @@
+//! The result table (scenario × check) and the committed known-failures list.
+
+use crate::checks::Outcome;
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+
+/// Column names, in order. Checks 4 and 5 need the writer.
+pub const CHECKS: [&str; 6] = [
+    "header",
+    "records",
+    "samples",
+    "rewrite",
+    "perf-reads",
+    "corpus",
+];
+
+/// Column headers of the table.
+const TITLES: [&str; 6] = [
+    "1 header",
+    "2 records",
+    "3 samples",
+    "4 rewrite",
+    "5 perf reads",
+    "6 corpus",
+];
+
+/// One row: a scenario or a corpus file.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub cells: Vec<Outcome>,
+    pub notes: Vec<String>,
+}
+
+impl Row {
+    pub fn new(name: impl Into<String>) -> Self {
+        Row {
+            name: name.into(),
+            cells: vec![Outcome::Skip("n/a".into()); CHECKS.len()],
+            notes: vec![],
+        }
+    }
+
+    pub fn set(&mut self, check: &str, o: Outcome) {
+        let i = CHECKS
+            .iter()
+            .position(|c| *c == check)
+            .expect("known check");
+        self.cells[i] = o;
+    }
+
+    /// The same outcome in every column (a scenario that could not be recorded).
+    pub fn all(&mut self, o: &Outcome) {
+        for c in &mut self.cells {
+            *c = o.clone();
+        }
+    }
+}
+
+/// One entry of `conformance/known-failures.txt`: `row check reason...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownFailure {
+    pub row: String,
+    pub check: String,
+    pub reason: String,
+}
+
+/// Reads the known-failures file: one entry per line, `#` comments; each entry needs a
+/// reason.
+pub fn load_known_failures(path: &Path) -> Result<Vec<KnownFailure>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e).with_context(|| path.display().to_string()),
+    };
+    parse_known_failures(&text).with_context(|| path.display().to_string())
+}
+
+pub fn parse_known_failures(text: &str) -> Result<Vec<KnownFailure>> {
+    let mut out = vec![];
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut parts = line.splitn(3, char::is_whitespace);
+        let (Some(row), Some(check), Some(reason)) = (parts.next(), parts.next(), parts.next())
+        else {
+            bail!("line {}: expected `row check reason`, got {line:?}", i + 1);
+        };
+        if !CHECKS.contains(&check) {
+            bail!(
+                "line {}: unknown check {check:?} (one of {CHECKS:?})",
+                i + 1
+            );
+        }
+        if reason.trim().is_empty() {
+            bail!("line {}: a known failure needs a reason", i + 1);
+        }
+        out.push(KnownFailure {
+            row: row.to_string(),
+            check: check.to_string(),
+            reason: reason.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// The verdict over a set of rows.
+#[derive(Debug, Default)]
+pub struct Verdict {
+    /// Failures not in the known-failures list.
+    pub unexpected: Vec<(String, String)>,
+    /// Known failures that failed as listed.
+    pub known: Vec<(String, String)>,
+    /// Known failures that no longer fail.
+    pub stale: Vec<KnownFailure>,
+}
+
+impl Verdict {
+    pub fn ok(&self) -> bool {
+        self.unexpected.is_empty()
+    }
+}
+
+pub fn verdict(rows: &[Row], known: &[KnownFailure]) -> Verdict {
+    let mut v = Verdict::default();
+    for r in rows {
+        for (c, o) in CHECKS.iter().zip(&r.cells) {
+            if !o.is_fail() {
+                continue;
+            }
+            if known.iter().any(|k| k.row == r.name && k.check == *c) {
+                v.known.push((r.name.clone(), c.to_string()));
+            } else {
+                v.unexpected.push((r.name.clone(), c.to_string()));
+            }
+        }
+    }
+    for k in known {
+        let failing = rows.iter().any(|r| {
+            r.name == k.row
+                && CHECKS
+                    .iter()
+                    .zip(&r.cells)
+                    .any(|(c, o)| *c == k.check && o.is_fail())
+        });
+        let present = rows.iter().any(|r| r.name == k.row);
+        if present && !failing {
+            v.stale.push(k.clone());
+        }
+    }
+    v
+}
+
+/// Skip reasons longer than this are shown as `skip[n]` with a legend under the table.
+const SHORT_REASON: usize = 26;
+
+fn cell_text(o: &Outcome, known: bool, legend: &mut Vec<String>) -> String {
+    match o {
+        Outcome::Fail(_) if known => "FAIL(known)".to_string(),
+        Outcome::Skip(why) if why == "n/a" => "-".to_string(),
+        Outcome::Skip(why) if why.chars().count() > SHORT_REASON => {
+            let n = match legend.iter().position(|l| l == why) {
+                Some(n) => n,
+                None => {
+                    legend.push(why.clone());
+                    legend.len() - 1
+                }
+            };
+            format!("skip[{}]", n + 1)
+        }
+        other => other.cell(),
+    }
+}
+
+/// The table and, below it, the details of every failure and long skip reason.
+pub fn render(rows: &[Row], known: &[KnownFailure], verbose: bool) -> String {
+    let is_known = |row: &str, check: &str| known.iter().any(|k| k.row == row && k.check == check);
+    let mut table: Vec<Vec<String>> = vec![];
+    let mut head = vec!["scenario / file".to_string()];
+    head.extend(TITLES.iter().map(|t| t.to_string()));
+    table.push(head);
+    let mut legend = vec![];
+    for r in rows {
+        let mut line = vec![r.name.clone()];
+        for (c, o) in CHECKS.iter().zip(&r.cells) {
+            line.push(cell_text(o, is_known(&r.name, c), &mut legend));
+        }
+        table.push(line);
+    }
+    let widths: Vec<usize> = (0..table[0].len())
+        .map(|i| {
+            table
+                .iter()
+                .map(|l| l[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for (n, line) in table.iter().enumerate() {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join(" | ").trim_end());
+        out.push('\n');
+        if n == 0 {
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            out.push_str(&rule.join("-|-"));
+            out.push('\n');
+        }
+    }
+    for (n, why) in legend.iter().enumerate() {
+        out.push_str(&format!("skip[{}]: {why}\n", n + 1));
+    }
+    let mut details = String::new();
+    for r in rows {
+        for (c, o) in CHECKS.iter().zip(&r.cells) {
+            match o {
+                Outcome::Fail(lines) => {
+                    let tag = if is_known(&r.name, c) {
+                        let reason = known
+                            .iter()
+                            .find(|k| k.row == r.name && k.check == *c)
+                            .map(|k| k.reason.as_str())
+                            .unwrap_or("");
+                        format!(" (known failure: {reason})")
+                    } else {
+                        String::new()
+                    };
+                    details.push_str(&format!("{} / {c}: FAIL{tag}\n", r.name));
+                    for l in lines {
+                        details.push_str(&format!("    {l}\n"));
+                    }
+                }
+                Outcome::Pass(what) if verbose => {
+                    details.push_str(&format!("{} / {c}: pass: {what}\n", r.name));
+                }
+                _ => {}
+            }
+        }
+        if verbose {
+            for n in &r.notes {
+                details.push_str(&format!("{}: note: {n}\n", r.name));
+            }
+        }
+    }
+    if !details.is_empty() {
+        out.push('\n');
+        out.push_str(&details);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_failures_need_reasons_and_known_checks() {
+        let k = parse_known_failures("# c\nplain header perf prints X\n").unwrap();
+        assert_eq!(k[0].reason, "perf prints X");
+        assert!(parse_known_failures("plain header\n").is_err());
+        assert!(parse_known_failures("plain nonsense because\n").is_err());
+    }
+
+    #[test]
+    fn verdict_separates_known_and_unexpected() {
+        let mut a = Row::new("a");
+        a.set("header", Outcome::Fail(vec!["x".into()]));
+        a.set("records", Outcome::Fail(vec!["y".into()]));
+        let mut b = Row::new("b");
+        b.set("header", Outcome::Pass("ok".into()));
+        let known = parse_known_failures("a header why\nb header was broken\n").unwrap();
+        let v = verdict(&[a, b], &known);
+        assert_eq!(v.unexpected, [("a".to_string(), "records".to_string())]);
+        assert_eq!(v.known.len(), 1);
+        assert_eq!(v.stale.len(), 1);
+        assert!(!v.ok());
+    }
+}

@@ -1,0 +1,292 @@
+//! The scenario matrix, as data: what to record and how. `record.rs` runs it.
+
+/// How perf produces the file of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `perf record -o <name>.data ARGS -- WORKLOAD`.
+    File,
+    /// `perf record -o - ARGS -- WORKLOAD > <name>.pipe.data` (pipe layout).
+    Pipe,
+    /// `perf record --threads -o <name>.data ...`: a directory (`data`, `data.N`).
+    Dir,
+    /// `perf inject ARGS -i <from> -o <name>.data`, `from` being an earlier scenario.
+    Inject { from: &'static str },
+    /// `perf inject ARGS -i - -o <name>.data < <from>` (a pipe stream turned into a file).
+    InjectPipe { from: &'static str },
+    /// `perf stat record -o <name>.data ARGS -- WORKLOAD`.
+    Stat,
+}
+
+/// The program perf runs (or watches) while recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// A short CPU-bound loop in a child shell that also forks, execs and maps (`ls`):
+    /// about 20-30 ms of CPU.
+    Shell,
+    /// `sleep 0.05`, for system-wide (`-a`) recordings.
+    Sleep,
+    /// Nothing: `perf inject` reads an earlier scenario's file.
+    None,
+}
+
+impl Workload {
+    /// The command line.
+    pub fn argv(self) -> &'static [&'static str] {
+        match self {
+            Workload::Shell => &[
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null",
+            ],
+            Workload::Sleep => &["sleep", "0.05"],
+            Workload::None => &[],
+        }
+    }
+}
+
+/// One row of the matrix.
+#[derive(Debug, Clone, Copy)]
+pub struct Scenario {
+    /// Row name; also the fixture name (`conformance/fixtures/<name>.data`).
+    pub name: &'static str,
+    pub mode: Mode,
+    /// perf arguments besides `-o` and the workload.
+    pub args: &'static [&'static str],
+    pub workload: Workload,
+    /// What the scenario exercises.
+    pub about: &'static str,
+}
+
+impl Scenario {
+    /// File (or directory) name of the recording.
+    pub fn file_name(&self) -> String {
+        match self.mode {
+            Mode::Pipe => format!("{}.pipe.data", self.name),
+            _ => format!("{}.data", self.name),
+        }
+    }
+}
+
+const fn file(
+    name: &'static str,
+    args: &'static [&'static str],
+    workload: Workload,
+    about: &'static str,
+) -> Scenario {
+    Scenario {
+        name,
+        mode: Mode::File,
+        args,
+        workload,
+        about,
+    }
+}
+
+/// The matrix of the issue, in recording order (inject scenarios read earlier files).
+pub const SCENARIOS: &[Scenario] = &[
+    file(
+        "plain",
+        &["-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "plain perf record; -F frequency mode",
+    ),
+    file(
+        "callchain",
+        &["-g", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "-g: frame-pointer callchains",
+    ),
+    file(
+        "dwarf",
+        &["--call-graph", "dwarf,512", "-e", "cpu-clock", "-F", "99"],
+        Workload::Shell,
+        "--call-graph dwarf: user regs + user stack",
+    ),
+    file(
+        "multi-event",
+        &["-e", "cpu-clock,task-clock", "-F", "499"],
+        Workload::Shell,
+        "several events: sample ids select the attr",
+    ),
+    file(
+        "group-read",
+        &["-e", "{cpu-clock,task-clock}:S"],
+        Workload::Shell,
+        "a group with group read (PERF_SAMPLE_READ, FORMAT_GROUP)",
+    ),
+    file(
+        "sample-fields",
+        &[
+            "-T",
+            "-d",
+            "--sample-cpu",
+            "--phys-data",
+            "--data-page-size",
+            "--code-page-size",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "499",
+        ],
+        Workload::Shell,
+        "time, addr, data_src, cpu, phys_addr, page sizes",
+    ),
+    file(
+        "cgroups",
+        &["--all-cgroups", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "CGROUP records and the CGROUP sample field",
+    ),
+    file(
+        "switch-events",
+        &["--switch-events", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "SWITCH records",
+    ),
+    file(
+        "switch-cpu-wide",
+        &["-a", "--switch-events", "-e", "cpu-clock", "-F", "499"],
+        Workload::Sleep,
+        "SWITCH_CPU_WIDE records (system-wide)",
+    ),
+    file(
+        "namespaces",
+        &["--namespaces", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "NAMESPACES records",
+    ),
+    file(
+        "regs",
+        &[
+            "--user-regs=ax,bx,sp,ip",
+            "--intr-regs=ax,sp,ip",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "299",
+        ],
+        Workload::Shell,
+        "REGS_USER and REGS_INTR",
+    ),
+    file(
+        "tracepoint",
+        &["-a", "-e", "sched:sched_switch"],
+        Workload::Sleep,
+        "a tracepoint with RAW samples, system-wide; TRACING_DATA",
+    ),
+    file(
+        "clock-mono",
+        &["-k", "mono", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "-k mono: use_clockid, CLOCKID and CLOCK_DATA",
+    ),
+    file(
+        "clock-tai",
+        &["-k", "tai", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "-k tai",
+    ),
+    file(
+        "period",
+        &["-c", "100000", "-e", "cpu-clock"],
+        Workload::Shell,
+        "-c: fixed period",
+    ),
+    file(
+        "compressed",
+        &["-z", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "-z: COMPRESSED records (zstd)",
+    ),
+    file(
+        "no-buildid",
+        &["--no-buildid", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "--no-buildid: no BUILD_ID feature",
+    ),
+    file(
+        "sample-identifier",
+        &["--sample-identifier", "-e", "cpu-clock", "-F", "499"],
+        Workload::Shell,
+        "--sample-identifier: IDENTIFIER in samples and trailers",
+    ),
+    file(
+        "page-faults",
+        &["-e", "page-faults", "-c", "1"],
+        Workload::Shell,
+        "-e page-faults -c 1",
+    ),
+    Scenario {
+        name: "threads",
+        mode: Mode::Dir,
+        args: &["--threads", "-e", "cpu-clock", "-F", "499"],
+        workload: Workload::Shell,
+        about: "--threads: directory with data.N streams",
+    },
+    Scenario {
+        name: "pipe-callchain",
+        mode: Mode::Pipe,
+        args: &["-g", "-e", "cpu-clock", "-F", "499"],
+        workload: Workload::Shell,
+        about: "pipe mode (-o -) with -g: HEADER_ATTR, HEADER_FEATURE",
+    },
+    Scenario {
+        name: "pipe-tracepoint",
+        mode: Mode::Pipe,
+        args: &["-a", "-e", "sched:sched_switch"],
+        workload: Workload::Sleep,
+        about: "pipe mode with a tracepoint: HEADER_TRACING_DATA",
+    },
+    Scenario {
+        name: "inject-buildid",
+        mode: Mode::Inject { from: "plain" },
+        args: &["-b"],
+        workload: Workload::None,
+        about: "perf inject -b: HEADER_BUILD_ID records",
+    },
+    Scenario {
+        name: "inject-pipe-to-file",
+        mode: Mode::InjectPipe {
+            from: "pipe-callchain",
+        },
+        args: &[],
+        workload: Workload::None,
+        about: "perf inject of a pipe into a file",
+    },
+    Scenario {
+        name: "stat",
+        mode: Mode::Stat,
+        args: &["-e", "cpu-clock,task-clock"],
+        workload: Workload::Shell,
+        about: "perf stat record: STAT, STAT_ROUND, THREAD_MAP, CPU_MAP",
+    },
+];
+
+/// The scenario of a given name.
+pub fn by_name(name: &str) -> Option<&'static Scenario> {
+    SCENARIOS.iter().find(|s| s.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_inject_sources_come_first() {
+        for (i, s) in SCENARIOS.iter().enumerate() {
+            assert!(
+                SCENARIOS[..i].iter().all(|o| o.name != s.name),
+                "duplicate scenario {}",
+                s.name
+            );
+            if let Mode::Inject { from } | Mode::InjectPipe { from } = s.mode {
+                let at = SCENARIOS.iter().position(|o| o.name == from);
+                assert!(
+                    at.is_some_and(|at| at < i),
+                    "{}: source {from} must be recorded before it",
+                    s.name
+                );
+            }
+        }
+    }
+}

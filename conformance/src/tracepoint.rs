@@ -1,0 +1,236 @@
+//! Tracepoint RAW samples against `perf script -F trace`: the event format files carried
+//! in the TRACING_DATA (decoded by perfdata) give each field's offset, size and sign; the
+//! field values read from our decoded RAW bytes are compared with the `name=value` pairs
+//! perf prints. This checks RAW data and TRACING_DATA together. Fields that perf prints
+//! through a print-format helper (e.g. `prev_state=R+`) are not numbers and are skipped.
+
+use crate::facts::{num, Facts, Val};
+use perfdata::generated::perf_data::TracingData;
+use std::collections::HashMap;
+
+/// One field of an event format file.
+#[derive(Debug, Clone)]
+pub struct Field {
+    pub name: String,
+    pub offset: usize,
+    pub size: usize,
+    pub signed: bool,
+    /// `char x[N]`: a NUL-terminated string in place.
+    pub char_array: bool,
+    /// `__data_loc char[] x`: u32 (offset | len << 16) pointing to a string.
+    pub data_loc_string: bool,
+}
+
+/// An event format: `ID:` and its fields.
+#[derive(Debug, Clone)]
+pub struct Format {
+    pub name: String,
+    pub id: u16,
+    pub fields: Vec<Field>,
+}
+
+/// Parses one `events/<sys>/<event>/format` file.
+pub fn parse_format(text: &str) -> Option<Format> {
+    let mut name = String::new();
+    let mut id = None;
+    let mut fields = vec![];
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(n) = t.strip_prefix("name: ") {
+            name = n.to_string();
+        } else if let Some(n) = t.strip_prefix("ID: ") {
+            id = n.trim().parse().ok();
+        } else if let Some(rest) = t.strip_prefix("field:") {
+            let mut decl = "";
+            let mut offset = None;
+            let mut size = None;
+            let mut signed = false;
+            for part in rest.split(';').map(str::trim) {
+                if let Some(v) = part.strip_prefix("offset:") {
+                    offset = v.parse().ok();
+                } else if let Some(v) = part.strip_prefix("size:") {
+                    size = v.parse().ok();
+                } else if let Some(v) = part.strip_prefix("signed:") {
+                    signed = v == "1";
+                } else if decl.is_empty() {
+                    decl = part;
+                }
+            }
+            let (Some(offset), Some(size)) = (offset, size) else {
+                continue;
+            };
+            let ident = decl.split('[').next().unwrap_or(decl);
+            let fname = ident.split_whitespace().last().unwrap_or("").to_string();
+            let is_char = decl.contains("char");
+            fields.push(Field {
+                name: fname,
+                offset,
+                size,
+                signed,
+                char_array: is_char && decl.contains('[') && !decl.starts_with("__data_loc"),
+                data_loc_string: decl.starts_with("__data_loc") && is_char,
+            });
+        }
+    }
+    Some(Format {
+        name,
+        id: id?,
+        fields,
+    })
+}
+
+/// All formats of a tracing data, by id.
+pub fn formats(t: &TracingData<'_>) -> HashMap<u16, Format> {
+    let mut out = HashMap::new();
+    let files = t
+        .ftrace_formats
+        .iter()
+        .chain(t.systems.iter().flat_map(|s| s.formats.iter()));
+    for f in files {
+        if let Some(fmt) = parse_format(&String::from_utf8_lossy(f.data.as_slice())) {
+            out.insert(fmt.id, fmt);
+        }
+    }
+    out
+}
+
+fn read_uint(raw: &[u8], at: usize, size: usize, big: bool) -> Option<u64> {
+    let b = raw.get(at..at + size)?;
+    let mut v = 0u64;
+    for i in 0..size {
+        let byte = if big { b[i] } else { b[size - 1 - i] };
+        v = v << 8 | u64::from(byte);
+    }
+    Some(v)
+}
+
+fn c_string(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
+}
+
+/// The value of `field` in `raw`, as perf prints plain fields.
+pub fn field_value(raw: &[u8], field: &Field, big: bool) -> Option<Val> {
+    if field.char_array {
+        return Some(Val::Text(c_string(
+            raw.get(field.offset..field.offset + field.size)?,
+        )));
+    }
+    if field.data_loc_string {
+        let loc = read_uint(raw, field.offset, 4, big)?;
+        let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
+        return Some(Val::Text(c_string(raw.get(off..off + len)?)));
+    }
+    if !matches!(field.size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let v = read_uint(raw, field.offset, field.size, big)?;
+    Some(if field.signed {
+        let shift = 64 - 8 * field.size as u32;
+        Val::Num(i128::from(((v << shift) as i64) >> shift))
+    } else {
+        Val::Num(i128::from(v))
+    })
+}
+
+/// Splits perf's trace text into `name=value` pairs for the known field names (a value
+/// runs up to the next ` known_name=`).
+pub fn split_pairs<'t>(text: &'t str, names: &[&'t str]) -> Vec<(&'t str, &'t str)> {
+    let mut starts = vec![];
+    let bytes = text.as_bytes();
+    for n in names {
+        let pat = format!("{n}=");
+        let mut from = 0;
+        while let Some(i) = text[from..].find(&pat) {
+            let at = from + i;
+            if at == 0 || bytes[at - 1] == b' ' {
+                starts.push((at, *n));
+            }
+            from = at + pat.len();
+        }
+    }
+    starts.sort_unstable();
+    starts.dedup_by_key(|s| s.0);
+    let mut out = vec![];
+    for (i, &(at, n)) in starts.iter().enumerate() {
+        let vstart = at + n.len() + 1;
+        let vend = starts.get(i + 1).map_or(text.len(), |s| s.0);
+        out.push((n, text[vstart..vend].trim_end()));
+    }
+    out
+}
+
+/// perf's and our facts for one sample's trace text: fields perf printed as a plain
+/// number or string. Returns (perf, ours, skipped).
+pub fn trace_facts(text: &str, raw: &[u8], fmt: &Format, big: bool) -> (Facts, Facts, usize) {
+    let names: Vec<&str> = fmt.fields.iter().map(|f| f.name.as_str()).collect();
+    let mut perf = Facts::new();
+    let mut ours = Facts::new();
+    let mut skipped = 0;
+    for (name, value) in split_pairs(text, &names) {
+        let Some(field) = fmt.fields.iter().find(|f| f.name == name) else {
+            continue;
+        };
+        let mine = field_value(raw, field, big);
+        let theirs = if field.char_array || field.data_loc_string {
+            Some(Val::Text(value.to_string()))
+        } else {
+            num(value).map(Val::Num)
+        };
+        match theirs {
+            Some(t) => {
+                perf.push(name, t);
+                ours.push(name, mine.unwrap_or(Val::Text("(unreadable)".into())));
+            }
+            None => skipped += 1,
+        }
+    }
+    (perf, ours, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FORMAT: &str = "name: sched_switch\nID: 316\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\
+\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n\
+\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n\nprint fmt: \"...\"\n";
+
+    #[test]
+    fn format_and_values() {
+        let f = parse_format(FORMAT).unwrap();
+        assert_eq!(f.id, 316);
+        assert_eq!(f.fields.len(), 5);
+        assert!(f.fields[2].char_array);
+        let mut raw = vec![0u8; 40];
+        raw[0] = 0x3c;
+        raw[1] = 0x01;
+        raw[8..12].copy_from_slice(b"perf");
+        raw[24..28].copy_from_slice(&(-5i32).to_le_bytes());
+        let (p, o, skipped) = trace_facts(
+            "prev_comm=perf prev_pid=-5 prev_state=R+ ==> x",
+            &raw,
+            &f,
+            false,
+        );
+        assert_eq!(skipped, 1);
+        assert_eq!(p.list, o.list);
+        assert_eq!(p.len(), 2);
+        // A wrong value is caught.
+        raw[24] = 7;
+        let (p, o, _) = trace_facts("prev_comm=perf prev_pid=-5", &raw, &f, false);
+        assert_ne!(p.list, o.list);
+    }
+
+    #[test]
+    fn pairs_with_spaces() {
+        let p = split_pairs(
+            "prev_comm=Web Content prev_pid=1",
+            &["prev_comm", "prev_pid"],
+        );
+        assert_eq!(p, [("prev_comm", "Web Content"), ("prev_pid", "1")]);
+    }
+}
