@@ -176,3 +176,78 @@ fn not_a_perf_file_is_a_clear_error() {
         );
     }
 }
+
+fn salvage(bytes: &[u8]) -> (Vec<(u64, u32)>, Vec<String>) {
+    let data = PerfData::open(bytes).unwrap();
+    let mut seen = vec![];
+    let errors = data
+        .for_each_record_salvaging(&mut |_, r, _| {
+            seen.push((r.offset, r.header.type_));
+            Ok(true)
+        })
+        .unwrap();
+    (seen, errors.iter().map(|e| e.to_string()).collect())
+}
+
+#[test]
+fn salvage_changes_nothing_on_an_intact_file() {
+    let bytes = fixture("callchain.data");
+    let (seen, errors) = salvage(&bytes);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(seen.len(), walk(&bytes).0);
+}
+
+#[test]
+fn salvage_skips_a_damaged_record_and_goes_on() {
+    let bytes = fixture("callchain.data");
+    let data = PerfData::open(&bytes).unwrap();
+    let mut offsets = vec![];
+    data.for_each_record(&mut |_, r, _| {
+        offsets.push(r.offset);
+        Ok(true)
+    })
+    .unwrap();
+    // Break the size of a record in the middle: an impossible size (3).
+    let victim = offsets[offsets.len() / 2] as usize;
+    let mut damaged = bytes.clone();
+    damaged[victim + 6..victim + 8].copy_from_slice(&3u16.to_le_bytes());
+    let (plain_n, plain_err) = walk(&damaged);
+    assert!(plain_err.is_some() && plain_n < offsets.len());
+    let (seen, errors) = salvage(&damaged);
+    assert!(
+        errors.iter().any(|e| e.contains("skipped bytes")),
+        "{errors:?}"
+    );
+    // Everything after the damaged record is back.
+    let after: Vec<u64> = offsets
+        .iter()
+        .copied()
+        .filter(|o| *o > victim as u64)
+        .collect();
+    let seen_after: Vec<u64> = seen
+        .iter()
+        .map(|s| s.0)
+        .filter(|o| *o > victim as u64)
+        .collect();
+    assert!(after.len() > 10);
+    assert_eq!(seen_after, after);
+}
+
+#[test]
+fn salvage_reads_everything_before_appended_junk() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("shared/corpus/sleep.compressed2.pipe.data");
+    let Ok(bytes) = std::fs::read(&path) else {
+        eprintln!("SKIP: {} is absent", path.display());
+        return;
+    };
+    let (n, err) = walk(&bytes);
+    assert!(err.is_some());
+    let (seen, errors) = salvage(&bytes);
+    assert_eq!(seen.len(), n, "every record before the junk");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}

@@ -10,7 +10,14 @@ use std::io::Cursor;
 use std::path::Path;
 
 fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("conformance/fixtures").join(name)).unwrap()
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .join("conformance/fixtures")
+            .join(name),
+    )
+    .unwrap()
 }
 
 #[test]
@@ -62,7 +69,10 @@ fn an_attr_from_a_newer_producer_keeps_its_unknown_fields() {
     raw[4..8].copy_from_slice(&152u32.to_le_bytes());
     let newer = Attr::decode(&mut Reader::<LittleEndian>::new(&raw, 0), &Ctx::default()).unwrap();
     assert_eq!(newer.config3, Some(0x1234));
-    assert_eq!(newer.tail.as_ref().map(|t| t.to_vec()), Some(vec![0xab; 16]));
+    assert_eq!(
+        newer.tail.as_ref().map(|t| t.to_vec()),
+        Some(vec![0xab; 16])
+    );
     let mut w = Writer::<LittleEndian>::new();
     newer.encode(&mut w, &Ctx::default()).unwrap();
     assert_eq!(w.into_vec(), raw, "the unknown fields are written back");

@@ -272,6 +272,48 @@ impl<'a> PerfData<'a> {
         walk_stream::<E>(self.data(), self.data_start as u64, f)
     }
 
+    /// Like [`PerfData::for_each_record`], but keeps going past damage where it can: after
+    /// a record whose size is impossible or that runs past the end, it resumes at the next
+    /// 8-byte-aligned place where known records parse again; after a compressed chunk that
+    /// does not decompress, it restarts the zstd stream at the next chunk. Returns the
+    /// errors met (and the byte ranges skipped), in order; empty for an intact input.
+    pub fn for_each_record_salvaging(
+        &self,
+        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
+    ) -> Result<Vec<Error>, Error> {
+        let mut errors = vec![];
+        let session = &self.session;
+        match self.format.endian {
+            Endianness::Little => walk_stream_with::<LittleEndian>(
+                self.data(),
+                self.data_start as u64,
+                Some(&mut errors),
+                &mut |o, rec, _| {
+                    let ctx = session.record_ctx::<LittleEndian>(
+                        rec.record_type(),
+                        rec.header.misc,
+                        rec.body,
+                    );
+                    f(o, rec, &ctx)
+                },
+            )?,
+            Endianness::Big => walk_stream_with::<BigEndian>(
+                self.data(),
+                self.data_start as u64,
+                Some(&mut errors),
+                &mut |o, rec, _| {
+                    let ctx = session.record_ctx::<BigEndian>(
+                        rec.record_type(),
+                        rec.header.misc,
+                        rec.body,
+                    );
+                    f(o, rec, &ctx)
+                },
+            )?,
+        }
+        Ok(errors)
+    }
+
     /// Calls `f` for the records of another stream of the same recording (a `data.N` file
     /// of a directory), decoded with this input's attrs; compressed records are expanded
     /// (each stream is its own zstd stream). `base` is the offset reported for `bytes[0]`.
@@ -306,37 +348,91 @@ fn walk_stream<E: Endian>(
     data_start: u64,
     f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
 ) -> Result<(), Error> {
+    walk_stream_with::<E>(data, data_start, None, f)
+}
+
+/// The walk. With `salvage`, errors are collected there instead of ending the walk: a
+/// framing error skips to the next place where records parse again ([`resync`]), a bad
+/// compressed chunk drops what is pending and restarts the zstd stream.
+fn walk_stream_with<E: Endian>(
+    data: &[u8],
+    data_start: u64,
+    mut salvage: Option<&mut Vec<Error>>,
+    f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
+) -> Result<(), Error> {
     let mut decompressor: Option<Decompressor> = None;
     // Offset of the next record within the decompressed stream.
     let mut decompressed_offset = 0u64;
     let mut index = 0u64;
-    for rec in RecordWalker::<E>::new(data, data_start) {
-        let rec = rec.map_err(|e| e.with_record(index, "?"))?;
-        let ty = rec.record_type();
-        if !f(Origin::Stream, rec, ())? {
-            return Ok(());
-        }
-        index += 1;
-        if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
-            let body = RecordBody::decode(
-                ty,
-                &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
-                &Ctx::default(),
-            )
-            .map_err(|e| e.with_record(index - 1, record_name(ty)))?;
-            let zdata = match &body {
-                RecordBody::Compressed(c) => c.data.as_slice(),
-                RecordBody::Compressed2(c) => c.data.as_slice(),
-                _ => unreachable!("matched on the type"),
+    let mut start = 0usize;
+    'stream: loop {
+        let mut walker = RecordWalker::<E>::new(&data[start..], data_start + start as u64);
+        while let Some(rec) = walker.next() {
+            let rec = match rec {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let e = e.with_record(index, "?");
+                    let Some(errors) = salvage.as_deref_mut() else {
+                        return Err(e);
+                    };
+                    errors.push(e);
+                    let failed_at = data.len() - walker.rest().len();
+                    match resync::<E>(data, failed_at) {
+                        Some(next) => {
+                            errors.push(Error::other(format!(
+                                "salvage: skipped bytes {:#x}..{:#x}",
+                                data_start + failed_at as u64,
+                                data_start + next as u64
+                            )));
+                            start = next;
+                            continue 'stream;
+                        }
+                        None => break 'stream,
+                    }
+                }
             };
-            let d = match &mut decompressor {
-                Some(d) => d,
-                None => decompressor.insert(Decompressor::new()?),
-            };
-            d.feed(zdata, rec.offset)?;
-            let mut walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
+            let ty = rec.record_type();
+            if !f(Origin::Stream, rec, ())? {
+                return Ok(());
+            }
+            index += 1;
+            if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
+                continue;
+            }
+            let chunk = (|| -> Result<(), Error> {
+                let body = RecordBody::decode(
+                    ty,
+                    &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+                    &Ctx::default(),
+                )?;
+                let zdata = match &body {
+                    RecordBody::Compressed(c) => c.data.as_slice(),
+                    RecordBody::Compressed2(c) => c.data.as_slice(),
+                    _ => unreachable!("matched on the type"),
+                };
+                let d = match &mut decompressor {
+                    Some(d) => d,
+                    None => decompressor.insert(Decompressor::new()?),
+                };
+                d.feed(zdata, rec.offset)
+            })();
+            if let Err(e) = chunk {
+                let e = e.with_record(index - 1, record_name(ty));
+                let Some(errors) = salvage.as_deref_mut() else {
+                    return Err(e);
+                };
+                errors.push(e);
+                errors.push(Error::other(format!(
+                    "salvage: dropped the compressed stream up to the record at {:#x}",
+                    rec.offset
+                )));
+                decompressor = None;
+                continue;
+            }
+            let d = decompressor.as_mut().expect("fed above");
+            let mut inner_walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
             let mut taken = 0;
-            for inner in walker.by_ref() {
+            for inner in inner_walker.by_ref() {
                 match inner {
                     Ok(inner) => {
                         taken += inner.stream_len();
@@ -352,23 +448,62 @@ fn walk_stream<E: Endian>(
                     }
                     // The rest of this record arrives with the next compressed record.
                     Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                    Err(e) => return Err(e.with_record(index - 1, record_name(ty))),
+                    Err(e) => {
+                        let e = e.with_record(index - 1, record_name(ty));
+                        let Some(errors) = salvage.as_deref_mut() else {
+                            return Err(e);
+                        };
+                        errors.push(e);
+                        taken = d.pending().len();
+                        break;
+                    }
                 }
             }
             d.consume(taken);
             decompressed_offset += taken as u64;
         }
+        break;
     }
     if let Some(d) = &decompressor {
         if !d.pending().is_empty() {
-            return Err(Error::invalid(
+            let e = Error::invalid(
                 Some(data_start + data.len() as u64),
                 "the compressed stream to end on a record boundary",
                 format!("{} undecoded bytes", d.pending().len()),
-            ));
+            );
+            match salvage {
+                Some(errors) => errors.push(e),
+                None => return Err(e),
+            }
         }
     }
     Ok(())
+}
+
+/// The first 8-byte-aligned position after `failed_at` from which records parse again:
+/// three known record types in a row, or known records up to the exact end of the stream.
+fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
+    const CHAIN: usize = 3;
+    let mut at = (failed_at / 8 + 1) * 8;
+    while at + HEADER_SIZE <= data.len() {
+        let mut good = 0;
+        let mut clean_end = false;
+        let mut walker = RecordWalker::<E>::new(&data[at..], 0);
+        for rec in walker.by_ref().take(CHAIN) {
+            match rec {
+                Ok(r) if r.record_type().name().is_some() => good += 1,
+                _ => break,
+            }
+        }
+        if good < CHAIN && walker.rest().is_empty() && good > 0 {
+            clean_end = true;
+        }
+        if good == CHAIN || clean_end {
+            return Some(at);
+        }
+        at += 8;
+    }
+    None
 }
 
 /// Pipe mode: HEADER_ATTR records declare attrs and ids; HEADER_FEATURE may carry NRCPUS.
