@@ -43,6 +43,24 @@ pub struct RecordItem<'a> {
     pub data: RecordData<'a>,
 }
 
+impl RecordItem<'_> {
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> RecordItem<'static> {
+        RecordItem {
+            ty: self.ty,
+            misc: self.misc,
+            attr: self.attr,
+            data: match self.data {
+                RecordData::Raw { body, payload } => RecordData::Raw {
+                    body: body.into_owned(),
+                    payload: payload.into_owned(),
+                },
+                RecordData::Typed(b) => RecordData::Typed(Box::new(b.into_owned())),
+            },
+        }
+    }
+}
+
 /// An editable perf.data file or stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PerfFile<'a> {
@@ -286,18 +304,7 @@ impl<'a> PerfFile<'a> {
             records: self
                 .records
                 .into_iter()
-                .map(|r| RecordItem {
-                    ty: r.ty,
-                    misc: r.misc,
-                    attr: r.attr,
-                    data: match r.data {
-                        RecordData::Raw { body, payload } => RecordData::Raw {
-                            body: body.into_owned(),
-                            payload: payload.into_owned(),
-                        },
-                        RecordData::Typed(b) => RecordData::Typed(Box::new(b.into_owned())),
-                    },
-                })
+                .map(RecordItem::into_owned)
                 .collect(),
         }
     }

@@ -2,8 +2,9 @@
 //! stream, and moving between the file and pipe layouts. Each keeps every record's content;
 //! only framing changes (compressed chunks, HEADER_* records vs. sections).
 
+use crate::container::decompress::{zstd_data, Decompressor};
 use crate::container::session::Session;
-use crate::container::{decompress::Decompressor, EventAttr, Layout, RecordWalker};
+use crate::container::{EventAttr, Layout, RecordWalker};
 use crate::generated::perf_data::{
     BuildId, BuildIdEntry, BuildIdMisc, Compressed, Compressed2, CompressedFeature,
     CompressionType, Ctx, EventHeader, FeatureBody, FeatureId, HeaderAttr, HeaderFeature,
@@ -85,23 +86,17 @@ pub fn decompress(file: &mut PerfFile<'_>) -> Result<(), Error> {
             continue;
         }
         let (body, _) = record_bytes(file, &item)?;
-        let ctx = Ctx::default();
-        let decoded = endian_dispatch(
-            file.endian,
-            || RecordBody::decode(item.ty, &mut Reader::<LittleEndian>::new(&body, 0), &ctx),
-            || RecordBody::decode(item.ty, &mut Reader::<BigEndian>::new(&body, 0), &ctx),
-        )
-        .map_err(|e| e.with_record(i as u64, item.ty))?;
-        let zdata = match &decoded {
-            RecordBody::Compressed(c) => c.data.as_slice(),
-            RecordBody::Compressed2(c) => c.data.as_slice(),
-            _ => unreachable!("matched on the type"),
-        };
+        let zdata = match file.endian {
+            Endianness::Little => zstd_data::<LittleEndian>(item.ty, &body, 0),
+            Endianness::Big => zstd_data::<BigEndian>(item.ty, &body, 0),
+        }
+        .map_err(|e| e.with_record(i as u64, item.ty))?
+        .unwrap_or_default();
         let d = match &mut decompressor {
             Some(d) => d,
             None => decompressor.insert(Decompressor::new()?),
         };
-        d.feed(zdata, i as u64)?;
+        d.feed(&zdata, i as u64)?;
         let taken = match file.endian {
             Endianness::Little => take_records::<LittleEndian>(d.pending(), &session, &mut out)?,
             Endianness::Big => take_records::<BigEndian>(d.pending(), &session, &mut out)?,
@@ -153,18 +148,7 @@ fn take_records<E: Endian>(
 }
 
 fn owned(item: RecordItem<'_>) -> RecordItem<'static> {
-    RecordItem {
-        ty: item.ty,
-        misc: item.misc,
-        attr: item.attr,
-        data: match item.data {
-            RecordData::Raw { body, payload } => RecordData::Raw {
-                body: body.into_owned(),
-                payload: payload.into_owned(),
-            },
-            RecordData::Typed(b) => RecordData::Typed(Box::new(b.into_owned())),
-        },
-    }
+    item.into_owned()
 }
 
 /// True when `r` is a HEADER_FEATURE record carrying feature `id`.

@@ -2,7 +2,8 @@
 //! ONE zstd stream, decoded with a persistent context; its output is a record stream in
 //! which a record may straddle two compressed records, so the undecoded tail is carried.
 
-use crate::rt::Error;
+use crate::generated::perf_data::{Ctx, RecordBody, RecordType};
+use crate::rt::{Bytes, Endian, Error, Reader};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 /// Upper bound on what one compressed record may expand to. perf sizes its buffer from
@@ -63,4 +64,23 @@ impl Decompressor {
     pub fn consume(&mut self, n: usize) {
         self.pending.drain(..n.min(self.pending.len()));
     }
+}
+
+/// The zstd bytes of a COMPRESSED or COMPRESSED2 record body (`None` for other types);
+/// they borrow `body`. `at` is the body's offset, for errors.
+pub fn zstd_data<E: Endian>(
+    ty: RecordType,
+    body: &[u8],
+    at: u64,
+) -> Result<Option<Bytes<'_>>, Error> {
+    if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
+        return Ok(None);
+    }
+    Ok(
+        match RecordBody::decode(ty, &mut Reader::<E>::new(body, at), &Ctx::default())? {
+            RecordBody::Compressed(c) => Some(c.data),
+            RecordBody::Compressed2(c) => Some(c.data),
+            _ => None,
+        },
+    )
 }

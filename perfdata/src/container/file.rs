@@ -1,6 +1,6 @@
 //! A whole perf.data input held in memory (or a memory map): file or pipe layout.
 
-use super::decompress::Decompressor;
+use super::decompress::{zstd_data, Decompressor};
 use super::format::{detect, Format, Layout};
 use super::session::{EventAttr, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
@@ -93,7 +93,7 @@ impl<'a> PerfData<'a> {
             // A stream that breaks off later still opens: the records before the break
             // are readable, and `for_each_record` reports the break where it is.
             let _ = data.walk::<E>(&mut |_, rec, _| {
-                note_setup_record::<E>(&mut session, &rec)?;
+                session.note_record::<E>(&rec)?;
                 Ok(true)
             });
             data.session = session;
@@ -400,21 +400,13 @@ fn walk_stream_with<E: Endian>(
                 continue;
             }
             let chunk = (|| -> Result<(), Error> {
-                let body = RecordBody::decode(
-                    ty,
-                    &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
-                    &Ctx::default(),
-                )?;
-                let zdata = match &body {
-                    RecordBody::Compressed(c) => c.data.as_slice(),
-                    RecordBody::Compressed2(c) => c.data.as_slice(),
-                    _ => unreachable!("matched on the type"),
-                };
+                let at = rec.offset + HEADER_SIZE as u64;
+                let zdata = zstd_data::<E>(ty, rec.body, at)?.unwrap_or_default();
                 let d = match &mut decompressor {
                     Some(d) => d,
                     None => decompressor.insert(Decompressor::new()?),
                 };
-                d.feed(zdata, rec.offset)
+                d.feed(&zdata, rec.offset)
             })();
             if let Err(e) = chunk {
                 let e = e.with_record(index - 1, record_name(ty));
@@ -504,36 +496,6 @@ fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
         at += 8;
     }
     None
-}
-
-/// Pipe mode: HEADER_ATTR records declare attrs and ids; HEADER_FEATURE may carry NRCPUS.
-fn note_setup_record<'a, E: Endian>(
-    session: &mut Session<'a>,
-    rec: &RawRecord<'_>,
-) -> Result<(), Error> {
-    let ty = rec.record_type();
-    if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
-        return Ok(());
-    }
-    let body = RecordBody::decode(
-        ty,
-        &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
-        &session.feature_ctx(),
-    )?;
-    match body {
-        RecordBody::HeaderAttr(a) => session.add_attr(EventAttr {
-            attr: a.attr.into_owned(),
-            ids: a.ids.iter().collect(),
-            entry_tail: None,
-        }),
-        RecordBody::HeaderFeature(f) => {
-            if let Some(feature) = &f.data {
-                session.observe_feature(feature);
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// A record type by name, or by number when unknown.

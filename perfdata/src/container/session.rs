@@ -5,8 +5,11 @@
 //! `id_pos` from the start, for other records at `is_pos` from the end of the sample_id
 //! trailer; id 0 or an unknown id means the first attr (perf's synthesized records).
 
-use crate::generated::perf_data::{Attr, Ctx, FeatureBody, RecordMisc, RecordType, SampleType};
-use crate::rt::{Endian, Reader, Tail};
+use super::stream::{RawRecord, HEADER_SIZE};
+use crate::generated::perf_data::{
+    Attr, Ctx, FeatureBody, RecordBody, RecordMisc, RecordType, SampleType,
+};
+use crate::rt::{Endian, Error, Reader, Tail};
 use std::collections::HashMap;
 
 /// One event: its attr and the sample ids that name it.
@@ -56,6 +59,34 @@ impl<'a> Session<'a> {
             self.nr_cpus_avail = n.nr_cpus_avail;
             self.nr_cpus_online = n.nr_cpus_online;
         }
+    }
+
+    /// Learns from a pipe-mode setup record: HEADER_ATTR declares an attr and its ids,
+    /// HEADER_FEATURE may carry NRCPUS. Other records are ignored.
+    pub fn note_record<E: Endian>(&mut self, rec: &RawRecord<'_>) -> Result<(), Error> {
+        let ty = rec.record_type();
+        if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
+            return Ok(());
+        }
+        let body = RecordBody::decode(
+            ty,
+            &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+            &self.feature_ctx(),
+        )?;
+        match body {
+            RecordBody::HeaderAttr(a) => self.add_attr(EventAttr {
+                attr: a.attr.into_owned(),
+                ids: a.ids.iter().collect(),
+                entry_tail: None,
+            }),
+            RecordBody::HeaderFeature(f) => {
+                if let Some(feature) = &f.data {
+                    self.observe_feature(feature);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The context for decoding features.

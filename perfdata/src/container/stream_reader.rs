@@ -1,7 +1,7 @@
 //! Pipe-mode input from any [`Read`] (stdin, a socket) with bounded memory: one record
 //! (and its payload) at a time, plus the undecoded rest of the current compressed chunk.
 
-use super::decompress::Decompressor;
+use super::decompress::{zstd_data, Decompressor};
 use super::file::Origin;
 use super::format::{detect, Layout};
 use super::session::{EventAttr, Session};
@@ -186,20 +186,15 @@ impl<R: Read> StreamReader<R> {
             body: &buf[HEADER_SIZE..size],
             payload: &buf[size..],
         };
-        note::<E>(session, self.index - 1, &rec)?;
-        if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
-            let body =
-                RecordBody::decode(ty, &mut Reader::<E>::new(rec.body, at + 8), &Ctx::default())?;
-            let data = match &body {
-                RecordBody::Compressed(c) => c.data.as_slice(),
-                RecordBody::Compressed2(c) => c.data.as_slice(),
-                _ => unreachable!("matched on the type"),
-            };
+        session
+            .note_record::<E>(&rec)
+            .map_err(|e| e.with_record(self.index - 1, ty))?;
+        if let Some(data) = zstd_data::<E>(ty, rec.body, at + HEADER_SIZE as u64)? {
             let d = match decompressor {
                 Some(d) => d,
                 None => decompressor.insert(Decompressor::new()?),
             };
-            d.feed(data, at)?;
+            d.feed(&data, at)?;
             self.compressed_at = at;
         }
         let ctx = self
@@ -217,38 +212,6 @@ impl<R: Read> StreamReader<R> {
             ctx,
         }))
     }
-}
-
-/// HEADER_ATTR and HEADER_FEATURE (NRCPUS) change how later records decode.
-fn note<E: Endian>(
-    session: &mut Session<'static>,
-    index: u64,
-    rec: &RawRecord<'_>,
-) -> Result<(), Error> {
-    let ty = rec.record_type();
-    if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
-        return Ok(());
-    }
-    let body = RecordBody::decode(
-        ty,
-        &mut Reader::<E>::new(rec.body, rec.offset + 8),
-        &session.feature_ctx(),
-    )
-    .map_err(|e| e.with_record(index, ty))?;
-    match body {
-        RecordBody::HeaderAttr(a) => session.add_attr(EventAttr {
-            attr: a.attr.into_owned(),
-            ids: a.ids.iter().collect(),
-            entry_tail: None,
-        }),
-        RecordBody::HeaderFeature(f) => {
-            if let Some(feature) = &f.data {
-                session.observe_feature(feature);
-            }
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// Fills `buf`; an end of input is an error naming the offset.
