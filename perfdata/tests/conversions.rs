@@ -1,6 +1,9 @@
 //! Conversions keep every record's content: decompressing, compressing (COMPRESSED2 and
 //! COMPRESSED), big-endian, and pipe <-> file layout.
 
+mod common;
+use common::{fixture, workspace};
+
 use perfdata::container::{Layout, PerfData};
 use perfdata::generated::perf_data::{FeatureBody, RecordType};
 use perfdata::model::{FeatureData, PerfFile};
@@ -8,18 +11,6 @@ use perfdata::rt::Endianness;
 use perfdata::transform::{compress, decompress, to_file, to_pipe, CompressedKind};
 use perfdata::write::{write, WriteOptions};
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(workspace().join("conformance/fixtures").join(name)).unwrap()
-}
 
 fn corpus(name: &str) -> Option<Vec<u8>> {
     let p = workspace()

@@ -1,22 +1,14 @@
 //! Unfinished, cut and hostile inputs: every complete record is yielded, then a clear
 //! error; nothing panics, loops or allocates more than the input justifies.
 
+mod common;
+use common::fixture;
+
 use perfdata::container::PerfData;
 use perfdata::generated::perf_data::{Ctx, FeatureBody, FeatureId};
 use perfdata::model::PerfFile;
 use perfdata::rt::{LittleEndian, Reader};
 use std::path::Path;
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .join("conformance/fixtures")
-            .join(name),
-    )
-    .unwrap()
-}
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())

@@ -26,6 +26,9 @@
 //!   `tools/perf/util/synthetic-events.c` / `event.c` (record sizing),
 //!   `tools/perf/util/bpf-event.c` (`synthesize_perf_record_bpf_metadata()`).
 
+mod common;
+use common::{hex, tails};
+
 use perfdata::generated::perf_data::*;
 use perfdata::rt::{Array, BigEndian, Endian, LittleEndian, Payload, Reader, Writer};
 
@@ -114,37 +117,6 @@ fn both(f: impl Fn(&mut B)) -> (Vec<u8>, Vec<u8>) {
     f(&mut be);
     assert_eq!(le.v.len(), be.v.len(), "both byte orders have one size");
     (le.v, be.v)
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// Paths of the non-canonical tails in a decoded value (as in real_files_roundtrip.rs):
-/// bytes after the last known field that are not the canonical padding.
-fn tails(v: &impl serde::Serialize) -> Vec<String> {
-    fn walk(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    if k == "tail" && x.as_str() != Some("") {
-                        out.push(format!("{path}.tail = {x}"));
-                    } else if k != "tail" {
-                        walk(x, &format!("{path}.{k}"), out);
-                    }
-                }
-            }
-            serde_json::Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    walk(x, &format!("{path}[{i}]"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut out = vec![];
-    walk(&serde_json::to_value(v).unwrap(), "", &mut out);
-    out
 }
 
 fn encode_record<E: Endian>(v: &RecordBody<'_>, ctx: &Ctx) -> Vec<u8> {

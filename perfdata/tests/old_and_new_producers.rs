@@ -1,24 +1,15 @@
 //! Producers older and newer than the spec's newest knowledge: the 72-byte file header
 //! without a feature bitmap, and a perf_event_attr larger than any the spec knows.
 
+mod common;
+use common::fixture;
+
 use perfdata::container::PerfData;
 use perfdata::generated::perf_data::{Attr, Ctx};
 use perfdata::model::PerfFile;
 use perfdata::rt::{BigEndian, LittleEndian, Reader, Writer};
 use perfdata::write::{write, WriteOptions};
 use std::io::Cursor;
-use std::path::Path;
-
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .join("conformance/fixtures")
-            .join(name),
-    )
-    .unwrap()
-}
 
 #[test]
 fn a_72_byte_header_without_features_reads_and_writes() {

@@ -5,6 +5,9 @@
 //! committed) and the external corpus in `../shared/corpus/` (skipped, with a message,
 //! when absent).
 
+mod common;
+use common::{hex, tails, workspace};
+
 use perfdata::container::{Origin, PerfData};
 use perfdata::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, RecordBody, RecordType,
@@ -12,13 +15,6 @@ use perfdata::generated::perf_data::{
 use perfdata::rt::{BigEndian, Endian, Endianness, LittleEndian, Reader, Writer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// Decodes `bytes` as `E`, re-encodes as `E` (must be identical), then encodes as the other
 /// byte order, decodes that (must be equal) and encodes back as `E` (identical again).
@@ -81,40 +77,6 @@ impl Swap for LittleEndian {
 }
 impl Swap for BigEndian {
     type Other = LittleEndian;
-}
-
-/// Paths of the non-canonical tails in a decoded value: bytes after the last known field
-/// that are not the canonical padding. In a file written by perf there should be none —
-/// a tail there means the spec does not know a field (or misplaces one).
-fn tails(v: &impl serde::Serialize) -> Vec<String> {
-    fn walk(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) => {
-                for (k, x) in m {
-                    // An empty tail only says the producer did not pad (perf before ~6.14
-                    // wrote HEADER_FEATURE records unpadded): no unknown bytes.
-                    if k == "tail" && x.as_str() != Some("") {
-                        out.push(format!("{path}.tail = {x}"));
-                    } else if k != "tail" {
-                        walk(x, &format!("{path}.{k}"), out);
-                    }
-                }
-            }
-            serde_json::Value::Array(a) => {
-                for (i, x) in a.iter().enumerate() {
-                    walk(x, &format!("{path}[{i}]"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut out = vec![];
-    walk(&serde_json::to_value(v).unwrap(), "", &mut out);
-    out
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[derive(Default)]

@@ -2,19 +2,15 @@
 //! perf-written file; big-endian conversion there and back gives the original bytes;
 //! saving never damages the target.
 
+mod common;
+use common::workspace;
+
 use perfdata::container::{Layout, PerfData};
 use perfdata::model::PerfFile;
 use perfdata::rt::Endianness;
 use perfdata::write::{save, write, WriteOptions};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// Inputs that cannot be rewritten as they are, with the reason; they are checked to
 /// fail for that reason (so the list cannot silently go stale).

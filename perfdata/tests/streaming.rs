@@ -2,16 +2,12 @@
 //! however the input is chunked, with memory bounded by one record (plus one compressed
 //! chunk's carry-over) whatever the stream's length.
 
+mod common;
+use common::workspace;
+
 use perfdata::container::{Origin, PerfData, StreamReader};
 use std::io::Read;
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use std::path::PathBuf;
 
 type Seen = Vec<(Origin, u64, u32, Vec<u8>, Vec<u8>, String)>;
 
