@@ -265,6 +265,12 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
         if let Some(w) = &f.within {
             presence.push(format!("within `{}` bytes", expr(w)));
         }
+        if let Some(b) = &f.big_endian_if {
+            presence.push(format!(
+                "big-endian if `{}`, else little-endian (whatever the file's order)",
+                expr(b)
+            ));
+        }
         let _ = writeln!(
             out,
             "| {off} | `{}` | {} | {} | {} | {} |",

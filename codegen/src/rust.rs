@@ -1653,6 +1653,7 @@ impl<'s> Gen<'s> {
             ty_exprs(&f.ty, &mut exprs);
             exprs.extend(f.cond.iter());
             exprs.extend(f.within.iter());
+            exprs.extend(f.big_endian_if.iter());
         }
         exprs.extend(s.bounded_by.iter());
         exprs.extend(s.payload.iter().map(|p| &p.len));
@@ -1917,11 +1918,11 @@ impl<'s> Gen<'s> {
             let stored = f.computed.is_none();
             let used = stored || refs.contains(fname);
             let d = self.decode_value(&f.ty, &env);
-            let val = if d.plain && f.within.is_none() {
+            let val = if d.plain && f.within.is_none() && f.big_endian_if.is_none() {
                 d.ts.clone()
-            } else if f.within.is_some() || d.fallible {
+            } else if f.within.is_some() || f.big_endian_if.is_some() || d.fallible {
                 let dt = &d.result();
-                let inner = match &f.within {
+                let mut inner = match &f.within {
                     Some(w) => {
                         let n = self.u64_expr(w, &env);
                         let nt = n.ts;
@@ -1929,7 +1930,19 @@ impl<'s> Gen<'s> {
                     }
                     None => dt.clone(),
                 };
+                // The data states this field's byte order: decode it in that order.
+                if let Some(be) = &f.big_endian_if {
+                    let ct = self.bool_expr(be, &env).ts;
+                    inner = quote! {
+                        if #ct {
+                            r.with_endian::<rt::BigEndian, _>(|r| #inner)
+                        } else {
+                            r.with_endian::<rt::LittleEndian, _>(|r| #inner)
+                        }
+                    };
+                }
                 if d.fallible
+                    || f.big_endian_if.is_some()
                     || f.within
                         .as_ref()
                         .is_some_and(|w| self.u64_expr(w, &env).fallible)
@@ -2540,7 +2553,18 @@ impl<'s> Gen<'s> {
                         chain: chain.clone(),
                         depth: 0,
                     };
-                    let inner = self.encode_value(&f.ty, &at, &cx, skip);
+                    let mut inner = self.encode_value(&f.ty, &at, &cx, skip);
+                    // The data states this field's byte order: encode it in that order.
+                    if let Some(be) = &f.big_endian_if {
+                        let ct = self.bool_expr(be, &env).ts;
+                        inner = quote! {
+                            if #ct {
+                                w.with_endian::<rt::BigEndian, _>(|w| -> rt::Result<()> { #inner Ok(()) })?;
+                            } else {
+                                w.with_endian::<rt::LittleEndian, _>(|w| -> rt::Result<()> { #inner Ok(()) })?;
+                            }
+                        };
+                    }
                     match &f.within {
                         Some(wexpr) => {
                             let wat = format_ident!("within_at");

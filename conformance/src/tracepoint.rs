@@ -83,9 +83,10 @@ pub fn parse_format(text: &str) -> Option<Format> {
 pub fn formats(t: &TracingData<'_>) -> HashMap<u16, Format> {
     let mut out = HashMap::new();
     let files = t
+        .body
         .ftrace_formats
         .iter()
-        .chain(t.systems.iter().flat_map(|s| s.formats.iter()));
+        .chain(t.body.systems.iter().flat_map(|s| s.formats.iter()));
     for f in files {
         if let Some(fmt) = parse_format(&String::from_utf8_lossy(f.data.as_slice())) {
             out.insert(fmt.id, fmt);

@@ -1183,3 +1183,25 @@ fn errors_name_offset_and_field_path() {
     assert_eq!(e.path_string(), "file.id");
     assert_eq!(e.offset(), Some(0x1005));
 }
+
+#[test]
+fn big_endian_if_follows_the_data_not_the_file() {
+    let ctx = Ctx::default();
+    // order = 1: the body is big-endian inside a little-endian record.
+    let bytes = le()
+        .u8(1)
+        .bytes(&0x0102_0304u32.to_be_bytes())
+        .bytes(&0x0506u16.to_be_bytes())
+        .done();
+    let RecordBody::Own(o) = round_trip(RecordType::OWN, &bytes, &ctx) else {
+        panic!()
+    };
+    assert_eq!((o.body.a, o.body.b), (0x0102_0304, 0x0506));
+    // In a big-endian file the body keeps its own (big-endian) order: same bytes.
+    assert_eq!(encode::<BE>(&RecordBody::Own(o.clone()), &ctx), bytes);
+    // order = 0: little-endian, also inside a big-endian file.
+    let bytes = le().u8(0).u32(0x0102_0304).u16(0x0506).done();
+    let o = decode::<BE>(RecordType::OWN, &bytes, &ctx);
+    let RecordBody::Own(o) = o else { panic!() };
+    assert_eq!((o.body.a, o.body.b), (0x0102_0304, 0x0506));
+}

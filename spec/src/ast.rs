@@ -201,6 +201,7 @@ pub struct FieldDecl {
     pub computed: Option<Expr>,
     pub cond: Option<Expr>,
     pub within: Option<Expr>,
+    pub big_endian_if: Option<Expr>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -240,6 +240,10 @@ pub struct Field {
     pub cond: Option<Expr>,
     /// `within EXPR`: decoded inside exactly EXPR bytes.
     pub within: Option<Expr>,
+    /// `big_endian_if EXPR`: the field (a struct) is in big-endian order when EXPR is true
+    /// and little-endian when false, whatever the file's order — for data that states its
+    /// own byte order (the tracing data's `big_endian` byte).
+    pub big_endian_if: Option<Expr>,
     pub span: Span,
 }
 

@@ -34,6 +34,7 @@ pub const RESERVED: &[&str] = &[
     "switch",
     "if",
     "within",
+    "big_endian_if",
     "bounded_by",
     "pad_to",
     "trailer",
@@ -800,6 +801,7 @@ impl<'a> Parser<'a> {
         let (i, computed) = self.opt_clause(i, "=")?;
         let (i, cond) = self.opt_clause(i, "if")?;
         let (i, within) = self.opt_clause(i, "within")?;
+        let (i, big_endian_if) = self.opt_clause(i, "big_endian_if")?;
         Ok((
             i,
             Member::Field(Box::new(FieldDecl {
@@ -809,11 +811,12 @@ impl<'a> Parser<'a> {
                 computed,
                 cond,
                 within,
+                big_endian_if,
             })),
         ))
     }
 
-    /// `= EXPR`, `if EXPR` or `within EXPR`, when present.
+    /// `= EXPR`, `if EXPR`, `within EXPR` or `big_endian_if EXPR`, when present.
     fn opt_clause(&self, i: &'a str, intro: &'static str) -> PResult<'a, Option<Expr>> {
         let matched = if intro == "=" {
             self.sym("=")(i)

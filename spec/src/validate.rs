@@ -920,6 +920,19 @@ impl<'a> Validator<'a> {
                         .within
                         .as_ref()
                         .and_then(|e| self.expect_ty(e, &scope, Ty::Int, "a `within` size"));
+                    let big_endian_if = f.big_endian_if.as_ref().and_then(|e| {
+                        self.expect_ty(e, &scope, Ty::Bool, "a `big_endian_if` condition")
+                    });
+                    if let (Some(e), Some(t)) = (&f.big_endian_if, &ty) {
+                        if !matches!(t, TypeRef::Struct { .. }) {
+                            self.error_help(
+                                e.span,
+                                format!("`big_endian_if` on field `{}`, which is not a struct", f.name.name),
+                                "byte order switched here",
+                                Some("put the fields whose byte order is stated by the data into a struct of their own".to_string()),
+                            );
+                        }
+                    }
                     let computed = f.computed.as_ref().and_then(|e| {
                         let computed_scope = Scope {
                             mode: Mode::Computed,
@@ -953,6 +966,7 @@ impl<'a> Validator<'a> {
                             computed,
                             cond,
                             within,
+                            big_endian_if,
                             span: self.ir_span(f.name.span),
                         });
                     }

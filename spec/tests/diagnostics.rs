@@ -469,3 +469,13 @@ case!(
     several_errors_are_all_reported,
     "enum E: u8 { A = 1, A = 2 }\nstruct S {\n  a: Unknown\n  b: u32 if c\n  d: bytes[e]\n}\nrecord R = 1 pad_to 3 { x: u8 }\n"
 );
+
+case!(
+    big_endian_if_on_a_scalar,
+    "struct A {\n  order: u8\n  x: u32 big_endian_if order != 0\n}\n"
+);
+
+case!(
+    big_endian_if_not_a_condition,
+    "struct B {\n  a: u32\n}\nstruct A {\n  order: u8\n  x: B big_endian_if order\n}\n"
+);

@@ -4397,6 +4397,90 @@ pub struct TracingData<'a> {
     pub version: rt::Str<'a>,
     /// 1 if the producer is big-endian (how to read tracepoint payloads).
     pub big_endian: u8,
+    /// everything after `big_endian`, whose numbers are in the byte order that byte states
+    /// (not necessarily the file's: a rewrite in the other byte order keeps the tracing data
+    /// as it was, since the RAW payloads of tracepoint samples keep the producer's order).
+    pub body: TracingDataBody<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> TracingData<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::TRACING_DATA;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let magic = r.bytes_field(10).field("magic")?;
+        let version = r.cstr().field("version")?;
+        let big_endian = r.u8().field("big_endian")?;
+        let body = rt::in_field("body", || {
+            if u64::from(big_endian) != 0 {
+                r.with_endian::<rt::BigEndian, _>(|r| TracingDataBody::decode(r, ctx))
+            } else {
+                r.with_endian::<rt::LittleEndian, _>(|r| TracingDataBody::decode(r, ctx))
+            }
+        })?;
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            magic,
+            version,
+            big_endian,
+            body,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        rt::check_len(self.magic.len(), 10, "bytes", "10").field("magic")?;
+        w.put_bytes(&self.magic);
+        w.put_cstr(&self.version).field("version")?;
+        w.put_u8(self.big_endian);
+        let big_endian = self.big_endian;
+        if u64::from(big_endian) != 0 {
+            w.with_endian::<rt::BigEndian, _>(|w| -> rt::Result<()> {
+                self.body.encode(w, ctx).field("body")?;
+                Ok(())
+            })?;
+        } else {
+            w.with_endian::<rt::LittleEndian, _>(|w| -> rt::Result<()> {
+                self.body.encode(w, ctx).field("body")?;
+                Ok(())
+            })?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> TracingData<'static> {
+        TracingData {
+            magic: rt::IntoOwned::into_owned(self.magic),
+            version: rt::IntoOwned::into_owned(self.version),
+            big_endian: self.big_endian,
+            body: rt::IntoOwned::into_owned(self.body),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for TracingData<'a> {
+    type Owned = TracingData<'static>;
+    fn into_owned(self) -> TracingData<'static> {
+        TracingData::into_owned(self)
+    }
+}
+
+/// The tracing data after its byte-order byte (`HEADER_TRACING_DATA` / the
+/// `TRACING_DATA` feature), in the order `TracingData.big_endian` states.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct TracingDataBody<'a> {
     /// `sizeof(long)` of the producer.
     pub long_size: u8,
     /// page size of the producer in bytes.
@@ -4416,21 +4500,11 @@ pub struct TracingData<'a> {
     /// `saved_cmdlines` (format version >= 0.6 only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub saved_cmdlines: Option<TracingFile<'a>>,
-    /// Bytes after the last known field: `None` when there were none (or only the
-    /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tail: rt::Tail<'a>,
 }
 
-impl<'a> TracingData<'a> {
-    /// This feature's id.
-    pub const ID: FeatureId = FeatureId::TRACING_DATA;
-    /// Decodes the feature section from `r`, which holds exactly the section.
+impl<'a> TracingDataBody<'a> {
+    /// Decodes from `r`.
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
-        let start = r.offset();
-        let magic = r.bytes_field(10).field("magic")?;
-        let version = r.cstr().field("version")?;
-        let big_endian = r.u8().field("big_endian")?;
         let long_size = r.u8().field("long_size")?;
         let page_size = r.u32().field("page_size")?;
         let header_page = TracingHeaderFile::decode(r, ctx).field("header_page")?;
@@ -4456,11 +4530,7 @@ impl<'a> TracingData<'a> {
         } else {
             None
         };
-        let tail = r.tail(start, 1);
         Ok(Self {
-            magic,
-            version,
-            big_endian,
             long_size,
             page_size,
             header_page,
@@ -4470,18 +4540,12 @@ impl<'a> TracingData<'a> {
             kallsyms,
             printk_formats,
             saved_cmdlines,
-            tail,
         })
     }
 
     /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
     /// a value that contradicts itself is an `Inconsistent` error.
     pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
-        let start = w.len();
-        rt::check_len(self.magic.len(), 10, "bytes", "10").field("magic")?;
-        w.put_bytes(&self.magic);
-        w.put_cstr(&self.version).field("version")?;
-        w.put_u8(self.big_endian);
         w.put_u8(self.long_size);
         w.put_u32(self.page_size);
         self.header_page.encode(w, ctx).field("header_page")?;
@@ -4506,16 +4570,12 @@ impl<'a> TracingData<'a> {
         if let Some(v_) = &self.saved_cmdlines {
             v_.encode(w, ctx).field("saved_cmdlines")?;
         }
-        w.put_tail(&self.tail, start, 1);
         Ok(())
     }
 
     /// A copy that borrows nothing from the input.
-    pub fn into_owned(self) -> TracingData<'static> {
-        TracingData {
-            magic: rt::IntoOwned::into_owned(self.magic),
-            version: rt::IntoOwned::into_owned(self.version),
-            big_endian: self.big_endian,
+    pub fn into_owned(self) -> TracingDataBody<'static> {
+        TracingDataBody {
             long_size: self.long_size,
             page_size: self.page_size,
             header_page: rt::IntoOwned::into_owned(self.header_page),
@@ -4525,15 +4585,14 @@ impl<'a> TracingData<'a> {
             kallsyms: rt::IntoOwned::into_owned(self.kallsyms),
             printk_formats: rt::IntoOwned::into_owned(self.printk_formats),
             saved_cmdlines: rt::IntoOwned::into_owned(self.saved_cmdlines),
-            tail: self.tail.map(rt::Bytes::into_owned),
         }
     }
 }
 
-impl<'a> rt::IntoOwned for TracingData<'a> {
-    type Owned = TracingData<'static>;
-    fn into_owned(self) -> TracingData<'static> {
-        TracingData::into_owned(self)
+impl<'a> rt::IntoOwned for TracingDataBody<'a> {
+    type Owned = TracingDataBody<'static>;
+    fn into_owned(self) -> TracingDataBody<'static> {
+        TracingDataBody::into_owned(self)
     }
 }
 

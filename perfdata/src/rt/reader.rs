@@ -234,6 +234,23 @@ impl<'a, E: Endian> Reader<'a, E> {
         Ok(v)
     }
 
+    /// `big_endian_if`: decodes with `f` in byte order `E2` from where this reader is, then
+    /// continues after what `f` consumed (a structure that states its own byte order).
+    pub fn with_endian<E2: Endian, T>(
+        &mut self,
+        f: impl FnOnce(&mut Reader<'a, E2>) -> Result<T>,
+    ) -> Result<T> {
+        let mut other = Reader::<'a, E2> {
+            buf: self.buf,
+            pos: self.pos,
+            base: self.base,
+            _endian: PhantomData,
+        };
+        let out = f(&mut other)?;
+        self.pos = other.pos;
+        Ok(out)
+    }
+
     /// `within n`: decodes with `f` inside exactly the next `n` bytes; bytes left over are an
     /// error.
     pub fn within<T>(&mut self, n: u64, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {

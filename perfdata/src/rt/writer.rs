@@ -47,6 +47,17 @@ impl<E: Endian> Writer<E> {
         &self.buf
     }
     #[inline]
+    /// `big_endian_if`: encodes with `f` in byte order `E2`, appending to these bytes.
+    pub fn with_endian<E2: Endian, T>(
+        &mut self,
+        f: impl FnOnce(&mut Writer<E2>) -> Result<T>,
+    ) -> Result<T> {
+        let mut other = Writer::<E2>::from_vec(std::mem::take(&mut self.buf));
+        let out = f(&mut other);
+        self.buf = other.into_vec();
+        out
+    }
+
     /// Empties the buffer, keeping its allocation (one buffer reused for every record).
     pub fn clear(&mut self) {
         self.buf.clear();

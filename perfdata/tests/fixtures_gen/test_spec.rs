@@ -1914,6 +1914,142 @@ impl<'a> rt::IntoOwned for Sized<'a> {
     }
 }
 
+/// Numbers in the byte order the data states.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct OwnOrder {
+    pub a: u32,
+    pub b: u16,
+}
+
+impl OwnOrder {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(
+        r: &mut rt::Reader<'_, E>,
+        _ctx: &Ctx,
+    ) -> rt::Result<Self> {
+        let a = r.u32().field("a")?;
+        let b = r.u16().field("b")?;
+        Ok(Self { a, b })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(
+        &self,
+        w: &mut rt::Writer<E>,
+        _ctx: &Ctx,
+    ) -> rt::Result<()> {
+        w.put_u32(self.a);
+        w.put_u16(self.b);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for OwnOrder {
+    const SIZE: usize = 6;
+    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+        Self {
+            a: rt::elem_at::<u32, E>(b, 0),
+            b: rt::elem_at::<u16, E>(b, 4),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.a, w);
+        rt::FixedElem::encode_elem(&self.b, w);
+    }
+}
+
+/// A byte that says the order of what follows.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct Own<'a> {
+    pub order: u8,
+    pub body: OwnOrder,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> Own<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::OWN;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(
+        r: &mut rt::Reader<'a, E>,
+        ctx: &Ctx,
+    ) -> rt::Result<Self> {
+        let start = r.offset();
+        let order = r.u8().field("order")?;
+        let body = rt::in_field(
+            "body",
+            || {
+                if u64::from(order) != 0 {
+                    r.with_endian::<rt::BigEndian, _>(|r| OwnOrder::decode(r, ctx))
+                } else {
+                    r.with_endian::<rt::LittleEndian, _>(|r| OwnOrder::decode(r, ctx))
+                }
+            },
+        )?;
+        let tail = r.tail(start, 1);
+        Ok(Self { order, body, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(
+        &self,
+        w: &mut rt::Writer<E>,
+        ctx: &Ctx,
+    ) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u8(self.order);
+        let order = self.order;
+        if u64::from(order) != 0 {
+            w.with_endian::<
+                    rt::BigEndian,
+                    _,
+                >(|w| -> rt::Result<()> {
+                self.body.encode(w, ctx).field("body")?;
+                Ok(())
+            })?;
+        } else {
+            w.with_endian::<
+                    rt::LittleEndian,
+                    _,
+                >(|w| -> rt::Result<()> {
+                self.body.encode(w, ctx).field("body")?;
+                Ok(())
+            })?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> Own<'static> {
+        Own {
+            order: self.order,
+            body: self.body,
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for Own<'a> {
+    type Owned = Own<'static>;
+    fn into_owned(self) -> Own<'static> {
+        Own::into_owned(self)
+    }
+}
+
 /// Scalars of every kind.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[serde(crate = "::perfdata::rt::serde")]
@@ -2380,6 +2516,8 @@ impl RecordType {
     pub const ATTRS: Self = Self(14);
     /// `within` with a computed and a stored size.
     pub const SIZED: Self = Self(15);
+    /// A byte that says the order of what follows.
+    pub const OWN: Self = Self(17);
     /// Scalars of every kind.
     pub const SCALARS: Self = Self(16);
     /// The payload of a feature, by id.
@@ -2400,6 +2538,7 @@ impl RecordType {
             Self::CONV => Some("CONV"),
             Self::ATTRS => Some("ATTRS"),
             Self::SIZED => Some("SIZED"),
+            Self::OWN => Some("OWN"),
             Self::SCALARS => Some("SCALARS"),
             Self::HEADER_FEATURE => Some("HEADER_FEATURE"),
             _ => None,
@@ -2452,6 +2591,8 @@ pub enum RecordBody<'a> {
     Attrs(Attrs<'a>),
     /// `SIZED` (15).
     Sized(Sized<'a>),
+    /// `OWN` (17).
+    Own(Own<'a>),
     /// `SCALARS` (16).
     Scalars(Scalars<'a>),
     /// `HEADER_FEATURE` (80).
@@ -2482,6 +2623,7 @@ impl<'a> RecordBody<'a> {
                 RecordType::CONV => Self::Conv(Conv::decode(r, ctx)?),
                 RecordType::ATTRS => Self::Attrs(Attrs::decode(r, ctx)?),
                 RecordType::SIZED => Self::Sized(Sized::decode(r, ctx)?),
+                RecordType::OWN => Self::Own(Own::decode(r, ctx)?),
                 RecordType::SCALARS => Self::Scalars(Scalars::decode(r, ctx)?),
                 RecordType::HEADER_FEATURE => {
                     Self::HeaderFeature(HeaderFeature::decode(r, ctx)?)
@@ -2505,6 +2647,7 @@ impl<'a> RecordBody<'a> {
             Self::Conv(x) => x.encode(w, ctx),
             Self::Attrs(x) => x.encode(w, ctx),
             Self::Sized(x) => x.encode(w, ctx),
+            Self::Own(x) => x.encode(w, ctx),
             Self::Scalars(x) => x.encode(w, ctx),
             Self::HeaderFeature(x) => x.encode(w, ctx),
             Self::Unknown(b) => {
@@ -2524,6 +2667,7 @@ impl<'a> RecordBody<'a> {
             Self::Conv(_) => Some(RecordType::CONV),
             Self::Attrs(_) => Some(RecordType::ATTRS),
             Self::Sized(_) => Some(RecordType::SIZED),
+            Self::Own(_) => Some(RecordType::OWN),
             Self::Scalars(_) => Some(RecordType::SCALARS),
             Self::HeaderFeature(_) => Some(RecordType::HEADER_FEATURE),
             Self::Unknown(_) => None,
@@ -2576,6 +2720,7 @@ impl<'a> RecordBody<'a> {
             Self::Conv(x) => RecordBody::Conv(x.into_owned()),
             Self::Attrs(x) => RecordBody::Attrs(x.into_owned()),
             Self::Sized(x) => RecordBody::Sized(x.into_owned()),
+            Self::Own(x) => RecordBody::Own(x.into_owned()),
             Self::Scalars(x) => RecordBody::Scalars(x.into_owned()),
             Self::HeaderFeature(x) => RecordBody::HeaderFeature(x.into_owned()),
             Self::Unknown(b) => RecordBody::Unknown(b.into_owned()),
@@ -2629,6 +2774,12 @@ impl<'a> From<Attrs<'a>> for RecordBody<'a> {
 impl<'a> From<Sized<'a>> for RecordBody<'a> {
     fn from(x: Sized<'a>) -> Self {
         Self::Sized(x)
+    }
+}
+
+impl<'a> From<Own<'a>> for RecordBody<'a> {
+    fn from(x: Own<'a>) -> Self {
+        Self::Own(x)
     }
 }
 
