@@ -11,11 +11,16 @@
 //!    value perf prints for a record equals ours (bytes too, from perf's hex dump);
 //! 3. samples: `perf script -F <every field that applies>`, sample by sample (and the
 //!    tracepoint fields, and `perf stat record` counts);
-//! 4. rewrite and 5. perf reads what we write: need the writer (not built yet: skipped);
-//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-3 where perf 6.1 reads it.
+//! 4. rewrite: the writer's copy-through and typed rewrites are byte-identical to the input
+//!    (`variants::rewrite`);
+//! 5. perf reads what we write: a copy-through rewrite, the other byte order, the other
+//!    layout and the other compression state (`variants::build`) give the same
+//!    `perf script` and `perf report -D` record contents as the original, up to what each
+//!    conversion legitimately changes (`checks::ReadsNorm`);
+//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it.
 //!
 //! `cargo xtask conformance` runs it live; `tests/against_stored_perf_output.rs` runs
-//! checks 1-3 on the committed fixtures against perf's stored output (`fixtures/perf-output`).
+//! checks 1-4 on the committed fixtures against perf's stored output (`fixtures/perf-output`).
 
 pub mod checks;
 pub mod expect;
@@ -26,16 +31,29 @@ pub mod record;
 pub mod report;
 pub mod scenarios;
 pub mod tracepoint;
+pub mod variants;
 
 use anyhow::{Context, Result};
-use checks::{Outcome, ScriptPlan};
+use checks::{Outcome, ReadsNorm, ReadsView, ScriptPlan};
 use ours::Decoded;
+use perfdata::container::Layout;
 use report::Row;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use variants::{Built, Kind, Variant};
 
-/// The reason checks 4 and 5 are skipped this round.
-pub const WRITER_NOT_BUILT: &str = "writer not built yet";
+/// Why check 5 is not run by `cargo test` (it needs the system perf).
+pub const PERF_READS_LIVE_ONLY: &str = "needs the system perf: cargo xtask conformance";
+
+/// Inputs the model refuses to rewrite, and why (check 4 skips them with the reason; any
+/// other refusal is a failure).
+pub const REWRITE_REFUSED: &[(&str, &str)] = &[
+    ("perf.data.broken.gz", "not a perf.data file (gzip)"),
+    (
+        "sleep.compressed2.pipe.data",
+        "text perf record printed was appended after the last record: the model keeps records only, so a rewrite would drop bytes",
+    ),
+];
 
 /// Corpus files whose decode must stop with an error, and why.
 pub const CORPUS_EXPECTED_ERRORS: &[(&str, &str)] = &[
@@ -275,9 +293,15 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         match recorded {
             record::Recorded::Skipped(why) => row.all(&Outcome::Skip(why)),
             record::Recorded::Path(p) => {
-                check_path(&p, &mut row);
-                row.set("rewrite", Outcome::Skip(WRITER_NOT_BUILT.into()));
-                row.set("perf-reads", Outcome::Skip(WRITER_NOT_BUILT.into()));
+                let checked = check_path(&p, &mut row);
+                row.set("rewrite", rewrite_check(&p));
+                row.set(
+                    "perf-reads",
+                    match &checked {
+                        Some((d, views)) => perf_reads_check(&p, d, views, &dir),
+                        None => Outcome::Skip("our decode failed (checks 1-3)".into()),
+                    },
+                );
                 row.set("corpus", Outcome::Skip("n/a".into()));
             }
         }
@@ -288,7 +312,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         .corpus
         .clone()
         .unwrap_or_else(|| workspace.join("../shared/corpus"));
-    rows.extend(corpus_rows(&corpus, opts)?);
+    rows.extend(corpus_rows(&corpus, &dir, opts)?);
     let known = report::load_known_failures(&workspace.join("conformance/known-failures.txt"))?;
     print!("\n{}", report::render(&rows, &known, opts.verbose));
     let v = report::verdict(&rows, &known);
@@ -315,25 +339,272 @@ fn scenario_needs(name: &str, dep: &str) -> bool {
     })
 }
 
-/// Decodes a recorded file and runs checks 1-3 live into `row`.
-fn check_path(p: &Path, row: &mut Row) {
+/// Decodes a recorded file and runs checks 1-3 live into `row`; returns the decode and
+/// perf's views (check 5 compares the variants with them).
+fn check_path(p: &Path, row: &mut Row) -> Option<(Decoded, PerfViews)> {
     match ours::load(p) {
         Ok(d) => {
             let plan = ScriptPlan::for_file(&d);
             let views = live_views(p, &plan);
             run_checks(&d, &views, row);
+            Some((d, views))
         }
         Err(e) => {
             let o = Outcome::Fail(vec![format!("our decode failed: {e:#}")]);
             for c in ["header", "records", "samples"] {
                 row.set(c, o.clone());
             }
+            None
         }
     }
 }
 
-/// The corpus rows: check 6, and checks 1-3 where perf 6.1 can read the file.
-fn corpus_rows(dir: &Path, opts: &LiveOptions) -> Result<Vec<Row>> {
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Check 4 of an input (a file or a `--threads` directory): the writer's copy-through and
+/// typed rewrites are byte-identical to it. Inputs of [`REWRITE_REFUSED`] are skipped
+/// with their reason when the model refuses them.
+pub fn rewrite_check(path: &Path) -> Outcome {
+    let refused = REWRITE_REFUSED
+        .iter()
+        .find(|(n, _)| *n == file_name(path))
+        .map(|(_, why)| *why);
+    let (main, streams) = match ours::read_input(path) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Fail(vec![format!("{e:#}")]),
+    };
+    match variants::rewrite(&main, &streams) {
+        Ok(r) => checks::check_rewrite(&r),
+        Err(e) => match refused {
+            Some(why) => Outcome::Skip(format!("{why} ({e})")),
+            None => Outcome::Fail(vec![e]),
+        },
+    }
+}
+
+/// Check 5 of an input: its variants, read by perf, give what the original gives
+/// (`views`: perf's views of the original, from checks 1-3). Variants are written into
+/// `work`.
+pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path) -> Outcome {
+    let (header_limit, records_limit) = perf_limits(d);
+    if let Some(why) = records_limit.or(header_limit) {
+        return Outcome::Skip(format!("perf 6.1 cannot read the original: {why}"));
+    }
+    let name = file_name(path);
+    if let Some((_, why)) = REWRITE_REFUSED.iter().find(|(n, _)| *n == name) {
+        return Outcome::Skip(format!("no rewrite: {why}"));
+    }
+    let plan = ScriptPlan::for_file(d);
+    let text = |v: &Option<Result<String, String>>, what: &str| match v {
+        Some(Ok(t)) => Ok(Some(t.clone())),
+        Some(Err(e)) => Err(format!("{what} failed on the original: {e}")),
+        None => Ok(None),
+    };
+    let original = match (
+        text(&views.dump, "perf report -D"),
+        text(&views.script, "perf script"),
+        text(&views.trace, "perf script (trace)"),
+    ) {
+        (Ok(Some(dump)), Ok(script), Ok(trace)) => ReadsView {
+            dump,
+            script,
+            trace,
+        },
+        (Ok(None), _, _) => return Outcome::Skip("no perf report -D of the original".into()),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Outcome::Skip(e),
+    };
+    let (main, streams) = match ours::read_input(path) {
+        Ok(x) => x,
+        Err(e) => return Outcome::Fail(vec![format!("{e:#}")]),
+    };
+    let mut results = vec![];
+    for b in variants::build(&main, &streams, work, &name) {
+        match b {
+            Built::Made(v) => {
+                let o = read_variant(&v, d, &plan, &original);
+                if !o.is_fail() {
+                    // Kept when it fails, to look at.
+                    let _ = std::fs::remove_file(&v.path);
+                }
+                results.push((v.kind.name().to_string(), o));
+            }
+            Built::Skipped(k, why) => results.push((k.name().to_string(), Outcome::Skip(why))),
+            Built::Failed(k, why) => {
+                results.push((k.name().to_string(), Outcome::Fail(vec![why])));
+            }
+        }
+    }
+    checks::combine_variants(&results)
+}
+
+/// perf's view of a variant, compared with the original's.
+fn read_variant(v: &Variant, d: &Decoded, plan: &ScriptPlan, original: &ReadsView) -> Outcome {
+    let swapped = matches!(v.kind, Kind::Swapped(_));
+    if v.layout == Layout::File && v.max_attr_size > PERF_ATTR_SIZE_MAX {
+        return Outcome::Skip(format!(
+            "attr size {} newer than perf 6.1 (at most {PERF_ATTR_SIZE_MAX}): perf refuses the attrs of a file (a pipe's HEADER_ATTR it reads)",
+            v.max_attr_size
+        ));
+    }
+    let run = |args: Vec<String>| record::perf_run(&v.path, &args);
+    // perf's error, with its reason when perf gives that only with -v.
+    let explain = |r: &record::PerfRun, args: &[String]| {
+        let last = r.last_error();
+        if !last.contains("rerun with -v") {
+            return last;
+        }
+        let mut verbose = args.to_vec();
+        verbose.push("-v".into());
+        let why = run(verbose).ok().and_then(|v| {
+            v.stderr
+                .lines()
+                .take_while(|l| !l.contains("rerun with -v"))
+                .filter(|l| !l.trim().is_empty())
+                .last()
+                .map(str::to_string)
+        });
+        match why {
+            Some(w) => format!("{last}: {w}"),
+            None => last,
+        }
+    };
+    let mut runs = vec![];
+    let mut fails = vec![];
+    let mut notes = vec![];
+    let mut view = ReadsView::default();
+    let mut original = original.clone();
+    let mut dump_said = None;
+    let dump_args = vec!["report".to_string(), "-D".to_string()];
+    match run(dump_args.clone()) {
+        // perf report -D exits 0 also when it stops at a record it cannot process.
+        Ok(r) if r.ok => {
+            dump_said = r
+                .stderr
+                .lines()
+                .find(|l| l.contains("failed"))
+                .map(str::to_string);
+            view.dump = r.stdout.clone();
+            runs.push(r);
+        }
+        Ok(r) => fails.push(format!(
+            "perf report -D failed: {}",
+            explain(&r, &dump_args)
+        )),
+        Err(e) => fails.push(format!("{e:#}")),
+    }
+    for (trace, args) in [
+        (false, (*plan != ScriptPlan::Nothing).then(|| plan.args())),
+        (true, plan.trace_args()),
+    ] {
+        let Some(args) = args else { continue };
+        let mut full = vec!["script".to_string()];
+        full.extend(args);
+        match run(full.clone()) {
+            Ok(r) if r.ok => {
+                let slot = if trace {
+                    &mut view.trace
+                } else {
+                    &mut view.script
+                };
+                *slot = Some(r.stdout.clone());
+                runs.push(r);
+            }
+            Ok(r) => {
+                // perf says why only with -v.
+                let stat_pipe = v.kind == Kind::Pipe
+                    && *plan == ScriptPlan::Stat
+                    && run(vec!["script".into(), "-v".into()])
+                        .is_ok_and(|r| r.stderr.contains("do not have IP attribute set"));
+                if stat_pipe {
+                    // perf script checks its default fields (ip, sym) against every
+                    // pipe-mode HEADER_ATTR that has a sample_type, and refuses; perf stat
+                    // record writes sample_type IDENTIFIER in a file (its own pipe output
+                    // has 0), and the layout change keeps the attrs as they are.
+                    original.script = None;
+                    notes.push(
+                        "perf script (perf 6.1 refuses a perf stat record pipe whose attrs have a sample_type)"
+                            .to_string(),
+                    );
+                } else {
+                    let what = if trace {
+                        "perf script (trace)"
+                    } else {
+                        "perf script"
+                    };
+                    fails.push(format!("{what} failed: {}", explain(&r, &full)));
+                }
+                runs.push(r);
+            }
+            Err(e) => fails.push(format!("{e:#}")),
+        }
+    }
+    if swapped && v.layout == Layout::Pipe {
+        // perf 6.1 cannot read a byte-swapped pipe: it has no swap function for
+        // PERF_RECORD_HEADER_FEATURE (later perf adds perf_event__header_feature_swap),
+        // and perf_event__process_attr never sets evsel->needs_swap, so RAW samples are
+        // not un-swapped. Skipped when perf fails for exactly those reasons.
+        let raw = d.attrs.iter().any(|a| {
+            a.attr
+                .sample_type
+                .contains(perfdata::generated::perf_data::SampleType::RAW)
+        });
+        let why = runs.iter().find_map(|r| {
+            r.stderr.lines().find_map(|l| {
+                let id = l.split("wrong feature ID: ").nth(1)?;
+                let id: u64 = id.trim().parse().ok()?;
+                (id.swap_bytes() < 256).then(|| {
+                    format!("perf 6.1 does not swap HEADER_FEATURE.feat_id of a byte-swapped pipe ({l})")
+                })
+            })
+        });
+        let why = why.or_else(|| {
+            runs.iter().find_map(|r| {
+                let l = r.stderr.lines().find(|l| l.contains("Can't parse sample"))?;
+                raw.then(|| {
+                    format!("perf 6.1 does not mark pipe-mode events as byte-swapped, RAW samples do not parse ({l})")
+                })
+            })
+        });
+        if let Some(why) = why {
+            return Outcome::Skip(why);
+        }
+    }
+    if !fails.is_empty() {
+        fails.extend(dump_said.map(|l| format!("perf report -D on the variant said: {l}")));
+        return Outcome::Fail(fails);
+    }
+    let fields = match plan {
+        ScriptPlan::Samples { fields, .. } if swapped && fields.contains(&"iregs") => {
+            Some(fields.clone())
+        }
+        _ => None,
+    };
+    let norm = ReadsNorm {
+        label: v.kind.name().to_string(),
+        // Same layout, same framing: the records are where they were.
+        offsets: v.kind == Kind::Copy || (swapped && !v.decompressed),
+        hex: !swapped,
+        swapped,
+        sorted: v.kind == Kind::SingleFile,
+        script_fields: fields,
+        notes,
+        only_original: v.only_original.iter().map(|(i, t)| (*i, t.0)).collect(),
+        only_variant: v.only_variant.iter().map(|(i, t)| (*i, t.0)).collect(),
+    };
+    let mut o = checks::check_variant(&original, &view, &norm);
+    if let (Outcome::Fail(lines), Some(l)) = (&mut o, dump_said) {
+        lines.push(format!("perf report -D on the variant said: {l}"));
+    }
+    o
+}
+
+/// The corpus rows: check 6, check 4, and checks 1-3 and 5 where perf 6.1 can read the
+/// file (variants are written into `work`).
+fn corpus_rows(dir: &Path, work: &Path, opts: &LiveOptions) -> Result<Vec<Row>> {
     if !dir.is_dir() {
         println!(
             "conformance: corpus {} is absent: check 6 not run",
@@ -359,12 +630,11 @@ fn corpus_rows(dir: &Path, opts: &LiveOptions) -> Result<Vec<Row>> {
         let mut row = Row::new(format!("corpus:{name}"));
         let (o, d) = decode_check(&f);
         row.set("corpus", o);
-        row.set("rewrite", Outcome::Skip(WRITER_NOT_BUILT.into()));
-        row.set("perf-reads", Outcome::Skip(WRITER_NOT_BUILT.into()));
+        row.set("rewrite", rewrite_check(&f));
         match d {
             None => {
                 // Only the expected-error files get here (check 6 fails otherwise).
-                for c in ["header", "records", "samples"] {
+                for c in ["header", "records", "samples", "perf-reads"] {
                     row.set(c, Outcome::Skip("not a perf.data file".into()));
                 }
             }
@@ -373,7 +643,7 @@ fn corpus_rows(dir: &Path, opts: &LiveOptions) -> Result<Vec<Row>> {
                 match record::perf_header(&f) {
                     Err(e) => {
                         let why = format!("perf 6.1 cannot read it: {e:#}");
-                        for c in ["header", "records", "samples"] {
+                        for c in ["header", "records", "samples", "perf-reads"] {
                             row.set(c, Outcome::Skip(why.clone()));
                         }
                     }
@@ -381,6 +651,7 @@ fn corpus_rows(dir: &Path, opts: &LiveOptions) -> Result<Vec<Row>> {
                         let plan = ScriptPlan::for_file(&d);
                         let views = live_views(&f, &plan);
                         run_checks(&d, &views, &mut row);
+                        row.set("perf-reads", perf_reads_check(&f, &d, &views, work));
                     }
                 }
             }
@@ -509,7 +780,8 @@ pub fn fixture_row(p: &Path) -> String {
     stem.strip_suffix(".pipe").unwrap_or(&stem).to_string()
 }
 
-/// Checks 1-3 of every committed fixture against perf's stored output.
+/// Checks 1-3 of every committed fixture against perf's stored output, and check 4
+/// (check 5 needs the system perf: live only).
 pub fn stored_rows(workspace: &Path) -> Result<Vec<Row>> {
     let mut rows = vec![];
     for f in fixtures(workspace)? {
@@ -522,8 +794,8 @@ pub fn stored_rows(workspace: &Path) -> Result<Vec<Row>> {
             }
             Err(e) => row.all(&Outcome::Fail(vec![format!("our decode failed: {e:#}")])),
         }
-        row.set("rewrite", Outcome::Skip(WRITER_NOT_BUILT.into()));
-        row.set("perf-reads", Outcome::Skip(WRITER_NOT_BUILT.into()));
+        row.set("rewrite", rewrite_check(&f));
+        row.set("perf-reads", Outcome::Skip(PERF_READS_LIVE_ONLY.into()));
         row.set("corpus", Outcome::Skip("n/a".into()));
         rows.push(row);
     }

@@ -110,6 +110,16 @@ pub struct Decoded {
 
 /// Reads and decodes `path` (a file, or a `--threads` directory).
 pub fn load(path: &Path) -> Result<Decoded> {
+    let (main, streams) = read_input(path)?;
+    decode(&main, &streams)
+}
+
+/// The `data.N` streams of a `--threads` directory: (file name, bytes), in N order.
+pub type Streams = Vec<(String, Vec<u8>)>;
+
+/// The bytes of `path`: a file, or a `--threads` directory's `data` and its `data.N`
+/// streams.
+pub fn read_input(path: &Path) -> Result<(Vec<u8>, Streams)> {
     if path.is_dir() {
         let main =
             std::fs::read(path.join("data")).with_context(|| format!("{}/data", path.display()))?;
@@ -125,10 +135,10 @@ pub fn load(path: &Path) -> Result<Decoded> {
         }
         streams.sort_by_key(|s| s.0);
         let streams: Vec<(String, Vec<u8>)> = streams.into_iter().map(|(_, n, b)| (n, b)).collect();
-        decode(&main, &streams)
+        Ok((main, streams))
     } else {
         let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
-        decode(&bytes, &[])
+        Ok((bytes, vec![]))
     }
 }
 

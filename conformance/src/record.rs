@@ -173,3 +173,35 @@ pub fn perf_script(path: &Path, args: &[String]) -> Result<String> {
     c.args(["script", "-i", &name]).args(args);
     run_text(c, &format!("perf script {}", args.join(" ")))
 }
+
+/// One perf run whose failure is a result, not an error: its exit status and both outputs.
+#[derive(Debug, Clone)]
+pub struct PerfRun {
+    pub ok: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl PerfRun {
+    /// The last non-empty line perf printed on stderr (its error, usually).
+    pub fn last_error(&self) -> String {
+        last_line(self.stderr.as_bytes())
+    }
+}
+
+/// `perf ARGS -i FILE` (ARGS start with the subcommand), keeping stdout and stderr.
+pub fn perf_run(path: &Path, args: &[String]) -> Result<PerfRun> {
+    let (dir, name) = split(path)?;
+    let mut c = perf(&dir);
+    let (sub, rest) = args.split_first().context("a perf subcommand")?;
+    c.arg(sub).args(["-i", &name]).args(rest);
+    c.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let out = c
+        .output()
+        .with_context(|| format!("running perf {}", args.join(" ")))?;
+    Ok(PerfRun {
+        ok: out.status.success(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    })
+}

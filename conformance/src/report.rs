@@ -4,7 +4,7 @@ use crate::checks::Outcome;
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 
-/// Column names, in order. Checks 4 and 5 need the writer.
+/// Column names, in order.
 pub const CHECKS: [&str; 6] = [
     "header",
     "records",

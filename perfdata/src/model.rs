@@ -84,8 +84,12 @@ pub struct PerfFile<'a> {
     /// entries perf reserved for features it then failed to write. Written back as they
     /// are, so a rewrite is byte-exact; empty is the canonical form.
     pub feature_table_slack: Bytes<'a>,
+    /// Pipe layout converted to file layout: the feature id of the stream's
+    /// end-of-features marker (its producer's `HEADER_LAST_FEATURE`), so that converting
+    /// back ends the features the way that producer's readers expect.
+    pub pipe_end_marker: Option<u64>,
     /// The record stream, in order. Compressed records are kept as they are (see
-    /// [`PerfFile::decompress`]).
+    /// [`crate::transform::decompress`]).
     pub records: Vec<RecordItem<'a>>,
 }
 
@@ -146,6 +150,7 @@ impl<'a> PerfFile<'a> {
             event_types,
             features,
             feature_table_slack: data.feature_table_slack.into(),
+            pipe_end_marker: None,
             records,
         })
     }
@@ -301,6 +306,7 @@ impl<'a> PerfFile<'a> {
                 })
                 .collect(),
             feature_table_slack: self.feature_table_slack.into_owned(),
+            pipe_end_marker: self.pipe_end_marker,
             records: self
                 .records
                 .into_iter()

@@ -151,15 +151,21 @@ fn owned(item: RecordItem<'_>) -> RecordItem<'static> {
     item.into_owned()
 }
 
-/// True when `r` is a HEADER_FEATURE record carrying feature `id`.
-fn is_feature_record(endian: Endianness, r: &RecordItem<'_>, id: FeatureId) -> bool {
+/// True when `r` is the pipe's end-of-features marker: a HEADER_FEATURE without payload.
+/// Its id is the producer's `HEADER_LAST_FEATURE`, which differs between perf versions.
+fn is_end_marker(endian: Endianness, r: &RecordItem<'_>) -> bool {
+    header_feature(endian, r).is_some_and(|h| h.data.is_none())
+}
+
+/// The HEADER_FEATURE record `r` holds, decoded.
+fn header_feature(endian: Endianness, r: &RecordItem<'_>) -> Option<HeaderFeature<'static>> {
     if r.ty != RecordType::HEADER_FEATURE {
-        return false;
+        return None;
     }
-    let feat_id = match &r.data {
+    match &r.data {
         RecordData::Typed(b) => match &**b {
-            RecordBody::HeaderFeature(h) => h.feat_id,
-            _ => return false,
+            RecordBody::HeaderFeature(h) => Some(h.clone().into_owned()),
+            _ => None,
         },
         RecordData::Raw { body, .. } => {
             let ctx = Ctx::default();
@@ -169,12 +175,16 @@ fn is_feature_record(endian: Endianness, r: &RecordItem<'_>, id: FeatureId) -> b
                 || RecordBody::decode(r.ty, &mut Reader::<BigEndian>::new(body, 0), &ctx),
             );
             match decoded {
-                Ok(RecordBody::HeaderFeature(h)) => h.feat_id,
-                _ => return false,
+                Ok(RecordBody::HeaderFeature(h)) => Some(h.into_owned()),
+                _ => None,
             }
         }
-    };
-    feat_id == u64::from(id.0)
+    }
+}
+
+/// True when `r` is a HEADER_FEATURE record carrying feature `id`.
+fn is_feature_record(endian: Endianness, r: &RecordItem<'_>, id: FeatureId) -> bool {
+    header_feature(endian, r).is_some_and(|h| h.feat_id == u64::from(id.0))
 }
 
 /// Compresses the kernel records (types below 64: what perf compresses from its ring
@@ -259,9 +269,7 @@ pub fn compress(file: &mut PerfFile<'_>, kind: CompressedKind, level: i32) -> Re
             let at = file
                 .records
                 .iter()
-                .position(|r| {
-                    is_feature_record(file.endian, r, FeatureId(HEADER_LAST_FEATURE)) || r.ty.0 < 64
-                })
+                .position(|r| is_end_marker(file.endian, r) || r.ty.0 < 64)
                 .unwrap_or(0);
             file.records.insert(
                 at,
@@ -341,7 +349,9 @@ fn feature_record(id: FeatureId, body: FeatureBody<'static>) -> RecordItem<'stat
         data: RecordData::Typed(Box::new(RecordBody::HeaderFeature(HeaderFeature {
             feat_id: u64::from(id.0),
             data: Some(Box::new(body)),
-            tail: None,
+            // Unpadded, as perf before ~6.14 writes them: older readers take padding for
+            // data (perf 6.1 reads it as CPU_TOPOLOGY die ids), newer ones accept both.
+            tail: Some(Bytes::default()),
         }))),
     }
 }
@@ -402,6 +412,10 @@ pub fn to_pipe(file: &mut PerfFile<'_>) -> Result<(), Error> {
                         },
                     )?,
                 };
+                // perf pads the tracing data that follows the record to 8 bytes and
+                // checks that `size` says so.
+                let mut bytes = bytes;
+                bytes.resize(bytes.len().next_multiple_of(8), 0);
                 prologue.push(RecordItem {
                     ty: RecordType::HEADER_TRACING_DATA,
                     misc: RecordMisc::default(),
@@ -427,7 +441,7 @@ pub fn to_pipe(file: &mut PerfFile<'_>) -> Result<(), Error> {
         misc: RecordMisc::default(),
         attr: None,
         data: RecordData::Typed(Box::new(RecordBody::HeaderFeature(HeaderFeature {
-            feat_id: u64::from(HEADER_LAST_FEATURE),
+            feat_id: file.pipe_end_marker.unwrap_or_else(|| end_marker_for(file)),
             data: None,
             tail: None,
         }))),
@@ -442,6 +456,41 @@ pub fn to_pipe(file: &mut PerfFile<'_>) -> Result<(), Error> {
     file.event_types = None;
     file.layout = Layout::Pipe;
     Ok(())
+}
+
+/// The id that ends the features of a pipe made from `file`. Readers stop at their own
+/// `HEADER_LAST_FEATURE` and take any smaller id for a real (here empty) feature, so the
+/// marker follows the readers: 32 for perf 6.x (which rejects a larger id as "wrong feature
+/// ID" and fails on the empty feature a smaller one would be), 33 when the file comes from
+/// a perf (≥ 7.0, approximately) that knows CPU_DOMAIN_INFO and only its readers can read it
+/// all anyway.
+fn end_marker_for(file: &PerfFile<'_>) -> u64 {
+    const PERF_6_LAST_FEATURE: u64 = 32;
+    let version = file
+        .features
+        .iter()
+        .find(|f| f.id == FeatureId::VERSION)
+        .and_then(|f| match feature_value(file, f).ok()? {
+            FeatureBody::Version(v) => {
+                let text = v.value.text.to_str_lossy().into_owned();
+                let mut parts = text.split(|c: char| !c.is_ascii_digit());
+                Some((
+                    parts.next()?.parse::<u32>().ok()?,
+                    parts.next()?.parse::<u32>().ok()?,
+                ))
+            }
+            _ => None,
+        });
+    let knows_cpu_domain_info = version.is_some_and(|v| v >= (7, 0))
+        || file
+            .features
+            .iter()
+            .any(|f| f.id == FeatureId::CPU_DOMAIN_INFO);
+    if knows_cpu_domain_info {
+        u64::from(HEADER_LAST_FEATURE)
+    } else {
+        PERF_6_LAST_FEATURE
+    }
 }
 
 fn build_id_record(entry: BuildIdEntry<'_>) -> RecordItem<'static> {
@@ -523,6 +572,7 @@ pub fn to_file(file: &mut PerfFile<'_>) -> Result<(), Error> {
             RecordBody::HeaderFeature(f) => {
                 if f.data.is_none() {
                     in_prologue = false; // the end-of-features marker
+                    file.pipe_end_marker = Some(f.feat_id);
                 }
                 if let Some(value) = f.data {
                     let value = *value;

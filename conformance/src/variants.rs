@@ -1,0 +1,467 @@
+//! Checks 4 and 5, the writer's side: what perfdata's writer and conversions make of an
+//! input. Check 4 rewrites it (copy-through and typed: [`rewrite`]); check 5 writes the
+//! versions perf must read exactly like the original ([`build`]): a copy-through rewrite,
+//! the other byte order, the other layout (pipe ↔ file), and the other compression state.
+//!
+//! Each variant also says which records its conversion legitimately added or removed
+//! (framing: HEADER_ATTR / HEADER_FEATURE / HEADER_TRACING_DATA / HEADER_BUILD_ID records
+//! that carry what a file keeps in its header, and the HEADER_COMPRESSED feature record of
+//! a pipe), found by aligning the record lists of the two models, so that check 5 drops
+//! exactly those from perf's output and nothing else.
+
+use perfdata::container::{Layout, Origin, PerfData, RecordWalker};
+use perfdata::generated::perf_data::RecordType;
+use perfdata::model::{PerfFile, RecordData, RecordItem};
+use perfdata::rt::{BigEndian, Bytes, Endian, Endianness, LittleEndian};
+use perfdata::transform::{compress, decompress, to_file, to_pipe, CompressedKind};
+use perfdata::write::{write, WriteOptions};
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------------------
+// Check 4: rewrite
+// ---------------------------------------------------------------------------------------
+
+/// One stream of an input and what the writer made of it (check 4).
+#[derive(Debug, Clone)]
+pub struct Rewritten {
+    /// Empty for a single file; `data`, `data.0`, ... for a `--threads` directory.
+    pub name: String,
+    pub input: Vec<u8>,
+    /// Copy-through: the model as read (raw records and features), written.
+    pub copy: Result<Vec<u8>, String>,
+    /// Typed round trip: every record and feature decoded into owned values, encoded.
+    pub typed: Result<Vec<u8>, String>,
+}
+
+fn to_bytes(file: &PerfFile<'_>, opts: WriteOptions) -> Result<Vec<u8>, String> {
+    let mut out = Cursor::new(vec![]);
+    write(file, &mut out, opts).map_err(|e| format!("the writer refused: {e}"))?;
+    Ok(out.into_inner())
+}
+
+fn typed_bytes(file: &PerfFile<'_>) -> Result<Vec<u8>, String> {
+    let mut typed = file.clone();
+    typed
+        .make_typed()
+        .map_err(|e| format!("make_typed failed: {e}"))?;
+    to_bytes(&typed, WriteOptions::default())
+}
+
+/// The data section of a written file: a `data.N` stream re-encoded.
+fn data_section(bytes: Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
+    let bytes = bytes?;
+    let data = PerfData::open(&bytes).map_err(|e| format!("cannot reopen the output: {e}"))?;
+    Ok(data.data().to_vec())
+}
+
+/// The records of another stream of a recording (a `data.N` file), raw, as they sit in it
+/// (compressed records stay compressed), with their attrs resolved through `data`.
+fn stream_records<'b>(data: &PerfData<'_>, bytes: &'b [u8]) -> Result<Vec<RecordItem<'b>>, String> {
+    fn walk<'b, E: Endian>(
+        data: &PerfData<'_>,
+        bytes: &'b [u8],
+    ) -> Result<Vec<RecordItem<'b>>, String> {
+        let mut out = vec![];
+        for rec in RecordWalker::<E>::new(bytes, 0) {
+            let rec = rec.map_err(|e| e.to_string())?;
+            let ty = rec.record_type();
+            out.push(RecordItem {
+                ty,
+                misc: rec.header.misc,
+                attr: data.session.attr_index::<E>(ty, rec.body),
+                data: RecordData::Raw {
+                    body: Bytes::borrowed(rec.body),
+                    payload: Bytes::borrowed(rec.payload),
+                },
+            });
+        }
+        Ok(out)
+    }
+    match data.format.endian {
+        Endianness::Little => walk::<LittleEndian>(data, bytes),
+        Endianness::Big => walk::<BigEndian>(data, bytes),
+    }
+}
+
+/// Check 4's writer side: the input read into the model and written back, copy-through
+/// and typed. A `--threads` directory gives `data` (a whole file) and each `data.N`
+/// stream: its records put into the model of `data` in place of `data`'s own, written,
+/// and the data section of the output taken (the writer does not write directories, so a
+/// stream is checked as the record stream it is). `Err` when the model refuses the input.
+pub fn rewrite(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Vec<Rewritten>, String> {
+    let data = PerfData::open(main).map_err(|e| format!("open: {e}"))?;
+    let file = PerfFile::read(&data).map_err(|e| format!("the model refuses it: {e}"))?;
+    let mut out = vec![Rewritten {
+        name: if streams.is_empty() { "" } else { "data" }.to_string(),
+        input: main.to_vec(),
+        copy: to_bytes(&file, WriteOptions::default()),
+        typed: typed_bytes(&file),
+    }];
+    for (name, bytes) in streams {
+        let records = match stream_records(&data, bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                let e = format!("the model refuses {name}: {e}");
+                out.push(Rewritten {
+                    name: name.clone(),
+                    input: bytes.clone(),
+                    copy: Err(e.clone()),
+                    typed: Err(e),
+                });
+                continue;
+            }
+        };
+        let mut stream = file.clone();
+        stream.records = records;
+        out.push(Rewritten {
+            name: name.clone(),
+            input: bytes.clone(),
+            copy: data_section(to_bytes(&stream, WriteOptions::default())),
+            typed: data_section(typed_bytes(&stream)),
+        });
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------------
+// Check 5: the variants perf must read like the original
+// ---------------------------------------------------------------------------------------
+
+/// What a variant is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Copy-through rewrite (byte-identical when check 4 passes).
+    Copy,
+    /// The other byte order (big-endian for the little-endian inputs here); a compressed
+    /// input is decompressed first (compressed records hold records in the input's order).
+    Swapped(Endianness),
+    /// File layout → pipe layout (`transform::to_pipe`).
+    Pipe,
+    /// Pipe layout → file layout (`transform::to_file`).
+    File,
+    /// Kernel records compressed into PERF_RECORD_COMPRESSED (81), which perf 6.1 reads
+    /// (it does not know COMPRESSED2).
+    Compressed,
+    /// A compressed input decompressed.
+    Decompressed,
+    /// A `--threads` directory as one file: the records of `data` and of every `data.N`
+    /// (compressed ones expanded) one after the other.
+    SingleFile,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Copy => "copy",
+            Kind::Swapped(Endianness::Big) => "big-endian",
+            Kind::Swapped(Endianness::Little) => "little-endian",
+            Kind::Pipe => "pipe",
+            Kind::File => "file",
+            Kind::Compressed => "compressed",
+            Kind::Decompressed => "decompressed",
+            Kind::SingleFile => "single-file",
+        }
+    }
+}
+
+/// A written variant.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub kind: Kind,
+    pub path: PathBuf,
+    /// The input was decompressed on the way (byte-order change of a compressed input).
+    pub decompressed: bool,
+    /// The variant's layout.
+    pub layout: Layout,
+    /// The largest `perf_event_attr.size` of its attrs.
+    pub max_attr_size: u32,
+    /// Records of the original that the conversion legitimately removed, as (position
+    /// among the user-type records perf prints — type ≥ 64 except COMPRESSED/COMPRESSED2,
+    /// in stream order — and type).
+    pub only_original: Vec<(usize, RecordType)>,
+    /// Records the conversion legitimately added, likewise.
+    pub only_variant: Vec<(usize, RecordType)>,
+}
+
+/// A variant, or why there is none.
+#[derive(Debug, Clone)]
+pub enum Built {
+    Made(Variant),
+    /// Not applicable or not possible for a documented reason.
+    Skipped(Kind, String),
+    /// The library failed where it should not have.
+    Failed(Kind, String),
+}
+
+/// Record types a layout change moves between the header and the stream.
+const HEADER_RECORDS: [RecordType; 4] = [
+    RecordType::HEADER_ATTR,
+    RecordType::HEADER_FEATURE,
+    RecordType::HEADER_TRACING_DATA,
+    RecordType::HEADER_BUILD_ID,
+];
+
+fn is_compressed_frame(ty: RecordType) -> bool {
+    ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2
+}
+
+/// The user-type records perf prints (`perf report -D` prints them as it reads them, in
+/// stream order; it does not print COMPRESSED records, only what they hold).
+fn printed_user_records<'f, 'a>(f: &'f PerfFile<'a>) -> Vec<&'f RecordItem<'a>> {
+    f.records
+        .iter()
+        .filter(|r| r.ty.0 >= 64 && !is_compressed_frame(r.ty))
+        .collect()
+}
+
+/// The records of `sup` (by position among its printed user records) that are not in
+/// `sub`, when `sub` is `sup` with some records taken out; each must be of an `allowed`
+/// type (what the conversion may add or remove).
+fn extra_records(
+    sup: &PerfFile<'_>,
+    sub: &PerfFile<'_>,
+    allowed: &[RecordType],
+) -> Result<Vec<(usize, RecordType)>, String> {
+    let (sup, sub) = (printed_user_records(sup), printed_user_records(sub));
+    let mut j = 0;
+    let mut extra = vec![];
+    for (i, r) in sup.iter().enumerate() {
+        if j < sub.len() && *r == sub[j] {
+            j += 1;
+            continue;
+        }
+        if !allowed.contains(&r.ty) {
+            return Err(format!(
+                "the conversion added or removed a PERF_RECORD_{} (user record #{i}), not only framing records",
+                r.ty
+            ));
+        }
+        extra.push((i, r.ty));
+    }
+    if j < sub.len() {
+        return Err(format!(
+            "the conversion changed user record #{j} (PERF_RECORD_{})",
+            sub[j].ty
+        ));
+    }
+    Ok(extra)
+}
+
+fn max_attr_size(f: &PerfFile<'_>) -> u32 {
+    f.attrs.iter().map(|a| a.attr.size).max().unwrap_or(0)
+}
+
+fn save_variant(file: &PerfFile<'_>, opts: WriteOptions, path: &Path) -> Result<(), String> {
+    let bytes = to_bytes(file, opts)?;
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Writes the variants of an input (`main`, and `streams` for a `--threads` directory)
+/// into `dir` as `<stem>.v-<kind>.data`.
+pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str) -> Vec<Built> {
+    let path = |k: Kind| dir.join(format!("{stem}.v-{}.data", k.name()));
+    let data = match PerfData::open(main) {
+        Ok(d) => d,
+        Err(e) => return vec![Built::Failed(Kind::Copy, format!("open: {e}"))],
+    };
+    let orig = match PerfFile::read(&data) {
+        Ok(f) => f,
+        Err(e) => {
+            return vec![Built::Failed(
+                Kind::Copy,
+                format!("the model refuses it: {e}"),
+            )]
+        }
+    };
+    if !streams.is_empty() {
+        return build_single_file(&data, &orig, streams, path(Kind::SingleFile));
+    }
+    let compressed = orig.records.iter().any(|r| is_compressed_frame(r.ty));
+    let mut out = vec![];
+
+    // (a) copy-through.
+    let p = path(Kind::Copy);
+    out.push(match save_variant(&orig, WriteOptions::default(), &p) {
+        Ok(()) => Built::Made(Variant {
+            kind: Kind::Copy,
+            path: p,
+            decompressed: false,
+            layout: orig.layout,
+            max_attr_size: max_attr_size(&orig),
+            only_original: vec![],
+            only_variant: vec![],
+        }),
+        Err(e) => Built::Failed(Kind::Copy, e),
+    });
+
+    // (b) the other byte order; a compressed input is decompressed first.
+    let other = match orig.endian {
+        Endianness::Little => Endianness::Big,
+        Endianness::Big => Endianness::Little,
+    };
+    let kind = Kind::Swapped(other);
+    out.push(if orig.legacy_v1 {
+        // The writer refuses by design; make sure it does.
+        match to_bytes(&orig, WriteOptions::default().endian(other)) {
+            Err(e) => Built::Skipped(
+                kind,
+                format!("a legacy PERFFILE (v1) file keeps its byte order ({e})"),
+            ),
+            Ok(_) => Built::Failed(
+                kind,
+                "the writer converted a legacy PERFFILE (v1) file's byte order".into(),
+            ),
+        }
+    } else {
+        let mut f = orig.clone();
+        let step = if compressed {
+            decompress(&mut f).map_err(|e| format!("decompress: {e}"))
+        } else {
+            Ok(())
+        };
+        let p = path(kind);
+        match step
+            .and_then(|()| extra_records(&orig, &f, &[RecordType::HEADER_FEATURE]))
+            .and_then(|removed| {
+                save_variant(&f, WriteOptions::default().endian(other), &p).map(|()| removed)
+            }) {
+            Ok(removed) => Built::Made(Variant {
+                kind,
+                path: p,
+                decompressed: compressed,
+                layout: f.layout,
+                max_attr_size: max_attr_size(&f),
+                only_original: removed,
+                only_variant: vec![],
+            }),
+            Err(e) => Built::Failed(kind, e),
+        }
+    });
+
+    // (c) / (d) the other layout.
+    let mut f = orig.clone();
+    let (kind, conv) = match orig.layout {
+        Layout::File => (Kind::Pipe, to_pipe(&mut f)),
+        Layout::Pipe => (Kind::File, to_file(&mut f)),
+    };
+    let p = path(kind);
+    let made = conv
+        .map_err(|e| format!("{}: {e}", kind.name()))
+        .and_then(|()| match kind {
+            Kind::Pipe => extra_records(&f, &orig, &HEADER_RECORDS).map(|a| (vec![], a)),
+            _ => extra_records(&orig, &f, &HEADER_RECORDS).map(|r| (r, vec![])),
+        })
+        .and_then(|x| save_variant(&f, WriteOptions::default(), &p).map(|()| x));
+    out.push(match made {
+        Ok((only_original, only_variant)) => Built::Made(Variant {
+            kind,
+            path: p,
+            decompressed: false,
+            layout: f.layout,
+            max_attr_size: max_attr_size(&f),
+            only_original,
+            only_variant,
+        }),
+        Err(e) => Built::Failed(kind, e),
+    });
+
+    // (e) the other compression state.
+    let mut f = orig.clone();
+    let (kind, conv) = if compressed {
+        (Kind::Decompressed, decompress(&mut f))
+    } else {
+        (
+            Kind::Compressed,
+            compress(&mut f, CompressedKind::Compressed, 3),
+        )
+    };
+    let p = path(kind);
+    // A pipe gains (or loses) the HEADER_FEATURE record of HEADER_COMPRESSED.
+    let made = conv
+        .map_err(|e| format!("{}: {e}", kind.name()))
+        .and_then(|()| match kind {
+            Kind::Compressed => {
+                extra_records(&f, &orig, &[RecordType::HEADER_FEATURE]).map(|a| (vec![], a))
+            }
+            _ => extra_records(&orig, &f, &[RecordType::HEADER_FEATURE]).map(|r| (r, vec![])),
+        })
+        .and_then(|x| save_variant(&f, WriteOptions::default(), &p).map(|()| x));
+    out.push(match made {
+        Ok((only_original, only_variant)) => Built::Made(Variant {
+            kind,
+            path: p,
+            decompressed: kind == Kind::Decompressed,
+            layout: f.layout,
+            max_attr_size: max_attr_size(&f),
+            only_original,
+            only_variant,
+        }),
+        Err(e) => Built::Failed(kind, e),
+    });
+    out
+}
+
+/// The single-file version of a `--threads` directory; the other variants need a
+/// directory writer.
+fn build_single_file(
+    data: &PerfData<'_>,
+    orig: &PerfFile<'_>,
+    streams: &[(String, Vec<u8>)],
+    p: PathBuf,
+) -> Vec<Built> {
+    let no_dir = "the writer does not produce --threads directories (see single-file)";
+    let mut out = vec![];
+    let mut f = orig.clone().into_owned();
+    let made = decompress(&mut f)
+        .map_err(|e| format!("decompress: {e}"))
+        .and_then(|()| {
+            for (name, bytes) in streams {
+                data.for_each_record_in(bytes, 0, &mut |origin, rec, _| {
+                    let ty = rec.record_type();
+                    // Compressed records are replaced by what they hold (each stream is
+                    // its own zstd stream, which concatenation would break).
+                    if origin == Origin::Stream && is_compressed_frame(ty) {
+                        return Ok(true);
+                    }
+                    let attr = match data.format.endian {
+                        Endianness::Little => data.session.attr_index::<LittleEndian>(ty, rec.body),
+                        Endianness::Big => data.session.attr_index::<BigEndian>(ty, rec.body),
+                    };
+                    f.records.push(RecordItem {
+                        ty,
+                        misc: rec.header.misc,
+                        attr,
+                        data: RecordData::Raw {
+                            body: Bytes::from(rec.body.to_vec()),
+                            payload: Bytes::from(rec.payload.to_vec()),
+                        },
+                    });
+                    Ok(true)
+                })
+                .map_err(|e| format!("{name}: {e}"))?;
+            }
+            save_variant(&f, WriteOptions::default(), &p)
+        });
+    out.push(match made {
+        Ok(()) => Built::Made(Variant {
+            kind: Kind::SingleFile,
+            path: p,
+            decompressed: false,
+            layout: Layout::File,
+            max_attr_size: max_attr_size(&f),
+            only_original: vec![],
+            only_variant: vec![],
+        }),
+        Err(e) => Built::Failed(Kind::SingleFile, e),
+    });
+    for k in [
+        Kind::Copy,
+        Kind::Swapped(Endianness::Big),
+        Kind::Pipe,
+        Kind::Compressed,
+    ] {
+        out.push(Built::Skipped(k, no_dir.into()));
+    }
+    out
+}
