@@ -5,8 +5,7 @@
 //! the parser and writer generated from the same spec.
 
 use spec::ir::{
-    Arm, BinOp, Expr, Field, Func, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind,
-    TypeRef,
+    Arm, Expr, Field, Func, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind, TypeRef,
 };
 use std::fmt::Write;
 
@@ -540,25 +539,6 @@ fn type_link(ty: &TypeRef) -> String {
     }
 }
 
-fn op_text(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Or => "||",
-        BinOp::And => "&&",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-    }
-}
-
 /// An expression as spec text (fully parenthesised below the top level).
 pub fn expr(e: &Expr) -> String {
     fn inner(e: &Expr, top: bool) -> String {
@@ -571,7 +551,7 @@ pub fn expr(e: &Expr) -> String {
             Expr::Remaining => "remaining".to_string(),
             Expr::Not(x) => format!("!{}", inner(x, false)),
             Expr::Binary(op, a, b) => {
-                let s = format!("{} {} {}", inner(a, false), op_text(*op), inner(b, false));
+                let s = format!("{} {} {}", inner(a, false), op.symbol(), inner(b, false));
                 if top {
                     s
                 } else {

@@ -1106,7 +1106,6 @@ impl<'s> Gen<'s> {
         let name = format_ident!("{}", e.name);
         let repr = prim_ty(e.repr);
         let doc = doc_attrs(&e.doc);
-        let name_fmt = format!("{}({{}})", e.name);
         let mut consts = TokenStream::new();
         let mut arms = TokenStream::new();
         let mut seen = HashSet::new();
@@ -1120,7 +1119,7 @@ impl<'s> Gen<'s> {
                 arms.extend(quote! { Self::#c => Some(#s), });
             }
         }
-        let ser = self.serialize_number(e.repr);
+        let name_impls = named_value_impls(&name, self.serialize_number(e.repr));
         let put = prim_put(e.repr);
         let fixed = self.newtype_fixed_elem(
             &name,
@@ -1142,30 +1141,7 @@ impl<'s> Gen<'s> {
                     }
                 }
             }
-            impl core::fmt::Debug for #name {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match self.name() {
-                        Some(n) => f.write_str(n),
-                        None => write!(f, #name_fmt, self.0),
-                    }
-                }
-            }
-            impl core::fmt::Display for #name {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match self.name() {
-                        Some(n) => f.write_str(n),
-                        None => write!(f, "{}", self.0),
-                    }
-                }
-            }
-            impl rt::Serialize for #name {
-                fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                    match self.name() {
-                        Some(n) => s.serialize_str(n),
-                        None => #ser,
-                    }
-                }
-            }
+            #name_impls
             #fixed
         }
     }
@@ -2907,7 +2883,7 @@ impl<'s> Gen<'s> {
                 "feature",
             ),
         };
-        let id_fmt = format!("{id_ty}({{}})");
+        let id_name_impls = named_value_impls(&id_ty, quote!(s.serialize_u32(self.0)));
         let mut consts = TokenStream::new();
         let mut names = TokenStream::new();
         let mut variants = TokenStream::new();
@@ -3085,30 +3061,7 @@ impl<'s> Gen<'s> {
                     }
                 }
             }
-            impl core::fmt::Debug for #id_ty {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match self.name() {
-                        Some(n) => f.write_str(n),
-                        None => write!(f, #id_fmt, self.0),
-                    }
-                }
-            }
-            impl core::fmt::Display for #id_ty {
-                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match self.name() {
-                        Some(n) => f.write_str(n),
-                        None => write!(f, "{}", self.0),
-                    }
-                }
-            }
-            impl rt::Serialize for #id_ty {
-                fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                    match self.name() {
-                        Some(n) => s.serialize_str(n),
-                        None => s.serialize_u32(self.0),
-                    }
-                }
-            }
+            #id_name_impls
 
             #[doc = #body_doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
@@ -3164,6 +3117,38 @@ impl<'s> Gen<'s> {
                 }
             }
             #froms
+        }
+    }
+}
+
+/// `Debug`, `Display` and `Serialize` for an open value type with a `name()`: the name
+/// when the spec has one, else the number (`ser_unknown` serialises `self.0`).
+fn named_value_impls(ty: &Ident, ser_unknown: TokenStream) -> TokenStream {
+    let debug_fmt = format!("{ty}({{}})");
+    quote! {
+        impl core::fmt::Debug for #ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self.name() {
+                    Some(n) => f.write_str(n),
+                    None => write!(f, #debug_fmt, self.0),
+                }
+            }
+        }
+        impl core::fmt::Display for #ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                match self.name() {
+                    Some(n) => f.write_str(n),
+                    None => write!(f, "{}", self.0),
+                }
+            }
+        }
+        impl rt::Serialize for #ty {
+            fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                match self.name() {
+                    Some(n) => s.serialize_str(n),
+                    None => #ser_unknown,
+                }
+            }
         }
     }
 }

@@ -1693,7 +1693,7 @@ impl<'a> Validator<'a> {
             }
             ExprKind::Binary(op, a, b) => {
                 if computed && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
-                    not_in_computed(self, &format!("the operator `{}`", op_text(*op)));
+                    not_in_computed(self, &format!("the operator `{}`", op.symbol()));
                     return unknown;
                 }
                 let (xa, ta) = self.expr_in(a, scope, refs);
@@ -1709,7 +1709,7 @@ impl<'a> Validator<'a> {
                         if ta != tb {
                             self.error(
                                 e.span,
-                                format!("`{}` compares an integer with a boolean", op_text(*op)),
+                                format!("`{}` compares an integer with a boolean", op.symbol()),
                                 "mismatched types",
                             );
                             None
@@ -1755,7 +1755,7 @@ impl<'a> Validator<'a> {
                 };
                 self.error_help(
                     operand.span,
-                    format!("`{}` works on {want_s}", op_text(op)),
+                    format!("`{}` works on {want_s}", op.symbol()),
                     format!(
                         "expected {}",
                         if want == Ty::Bool {
@@ -2236,24 +2236,5 @@ impl<'a> Validator<'a> {
                 seen.insert(name, *span);
             }
         }
-    }
-}
-
-fn op_text(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Or => "||",
-        BinOp::And => "&&",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
     }
 }
