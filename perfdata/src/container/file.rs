@@ -90,12 +90,17 @@ impl<'a> PerfData<'a> {
                 data_end: bytes.len(),
             };
             let mut session = Session::default();
-            // A stream that breaks off later still opens: the records before the break
-            // are readable, and `for_each_record` reports the break where it is.
-            let _ = data.walk::<E>(&mut |_, rec, _| {
-                session.note_record::<E>(&rec)?;
-                Ok(true)
-            });
+            // The setup records (HEADER_ATTR, HEADER_FEATURE) are never inside compressed
+            // chunks — perf compresses only ring-buffer data — so this pass frames the
+            // stream without decompressing it. A stream that breaks off later still opens:
+            // the records before the break are readable, and `for_each_record` reports the
+            // break where it is.
+            for rec in RecordWalker::<E>::new(data.data(), data.data_start as u64) {
+                let Ok(rec) = rec else { break };
+                if session.note_record::<E>(&rec).is_err() {
+                    break;
+                }
+            }
             data.session = session;
             return Ok(data);
         }
