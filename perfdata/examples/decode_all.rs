@@ -1,47 +1,56 @@
-//! Iterates a recording and fully decodes every record; prints what it took.
-//! `cargo run --release -p perfdata --example decode_all -- perf.data`
-//! (a first measurement; the benchmark suite is the reference).
+//! Reads every sample of a recording (ip, time, callchain) and prints what it took.
+//! `cargo run --release -p perfdata --example decode_all -- perf.data [--ordered|--owned]`
+//! (a quick look; `cargo xtask bench` is the reference measurement).
+//!
+//! Default: zero-copy sample views in file order. `--ordered`: the same in perf's time
+//! order. `--owned`: every record decoded into its owned value (`RecordBody`).
 
 use perfdata::container::Recording;
-use perfdata::generated::perf_data::{RecordBody, RecordType, Sample};
-use perfdata::rt::{LittleEndian, Reader};
+use perfdata::generated::perf_data::{CallchainContext, RecordBody};
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
-        .ok_or("usage: decode_all FILE [--direct]")?;
-    // --direct: decode samples with Sample::decode (little-endian inputs) instead of
-    // RecordBody::decode, to see what the generic enum costs.
-    let direct = std::env::args().any(|a| a == "--direct");
+        .ok_or("usage: decode_all FILE [--ordered|--owned]")?;
+    let flag = |f: &str| std::env::args().any(|a| a == f);
+    let (ordered, owned) = (flag("--ordered"), flag("--owned"));
     let recording = Recording::open(&path)?;
     let data = recording.data()?;
     let start = Instant::now();
-    let (mut records, mut samples, mut frames) = (0u64, 0u64, 0u64);
-    data.for_each_record(&mut |_, rec, ctx| {
+    let (mut records, mut samples, mut frames, mut time_sum) = (0u64, 0u64, 0u64, 0u64);
+    let is_frame = |ip: u64| ip < CallchainContext::MAX.0;
+    let mut visit = |rec: perfdata::container::RawRecord<'_>,
+                     ctx: &perfdata::container::RecordCtx|
+     -> Result<bool, perfdata::rt::Error> {
         records += 1;
-        if direct && rec.record_type() == RecordType::SAMPLE {
-            // The sample type's own decoder: no RecordBody wrapping.
-            let s = Sample::decode(
-                &mut Reader::<LittleEndian>::new(rec.body, rec.offset + 8),
-                ctx,
-            )?;
-            samples += 1;
-            if let Some(c) = &s.callchain {
-                frames += c.ips.iter().fold(0u64, |n, ip| n + u64::from(ip != 0));
+        if owned {
+            if let RecordBody::Sample(s) = data.decode(&rec, ctx)? {
+                samples += 1;
+                time_sum = time_sum.wrapping_add(s.time.unwrap_or(0) ^ s.ip.unwrap_or(0));
+                if let Some(c) = &s.callchain {
+                    frames += c.ips.iter().filter(|&ip| is_frame(ip)).count() as u64;
+                }
             }
-        } else if let RecordBody::Sample(s) = data.decode(&rec, ctx)? {
+        } else if let Some(s) = data.sample(&rec, ctx)? {
             samples += 1;
-            if let Some(c) = &s.callchain {
-                frames += c.ips.iter().fold(0u64, |n, ip| n + u64::from(ip != 0));
+            time_sum = time_sum.wrapping_add(s.time().unwrap_or(0) ^ s.ip().unwrap_or(0));
+            if let Some(c) = s.callchain()? {
+                frames += c.ips.iter().filter(|&ip| is_frame(ip)).count() as u64;
             }
         }
         Ok(true)
-    })?;
+    };
+    if ordered {
+        data.for_each_record_ordered(&mut |_, rec, ctx| visit(rec, ctx))?;
+    } else {
+        data.for_each_record(&mut |_, rec, ctx| visit(rec, ctx))?;
+    }
     let t = start.elapsed();
     let mb = recording.header_bytes().len() as f64 / 1e6;
     println!(
-        "{records} records ({samples} samples, {frames} callchain frames) from {mb:.1} MB in {:.3} s: {:.0} MB/s, {:.1} M records/s",
+        "{records} records ({samples} samples, {frames} callchain frames, check {time_sum:x}) \
+         from {mb:.1} MB in {:.3} s: {:.0} MB/s, {:.1} M records/s",
         t.as_secs_f64(),
         mb / t.as_secs_f64(),
         records as f64 / t.as_secs_f64() / 1e6

@@ -3,7 +3,7 @@
 //! Layouts are declared in the spec (`spec/perf_data/`) and generated into
 //! [`generated`]; [`rt`] is the hand-written, layout-free runtime they use; [`container`]
 //! is the file-level mechanics (format detection, sections, record framing, compressed
-//! streams, attr resolution); [`model`], [`transform`] and [`write`] edit and write.
+//! streams, attr resolution); [`model`], [`transform`] and [`mod@write`] edit and write.
 //!
 //! # Reading
 //! Open a file or a `perf record --threads` directory, look at the header, and decode the
@@ -23,17 +23,22 @@
 //!         }
 //!     }
 //! }
-//! let mut deepest = 0;
+//! let (mut deepest, mut comms) = (0, 0);
 //! data.for_each_record(&mut |_, rec, ctx| {
-//!     if rec.record_type() == RecordType::SAMPLE {
-//!         if let RecordBody::Sample(s) = data.decode(&rec, ctx)? {
-//!             let chain = s.callchain.expect("recorded with -g");
-//!             deepest = deepest.max(chain.ips.len());
+//!     // The fast path for samples: a zero-copy view, fields read at offsets computed once
+//!     // per event.
+//!     if let Some(s) = data.sample(&rec, ctx)? {
+//!         let chain = s.callchain()?.expect("recorded with -g");
+//!         deepest = deepest.max(chain.ips.len());
+//!     } else if rec.record_type() == RecordType::COMM {
+//!         // Any record decoded into its owned value.
+//!         if let RecordBody::Comm(c) = data.decode(&rec, ctx)? {
+//!             comms += usize::from(!c.comm.to_str_lossy().is_empty());
 //!         }
 //!     }
 //!     Ok(true) // keep going
 //! })?;
-//! assert!(deepest > 1);
+//! assert!(deepest > 1 && comms > 0);
 //! # Ok::<(), perfdata::rt::Error>(())
 //! ```
 //! [`container::PerfData::for_each_record_ordered`] gives perf's time order instead, and

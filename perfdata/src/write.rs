@@ -2,7 +2,7 @@
 //!
 //! Everything positional is computed here from the content: the ids and attrs sections,
 //! `attr_size`, the data section, the feature bitmap and table, every record's
-//! `header.size`. The layout is perf's own (header, ids, attrs, [event_types], data,
+//! `header.size`. The layout is perf's own (header, ids, attrs, event_types if any, data,
 //! feature table, feature payloads in id order), so a perf-written file is rewritten to
 //! the same bytes. [`save`] writes to a temporary file beside the target and renames it
 //! into place: the target (even when it is the input) is never left half-written.

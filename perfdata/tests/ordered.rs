@@ -1,10 +1,9 @@
 //! Time-ordered iteration delivers every record once, timed records in time order, and —
 //! where perf is installed — samples in the order `perf script` prints them.
 
-use perfdata::container::ordered::record_time;
-use perfdata::container::{Origin, PerfData};
-use perfdata::generated::perf_data::RecordType;
-use perfdata::rt::LittleEndian;
+use perfdata::container::{Origin, PerfData, RawRecord};
+use perfdata::generated::perf_data::{Ctx, RecordBody, RecordType};
+use perfdata::rt::{LittleEndian, Reader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,6 +22,31 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 type Key = (Origin, u64, u32);
+
+/// The timestamp by decoding the whole record — an oracle for the plan-based
+/// `PerfData::time`, which reads it at a precomputed offset.
+fn record_time(ty: RecordType, body: &[u8], ctx: &Ctx) -> Option<u64> {
+    let decoded = RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx).ok()?;
+    match &decoded {
+        RecordBody::Sample(s) => s.time,
+        other => other.sample_id().and_then(|id| id.time),
+    }
+}
+
+/// Both ways of finding a record's time, which must agree.
+fn checked_time(
+    data: &PerfData<'_>,
+    r: &RawRecord<'_>,
+    ctx: &perfdata::container::RecordCtx,
+) -> Option<u64> {
+    let decoded = if r.header.type_ < 64 {
+        record_time(r.record_type(), r.body, ctx)
+    } else {
+        None
+    };
+    assert_eq!(data.time(r, ctx), decoded, "record at {:#x}", r.offset);
+    decoded
+}
 
 fn key(origin: Origin, offset: u64, ty: u32) -> Key {
     (origin, offset, ty)
@@ -46,15 +70,13 @@ fn ordered_iteration_is_a_time_sorted_permutation() {
         let mut last_time = 0u64;
         data.for_each_record_ordered(&mut |o, r, ctx| {
             ordered.push(key(o, r.offset, r.header.type_));
-            if r.header.type_ < 64 {
-                if let Some(t) = record_time::<LittleEndian>(r.record_type(), r.body, ctx) {
-                    assert!(
-                        t >= last_time,
-                        "{}: time went back from {last_time} to {t}",
-                        path.display()
-                    );
-                    last_time = t;
-                }
+            if let Some(t) = checked_time(&data, &r, ctx) {
+                assert!(
+                    t >= last_time,
+                    "{}: time went back from {last_time} to {t}",
+                    path.display()
+                );
+                last_time = t;
             }
             Ok(true)
         })
@@ -103,7 +125,7 @@ fn sample_order_matches_perf_script() {
     let mut ours = vec![];
     data.for_each_record_ordered(&mut |_, r, ctx| {
         if r.record_type() == RecordType::SAMPLE {
-            ours.push(record_time::<LittleEndian>(r.record_type(), r.body, ctx).unwrap() / 1000);
+            ours.push(checked_time(&data, &r, ctx).unwrap() / 1000);
         }
         Ok(true)
     })
@@ -111,7 +133,7 @@ fn sample_order_matches_perf_script() {
     let mut in_file = vec![];
     data.for_each_record(&mut |_, r, ctx| {
         if r.record_type() == RecordType::SAMPLE {
-            in_file.push(record_time::<LittleEndian>(r.record_type(), r.body, ctx).unwrap() / 1000);
+            in_file.push(checked_time(&data, &r, ctx).unwrap() / 1000);
         }
         Ok(true)
     })

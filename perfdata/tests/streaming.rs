@@ -186,3 +186,35 @@ fn memory_stays_bounded_on_a_long_stream() {
     assert!(n > 100_000, "only {n} records");
     assert!(peak <= 1 << 20, "held {peak} bytes at once");
 }
+
+#[test]
+fn streamed_sample_views_equal_in_memory_views() {
+    type Seen = Vec<(Option<u64>, Option<u64>, usize)>;
+    for path in pipe_inputs() {
+        let bytes = std::fs::read(&path).unwrap();
+        let data = PerfData::open(&bytes).unwrap();
+        let mut want: Seen = vec![];
+        data.for_each_record(&mut |_, rec, ctx| {
+            if let Some(s) = data.sample(&rec, ctx)? {
+                let chain = s.callchain()?.map_or(0, |c| c.ips.len());
+                want.push((s.ip(), s.time(), chain));
+            }
+            Ok(true)
+        })
+        .unwrap();
+        let mut reader = StreamReader::new(Trickle {
+            bytes: &bytes,
+            n: 7,
+        })
+        .unwrap();
+        let mut got: Seen = vec![];
+        while let Some(rec) = reader.next_record().unwrap() {
+            if let Some(s) = rec.sample().unwrap() {
+                let chain = s.callchain().unwrap().map_or(0, |c| c.ips.len());
+                got.push((s.ip(), s.time(), chain));
+            }
+        }
+        assert!(!want.is_empty(), "{}: no samples", path.display());
+        assert_eq!(got, want, "{}", path.display());
+    }
+}

@@ -54,11 +54,13 @@ fn run() -> Result<()> {
                 stale.len()
             )
         }
+        #[cfg(feature = "conformance")]
         ["conformance", rest @ ..] => conformance(&root, rest),
         _ => bail!("{USAGE}"),
     }
 }
 
+#[cfg(feature = "conformance")]
 fn conformance(root: &std::path::Path, args: &[&str]) -> Result<()> {
     let mut opts = conformance::LiveOptions::default();
     let mut refresh = false;

@@ -5,8 +5,8 @@
 
 use clap::{Parser, Subcommand};
 use perfdata::container::{Origin, PerfData, Place, Recording};
-use perfdata::generated::perf_data::{RecordBody, RecordType};
-use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader};
+use perfdata::generated::perf_data::RecordType;
+use perfdata::rt::Endianness;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -180,7 +180,6 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
         return Ok(());
     }
     let mut count = 0u64;
-    let endian = data.format.endian;
     let mut error = None;
     let streams: Vec<String> = recording
         .stream_paths()
@@ -192,12 +191,7 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
         }
         count += 1;
         let ty = rec.record_type();
-        let base = rec.offset + 8;
-        let body = match endian {
-            Endianness::Little => RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(rec.body, base), ctx),
-            Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(rec.body, base), ctx),
-        };
-        let body = match body {
+        let body = match data.decode(&rec, ctx) {
             Ok(b) => b,
             Err(e) => return Err(e.with_record(count - 1, ty)),
         };
@@ -289,7 +283,6 @@ fn convert(
 fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Result<(), String> {
     let mut reader =
         perfdata::container::StreamReader::new(input).map_err(|e| format!("<stdin>: {e}"))?;
-    let endian = reader.endian();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut count = 0u64;
@@ -298,20 +291,9 @@ fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Res
             break;
         }
         let ty = rec.raw.record_type();
-        let base = rec.raw.offset + 8;
-        let body = match endian {
-            Endianness::Little => RecordBody::decode(
-                ty,
-                &mut Reader::<LittleEndian>::new(rec.raw.body, base),
-                &rec.ctx,
-            ),
-            Endianness::Big => RecordBody::decode(
-                ty,
-                &mut Reader::<BigEndian>::new(rec.raw.body, base),
-                &rec.ctx,
-            ),
-        }
-        .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
+        let body = rec
+            .decode()
+            .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
         let where_ = match rec.origin {
             Origin::Stream => format!("{:#x}", rec.raw.offset),
             Origin::Compressed { record_offset } => {

@@ -2,11 +2,11 @@
 
 use super::decompress::{zstd_data, Decompressor};
 use super::format::{detect, Format, Layout};
-use super::session::{EventAttr, Session};
+use super::session::{EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, FileSection, RecordBody, RecordType,
-    SampleIds,
+    SampleIds, SampleView,
 };
 use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
 
@@ -28,6 +28,10 @@ pub enum Origin {
     /// whose data completed it.
     Compressed { record_offset: u64 },
 }
+
+/// What the record walks call for each record: where it came from, its bytes, and its
+/// decoding context. It returns `false` to stop.
+pub type RecordFn<'f> = dyn FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error> + 'f;
 
 /// A parsed perf.data input.
 pub struct PerfData<'a> {
@@ -221,17 +225,42 @@ impl<'a> PerfData<'a> {
     /// Decodes a record's body (in this input's byte order) with the context
     /// [`PerfData::for_each_record`] gave for it.
     pub fn decode<'r>(&self, rec: &RawRecord<'r>, ctx: &Ctx) -> Result<RecordBody<'r>, Error> {
+        decode_record(self.format.endian, rec, ctx)
+    }
+
+    /// A zero-copy view of a SAMPLE record (`None` for other types): its fixed fields
+    /// (ip, pid, tid, time, id, cpu, period…) are read at offsets computed once per event,
+    /// its callchain and later fields decoded when asked. The fast way to read samples.
+    #[inline]
+    pub fn sample<'r>(
+        &'r self,
+        rec: &RawRecord<'r>,
+        ctx: &'r RecordCtx,
+    ) -> Result<Option<SampleView<'r>>, Error> {
+        if rec.record_type() != RecordType::SAMPLE {
+            return Ok(None);
+        }
+        let Some(plan) = ctx.attr.and_then(|i| self.session.plan(i)) else {
+            return Ok(None);
+        };
         let base = rec.offset + HEADER_SIZE as u64;
-        let ty = rec.record_type();
+        SampleView::new(rec.body, base, self.format.endian, &ctx.ctx, &plan.sample).map(Some)
+    }
+
+    /// The timestamp of a record (SAMPLE's `time` or the sample_id trailer's), read at the
+    /// offset its event's plan gives; `None` when the record has none.
+    #[inline]
+    pub fn time(&self, rec: &RawRecord<'_>, ctx: &RecordCtx) -> Option<u64> {
         match self.format.endian {
             Endianness::Little => {
-                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(rec.body, base), ctx)
+                self.session
+                    .record_time::<LittleEndian>(rec.record_type(), rec.body, ctx)
             }
             Endianness::Big => {
-                RecordBody::decode(ty, &mut Reader::<BigEndian>::new(rec.body, base), ctx)
+                self.session
+                    .record_time::<BigEndian>(rec.record_type(), rec.body, ctx)
             }
         }
-        .map_err(|e| e.in_field(ty.name().unwrap_or("record")))
     }
 
     /// The record stream: the data section (file) or everything after the pipe header.
@@ -248,33 +277,8 @@ impl<'a> PerfData<'a> {
     /// records transparently (the compressed records themselves are passed too, with
     /// `Origin::Stream`, before the records they contain). `f` gets the decoding context
     /// for the record; it returns `false` to stop. Nothing is allocated per record.
-    pub fn for_each_record(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
-        match self.format.endian {
-            Endianness::Little => self.visit::<LittleEndian>(f),
-            Endianness::Big => self.visit::<BigEndian>(f),
-        }
-    }
-
-    fn visit<E: Endian>(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
-        let session = &self.session;
-        self.walk::<E>(&mut |origin, rec, _| {
-            let ctx = session.record_ctx::<E>(rec.record_type(), rec.header.misc, rec.body);
-            f(origin, rec, &ctx)
-        })
-    }
-
-    /// The walk itself: framing plus decompression, no attr resolution.
-    fn walk<E: Endian>(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
-        walk_stream::<E>(self.data(), self.data_start as u64, f)
+    pub fn for_each_record(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
+        self.walk(self.data(), self.data_start as u64, None, f)
     }
 
     /// Like [`PerfData::for_each_record`], but keeps going past damage where it can: after
@@ -282,40 +286,9 @@ impl<'a> PerfData<'a> {
     /// 8-byte-aligned place where known records parse again; after a compressed chunk that
     /// does not decompress, it restarts the zstd stream at the next chunk. Returns the
     /// errors met (and the byte ranges skipped), in order; empty for an intact input.
-    pub fn for_each_record_salvaging(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
-    ) -> Result<Vec<Error>, Error> {
+    pub fn for_each_record_salvaging(&self, f: &mut RecordFn<'_>) -> Result<Vec<Error>, Error> {
         let mut errors = vec![];
-        let session = &self.session;
-        match self.format.endian {
-            Endianness::Little => walk_stream_with::<LittleEndian>(
-                self.data(),
-                self.data_start as u64,
-                Some(&mut errors),
-                &mut |o, rec, _| {
-                    let ctx = session.record_ctx::<LittleEndian>(
-                        rec.record_type(),
-                        rec.header.misc,
-                        rec.body,
-                    );
-                    f(o, rec, &ctx)
-                },
-            )?,
-            Endianness::Big => walk_stream_with::<BigEndian>(
-                self.data(),
-                self.data_start as u64,
-                Some(&mut errors),
-                &mut |o, rec, _| {
-                    let ctx = session.record_ctx::<BigEndian>(
-                        rec.record_type(),
-                        rec.header.misc,
-                        rec.body,
-                    );
-                    f(o, rec, &ctx)
-                },
-            )?,
-        }
+        self.walk(self.data(), self.data_start as u64, Some(&mut errors), f)?;
         Ok(errors)
     }
 
@@ -326,45 +299,51 @@ impl<'a> PerfData<'a> {
         &self,
         bytes: &[u8],
         base: u64,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
+        f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
-        let session = &self.session;
+        self.walk(bytes, base, None, f)
+    }
+
+    /// Every walk: framing and decompression in this input's byte order, then each
+    /// record's context from the session.
+    fn walk(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        salvage: Option<&mut Vec<Error>>,
+        f: &mut RecordFn<'_>,
+    ) -> Result<(), Error> {
+        fn with_ctx<E: Endian>(
+            session: &Session<'_>,
+            bytes: &[u8],
+            base: u64,
+            salvage: Option<&mut Vec<Error>>,
+            f: &mut RecordFn<'_>,
+        ) -> Result<(), Error> {
+            walk_stream_with::<E, _>(bytes, base, salvage, |origin, rec| {
+                let ctx = session.record_ctx::<E>(rec.record_type(), rec.header.misc, rec.body);
+                f(origin, rec, &ctx)
+            })
+        }
         match self.format.endian {
-            Endianness::Little => walk_stream::<LittleEndian>(bytes, base, &mut |o, rec, _| {
-                let ctx = session.record_ctx::<LittleEndian>(
-                    rec.record_type(),
-                    rec.header.misc,
-                    rec.body,
-                );
-                f(o, rec, &ctx)
-            }),
-            Endianness::Big => walk_stream::<BigEndian>(bytes, base, &mut |o, rec, _| {
-                let ctx =
-                    session.record_ctx::<BigEndian>(rec.record_type(), rec.header.misc, rec.body);
-                f(o, rec, &ctx)
-            }),
+            Endianness::Little => with_ctx::<LittleEndian>(&self.session, bytes, base, salvage, f),
+            Endianness::Big => with_ctx::<BigEndian>(&self.session, bytes, base, salvage, f),
         }
     }
-}
-
-/// Framing plus decompression of one record stream, no attr resolution.
-fn walk_stream<E: Endian>(
-    data: &[u8],
-    data_start: u64,
-    f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
-) -> Result<(), Error> {
-    walk_stream_with::<E>(data, data_start, None, f)
 }
 
 /// The walk. With `salvage`, errors are collected there instead of ending the walk: a
 /// framing error skips to the next place where records parse again ([`resync`]), a bad
 /// compressed chunk drops what is pending and restarts the zstd stream.
-fn walk_stream_with<E: Endian>(
+fn walk_stream_with<E: Endian, F>(
     data: &[u8],
     data_start: u64,
     mut salvage: Option<&mut Vec<Error>>,
-    f: &mut dyn FnMut(Origin, RawRecord<'_>, ()) -> Result<bool, Error>,
-) -> Result<(), Error> {
+    mut f: F,
+) -> Result<(), Error>
+where
+    F: FnMut(Origin, RawRecord<'_>) -> Result<bool, Error>,
+{
     let mut decompressor: Option<Decompressor> = None;
     // Offset of the next record within the decompressed stream.
     let mut decompressed_offset = 0u64;
@@ -397,7 +376,7 @@ fn walk_stream_with<E: Endian>(
                 }
             };
             let ty = rec.record_type();
-            if !f(Origin::Stream, rec, ())? {
+            if !f(Origin::Stream, rec)? {
                 return Ok(());
             }
             index += 1;
@@ -438,7 +417,6 @@ fn walk_stream_with<E: Endian>(
                                 record_offset: rec.offset,
                             },
                             inner,
-                            (),
                         )? {
                             return Ok(());
                         }
@@ -501,6 +479,27 @@ fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
         at += 8;
     }
     None
+}
+
+/// Decodes a record's body in byte order `endian` with context `ctx`: the one function
+/// every reader (files, streams, the CLI) decodes records with. Errors name the record
+/// type's field path and the absolute offset.
+pub fn decode_record<'r>(
+    endian: Endianness,
+    rec: &RawRecord<'r>,
+    ctx: &Ctx,
+) -> Result<RecordBody<'r>, Error> {
+    let base = rec.offset + HEADER_SIZE as u64;
+    let ty = rec.record_type();
+    match endian {
+        Endianness::Little => {
+            RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(rec.body, base), ctx)
+        }
+        Endianness::Big => {
+            RecordBody::decode(ty, &mut Reader::<BigEndian>::new(rec.body, base), ctx)
+        }
+    }
+    .map_err(|e| e.in_field(ty.name().unwrap_or("record")))
 }
 
 /// A record type by name, or by number when unknown.

@@ -12,9 +12,9 @@ pub mod session;
 pub mod stream;
 pub mod stream_reader;
 
-pub use file::{FeatureSection, Origin, PerfData};
+pub use file::{FeatureSection, Origin, PerfData, RecordFn};
 pub use format::{detect, Format, Layout};
 pub use recording::{Place, Recording};
-pub use session::{EventAttr, Session};
+pub use session::{AttrPlan, EventAttr, RecordCtx, Session};
 pub use stream::{RawRecord, RecordWalker};
 pub use stream_reader::{StreamReader, StreamRecord};

@@ -8,30 +8,133 @@
 //! (perf's own records, or no TIME in the sample_id) are delivered as they come.
 //! FINISHED_INIT ends the synthesized prologue, whose timed records all precede live data,
 //! so everything queued is delivered there too (perf's order is the same; less is held).
+//!
+//! The queue holds where a record is, not its bytes: records of the input are found again
+//! in the input (the memory map), and only records decompressed from COMPRESSED chunks —
+//! whose buffer moves on — are copied, into one arena that is trimmed after every round.
+//! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
+//! by decoding the record.
 
-use super::file::{Origin, PerfData};
-use super::stream::RawRecord;
-use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian, Reader};
-use std::collections::BTreeMap;
+use super::file::{Origin, PerfData, RecordFn};
+use super::session::{RecordCtx, Session};
+use super::stream::{RawRecord, HEADER_SIZE};
+use crate::generated::perf_data::{EventHeader, RecordType};
+use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
 
-/// A queued record: its bytes are copied, because records decompressed from a chunk do not
-/// outlive the chunk.
+/// A queued record: its time, header and where its body is.
+#[derive(Clone, Copy)]
 struct Queued {
-    origin: Origin,
+    time: u64,
+    /// `RawRecord::offset` to report (in the input, or in the decompressed stream).
     offset: u64,
+    /// `Origin::Compressed`'s `record_offset`, or `u64::MAX` for a record of the input.
+    record_offset: u64,
     header: EventHeader,
-    bytes: Vec<u8>,
-    body_len: usize,
-    ctx: Ctx,
+    /// Start of the body: in the record stream for records of the input, else in the arena
+    /// (as an arena position, see `Queue::arena_base`).
+    body_at: u64,
+    attr: Option<u32>,
 }
 
-/// The timestamp of a record: SAMPLE's `time`, or the sample_id trailer's.
-pub fn record_time<E: Endian>(ty: RecordType, body: &[u8], ctx: &Ctx) -> Option<u64> {
-    let decoded = RecordBody::decode(ty, &mut Reader::<E>::new(body, 0), ctx).ok()?;
-    match &decoded {
-        RecordBody::Sample(s) => s.time,
-        other => other.sample_id().and_then(|id| id.time),
+/// The records waiting for their round, in arrival order until a flush sorts them.
+#[derive(Default)]
+struct Queue {
+    items: Vec<Queued>,
+    /// Bodies of queued decompressed records.
+    arena: Vec<u8>,
+    /// Arena position of `arena[0]` (positions only grow; the front is dropped as records
+    /// are delivered).
+    arena_base: u64,
+}
+
+impl Queue {
+    fn push(
+        &mut self,
+        time: u64,
+        origin: Origin,
+        rec: &RawRecord<'_>,
+        data_start: u64,
+        attr: Option<u32>,
+    ) {
+        let (record_offset, body_at) = match origin {
+            Origin::Stream => (u64::MAX, rec.offset + HEADER_SIZE as u64 - data_start),
+            Origin::Compressed { record_offset } => {
+                let at = self.arena_base + self.arena.len() as u64;
+                self.arena.extend_from_slice(rec.body);
+                (record_offset, at)
+            }
+        };
+        self.items.push(Queued {
+            time,
+            offset: rec.offset,
+            record_offset,
+            header: rec.header,
+            body_at,
+            attr,
+        });
+    }
+
+    /// Delivers, in (time, arrival) order, every queued record with `time <= limit`.
+    /// Returns `false` when `f` asked to stop.
+    fn flush(
+        &mut self,
+        limit: u64,
+        data: &[u8],
+        session: &Session<'_>,
+        f: &mut RecordFn<'_>,
+    ) -> Result<bool, Error> {
+        if self.items.is_empty() {
+            return Ok(true);
+        }
+        // Stable: equal times keep their arrival order. The queue is a few sorted runs
+        // (one per CPU buffer, plus the sorted rest of the last round), which the
+        // standard library's merge sort takes in close to linear time.
+        self.items.sort_by_key(|q| q.time);
+        let n = self.items.partition_point(|q| q.time <= limit);
+        for q in &self.items[..n] {
+            let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
+            let (body, origin) = if q.record_offset == u64::MAX {
+                let at = q.body_at as usize;
+                (&data[at..at + len], Origin::Stream)
+            } else {
+                let at = (q.body_at - self.arena_base) as usize;
+                (
+                    &self.arena[at..at + len],
+                    Origin::Compressed {
+                        record_offset: q.record_offset,
+                    },
+                )
+            };
+            let rec = RawRecord {
+                offset: q.offset,
+                header: q.header,
+                body,
+                payload: &[],
+            };
+            let ctx = session.ctx_of(q.attr.map(|i| i as usize), q.header.misc);
+            if !f(origin, rec, &ctx)? {
+                return Ok(false);
+            }
+        }
+        self.items.drain(..n);
+        self.trim_arena();
+        Ok(true)
+    }
+
+    /// Drops the arena bytes no queued record needs any more.
+    fn trim_arena(&mut self) {
+        let oldest = self
+            .items
+            .iter()
+            .filter(|q| q.record_offset != u64::MAX)
+            .map(|q| q.body_at)
+            .min()
+            .unwrap_or(self.arena_base + self.arena.len() as u64);
+        let drop = (oldest - self.arena_base) as usize;
+        if drop > 0 {
+            self.arena.drain(..drop);
+            self.arena_base = oldest;
+        }
     }
 }
 
@@ -39,86 +142,39 @@ impl<'a> PerfData<'a> {
     /// Calls `f` for every record in time order (perf's round-by-round order), holding at
     /// most the records of the current and previous round. Compressed records are
     /// expanded; the compressed records themselves are not passed.
-    pub fn for_each_record_ordered(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
+    pub fn for_each_record_ordered(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
         match self.format.endian {
             Endianness::Little => self.ordered::<LittleEndian>(f),
             Endianness::Big => self.ordered::<BigEndian>(f),
         }
     }
 
-    fn ordered<E: Endian>(
-        &self,
-        f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>,
-    ) -> Result<(), Error> {
-        let mut queue: BTreeMap<(u64, u64), Queued> = BTreeMap::new();
-        let mut seq = 0u64;
+    fn ordered<E: Endian>(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
+        let data = self.data();
+        let data_start = self.data_offset();
+        let session = &self.session;
+        let mut queue = Queue::default();
         let (mut next_flush, mut max_time) = (0u64, 0u64);
         let mut stopped = false;
-        let deliver =
-            |q: Queued, f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>| {
-                let rec = RawRecord {
-                    offset: q.offset,
-                    header: q.header,
-                    body: &q.bytes[..q.body_len],
-                    payload: &q.bytes[q.body_len..],
-                };
-                f(q.origin, rec, &q.ctx)
-            };
-        let flush_upto = |queue: &mut BTreeMap<(u64, u64), Queued>,
-                          limit: u64,
-                          f: &mut dyn FnMut(Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error>|
-         -> Result<bool, Error> {
-            while let Some(entry) = queue.first_entry() {
-                if entry.key().0 > limit {
-                    break;
-                }
-                if !deliver(entry.remove(), f)? {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        };
-        self.for_each_record(&mut |origin, rec, ctx| {
+        self.for_each_record(&mut |origin, rec, ctx: &RecordCtx| {
             let ty = rec.record_type();
             if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
                 return Ok(true);
             }
             if ty == RecordType::FINISHED_ROUND {
-                if !flush_upto(&mut queue, next_flush, f)? {
+                if !queue.flush(next_flush, data, session, f)? {
                     stopped = true;
                     return Ok(false);
                 }
                 next_flush = max_time;
-            } else if ty == RecordType::FINISHED_INIT && !flush_upto(&mut queue, u64::MAX, f)? {
+            } else if ty == RecordType::FINISHED_INIT && !queue.flush(u64::MAX, data, session, f)? {
                 stopped = true;
                 return Ok(false);
             }
-            let time = if ty.0 < 64 {
-                record_time::<E>(ty, rec.body, ctx)
-            } else {
-                None
-            };
-            match time {
+            match session.record_time::<E>(ty, rec.body, ctx) {
                 Some(t) => {
                     max_time = max_time.max(t);
-                    let mut bytes = Vec::with_capacity(rec.body.len() + rec.payload.len());
-                    bytes.extend_from_slice(rec.body);
-                    bytes.extend_from_slice(rec.payload);
-                    queue.insert(
-                        (t, seq),
-                        Queued {
-                            origin,
-                            offset: rec.offset,
-                            header: rec.header,
-                            bytes,
-                            body_len: rec.body.len(),
-                            ctx: *ctx,
-                        },
-                    );
-                    seq += 1;
+                    queue.push(t, origin, &rec, data_start, ctx.attr);
                     Ok(true)
                 }
                 None => {
@@ -129,7 +185,7 @@ impl<'a> PerfData<'a> {
             }
         })?;
         if !stopped {
-            flush_upto(&mut queue, u64::MAX, f)?;
+            queue.flush(u64::MAX, data, session, f)?;
         }
         Ok(())
     }

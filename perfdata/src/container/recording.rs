@@ -2,8 +2,8 @@
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
 use super::file::{Origin, PerfData};
+use super::session::RecordCtx;
 use super::stream::RawRecord;
-use crate::generated::perf_data::Ctx;
 use crate::rt::Error;
 use std::path::{Path, PathBuf};
 
@@ -37,7 +37,7 @@ impl FileBytes {
 
 /// What [`Recording::for_each_record`] calls for each record; it returns `false` to stop.
 pub type RecordVisitor<'f> =
-    dyn FnMut(Place, Origin, RawRecord<'_>, &Ctx) -> Result<bool, Error> + 'f;
+    dyn FnMut(Place, Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error> + 'f;
 
 /// A recording on disk.
 pub struct Recording {

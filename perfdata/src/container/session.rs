@@ -4,13 +4,90 @@
 //! the sample id is found at a position fixed by the (common) sample_type: for SAMPLE at
 //! `id_pos` from the start, for other records at `is_pos` from the end of the sample_id
 //! trailer; id 0 or an unknown id means the first attr (perf's synthesized records).
+//! The positions themselves come from the spec: each attr gets an [`AttrPlan`] with the
+//! generated layouts of SAMPLE and of the sample_id trailer, computed once.
 
 use super::stream::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{
-    Attr, Ctx, FeatureBody, RecordBody, RecordMisc, RecordType, SampleType,
+    Attr, Ctx, FeatureBody, RecordBody, RecordMisc, RecordType, SampleIdLayout, SampleLayout,
 };
-use crate::rt::{Endian, Error, Reader, Tail};
+use crate::rt::{get_u64, Endian, Error, Reader, Tail};
 use std::collections::HashMap;
+
+/// What an event's attr decides about decoding, computed once per attr: the attr part of
+/// the context and where SAMPLE's and the sample_id trailer's fixed fields sit.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AttrPlan {
+    /// The context an attr gives (sample_type, read_format, register masks, sample_id_all).
+    pub ctx: Ctx,
+    /// SAMPLE's fixed-position fields (ip, pid, tid, time, id, cpu, period…).
+    pub sample: SampleLayout,
+    /// The sample_id trailer's fields, as offsets from the trailer's start.
+    pub sample_id: SampleIdLayout,
+}
+
+impl AttrPlan {
+    pub fn new(attr: &Attr<'_>) -> Self {
+        let ctx = attr_ctx(attr);
+        AttrPlan {
+            ctx,
+            sample: SampleLayout::new(&ctx),
+            sample_id: SampleIdLayout::new(&ctx),
+        }
+    }
+
+    /// The offset in `body` (of a record of type `ty`) of a u64 field, given its offset in
+    /// SAMPLE and in the trailer: `None` when the record has neither or is too short.
+    fn u64_at(
+        &self,
+        ty: RecordType,
+        body: &[u8],
+        in_sample: Option<u16>,
+        in_trailer: Option<u16>,
+    ) -> Option<usize> {
+        let at = if ty == RecordType::SAMPLE {
+            usize::from(in_sample?)
+        } else if ty.has_sample_id(&self.ctx) {
+            let trailer = usize::from(self.sample_id.fixed_len);
+            body.len().checked_sub(trailer)? + usize::from(in_trailer?)
+        } else {
+            return None;
+        };
+        (at + 8 <= body.len()).then_some(at)
+    }
+
+    /// The timestamp of a record of this event: SAMPLE's `time` or the trailer's.
+    #[inline]
+    pub fn time<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<u64> {
+        let at = self.u64_at(ty, body, self.sample.time, self.sample_id.time)?;
+        Some(get_u64::<E>(body, at))
+    }
+
+    /// The sample id at perf's fixed position: IDENTIFIER when sampled, else ID.
+    fn sample_id<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<u64> {
+        let at = self
+            .u64_at(ty, body, self.sample.identifier, self.sample_id.identifier)
+            .or_else(|| self.u64_at(ty, body, self.sample.id, self.sample_id.id))?;
+        Some(get_u64::<E>(body, at))
+    }
+}
+
+/// The decoding context of one record: the spec's [`Ctx`] (it dereferences to it, so it
+/// can be passed wherever a `&Ctx` is expected) plus the index of the attr the record
+/// belongs to, which finds the attr's precomputed [`AttrPlan`].
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RecordCtx {
+    pub ctx: Ctx,
+    /// Index into the session's attrs; `None` when there is none.
+    pub attr: Option<u32>,
+}
+
+impl core::ops::Deref for RecordCtx {
+    type Target = Ctx;
+    fn deref(&self) -> &Ctx {
+        &self.ctx
+    }
+}
 
 /// One event: its attr and the sample ids that name it.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
@@ -38,6 +115,8 @@ impl EventAttr<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct Session<'a> {
     pub attrs: Vec<EventAttr<'a>>,
+    /// One per attr, in the same order.
+    plans: Vec<AttrPlan>,
     by_id: HashMap<u64, usize>,
     /// From the NRCPUS feature; feature payloads that loop per CPU need them.
     pub nr_cpus_avail: u32,
@@ -50,6 +129,7 @@ impl<'a> Session<'a> {
         for id in &attr.ids {
             self.by_id.entry(*id).or_insert(index);
         }
+        self.plans.push(AttrPlan::new(&attr.attr));
         self.attrs.push(attr);
     }
 
@@ -98,26 +178,60 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The precomputed plan of attr `index`.
+    pub fn plan(&self, index: u32) -> Option<&AttrPlan> {
+        self.plans.get(index as usize)
+    }
+
     /// Index of the attr that `body` (of a record of type `ty`) belongs to, if any attr.
+    #[inline]
     pub fn attr_index<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<usize> {
-        let first = self.attrs.first()?;
-        if self.attrs.len() == 1 {
+        let first = self.plans.first()?;
+        if self.plans.len() == 1 {
             return Some(0);
         }
-        let id = sample_id::<E>(&first.attr, ty, body)?;
+        // perf reads the id where the first attr's sample_type puts it (all attrs of a
+        // session that carry ids share those bits).
+        let id = first.sample_id::<E>(ty, body)?;
         Some(self.by_id.get(&id).copied().unwrap_or(0))
     }
 
     /// The decoding context for a record: its attr's layout, its misc bits, the CPU counts.
-    pub fn record_ctx<E: Endian>(&self, ty: RecordType, misc: RecordMisc, body: &[u8]) -> Ctx {
-        let mut ctx = match self.attr_index::<E>(ty, body) {
-            Some(i) => attr_ctx(&self.attrs[i].attr),
+    #[inline]
+    pub fn record_ctx<E: Endian>(
+        &self,
+        ty: RecordType,
+        misc: RecordMisc,
+        body: &[u8],
+    ) -> RecordCtx {
+        self.ctx_of(self.attr_index::<E>(ty, body), misc)
+    }
+
+    /// The context of a record of attr `attr` with header bits `misc`.
+    #[inline]
+    pub fn ctx_of(&self, attr: Option<usize>, misc: RecordMisc) -> RecordCtx {
+        let mut ctx = match attr.and_then(|i| self.plans.get(i)) {
+            Some(p) => p.ctx,
             None => Ctx::default(),
         };
         ctx.misc = misc;
         ctx.nr_cpus_avail = self.nr_cpus_avail;
         ctx.nr_cpus_online = self.nr_cpus_online;
-        ctx
+        RecordCtx {
+            ctx,
+            attr: attr.map(|i| i as u32),
+        }
+    }
+
+    /// The timestamp of a record with context `rctx` (from its attr's plan), if it has one.
+    #[inline]
+    pub fn record_time<E: Endian>(
+        &self,
+        ty: RecordType,
+        body: &[u8],
+        rctx: &RecordCtx,
+    ) -> Option<u64> {
+        self.plan(rctx.attr?)?.time::<E>(ty, body)
     }
 }
 
@@ -132,42 +246,4 @@ pub fn attr_ctx(attr: &Attr<'_>) -> Ctx {
         sample_id_all: attr.attr_flags.sample_id_all(),
         ..Ctx::default()
     }
-}
-
-/// The sample id of a record, read at perf's fixed position for this sample_type.
-fn sample_id<E: Endian>(attr: &Attr<'_>, ty: RecordType, body: &[u8]) -> Option<u64> {
-    let st = attr.sample_type;
-    let words = body.len() / 8;
-    let index = if ty == RecordType::SAMPLE {
-        if st.contains(SampleType::IDENTIFIER) {
-            0
-        } else if st.contains(SampleType::ID) {
-            [
-                SampleType::IP,
-                SampleType::TID,
-                SampleType::TIME,
-                SampleType::ADDR,
-            ]
-            .iter()
-            .filter(|b| st.contains(**b))
-            .count()
-        } else {
-            return None;
-        }
-    } else {
-        if !attr.attr_flags.sample_id_all() {
-            return None;
-        }
-        let from_end = if st.contains(SampleType::IDENTIFIER) {
-            1
-        } else if st.contains(SampleType::ID) {
-            1 + usize::from(st.contains(SampleType::CPU))
-                + usize::from(st.contains(SampleType::STREAM_ID))
-        } else {
-            return None;
-        };
-        words.checked_sub(from_end)?
-    };
-    let mut r = Reader::<E>::new(body.get(index * 8..)?, 0);
-    r.u64().ok()
 }

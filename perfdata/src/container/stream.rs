@@ -4,7 +4,7 @@
 //! Only mechanics live here: the header and every body are decoded by generated code.
 
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{Endian, Error, Reader};
+use crate::rt::{Endian, Error, FixedElem, Reader};
 
 /// Size of `perf_event_header`, from the spec.
 pub const HEADER_SIZE: usize = <EventHeader as crate::rt::FixedElem>::SIZE;
@@ -58,12 +58,17 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
         &self.buf[self.pos..]
     }
 
+    #[inline]
     fn next_record(&mut self) -> Result<RawRecord<'a>, Error> {
         let at = self.base + self.pos as u64;
         let rest = &self.buf[self.pos..];
-        let mut r = Reader::<E>::new(rest, at);
-        let header = EventHeader::decode(&mut r, &Ctx::default())
-            .map_err(|e| e.in_field("perf_event_header"))?;
+        let Some(head) = rest.get(..HEADER_SIZE) else {
+            return Err(
+                Error::unexpected_end(at, HEADER_SIZE as u64, rest.len() as u64)
+                    .in_field("perf_event_header"),
+            );
+        };
+        let header = <EventHeader as FixedElem>::decode_elem::<E>(head);
         let size = usize::from(header.size);
         if size < HEADER_SIZE {
             return Err(Error::invalid(
@@ -105,6 +110,7 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
 
 impl<'a, E: Endian> Iterator for RecordWalker<'a, E> {
     type Item = Result<RawRecord<'a>, Error>;
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;

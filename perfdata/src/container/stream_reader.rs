@@ -4,9 +4,9 @@
 use super::decompress::{zstd_data, Decompressor};
 use super::file::Origin;
 use super::format::{detect, Layout};
-use super::session::{EventAttr, Session};
+use super::session::{AttrPlan, EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
-use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
+use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType, SampleView};
 use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
 use std::io::Read;
 
@@ -16,7 +16,33 @@ pub struct StreamRecord<'b> {
     pub origin: Origin,
     pub raw: RawRecord<'b>,
     /// The context to decode the body with (its attr's layout, misc, CPU counts).
-    pub ctx: Ctx,
+    pub ctx: RecordCtx,
+    /// The plan of the record's event, and the stream's byte order (for [`Self::sample`]).
+    plan: Option<&'b AttrPlan>,
+    endian: Endianness,
+}
+
+impl<'b> StreamRecord<'b> {
+    /// Decodes the body (see [`super::file::decode_record`]).
+    pub fn decode(&self) -> Result<RecordBody<'b>, Error> {
+        super::file::decode_record(self.endian, &self.raw, &self.ctx)
+    }
+
+    /// A zero-copy view of a SAMPLE record (`None` for other types), as
+    /// [`super::PerfData::sample`] gives.
+    pub fn sample(&self) -> Result<Option<SampleView<'_>>, Error> {
+        match self.plan {
+            Some(plan) if self.raw.record_type() == RecordType::SAMPLE => SampleView::new(
+                self.raw.body,
+                self.raw.offset + HEADER_SIZE as u64,
+                self.endian,
+                &self.ctx,
+                &plan.sample,
+            )
+            .map(Some),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// Reads a pipe-mode perf.data stream record by record.
@@ -120,7 +146,14 @@ impl<R: Read> StreamReader<R> {
             let origin = Origin::Compressed {
                 record_offset: self.compressed_at,
             };
-            return Ok(Some(StreamRecord { origin, raw, ctx }));
+            let plan = ctx.attr.and_then(|i| self.session.plan(i));
+            return Ok(Some(StreamRecord {
+                origin,
+                raw,
+                ctx,
+                plan,
+                endian: self.endian,
+            }));
         }
         // The next record of the stream itself.
         let at = self.offset;
@@ -210,6 +243,8 @@ impl<R: Read> StreamReader<R> {
             origin: Origin::Stream,
             raw,
             ctx,
+            plan: ctx.attr.and_then(|i| self.session.plan(i)),
+            endian: self.endian,
         }))
     }
 }

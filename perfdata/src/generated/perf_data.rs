@@ -6,8 +6,10 @@
     clippy::identity_op,
     clippy::int_plus_one,
     clippy::large_enum_variant,
+    clippy::len_without_is_empty,
     clippy::manual_range_patterns,
     clippy::match_single_binding,
+    clippy::needless_question_mark,
     clippy::nonminimal_bool,
     clippy::too_many_arguments,
     clippy::upper_case_acronyms,
@@ -988,7 +990,7 @@ impl SampleType {
     pub const ADDR: Self = Self(1 << 3);
     /// `PERF_SAMPLE_READ`: a read_format block.
     pub const READ: Self = Self(1 << 4);
-    /// `PERF_SAMPLE_CALLCHAIN`: u64 nr + u64 ips[nr].
+    /// `PERF_SAMPLE_CALLCHAIN`: u64 nr + u64 ips\[nr\].
     pub const CALLCHAIN: Self = Self(1 << 5);
     /// `PERF_SAMPLE_ID`: u64 event id.
     pub const ID: Self = Self(1 << 6);
@@ -1360,7 +1362,7 @@ impl BranchSampleType {
     pub const HW_INDEX: Self = Self(1 << 17);
     /// `PERF_SAMPLE_BRANCH_PRIV_SAVE`: save privilege level.
     pub const PRIV_SAVE: Self = Self(1 << 18);
-    /// `PERF_SAMPLE_BRANCH_COUNTERS`: the branch stack ends with u64 counters[nr] (6.8+).
+    /// `PERF_SAMPLE_BRANCH_COUNTERS`: the branch stack ends with u64 counters\[nr\] (6.8+).
     pub const COUNTERS: Self = Self(1 << 19);
     /// No bit set.
     pub const EMPTY: Self = Self(0);
@@ -5150,7 +5152,7 @@ impl<'a> rt::IntoOwned for TotalMem<'a> {
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cmdline<'a> {
-    /// path of the perf binary, then argv[].
+    /// path of the perf binary, then argv\[\].
     pub args: Vec<PerfString<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -15500,5 +15502,5909 @@ impl<'a> From<PmuCaps<'a>> for FeatureBody<'a> {
 impl<'a> From<CpuDomainInfo<'a>> for FeatureBody<'a> {
     fn from(x: CpuDomainInfo<'a>) -> Self {
         Self::CpuDomainInfo(x)
+    }
+}
+
+/// Where the fixed-position fields of [`SampleId`] sit for one context: computed once per event with [`SampleIdLayout::new`] and shared by every [`SampleIdView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleIdLayout {
+    /// Offset of `pid`; `None` when the context leaves it out.
+    pub pid: Option<u16>,
+    /// Offset of `tid`; `None` when the context leaves it out.
+    pub tid: Option<u16>,
+    /// Offset of `time`; `None` when the context leaves it out.
+    pub time: Option<u16>,
+    /// Offset of `id`; `None` when the context leaves it out.
+    pub id: Option<u16>,
+    /// Offset of `stream_id`; `None` when the context leaves it out.
+    pub stream_id: Option<u16>,
+    /// Offset of `cpu`; `None` when the context leaves it out.
+    pub cpu: Option<u16>,
+    /// Offset of `cpu_res`; `None` when the context leaves it out.
+    pub cpu_res: Option<u16>,
+    /// Offset of `identifier`; `None` when the context leaves it out.
+    pub identifier: Option<u16>,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SampleIdLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let mut at: u16 = 0;
+        let pid = if ctx.sample_type.contains(SampleType::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let tid = if ctx.sample_type.contains(SampleType::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let time = if ctx.sample_type.contains(SampleType::TIME) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let id = if ctx.sample_type.contains(SampleType::ID) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let stream_id = if ctx.sample_type.contains(SampleType::STREAM_ID) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let cpu = if ctx.sample_type.contains(SampleType::CPU) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let cpu_res = if ctx.sample_type.contains(SampleType::CPU) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let identifier = if ctx.sample_type.contains(SampleType::IDENTIFIER) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        Self {
+            pid,
+            tid,
+            time,
+            id,
+            stream_id,
+            cpu,
+            cpu_res,
+            identifier,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SampleId`] body: fixed-position fields are read at the offsets of a [`SampleIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SampleId::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleIdView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SampleIdLayout,
+}
+
+impl<'a> SampleIdView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SampleIdLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SampleId));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id (TID).
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.layout.pid.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// thread id (TID).
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.layout.tid.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// timestamp (TIME).
+    #[inline]
+    pub fn time(&self) -> Option<u64> {
+        self.layout.time.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// event id (ID).
+    #[inline]
+    pub fn id(&self) -> Option<u64> {
+        self.layout.id.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// stream id (STREAM_ID).
+    #[inline]
+    pub fn stream_id(&self) -> Option<u64> {
+        self.layout.stream_id.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// CPU number (CPU).
+    #[inline]
+    pub fn cpu(&self) -> Option<u32> {
+        self.layout.cpu.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// reserved, follows `cpu` (CPU).
+    #[inline]
+    pub fn cpu_res(&self) -> Option<u32> {
+        self.layout.cpu_res.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// event id at a fixed position: the last u64 of the record (IDENTIFIER).
+    #[inline]
+    pub fn identifier(&self) -> Option<u64> {
+        self.layout.identifier.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+}
+
+/// Where the fixed-position fields of [`Mmap`] sit for one context: computed once per event with [`MmapLayout::new`] and shared by every [`MmapView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmapLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `addr`.
+    pub addr: u16,
+    /// Offset of `len`.
+    pub len: u16,
+    /// Offset of `pgoff`.
+    pub pgoff: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl MmapLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let addr = at;
+        at += 8u16;
+        let len = at;
+        at += 8u16;
+        let pgoff = at;
+        at += 8u16;
+        Self {
+            pid,
+            tid,
+            addr,
+            len,
+            pgoff,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Mmap`] body: fixed-position fields are read at the offsets of a [`MmapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Mmap::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct MmapView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a MmapLayout,
+}
+
+impl<'a> MmapView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`MmapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a MmapLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Mmap));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// start address.
+    #[inline]
+    pub fn addr(&self) -> u64 {
+        let o = self.layout.addr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// length in bytes.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        let o = self.layout.len;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// file offset of the mapping.
+    #[inline]
+    pub fn pgoff(&self) -> u64 {
+        let o = self.layout.pgoff;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// mapped file, NUL-terminated, zero-padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Lost`] sit for one context: computed once per event with [`LostLayout::new`] and shared by every [`LostView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostLayout {
+    /// Offset of `id`.
+    pub id: u16,
+    /// Offset of `lost`.
+    pub lost: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl LostLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let id = at;
+        at += 8u16;
+        let lost = at;
+        at += 8u16;
+        Self {
+            id,
+            lost,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Lost`] body: fixed-position fields are read at the offsets of a [`LostLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Lost::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct LostView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a LostLayout,
+}
+
+impl<'a> LostView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`LostLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a LostLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Lost));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// id of the event that lost records.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// number of lost records.
+    #[inline]
+    pub fn lost(&self) -> u64 {
+        let o = self.layout.lost;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Comm`] sit for one context: computed once per event with [`CommLayout::new`] and shared by every [`CommView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl CommLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        Self {
+            pid,
+            tid,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Comm`] body: fixed-position fields are read at the offsets of a [`CommLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Comm::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct CommView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a CommLayout,
+}
+
+impl<'a> CommView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CommLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a CommLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Comm));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// command name, NUL-terminated, zero-padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn comm(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.comm_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.comm_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn comm_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Exit`] sit for one context: computed once per event with [`ExitLayout::new`] and shared by every [`ExitView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExitLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `ppid`.
+    pub ppid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `ptid`.
+    pub ptid: u16,
+    /// Offset of `time`.
+    pub time: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ExitLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let ppid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let ptid = at;
+        at += 4u16;
+        let time = at;
+        at += 8u16;
+        Self {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            time,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Exit`] body: fixed-position fields are read at the offsets of a [`ExitLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Exit::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ExitView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ExitLayout,
+}
+
+impl<'a> ExitView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ExitLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ExitLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Exit));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// parent process id.
+    #[inline]
+    pub fn ppid(&self) -> u32 {
+        let o = self.layout.ppid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// parent thread id.
+    #[inline]
+    pub fn ptid(&self) -> u32 {
+        let o = self.layout.ptid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Throttle`] sit for one context: computed once per event with [`ThrottleLayout::new`] and shared by every [`ThrottleView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThrottleLayout {
+    /// Offset of `time`.
+    pub time: u16,
+    /// Offset of `id`.
+    pub id: u16,
+    /// Offset of `stream_id`.
+    pub stream_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ThrottleLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let time = at;
+        at += 8u16;
+        let id = at;
+        at += 8u16;
+        let stream_id = at;
+        at += 8u16;
+        Self {
+            time,
+            id,
+            stream_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Throttle`] body: fixed-position fields are read at the offsets of a [`ThrottleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Throttle::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ThrottleView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ThrottleLayout,
+}
+
+impl<'a> ThrottleView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ThrottleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ThrottleLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Throttle));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// event id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// stream id.
+    #[inline]
+    pub fn stream_id(&self) -> u64 {
+        let o = self.layout.stream_id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Unthrottle`] sit for one context: computed once per event with [`UnthrottleLayout::new`] and shared by every [`UnthrottleView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UnthrottleLayout {
+    /// Offset of `time`.
+    pub time: u16,
+    /// Offset of `id`.
+    pub id: u16,
+    /// Offset of `stream_id`.
+    pub stream_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl UnthrottleLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let time = at;
+        at += 8u16;
+        let id = at;
+        at += 8u16;
+        let stream_id = at;
+        at += 8u16;
+        Self {
+            time,
+            id,
+            stream_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Unthrottle`] body: fixed-position fields are read at the offsets of a [`UnthrottleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Unthrottle::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct UnthrottleView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a UnthrottleLayout,
+}
+
+impl<'a> UnthrottleView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`UnthrottleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a UnthrottleLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Unthrottle));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// event id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// stream id.
+    #[inline]
+    pub fn stream_id(&self) -> u64 {
+        let o = self.layout.stream_id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Fork`] sit for one context: computed once per event with [`ForkLayout::new`] and shared by every [`ForkView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ForkLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `ppid`.
+    pub ppid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `ptid`.
+    pub ptid: u16,
+    /// Offset of `time`.
+    pub time: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ForkLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let ppid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let ptid = at;
+        at += 4u16;
+        let time = at;
+        at += 8u16;
+        Self {
+            pid,
+            ppid,
+            tid,
+            ptid,
+            time,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Fork`] body: fixed-position fields are read at the offsets of a [`ForkLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Fork::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ForkView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ForkLayout,
+}
+
+impl<'a> ForkView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ForkLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ForkLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Fork));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// parent process id.
+    #[inline]
+    pub fn ppid(&self) -> u32 {
+        let o = self.layout.ppid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// parent thread id.
+    #[inline]
+    pub fn ptid(&self) -> u32 {
+        let o = self.layout.ptid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Read`] sit for one context: computed once per event with [`ReadLayout::new`] and shared by every [`ReadView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ReadLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        Self {
+            pid,
+            tid,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Read`] body: fixed-position fields are read at the offsets of a [`ReadLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Read::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ReadView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ReadLayout,
+}
+
+impl<'a> ReadView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ReadLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ReadLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Read));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the values, as selected by `attr.read_format`.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn values(&self) -> rt::Result<ReadData> {
+        match self.endian {
+            rt::Endianness::Little => self.values_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.values_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn values_in<E: rt::Endian>(&self) -> rt::Result<ReadData> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(ReadData::decode(r, ctx).field("values")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Mmap2`] sit for one context: computed once per event with [`Mmap2Layout::new`] and shared by every [`Mmap2View`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mmap2Layout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `addr`.
+    pub addr: u16,
+    /// Offset of `len`.
+    pub len: u16,
+    /// Offset of `pgoff`.
+    pub pgoff: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl Mmap2Layout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let addr = at;
+        at += 8u16;
+        let len = at;
+        at += 8u16;
+        let pgoff = at;
+        at += 8u16;
+        Self {
+            pid,
+            tid,
+            addr,
+            len,
+            pgoff,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Mmap2`] body: fixed-position fields are read at the offsets of a [`Mmap2Layout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Mmap2::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct Mmap2View<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a Mmap2Layout,
+}
+
+impl<'a> Mmap2View<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`Mmap2Layout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a Mmap2Layout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Mmap2));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// start address.
+    #[inline]
+    pub fn addr(&self) -> u64 {
+        let o = self.layout.addr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// length in bytes.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        let o = self.layout.len;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// file offset of the mapping.
+    #[inline]
+    pub fn pgoff(&self) -> u64 {
+        let o = self.layout.pgoff;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// 24 bytes: inode data, or the build id when misc has MMAP_BUILD_ID.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn file_id(&self) -> rt::Result<Mmap2FileId<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.file_id_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.file_id_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn file_id_in<E: rt::Endian>(&self) -> rt::Result<Mmap2FileId<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
+            false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
+            true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
+        }
+        .field("file_id")?)
+    }
+
+    /// mapping protection (`PROT_*`).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn prot(&self) -> rt::Result<u32> {
+        match self.endian {
+            rt::Endianness::Little => self.prot_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.prot_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn prot_in<E: rt::Endian>(&self) -> rt::Result<u32> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
+            false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
+            true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
+        }
+        .field("file_id")?;
+        Ok(r.u32().field("prot")?)
+    }
+
+    /// mapping flags (`MAP_*`).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn map_flags(&self) -> rt::Result<u32> {
+        match self.endian {
+            rt::Endianness::Little => self.map_flags_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.map_flags_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn map_flags_in<E: rt::Endian>(&self) -> rt::Result<u32> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
+            false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
+            true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
+        }
+        .field("file_id")?;
+        let _: u32 = r.u32().field("prot")?;
+        Ok(r.u32().field("map_flags")?)
+    }
+
+    /// mapped file, NUL-terminated, zero-padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
+            false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
+            true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
+        }
+        .field("file_id")?;
+        let _: u32 = r.u32().field("prot")?;
+        let _: u32 = r.u32().field("map_flags")?;
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Aux`] sit for one context: computed once per event with [`AuxLayout::new`] and shared by every [`AuxView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxLayout {
+    /// Offset of `aux_offset`.
+    pub aux_offset: u16,
+    /// Offset of `aux_size`.
+    pub aux_size: u16,
+    /// Offset of `aux_flags`.
+    pub aux_flags: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl AuxLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let aux_offset = at;
+        at += 8u16;
+        let aux_size = at;
+        at += 8u16;
+        let aux_flags = at;
+        at += 8u16;
+        Self {
+            aux_offset,
+            aux_size,
+            aux_flags,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Aux`] body: fixed-position fields are read at the offsets of a [`AuxLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Aux::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a AuxLayout,
+}
+
+impl<'a> AuxView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a AuxLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Aux));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// offset of the data in the AUX buffer.
+    #[inline]
+    pub fn aux_offset(&self) -> u64 {
+        let o = self.layout.aux_offset;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// size of the data.
+    #[inline]
+    pub fn aux_size(&self) -> u64 {
+        let o = self.layout.aux_size;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// `PERF_AUX_FLAG_*`.
+    #[inline]
+    pub fn aux_flags(&self) -> AuxFlags {
+        let o = self.layout.aux_flags;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`ItraceStart`] sit for one context: computed once per event with [`ItraceStartLayout::new`] and shared by every [`ItraceStartView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ItraceStartLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ItraceStartLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        Self {
+            pid,
+            tid,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`ItraceStart`] body: fixed-position fields are read at the offsets of a [`ItraceStartLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`ItraceStart::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ItraceStartView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ItraceStartLayout,
+}
+
+impl<'a> ItraceStartView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ItraceStartLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ItraceStartLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(ItraceStart));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`LostSamples`] sit for one context: computed once per event with [`LostSamplesLayout::new`] and shared by every [`LostSamplesView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostSamplesLayout {
+    /// Offset of `lost`.
+    pub lost: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl LostSamplesLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let lost = at;
+        at += 8u16;
+        Self {
+            lost,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`LostSamples`] body: fixed-position fields are read at the offsets of a [`LostSamplesLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`LostSamples::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct LostSamplesView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a LostSamplesLayout,
+}
+
+impl<'a> LostSamplesView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`LostSamplesLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a LostSamplesLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(LostSamples));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// number of lost samples.
+    #[inline]
+    pub fn lost(&self) -> u64 {
+        let o = self.layout.lost;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SwitchCpuWide`] sit for one context: computed once per event with [`SwitchCpuWideLayout::new`] and shared by every [`SwitchCpuWideView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchCpuWideLayout {
+    /// Offset of `next_prev_pid`.
+    pub next_prev_pid: u16,
+    /// Offset of `next_prev_tid`.
+    pub next_prev_tid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SwitchCpuWideLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let next_prev_pid = at;
+        at += 4u16;
+        let next_prev_tid = at;
+        at += 4u16;
+        Self {
+            next_prev_pid,
+            next_prev_tid,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SwitchCpuWide`] body: fixed-position fields are read at the offsets of a [`SwitchCpuWideLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SwitchCpuWide::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SwitchCpuWideView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SwitchCpuWideLayout,
+}
+
+impl<'a> SwitchCpuWideView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SwitchCpuWideLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SwitchCpuWideLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SwitchCpuWide));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// pid of the next (switch out) or previous (switch in) task.
+    #[inline]
+    pub fn next_prev_pid(&self) -> u32 {
+        let o = self.layout.next_prev_pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// tid of the next or previous task.
+    #[inline]
+    pub fn next_prev_tid(&self) -> u32 {
+        let o = self.layout.next_prev_tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Namespaces`] sit for one context: computed once per event with [`NamespacesLayout::new`] and shared by every [`NamespacesView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NamespacesLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `nr_namespaces`.
+    pub nr_namespaces: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl NamespacesLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let nr_namespaces = at;
+        at += 8u16;
+        Self {
+            pid,
+            tid,
+            nr_namespaces,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Namespaces`] body: fixed-position fields are read at the offsets of a [`NamespacesLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Namespaces::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct NamespacesView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a NamespacesLayout,
+}
+
+impl<'a> NamespacesView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`NamespacesLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a NamespacesLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Namespaces));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// number of namespaces (`NR_NAMESPACES` = 7).
+    #[inline]
+    pub fn nr_namespaces(&self) -> u64 {
+        let o = self.layout.nr_namespaces;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Ksymbol`] sit for one context: computed once per event with [`KsymbolLayout::new`] and shared by every [`KsymbolView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KsymbolLayout {
+    /// Offset of `addr`.
+    pub addr: u16,
+    /// Offset of `len`.
+    pub len: u16,
+    /// Offset of `ksym_type`.
+    pub ksym_type: u16,
+    /// Offset of `ksym_flags`.
+    pub ksym_flags: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl KsymbolLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let addr = at;
+        at += 8u16;
+        let len = at;
+        at += 4u16;
+        let ksym_type = at;
+        at += 2u16;
+        let ksym_flags = at;
+        at += 2u16;
+        Self {
+            addr,
+            len,
+            ksym_type,
+            ksym_flags,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Ksymbol`] body: fixed-position fields are read at the offsets of a [`KsymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Ksymbol::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct KsymbolView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a KsymbolLayout,
+}
+
+impl<'a> KsymbolView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`KsymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a KsymbolLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Ksymbol));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// symbol address.
+    #[inline]
+    pub fn addr(&self) -> u64 {
+        let o = self.layout.addr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// symbol length in bytes.
+    #[inline]
+    pub fn len(&self) -> u32 {
+        let o = self.layout.len;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// symbol type.
+    #[inline]
+    pub fn ksym_type(&self) -> KsymbolType {
+        let o = self.layout.ksym_type;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// `PERF_RECORD_KSYMBOL_FLAGS_*`.
+    #[inline]
+    pub fn ksym_flags(&self) -> KsymbolFlags {
+        let o = self.layout.ksym_flags;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// symbol name, NUL-terminated, zero-padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn name(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn name_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`BpfEvent`] sit for one context: computed once per event with [`BpfEventLayout::new`] and shared by every [`BpfEventView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BpfEventLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Offset of `bpf_flags`.
+    pub bpf_flags: u16,
+    /// Offset of `id`.
+    pub id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl BpfEventLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 2u16;
+        let bpf_flags = at;
+        at += 2u16;
+        let id = at;
+        at += 4u16;
+        Self {
+            type_,
+            bpf_flags,
+            id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`BpfEvent`] body: fixed-position fields are read at the offsets of a [`BpfEventLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`BpfEvent::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct BpfEventView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a BpfEventLayout,
+}
+
+impl<'a> BpfEventView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`BpfEventLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a BpfEventLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(BpfEvent));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// event type.
+    #[inline]
+    pub fn type_(&self) -> BpfEventType {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// flags (none defined).
+    #[inline]
+    pub fn bpf_flags(&self) -> u16 {
+        let o = self.layout.bpf_flags;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// BPF program id.
+    #[inline]
+    pub fn id(&self) -> u32 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// program tag (`BPF_TAG_SIZE` bytes).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn tag(&self) -> rt::Result<rt::Bytes<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.tag_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.tag_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn tag_in<E: rt::Endian>(&self) -> rt::Result<rt::Bytes<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.bytes_field(8).field("tag")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Cgroup`] sit for one context: computed once per event with [`CgroupLayout::new`] and shared by every [`CgroupView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CgroupLayout {
+    /// Offset of `id`.
+    pub id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl CgroupLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let id = at;
+        at += 8u16;
+        Self { id, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Cgroup`] body: fixed-position fields are read at the offsets of a [`CgroupLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Cgroup::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct CgroupView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a CgroupLayout,
+}
+
+impl<'a> CgroupView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CgroupLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a CgroupLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Cgroup));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// cgroup id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// cgroup path, NUL-terminated, zero-padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn path(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.path_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.path_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn path_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`TextPoke`] sit for one context: computed once per event with [`TextPokeLayout::new`] and shared by every [`TextPokeView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TextPokeLayout {
+    /// Offset of `addr`.
+    pub addr: u16,
+    /// Offset of `old_len`.
+    pub old_len: u16,
+    /// Offset of `new_len`.
+    pub new_len: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl TextPokeLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let addr = at;
+        at += 8u16;
+        let old_len = at;
+        at += 2u16;
+        let new_len = at;
+        at += 2u16;
+        Self {
+            addr,
+            old_len,
+            new_len,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`TextPoke`] body: fixed-position fields are read at the offsets of a [`TextPokeLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`TextPoke::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct TextPokeView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a TextPokeLayout,
+}
+
+impl<'a> TextPokeView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TextPokeLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a TextPokeLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(TextPoke));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// address of the change.
+    #[inline]
+    pub fn addr(&self) -> u64 {
+        let o = self.layout.addr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// bytes replaced.
+    #[inline]
+    pub fn old_len(&self) -> u16 {
+        let o = self.layout.old_len;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// bytes written.
+    #[inline]
+    pub fn new_len(&self) -> u16 {
+        let o = self.layout.new_len;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`AuxOutputHwId`] sit for one context: computed once per event with [`AuxOutputHwIdLayout::new`] and shared by every [`AuxOutputHwIdView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxOutputHwIdLayout {
+    /// Offset of `hw_id`.
+    pub hw_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl AuxOutputHwIdLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let hw_id = at;
+        at += 8u16;
+        Self {
+            hw_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`AuxOutputHwId`] body: fixed-position fields are read at the offsets of a [`AuxOutputHwIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxOutputHwId::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxOutputHwIdView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a AuxOutputHwIdLayout,
+}
+
+impl<'a> AuxOutputHwIdView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxOutputHwIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a AuxOutputHwIdLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(AuxOutputHwId));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// PMU-specific hardware id (e.g. Intel PT PEBS-via-PT counter).
+    #[inline]
+    pub fn hw_id(&self) -> u64 {
+        let o = self.layout.hw_id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`CallchainDeferred`] sit for one context: computed once per event with [`CallchainDeferredLayout::new`] and shared by every [`CallchainDeferredView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallchainDeferredLayout {
+    /// Offset of `cookie`.
+    pub cookie: u16,
+    /// Offset of `nr`.
+    pub nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl CallchainDeferredLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let cookie = at;
+        at += 8u16;
+        let nr = at;
+        at += 8u16;
+        Self {
+            cookie,
+            nr,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`CallchainDeferred`] body: fixed-position fields are read at the offsets of a [`CallchainDeferredLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`CallchainDeferred::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct CallchainDeferredView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a CallchainDeferredLayout,
+}
+
+impl<'a> CallchainDeferredView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CallchainDeferredLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a CallchainDeferredLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.sample_id_all {
+            SampleId::encoded_size(ctx)
+        } else {
+            0
+        };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(CallchainDeferred));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// cookie matching the entry after `PERF_CONTEXT_USER_DEFERRED`.
+    #[inline]
+    pub fn cookie(&self) -> u64 {
+        let o = self.layout.cookie;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// number of entries.
+    #[inline]
+    pub fn nr(&self) -> u64 {
+        let o = self.layout.nr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`HeaderEventType`] sit for one context: computed once per event with [`HeaderEventTypeLayout::new`] and shared by every [`HeaderEventTypeView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderEventTypeLayout {
+    /// Offset of `event_id`.
+    pub event_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl HeaderEventTypeLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let event_id = at;
+        at += 8u16;
+        Self {
+            event_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`HeaderEventType`] body: fixed-position fields are read at the offsets of a [`HeaderEventTypeLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderEventType::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderEventTypeView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a HeaderEventTypeLayout,
+}
+
+impl<'a> HeaderEventTypeView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderEventTypeLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a HeaderEventTypeLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(HeaderEventType));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// event id (tracepoint id).
+    #[inline]
+    pub fn event_id(&self) -> u64 {
+        let o = self.layout.event_id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`HeaderTracingData`] sit for one context: computed once per event with [`HeaderTracingDataLayout::new`] and shared by every [`HeaderTracingDataView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderTracingDataLayout {
+    /// Offset of `size`.
+    pub size: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl HeaderTracingDataLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let size = at;
+        at += 4u16;
+        Self {
+            size,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`HeaderTracingData`] body: fixed-position fields are read at the offsets of a [`HeaderTracingDataLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderTracingData::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderTracingDataView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a HeaderTracingDataLayout,
+}
+
+impl<'a> HeaderTracingDataView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderTracingDataLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a HeaderTracingDataLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(HeaderTracingData));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// bytes of the trailing tracing data, padding included.
+    #[inline]
+    pub fn size(&self) -> u32 {
+        let o = self.layout.size;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`HeaderBuildId`] sit for one context: computed once per event with [`HeaderBuildIdLayout::new`] and shared by every [`HeaderBuildIdView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderBuildIdLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl HeaderBuildIdLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        Self { pid, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`HeaderBuildId`] body: fixed-position fields are read at the offsets of a [`HeaderBuildIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderBuildId::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderBuildIdView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a HeaderBuildIdLayout,
+}
+
+impl<'a> HeaderBuildIdView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderBuildIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a HeaderBuildIdLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(HeaderBuildId));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// machine pid: -1 host kernel, 0 default guest.
+    #[inline]
+    pub fn pid(&self) -> i32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// build-id bytes (first `build_id_size` valid when misc has BUILD_ID_SIZE, else 20).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn build_id(&self) -> rt::Result<rt::Bytes<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.build_id_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.build_id_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn build_id_in<E: rt::Endian>(&self) -> rt::Result<rt::Bytes<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.bytes_field(20).field("build_id")?)
+    }
+
+    /// build-id length (only meaningful with misc `BUILD_ID_SIZE`, bit 15).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn build_id_size(&self) -> rt::Result<u8> {
+        match self.endian {
+            rt::Endianness::Little => self.build_id_size_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.build_id_size_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn build_id_size_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
+        Ok(r.u8().field("build_id_size")?)
+    }
+
+    /// `reserved1__`.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn reserved1(&self) -> rt::Result<u8> {
+        match self.endian {
+            rt::Endianness::Little => self.reserved1_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.reserved1_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn reserved1_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
+        let _: u8 = r.u8().field("build_id_size")?;
+        Ok(r.u8().field("reserved1")?)
+    }
+
+    /// `reserved2__`.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn reserved2(&self) -> rt::Result<u16> {
+        match self.endian {
+            rt::Endianness::Little => self.reserved2_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.reserved2_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn reserved2_in<E: rt::Endian>(&self) -> rt::Result<u16> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
+        let _: u8 = r.u8().field("build_id_size")?;
+        let _: u8 = r.u8().field("reserved1")?;
+        Ok(r.u16().field("reserved2")?)
+    }
+
+    /// DSO path, NUL-terminated, zero-padded.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
+        let _: u8 = r.u8().field("build_id_size")?;
+        let _: u8 = r.u8().field("reserved1")?;
+        let _: u16 = r.u16().field("reserved2")?;
+        Ok(r.rest_str())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`IdIndex`] sit for one context: computed once per event with [`IdIndexLayout::new`] and shared by every [`IdIndexView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IdIndexLayout {
+    /// Offset of `nr`.
+    pub nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl IdIndexLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let nr = at;
+        at += 8u16;
+        Self { nr, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`IdIndex`] body: fixed-position fields are read at the offsets of a [`IdIndexLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`IdIndex::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct IdIndexView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a IdIndexLayout,
+}
+
+impl<'a> IdIndexView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`IdIndexLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a IdIndexLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(IdIndex));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// number of entries.
+    #[inline]
+    pub fn nr(&self) -> u64 {
+        let o = self.layout.nr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`AuxtraceInfo`] sit for one context: computed once per event with [`AuxtraceInfoLayout::new`] and shared by every [`AuxtraceInfoView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxtraceInfoLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Offset of `reserved`.
+    pub reserved: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl AuxtraceInfoLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 4u16;
+        let reserved = at;
+        at += 4u16;
+        Self {
+            type_,
+            reserved,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`AuxtraceInfo`] body: fixed-position fields are read at the offsets of a [`AuxtraceInfoLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxtraceInfo::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxtraceInfoView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a AuxtraceInfoLayout,
+}
+
+impl<'a> AuxtraceInfoView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceInfoLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a AuxtraceInfoLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(AuxtraceInfo));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// AUX trace type (selects the `priv` layout).
+    #[inline]
+    pub fn type_(&self) -> AuxtraceType {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// reserved (alignment).
+    #[inline]
+    pub fn reserved(&self) -> u32 {
+        let o = self.layout.reserved;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// type-specific data (PMU type, TSC parameters, snapshot mode...).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn priv_(&self) -> rt::Result<rt::Array<'a, u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.priv_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.priv_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn priv_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(rt::Array::decode_rest(r).field("priv")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Auxtrace`] sit for one context: computed once per event with [`AuxtraceLayout::new`] and shared by every [`AuxtraceView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxtraceLayout {
+    /// Offset of `size`.
+    pub size: u16,
+    /// Offset of `offset`.
+    pub offset: u16,
+    /// Offset of `reference`.
+    pub reference: u16,
+    /// Offset of `idx`.
+    pub idx: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `cpu`.
+    pub cpu: u16,
+    /// Offset of `reserved`.
+    pub reserved: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl AuxtraceLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let size = at;
+        at += 8u16;
+        let offset = at;
+        at += 8u16;
+        let reference = at;
+        at += 8u16;
+        let idx = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let cpu = at;
+        at += 4u16;
+        let reserved = at;
+        at += 4u16;
+        Self {
+            size,
+            offset,
+            reference,
+            idx,
+            tid,
+            cpu,
+            reserved,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Auxtrace`] body: fixed-position fields are read at the offsets of a [`AuxtraceLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Auxtrace::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxtraceView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a AuxtraceLayout,
+}
+
+impl<'a> AuxtraceView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a AuxtraceLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Auxtrace));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// bytes of trailing AUX data.
+    #[inline]
+    pub fn size(&self) -> u64 {
+        let o = self.layout.size;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// offset of the data in the AUX buffer.
+    #[inline]
+    pub fn offset(&self) -> u64 {
+        let o = self.layout.offset;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// unique reference (e.g. TSC) of the chunk.
+    #[inline]
+    pub fn reference(&self) -> u64 {
+        let o = self.layout.reference;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// mmap index (per-CPU or per-thread buffer).
+    #[inline]
+    pub fn idx(&self) -> u32 {
+        let o = self.layout.idx;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id (per-thread mode).
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// CPU (per-CPU mode).
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        let o = self.layout.cpu;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// reserved (alignment).
+    #[inline]
+    pub fn reserved(&self) -> u32 {
+        let o = self.layout.reserved;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`AuxtraceError`] sit for one context: computed once per event with [`AuxtraceErrorLayout::new`] and shared by every [`AuxtraceErrorView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AuxtraceErrorLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Offset of `code`.
+    pub code: u16,
+    /// Offset of `cpu`.
+    pub cpu: u16,
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `fmt`.
+    pub fmt: u16,
+    /// Offset of `ip`.
+    pub ip: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl AuxtraceErrorLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 4u16;
+        let code = at;
+        at += 4u16;
+        let cpu = at;
+        at += 4u16;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let fmt = at;
+        at += 4u16;
+        let ip = at;
+        at += 8u16;
+        Self {
+            type_,
+            code,
+            cpu,
+            pid,
+            tid,
+            fmt,
+            ip,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`AuxtraceError`] body: fixed-position fields are read at the offsets of a [`AuxtraceErrorLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxtraceError::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct AuxtraceErrorView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a AuxtraceErrorLayout,
+}
+
+impl<'a> AuxtraceErrorView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceErrorLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a AuxtraceErrorLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(AuxtraceError));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// error type (`PERF_AUXTRACE_ERROR_*`: 1 ITRACE, 2 MAX).
+    #[inline]
+    pub fn type_(&self) -> u32 {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// decoder-specific error code.
+    #[inline]
+    pub fn code(&self) -> u32 {
+        let o = self.layout.code;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// CPU.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        let o = self.layout.cpu;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// record format: 0 no time, 1 time, 2 time + machine_pid/vcpu.
+    #[inline]
+    pub fn fmt(&self) -> u32 {
+        let o = self.layout.fmt;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// instruction pointer.
+    #[inline]
+    pub fn ip(&self) -> u64 {
+        let o = self.layout.ip;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`ThreadMap`] sit for one context: computed once per event with [`ThreadMapLayout::new`] and shared by every [`ThreadMapView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadMapLayout {
+    /// Offset of `nr`.
+    pub nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ThreadMapLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let nr = at;
+        at += 8u16;
+        Self { nr, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`ThreadMap`] body: fixed-position fields are read at the offsets of a [`ThreadMapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`ThreadMap::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ThreadMapView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ThreadMapLayout,
+}
+
+impl<'a> ThreadMapView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ThreadMapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ThreadMapLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(ThreadMap));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// number of threads.
+    #[inline]
+    pub fn nr(&self) -> u64 {
+        let o = self.layout.nr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`StatConfig`] sit for one context: computed once per event with [`StatConfigLayout::new`] and shared by every [`StatConfigView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatConfigLayout {
+    /// Offset of `nr`.
+    pub nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl StatConfigLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let nr = at;
+        at += 8u16;
+        Self { nr, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`StatConfig`] body: fixed-position fields are read at the offsets of a [`StatConfigLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`StatConfig::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct StatConfigView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a StatConfigLayout,
+}
+
+impl<'a> StatConfigView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatConfigLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a StatConfigLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(StatConfig));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// number of terms.
+    #[inline]
+    pub fn nr(&self) -> u64 {
+        let o = self.layout.nr;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Stat`] sit for one context: computed once per event with [`StatLayout::new`] and shared by every [`StatView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatLayout {
+    /// Offset of `id`.
+    pub id: u16,
+    /// Offset of `cpu`.
+    pub cpu: u16,
+    /// Offset of `thread`.
+    pub thread: u16,
+    /// Offset of `val`.
+    pub val: u16,
+    /// Offset of `ena`.
+    pub ena: u16,
+    /// Offset of `run`.
+    pub run: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl StatLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let id = at;
+        at += 8u16;
+        let cpu = at;
+        at += 4u16;
+        let thread = at;
+        at += 4u16;
+        let val = at;
+        at += 8u16;
+        let ena = at;
+        at += 8u16;
+        let run = at;
+        at += 8u16;
+        Self {
+            id,
+            cpu,
+            thread,
+            val,
+            ena,
+            run,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Stat`] body: fixed-position fields are read at the offsets of a [`StatLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Stat::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct StatView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a StatLayout,
+}
+
+impl<'a> StatView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a StatLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Stat));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// event id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// CPU index in the CPU map.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        let o = self.layout.cpu;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread index in the thread map.
+    #[inline]
+    pub fn thread(&self) -> u32 {
+        let o = self.layout.thread;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// counter value.
+    #[inline]
+    pub fn val(&self) -> u64 {
+        let o = self.layout.val;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// time enabled, ns.
+    #[inline]
+    pub fn ena(&self) -> u64 {
+        let o = self.layout.ena;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// time running, ns.
+    #[inline]
+    pub fn run(&self) -> u64 {
+        let o = self.layout.run;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`StatRound`] sit for one context: computed once per event with [`StatRoundLayout::new`] and shared by every [`StatRoundView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatRoundLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Offset of `time`.
+    pub time: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl StatRoundLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 8u16;
+        let time = at;
+        at += 8u16;
+        Self {
+            type_,
+            time,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`StatRound`] body: fixed-position fields are read at the offsets of a [`StatRoundLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`StatRound::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct StatRoundView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a StatRoundLayout,
+}
+
+impl<'a> StatRoundView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatRoundLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a StatRoundLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(StatRound));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// round type.
+    #[inline]
+    pub fn type_(&self) -> StatRoundType {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`EventUpdate`] sit for one context: computed once per event with [`EventUpdateLayout::new`] and shared by every [`EventUpdateView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EventUpdateLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Offset of `id`.
+    pub id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl EventUpdateLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 8u16;
+        let id = at;
+        at += 8u16;
+        Self {
+            type_,
+            id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`EventUpdate`] body: fixed-position fields are read at the offsets of a [`EventUpdateLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`EventUpdate::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct EventUpdateView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a EventUpdateLayout,
+}
+
+impl<'a> EventUpdateView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`EventUpdateLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a EventUpdateLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(EventUpdate));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// what is updated.
+    #[inline]
+    pub fn type_(&self) -> EventUpdateType {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// event id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        let o = self.layout.id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`TimeConv`] sit for one context: computed once per event with [`TimeConvLayout::new`] and shared by every [`TimeConvView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeConvLayout {
+    /// Offset of `time_shift`.
+    pub time_shift: u16,
+    /// Offset of `time_mult`.
+    pub time_mult: u16,
+    /// Offset of `time_zero`.
+    pub time_zero: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl TimeConvLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let time_shift = at;
+        at += 8u16;
+        let time_mult = at;
+        at += 8u16;
+        let time_zero = at;
+        at += 8u16;
+        Self {
+            time_shift,
+            time_mult,
+            time_zero,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`TimeConv`] body: fixed-position fields are read at the offsets of a [`TimeConvLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`TimeConv::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct TimeConvView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a TimeConvLayout,
+}
+
+impl<'a> TimeConvView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TimeConvLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a TimeConvLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(TimeConv));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// shift of the conversion.
+    #[inline]
+    pub fn time_shift(&self) -> u64 {
+        let o = self.layout.time_shift;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// multiplier of the conversion.
+    #[inline]
+    pub fn time_mult(&self) -> u64 {
+        let o = self.layout.time_mult;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// time at counter value zero.
+    #[inline]
+    pub fn time_zero(&self) -> u64 {
+        let o = self.layout.time_zero;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`HeaderFeature`] sit for one context: computed once per event with [`HeaderFeatureLayout::new`] and shared by every [`HeaderFeatureView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderFeatureLayout {
+    /// Offset of `feat_id`.
+    pub feat_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl HeaderFeatureLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let feat_id = at;
+        at += 8u16;
+        Self {
+            feat_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`HeaderFeature`] body: fixed-position fields are read at the offsets of a [`HeaderFeatureLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderFeature::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderFeatureView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a HeaderFeatureLayout,
+}
+
+impl<'a> HeaderFeatureView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderFeatureLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a HeaderFeatureLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(HeaderFeature));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// feature id (`HEADER_*`).
+    #[inline]
+    pub fn feat_id(&self) -> u64 {
+        let o = self.layout.feat_id;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Compressed2`] sit for one context: computed once per event with [`Compressed2Layout::new`] and shared by every [`Compressed2View`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Compressed2Layout {
+    /// Offset of `data_size`.
+    pub data_size: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl Compressed2Layout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let data_size = at;
+        at += 8u16;
+        Self {
+            data_size,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Compressed2`] body: fixed-position fields are read at the offsets of a [`Compressed2Layout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Compressed2::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct Compressed2View<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a Compressed2Layout,
+}
+
+impl<'a> Compressed2View<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`Compressed2Layout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a Compressed2Layout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Compressed2));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// bytes of `data` (header.size also counts the padding).
+    #[inline]
+    pub fn data_size(&self) -> u64 {
+        let o = self.layout.data_size;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`Sample`] sit for one context: computed once per event with [`SampleLayout::new`] and shared by every [`SampleView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleLayout {
+    /// Offset of `identifier`; `None` when the context leaves it out.
+    pub identifier: Option<u16>,
+    /// Offset of `ip`; `None` when the context leaves it out.
+    pub ip: Option<u16>,
+    /// Offset of `pid`; `None` when the context leaves it out.
+    pub pid: Option<u16>,
+    /// Offset of `tid`; `None` when the context leaves it out.
+    pub tid: Option<u16>,
+    /// Offset of `time`; `None` when the context leaves it out.
+    pub time: Option<u16>,
+    /// Offset of `addr`; `None` when the context leaves it out.
+    pub addr: Option<u16>,
+    /// Offset of `id`; `None` when the context leaves it out.
+    pub id: Option<u16>,
+    /// Offset of `stream_id`; `None` when the context leaves it out.
+    pub stream_id: Option<u16>,
+    /// Offset of `cpu`; `None` when the context leaves it out.
+    pub cpu: Option<u16>,
+    /// Offset of `cpu_res`; `None` when the context leaves it out.
+    pub cpu_res: Option<u16>,
+    /// Offset of `period`; `None` when the context leaves it out.
+    pub period: Option<u16>,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SampleLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let mut at: u16 = 0;
+        let identifier = if ctx.sample_type.contains(SampleType::IDENTIFIER) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let ip = if ctx.sample_type.contains(SampleType::IP) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let pid = if ctx.sample_type.contains(SampleType::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let tid = if ctx.sample_type.contains(SampleType::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let time = if ctx.sample_type.contains(SampleType::TIME) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let addr = if ctx.sample_type.contains(SampleType::ADDR) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let id = if ctx.sample_type.contains(SampleType::ID) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let stream_id = if ctx.sample_type.contains(SampleType::STREAM_ID) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let cpu = if ctx.sample_type.contains(SampleType::CPU) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let cpu_res = if ctx.sample_type.contains(SampleType::CPU) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let period = if ctx.sample_type.contains(SampleType::PERIOD) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        Self {
+            identifier,
+            ip,
+            pid,
+            tid,
+            time,
+            addr,
+            id,
+            stream_id,
+            cpu,
+            cpu_res,
+            period,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Sample`] body: fixed-position fields are read at the offsets of a [`SampleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sample::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SampleLayout,
+}
+
+impl<'a> SampleView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SampleLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(Sample));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// event id at a fixed position (IDENTIFIER).
+    #[inline]
+    pub fn identifier(&self) -> Option<u64> {
+        self.layout.identifier.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// instruction pointer (IP).
+    #[inline]
+    pub fn ip(&self) -> Option<u64> {
+        self.layout.ip.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// process id (TID).
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.layout.pid.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// thread id (TID).
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.layout.tid.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// timestamp (TIME).
+    #[inline]
+    pub fn time(&self) -> Option<u64> {
+        self.layout.time.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// data address (ADDR).
+    #[inline]
+    pub fn addr(&self) -> Option<u64> {
+        self.layout.addr.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// event id (ID).
+    #[inline]
+    pub fn id(&self) -> Option<u64> {
+        self.layout.id.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// stream id (STREAM_ID).
+    #[inline]
+    pub fn stream_id(&self) -> Option<u64> {
+        self.layout.stream_id.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// CPU number (CPU).
+    #[inline]
+    pub fn cpu(&self) -> Option<u32> {
+        self.layout.cpu.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// reserved, follows `cpu` (CPU).
+    #[inline]
+    pub fn cpu_res(&self) -> Option<u32> {
+        self.layout.cpu_res.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// sample period (PERIOD).
+    #[inline]
+    pub fn period(&self) -> Option<u64> {
+        self.layout.period.map(|o| {
+            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        })
+    }
+
+    /// counter values (READ), as selected by `attr.read_format`.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn read(&self) -> rt::Result<Option<ReadData>> {
+        match self.endian {
+            rt::Endianness::Little => self.read_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.read_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn read_in<E: rt::Endian>(&self) -> rt::Result<Option<ReadData>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        })
+    }
+
+    /// callchain (CALLCHAIN).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn callchain(&self) -> rt::Result<Option<Callchain<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.callchain_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.callchain_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn callchain_in<E: rt::Endian>(&self) -> rt::Result<Option<Callchain<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        })
+    }
+
+    /// raw data (RAW).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn raw(&self) -> rt::Result<Option<RawData<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.raw_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.raw_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn raw_in<E: rt::Endian>(&self) -> rt::Result<Option<RawData<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        })
+    }
+
+    /// branch stack (BRANCH_STACK).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn branch_stack(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.branch_stack_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.branch_stack_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn branch_stack_in<E: rt::Endian>(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::BRANCH_STACK) {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        })
+    }
+
+    /// user registers (REGS_USER), `attr.sample_regs_user` mask.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn regs_user(&self) -> rt::Result<Option<Regs<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.regs_user_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.regs_user_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn regs_user_in<E: rt::Endian>(&self) -> rt::Result<Option<Regs<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        })
+    }
+
+    /// user stack (STACK_USER).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn stack_user(&self) -> rt::Result<Option<StackUser<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.stack_user_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.stack_user_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn stack_user_in<E: rt::Endian>(&self) -> rt::Result<Option<StackUser<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        })
+    }
+
+    /// weight (WEIGHT, or WEIGHT_STRUCT: bits 0-31 var1 (weight), 32-47 var2 (instruction
+    /// latency), 48-63 var3 (arch-specific), by value on both byte orders).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn weight(&self) -> rt::Result<Option<u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.weight_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.weight_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn weight_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        Ok(
+            if ctx.sample_type.contains(SampleType::WEIGHT)
+                || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+            {
+                Some(r.u64().field("weight")?)
+            } else {
+                None
+            },
+        )
+    }
+
+    /// memory data source (DATA_SRC).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn data_src(&self) -> rt::Result<Option<MemDataSrc>> {
+        match self.endian {
+            rt::Endianness::Little => self.data_src_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.data_src_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn data_src_in<E: rt::Endian>(&self) -> rt::Result<Option<MemDataSrc>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        })
+    }
+
+    /// transaction flags and abort code (TRANSACTION).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn transaction(&self) -> rt::Result<Option<Transaction>> {
+        match self.endian {
+            rt::Endianness::Little => self.transaction_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.transaction_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn transaction_in<E: rt::Endian>(&self) -> rt::Result<Option<Transaction>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        })
+    }
+
+    /// interrupt registers (REGS_INTR), `attr.sample_regs_intr` mask.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn regs_intr(&self) -> rt::Result<Option<Regs<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.regs_intr_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.regs_intr_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn regs_intr_in<E: rt::Endian>(&self) -> rt::Result<Option<Regs<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        })
+    }
+
+    /// physical data address (PHYS_ADDR).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn phys_addr(&self) -> rt::Result<Option<u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.phys_addr_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.phys_addr_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn phys_addr_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        })
+    }
+
+    /// cgroup id (CGROUP).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn cgroup(&self) -> rt::Result<Option<u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.cgroup_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.cgroup_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn cgroup_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::CGROUP) {
+            Some(r.u64().field("cgroup")?)
+        } else {
+            None
+        })
+    }
+
+    /// page size of the data address (DATA_PAGE_SIZE).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn data_page_size(&self) -> rt::Result<Option<u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.data_page_size_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.data_page_size_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn data_page_size_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CGROUP) {
+            Some(r.u64().field("cgroup")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::DATA_PAGE_SIZE) {
+            Some(r.u64().field("data_page_size")?)
+        } else {
+            None
+        })
+    }
+
+    /// page size of the code address (CODE_PAGE_SIZE).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn code_page_size(&self) -> rt::Result<Option<u64>> {
+        match self.endian {
+            rt::Endianness::Little => self.code_page_size_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.code_page_size_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn code_page_size_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CGROUP) {
+            Some(r.u64().field("cgroup")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::DATA_PAGE_SIZE) {
+            Some(r.u64().field("data_page_size")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::CODE_PAGE_SIZE) {
+            Some(r.u64().field("code_page_size")?)
+        } else {
+            None
+        })
+    }
+
+    /// AUX area snapshot (AUX).
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn aux(&self) -> rt::Result<Option<AuxSample<'a>>> {
+        match self.endian {
+            rt::Endianness::Little => self.aux_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.aux_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn aux_in<E: rt::Endian>(&self) -> rt::Result<Option<AuxSample<'a>>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CGROUP) {
+            Some(r.u64().field("cgroup")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::DATA_PAGE_SIZE) {
+            Some(r.u64().field("data_page_size")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CODE_PAGE_SIZE) {
+            Some(r.u64().field("code_page_size")?)
+        } else {
+            None
+        };
+        Ok(if ctx.sample_type.contains(SampleType::AUX) {
+            Some(AuxSample::decode(r, ctx).field("aux")?)
+        } else {
+            None
+        })
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`SchedstatCpu`] sit for one context: computed once per event with [`SchedstatCpuLayout::new`] and shared by every [`SchedstatCpuView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedstatCpuLayout {
+    /// Offset of `timestamp`.
+    pub timestamp: u16,
+    /// Offset of `cpu`.
+    pub cpu: u16,
+    /// Offset of `version`.
+    pub version: u16,
+    /// Offset of `pad`.
+    pub pad: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SchedstatCpuLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let timestamp = at;
+        at += 8u16;
+        let cpu = at;
+        at += 4u16;
+        let version = at;
+        at += 2u16;
+        let pad = at;
+        at += 2u16;
+        Self {
+            timestamp,
+            cpu,
+            version,
+            pad,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SchedstatCpu`] body: fixed-position fields are read at the offsets of a [`SchedstatCpuLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SchedstatCpu::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedstatCpuView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SchedstatCpuLayout,
+}
+
+impl<'a> SchedstatCpuView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SchedstatCpuLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SchedstatCpuLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SchedstatCpu));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// time of the snapshot (the /proc/schedstat `timestamp` line, jiffies).
+    #[inline]
+    pub fn timestamp(&self) -> u64 {
+        let o = self.layout.timestamp;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// CPU number.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        let o = self.layout.cpu;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// /proc/schedstat version.
+    #[inline]
+    pub fn version(&self) -> u16 {
+        let o = self.layout.version;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// `__pad[2]` (explicit C padding).
+    #[inline]
+    pub fn pad(&self) -> u16 {
+        let o = self.layout.pad;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SchedstatDomain`] sit for one context: computed once per event with [`SchedstatDomainLayout::new`] and shared by every [`SchedstatDomainView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SchedstatDomainLayout {
+    /// Offset of `timestamp`.
+    pub timestamp: u16,
+    /// Offset of `cpu`.
+    pub cpu: u16,
+    /// Offset of `version`.
+    pub version: u16,
+    /// Offset of `domain`.
+    pub domain: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SchedstatDomainLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let timestamp = at;
+        at += 8u16;
+        let cpu = at;
+        at += 4u16;
+        let version = at;
+        at += 2u16;
+        let domain = at;
+        at += 2u16;
+        Self {
+            timestamp,
+            cpu,
+            version,
+            domain,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SchedstatDomain`] body: fixed-position fields are read at the offsets of a [`SchedstatDomainLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SchedstatDomain::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SchedstatDomainView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SchedstatDomainLayout,
+}
+
+impl<'a> SchedstatDomainView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SchedstatDomainLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SchedstatDomainLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SchedstatDomain));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// time of the snapshot (jiffies).
+    #[inline]
+    pub fn timestamp(&self) -> u64 {
+        let o = self.layout.timestamp;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// CPU number.
+    #[inline]
+    pub fn cpu(&self) -> u32 {
+        let o = self.layout.cpu;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// /proc/schedstat version.
+    #[inline]
+    pub fn version(&self) -> u16 {
+        let o = self.layout.version;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// domain index.
+    #[inline]
+    pub fn domain(&self) -> u16 {
+        let o = self.layout.domain;
+        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+impl RecordType {
+    /// True when a record of this type decoded in context `ctx` ends with a `SampleId` trailer (unknown types: false).
+    pub fn has_sample_id(self, ctx: &Ctx) -> bool {
+        let _ = ctx;
+        match self {
+            RecordType::MMAP => ctx.sample_id_all,
+            RecordType::LOST => ctx.sample_id_all,
+            RecordType::COMM => ctx.sample_id_all,
+            RecordType::EXIT => ctx.sample_id_all,
+            RecordType::THROTTLE => ctx.sample_id_all,
+            RecordType::UNTHROTTLE => ctx.sample_id_all,
+            RecordType::FORK => ctx.sample_id_all,
+            RecordType::READ => ctx.sample_id_all,
+            RecordType::MMAP2 => ctx.sample_id_all,
+            RecordType::AUX => ctx.sample_id_all,
+            RecordType::ITRACE_START => ctx.sample_id_all,
+            RecordType::LOST_SAMPLES => ctx.sample_id_all,
+            RecordType::SWITCH => ctx.sample_id_all,
+            RecordType::SWITCH_CPU_WIDE => ctx.sample_id_all,
+            RecordType::NAMESPACES => ctx.sample_id_all,
+            RecordType::KSYMBOL => ctx.sample_id_all,
+            RecordType::BPF_EVENT => ctx.sample_id_all,
+            RecordType::CGROUP => ctx.sample_id_all,
+            RecordType::TEXT_POKE => ctx.sample_id_all,
+            RecordType::AUX_OUTPUT_HW_ID => ctx.sample_id_all,
+            RecordType::CALLCHAIN_DEFERRED => ctx.sample_id_all,
+            RecordType::BPF_METADATA => ctx.sample_id_all,
+            _ => false,
+        }
     }
 }

@@ -212,10 +212,14 @@ impl<'a, T: FixedElem> Array<'a, T> {
             Array::Owned(v) => v.get(i).copied(),
         }
     }
+    #[inline]
     pub fn iter(&self) -> ArrayIter<'_, 'a, T> {
-        ArrayIter {
-            array: self,
-            next: 0,
+        match self {
+            Array::Borrowed { bytes, endian, .. } => ArrayIter::Borrowed {
+                chunks: bytes.chunks_exact(T::SIZE),
+                endian: *endian,
+            },
+            Array::Owned(v) => ArrayIter::Owned(v.iter()),
         }
     }
     pub fn to_vec(&self) -> Vec<T> {
@@ -230,22 +234,32 @@ impl<'a, T: FixedElem> Array<'a, T> {
     }
 }
 
-/// Iterator over an [`Array`].
-pub struct ArrayIter<'r, 'a, T> {
-    array: &'r Array<'a, T>,
-    next: usize,
+/// Iterator over an [`Array`]: borrowed elements are decoded as they are reached.
+pub enum ArrayIter<'r, 'a, T> {
+    Borrowed {
+        chunks: core::slice::ChunksExact<'a, u8>,
+        endian: Endianness,
+    },
+    Owned(core::slice::Iter<'r, T>),
 }
 
 impl<T: FixedElem> Iterator for ArrayIter<'_, '_, T> {
     type Item = T;
+    #[inline]
     fn next(&mut self) -> Option<T> {
-        let x = self.array.get(self.next)?;
-        self.next += 1;
-        Some(x)
+        match self {
+            ArrayIter::Borrowed { chunks, endian } => {
+                chunks.next().map(|b| T::decode_elem_in(b, *endian))
+            }
+            ArrayIter::Owned(it) => it.next().copied(),
+        }
     }
+    #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.array.len().saturating_sub(self.next);
-        (n, Some(n))
+        match self {
+            ArrayIter::Borrowed { chunks, .. } => chunks.size_hint(),
+            ArrayIter::Owned(it) => it.size_hint(),
+        }
     }
 }
 impl<T: FixedElem> ExactSizeIterator for ArrayIter<'_, '_, T> {}

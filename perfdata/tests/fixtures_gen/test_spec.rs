@@ -6,8 +6,10 @@
     clippy::identity_op,
     clippy::int_plus_one,
     clippy::large_enum_variant,
+    clippy::len_without_is_empty,
     clippy::manual_range_patterns,
     clippy::match_single_binding,
+    clippy::needless_question_mark,
     clippy::nonminimal_bool,
     clippy::too_many_arguments,
     clippy::upper_case_acronyms,
@@ -2941,5 +2943,1122 @@ impl<'a> From<NrCpus<'a>> for FeatureBody<'a> {
 impl<'a> From<Entries<'a>> for FeatureBody<'a> {
     fn from(x: Entries<'a>) -> Self {
         Self::Entries(x)
+    }
+}
+
+/// Where the fixed-position fields of [`Trailer`] sit for one context: computed once per event with [`TrailerLayout::new`] and shared by every [`TrailerView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TrailerLayout {
+    /// Offset of `pid`; `None` when the context leaves it out.
+    pub pid: Option<u16>,
+    /// Offset of `tid`; `None` when the context leaves it out.
+    pub tid: Option<u16>,
+    /// Offset of `time`; `None` when the context leaves it out.
+    pub time: Option<u16>,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl TrailerLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let mut at: u16 = 0;
+        let pid = if ctx.bits.contains(Bits::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let tid = if ctx.bits.contains(Bits::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let time = if ctx.bits.contains(Bits::TIME) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        Self {
+            pid,
+            tid,
+            time,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Trailer`] body: fixed-position fields are read at the offsets of a [`TrailerLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Trailer::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct TrailerView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a TrailerLayout,
+}
+
+impl<'a> TrailerView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TrailerLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a TrailerLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Trailer));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.layout
+            .pid
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.layout
+            .tid
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    #[inline]
+    pub fn time(&self) -> Option<u64> {
+        self.layout
+            .time
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn cpus(&self) -> rt::Result<rt::Array<'a, u16>> {
+        match self.endian {
+            rt::Endianness::Little => self.cpus_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.cpus_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn cpus_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, u16>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(rt::Array::decode(r, u64::from(ctx.nr_cpus)).field("cpus")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
+    }
+}
+
+/// Where the fixed-position fields of [`Sample`] sit for one context: computed once per event with [`SampleLayout::new`] and shared by every [`SampleView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleLayout {
+    /// Offset of `ip`; `None` when the context leaves it out.
+    pub ip: Option<u16>,
+    /// Offset of `pid`; `None` when the context leaves it out.
+    pub pid: Option<u16>,
+    /// Offset of `tid`; `None` when the context leaves it out.
+    pub tid: Option<u16>,
+    /// Offset of `nr`.
+    pub nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SampleLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let mut at: u16 = 0;
+        let ip = if ctx.bits.contains(Bits::IP) {
+            let o = at;
+            at += 8u16;
+            Some(o)
+        } else {
+            None
+        };
+        let pid = if ctx.bits.contains(Bits::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let tid = if ctx.bits.contains(Bits::TID) {
+            let o = at;
+            at += 4u16;
+            Some(o)
+        } else {
+            None
+        };
+        let nr = at;
+        at += 8u16;
+        Self {
+            ip,
+            pid,
+            tid,
+            nr,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`Sample`] body: fixed-position fields are read at the offsets of a [`SampleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sample::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SampleView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SampleLayout,
+}
+
+impl<'a> SampleView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SampleLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Sample));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn ip(&self) -> Option<u64> {
+        self.layout
+            .ip
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.layout
+            .pid
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.layout
+            .tid
+            .map(|o| rt::FixedElem::decode_elem_in(
+                self.bytes.get(o as usize..).unwrap_or(&[]),
+                self.endian,
+            ))
+    }
+
+    #[inline]
+    pub fn nr(&self) -> u64 {
+        let o = self.layout.nr;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Map`] sit for one context: computed once per event with [`MapLayout::new`] and shared by every [`MapView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MapLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl MapLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        Self { pid, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Map`] body: fixed-position fields are read at the offsets of a [`MapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Map::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct MapView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a MapLayout,
+}
+
+impl<'a> MapView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`MapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a MapLayout,
+    ) -> rt::Result<Self> {
+        let trailer = if ctx.with_trailer { Trailer::encoded_size(ctx) } else { 0 };
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Map));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn file(&self) -> rt::Result<FileId<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.file_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.file_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn file_in<E: rt::Endian>(&self) -> rt::Result<FileId<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(
+            match ctx.misc.contains(Misc::BUILD_ID) {
+                false => Inode::decode(r, ctx).map(FileId::Inode),
+                true => BuildId::decode(r, ctx).map(FileId::BuildId),
+            }
+                .field("file")?,
+        )
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: FileId<'a> = match ctx.misc.contains(Misc::BUILD_ID) {
+            false => Inode::decode(r, ctx).map(FileId::Inode),
+            true => BuildId::decode(r, ctx).map(FileId::BuildId),
+        }
+            .field("file")?;
+        Ok(r.cstr().field("filename")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
+    }
+}
+
+/// Where the fixed-position fields of [`Update`] sit for one context: computed once per event with [`UpdateLayout::new`] and shared by every [`UpdateView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateLayout {
+    /// Offset of `type`.
+    pub type_: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl UpdateLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let type_ = at;
+        at += 2u16;
+        Self { type_, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Update`] body: fixed-position fields are read at the offsets of a [`UpdateLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Update::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct UpdateView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a UpdateLayout,
+}
+
+impl<'a> UpdateView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`UpdateLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a UpdateLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Update));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn type_(&self) -> u16 {
+        let o = self.layout.type_;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Tracing`] sit for one context: computed once per event with [`TracingLayout::new`] and shared by every [`TracingView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TracingLayout {
+    /// Offset of `size`.
+    pub size: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl TracingLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let size = at;
+        at += 4u16;
+        Self { size, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Tracing`] body: fixed-position fields are read at the offsets of a [`TracingLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Tracing::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct TracingView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a TracingLayout,
+}
+
+impl<'a> TracingView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TracingLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a TracingLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Tracing));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn size(&self) -> u32 {
+        let o = self.layout.size;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Conv`] sit for one context: computed once per event with [`ConvLayout::new`] and shared by every [`ConvView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConvLayout {
+    /// Offset of `shift`.
+    pub shift: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ConvLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let shift = at;
+        at += 8u16;
+        Self { shift, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Conv`] body: fixed-position fields are read at the offsets of a [`ConvLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Conv::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ConvView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ConvLayout,
+}
+
+impl<'a> ConvView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ConvLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ConvLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Conv));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn shift(&self) -> u64 {
+        let o = self.layout.shift;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Sized`] sit for one context: computed once per event with [`SizedLayout::new`] and shared by every [`SizedView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SizedLayout {
+    /// Offset of `len`.
+    pub len: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SizedLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let len = at;
+        at += 4u16;
+        Self { len, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Sized`] body: fixed-position fields are read at the offsets of a [`SizedLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sized::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SizedView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SizedLayout,
+}
+
+impl<'a> SizedView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SizedLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SizedLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Sized));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn len(&self) -> u32 {
+        let o = self.layout.len;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Own`] sit for one context: computed once per event with [`OwnLayout::new`] and shared by every [`OwnView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OwnLayout {
+    /// Offset of `order`.
+    pub order: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl OwnLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let order = at;
+        at += 1u16;
+        Self { order, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Own`] body: fixed-position fields are read at the offsets of a [`OwnLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Own::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a OwnLayout,
+}
+
+impl<'a> OwnView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`OwnLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a OwnLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Own));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn order(&self) -> u8 {
+        let o = self.layout.order;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`Scalars`] sit for one context: computed once per event with [`ScalarsLayout::new`] and shared by every [`ScalarsView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScalarsLayout {
+    /// Offset of `s`.
+    pub s: u16,
+    /// Offset of `nib`.
+    pub nib: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl ScalarsLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let s = at;
+        at += 23u16;
+        let nib = at;
+        at += 1u16;
+        Self { s, nib, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`Scalars`] body: fixed-position fields are read at the offsets of a [`ScalarsLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Scalars::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct ScalarsView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a ScalarsLayout,
+}
+
+impl<'a> ScalarsView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ScalarsLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a ScalarsLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(Scalars));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn s(&self) -> Signed {
+        let o = self.layout.s;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+
+    #[inline]
+    pub fn nib(&self) -> Nibbles {
+        let o = self.layout.nib;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn marks(&self) -> rt::Result<rt::Array<'a, Marker>> {
+        match self.endian {
+            rt::Endianness::Little => self.marks_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.marks_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn marks_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, Marker>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(rt::Array::decode(r, 2).field("marks")?)
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn bitmap(&self) -> rt::Result<Bitmap<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.bitmap_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.bitmap_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn bitmap_in<E: rt::Endian>(&self) -> rt::Result<Bitmap<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
+        Ok(Bitmap::decode(r, ctx).field("bitmap")?)
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn choice(&self) -> rt::Result<Choice> {
+        match self.endian {
+            rt::Endianness::Little => self.choice_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.choice_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn choice_in<E: rt::Endian>(&self) -> rt::Result<Choice> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
+        let _: Bitmap<'a> = Bitmap::decode(r, ctx).field("bitmap")?;
+        Ok(Choice::decode(r, ctx).field("choice")?)
+    }
+
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn small(&self) -> rt::Result<u8> {
+        match self.endian {
+            rt::Endianness::Little => self.small_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.small_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn small_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
+        let _: Bitmap<'a> = Bitmap::decode(r, ctx).field("bitmap")?;
+        let _: Choice = Choice::decode(r, ctx).field("choice")?;
+        Ok(r.u8().field("small")?)
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
+    }
+}
+
+/// Where the fixed-position fields of [`HeaderFeature`] sit for one context: computed once per event with [`HeaderFeatureLayout::new`] and shared by every [`HeaderFeatureView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeaderFeatureLayout {
+    /// Offset of `feat_id`.
+    pub feat_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl HeaderFeatureLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let feat_id = at;
+        at += 8u16;
+        Self { feat_id, fixed_len: at }
+    }
+}
+
+/// A zero-copy view of a [`HeaderFeature`] body: fixed-position fields are read at the offsets of a [`HeaderFeatureLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderFeature::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderFeatureView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a HeaderFeatureLayout,
+}
+
+impl<'a> HeaderFeatureView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderFeatureLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a HeaderFeatureLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(base, need as u64, body.len() as u64))
+                .field(stringify!(HeaderFeature));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    #[inline]
+    pub fn feat_id(&self) -> u64 {
+        let o = self.layout.feat_id;
+        rt::FixedElem::decode_elem_in(
+            self.bytes.get(o as usize..).unwrap_or(&[]),
+            self.endian,
+        )
+    }
+}
+
+impl RecordType {
+    /// True when a record of this type decoded in context `ctx` ends with a `Trailer` trailer (unknown types: false).
+    pub fn has_trailer(self, ctx: &Ctx) -> bool {
+        let _ = ctx;
+        match self {
+            RecordType::MAP => ctx.with_trailer,
+            _ => false,
+        }
     }
 }

@@ -16,6 +16,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+mod views;
+
 use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use spec::ir::{
@@ -110,6 +112,34 @@ const INTERNAL_NAMES: &[&str] = &[
     "v_",
 ];
 
+/// C-style indexing in spec docs (ips\[nr\]) is not a rustdoc link: escape its brackets
+/// (code spans keep them as they are).
+fn escape_index_brackets(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut prev: Option<char> = None;
+    let mut escaped_open = false;
+    let mut in_code = false;
+    for c in line.chars() {
+        match c {
+            '`' => {
+                in_code = !in_code;
+                out.push(c);
+            }
+            '[' if !in_code && prev.is_some_and(|p| p.is_alphanumeric() || p == '_') => {
+                out.push_str("\\[");
+                escaped_open = true;
+            }
+            ']' if escaped_open => {
+                out.push_str("\\]");
+                escaped_open = false;
+            }
+            _ => out.push(c),
+        }
+        prev = Some(c);
+    }
+    out
+}
+
 /// A Rust identifier for a spec name: keywords get a trailing `_` (`type` → `type_`).
 pub fn rust_name(name: &str) -> String {
     if RUST_KEYWORDS.contains(&name) {
@@ -170,7 +200,7 @@ fn id_const_name(name: &str, kind: Dispatch) -> String {
     kernel_id_name(name, matches!(kind, Dispatch::Feature))
 }
 
-/// [`id_const_name`] for callers outside this module (the docs generator).
+/// `id_const_name` for callers outside this module (the docs generator).
 pub fn kernel_id_name(name: &str, is_feature: bool) -> String {
     let name = match is_feature {
         true => name
@@ -205,7 +235,7 @@ fn doc_attrs(doc: &str) -> TokenStream {
         let text = if line.is_empty() {
             String::new()
         } else {
-            format!(" {line}")
+            format!(" {}", escape_index_brackets(line))
         };
         out.extend(quote!(#[doc = #text]));
     }
@@ -1043,6 +1073,7 @@ impl<'s> Gen<'s> {
         if !features.is_empty() || self.feature_by_id {
             items.extend(self.dispatch(&features, Dispatch::Feature));
         }
+        items.extend(self.views());
         quote! {
             #![allow(
                 clippy::absurd_extreme_comparisons,
@@ -1050,8 +1081,10 @@ impl<'s> Gen<'s> {
                 clippy::identity_op,
                 clippy::int_plus_one,
                 clippy::large_enum_variant,
+                clippy::len_without_is_empty,
                 clippy::manual_range_patterns,
                 clippy::match_single_binding,
+                clippy::needless_question_mark,
                 clippy::nonminimal_bool,
                 clippy::too_many_arguments,
                 clippy::upper_case_acronyms,
