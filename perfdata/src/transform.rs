@@ -4,9 +4,11 @@
 //! sections). Each is one [`crate::stages`] stage run over the model's records — the same
 //! code `perfdata convert` streams a file through.
 
-use crate::model::PerfFile;
-use crate::rt::{BigEndian, Endianness, Error, LittleEndian};
-use crate::stages::{run_on_model, Compress, Decompress, Reencode, ToFile, ToPipe};
+use crate::model::{PerfFile, RecordData};
+use crate::rt::{BigEndian, Bytes, Endianness, Error, LittleEndian};
+use crate::stages::{
+    encode_body, is_compressed, run_on_model, Compress, Decompress, Reencode, ToFile, ToPipe,
+};
 
 pub use crate::stages::CompressedKind;
 
@@ -26,7 +28,22 @@ pub fn compress(file: &mut PerfFile<'_>, kind: CompressedKind, level: i32) -> Re
     match file.endian {
         Endianness::Little => run_on_model(file, Compress::<LittleEndian>::new(kind, level)?),
         Endianness::Big => run_on_model(file, Compress::<BigEndian>::new(kind, level)?),
+    }?;
+    // Kept as bytes in the model's order, like records read from a file: the writer then
+    // refuses to write them in another order (their content would stay in this one).
+    let fctx = file.feature_ctx();
+    for r in &mut file.records {
+        if let RecordData::Typed(body) = &r.data {
+            if is_compressed(r.ty) {
+                let bytes = encode_body(file.endian, body, &fctx)?;
+                r.data = RecordData::Raw {
+                    body: Bytes::from(bytes),
+                    payload: Bytes::default(),
+                };
+            }
+        }
     }
+    Ok(())
 }
 
 /// Re-encodes the model's raw records and features in byte order `endian` and makes it
