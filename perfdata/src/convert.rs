@@ -8,7 +8,7 @@
 //! byte for byte what the model path gives ([`crate::model::PerfFile::read`], the
 //! [`crate::transform`] functions in that order, [`crate::write::save`]).
 
-use crate::container::{Layout, PerfData, RecordWalker};
+use crate::container::{Layout, Origin, PerfData, RecordWalker};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordItem};
 use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
@@ -17,7 +17,7 @@ use crate::stages::{
     decode_body, is_compressed, Compress, CompressedKind, Decompress, Pipeline, ToFile, ToPipe,
     Typed,
 };
-use crate::verify::MappedFile;
+use crate::verify::{MappedFile, RELEASE_EVERY};
 use std::io::{BufWriter, Seek, SeekFrom};
 use std::path::Path;
 
@@ -52,13 +52,18 @@ impl Plan {
     /// Compressed records hold records in one byte order: a byte-order change expands
     /// them and, unless asked to decompress, compresses again in the new order (same
     /// record type, the input's level).
-    pub fn new(data: &PerfData<'_>, opts: &ConvertOptions) -> Result<Self, Error> {
+    /// `release` is told how far a walk over the input has come (see [`input_compression`]).
+    pub fn new(
+        data: &PerfData<'_>,
+        opts: &ConvertOptions,
+        release: &dyn Fn(u64),
+    ) -> Result<Self, Error> {
         let src = data.format.endian;
         let dst = opts.endian.unwrap_or(src);
         let reorder = dst != src;
         let recompress = match opts.compress {
             Some(c) => Some(c),
-            None if reorder && !opts.decompress => input_compression(data)?,
+            None if reorder && !opts.decompress => input_compression(data, release)?,
             None => None,
         };
         Ok(Plan {
@@ -82,8 +87,13 @@ impl Plan {
 }
 
 /// How the input is compressed, if it is: the type of its first compressed record and the
-/// level its HEADER_COMPRESSED states. Stops at the first compressed record.
-pub fn input_compression(data: &PerfData<'_>) -> Result<Option<(CompressedKind, i32)>, Error> {
+/// level its HEADER_COMPRESSED states. Stops at the first compressed record; `release` is
+/// told how far the walk has come (every [`RELEASE_EVERY`] bytes).
+pub fn input_compression(
+    data: &PerfData<'_>,
+    release: &dyn Fn(u64),
+) -> Result<Option<(CompressedKind, i32)>, Error> {
+    let mut next_release = RELEASE_EVERY;
     let mut level = None;
     for f in &data.features {
         if f.id == FeatureId::COMPRESSED {
@@ -94,7 +104,11 @@ pub fn input_compression(data: &PerfData<'_>) -> Result<Option<(CompressedKind, 
     }
     let mut kind = None;
     let src = data.format.endian;
-    data.for_each_record(&mut |_, rec, _| {
+    data.for_each_record(&mut |origin, rec, _| {
+        if origin == Origin::Stream && rec.offset >= next_release {
+            release(rec.offset);
+            next_release = rec.offset + RELEASE_EVERY;
+        }
         let ty = rec.record_type();
         if ty == RecordType::HEADER_FEATURE {
             if let Ok(RecordBody::HeaderFeature(h)) =
@@ -121,30 +135,34 @@ pub fn input_compression(data: &PerfData<'_>) -> Result<Option<(CompressedKind, 
 /// Converts the file at `input` into `output` (which may be `input`).
 pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(), Error> {
     let at = |e: Error| Error::other(format!("{}: {e}", input.display()));
-    let map = MappedFile::open(input)?;
-    let data = PerfData::open(map.bytes()).map_err(at)?;
-    let plan = Plan::new(&data, opts).map_err(at)?;
+    // Everything about the input lives inside the closure: its map is gone before the
+    // output is mapped to be read back.
     crate::write::save_with(output, |out| {
+        let map = MappedFile::open(input)?;
+        let data = PerfData::open(map.bytes()).map_err(at)?;
+        // Opening a pipe walked all of it: its pages need not stay resident.
+        map.release_before(u64::MAX);
+        let plan = Plan::new(&data, opts, &|walked| map.release_before(walked)).map_err(at)?;
         if plan.is_copy(&data) {
             let mut src = std::fs::File::open(input)?;
-            copy(&data, &mut src, out)
-        } else {
-            match (plan.src, plan.dst) {
-                (Endianness::Little, Endianness::Little) => {
-                    stream::<LittleEndian, LittleEndian>(&data, &plan, out)
-                }
-                (Endianness::Little, Endianness::Big) => {
-                    stream::<LittleEndian, BigEndian>(&data, &plan, out)
-                }
-                (Endianness::Big, Endianness::Little) => {
-                    stream::<BigEndian, LittleEndian>(&data, &plan, out)
-                }
-                (Endianness::Big, Endianness::Big) => {
-                    stream::<BigEndian, BigEndian>(&data, &plan, out)
-                }
-            }
-            .map_err(at)
+            return copy(&data, &mut src, out);
         }
+        let release = &|walked| map.release_before(walked);
+        match (plan.src, plan.dst) {
+            (Endianness::Little, Endianness::Little) => {
+                stream::<LittleEndian, LittleEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Little, Endianness::Big) => {
+                stream::<LittleEndian, BigEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Big, Endianness::Little) => {
+                stream::<BigEndian, LittleEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Big, Endianness::Big) => {
+                stream::<BigEndian, BigEndian>(&data, &plan, out, release)
+            }
+        }
+        .map_err(at)
     })
 }
 
@@ -209,6 +227,7 @@ fn stream<S: Endian, D: Endian>(
     data: &PerfData<'_>,
     plan: &Plan,
     out: &mut Out<'_>,
+    release: &dyn Fn(u64),
 ) -> Result<(), Error> {
     let fctx = data.session.feature_ctx();
     let mut head = PerfFile::read_head(data)?;
@@ -245,8 +264,14 @@ fn stream<S: Endian, D: Endian>(
         Layout::Pipe => Sink::Pipe(PipeSink::begin(out, enc)?),
     };
     let session = &data.session;
+    let mut next_release = RELEASE_EVERY;
     for (index, rec) in RecordWalker::<S>::new(data.data(), data.data_offset()).enumerate() {
         let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+        if rec.offset >= next_release {
+            // Records behind this one are written: their pages need not stay resident.
+            release(rec.offset);
+            next_release = rec.offset + RELEASE_EVERY;
+        }
         let ty = rec.record_type();
         pipeline
             .push(RecordItem::raw::<S>(session, &rec), &mut |it| {

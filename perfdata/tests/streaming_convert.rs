@@ -31,7 +31,7 @@ fn fixtures() -> Vec<PathBuf> {
 fn model_convert(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(), Error> {
     let bytes = std::fs::read(input)?;
     let data = PerfData::open(&bytes)?;
-    let plan = Plan::new(&data, opts)?;
+    let plan = Plan::new(&data, opts, &|_| {})?;
     let mut file = PerfFile::read(&data)?;
     if plan.decompress {
         decompress(&mut file)?;
