@@ -69,8 +69,12 @@
 extern crate self as perfdata;
 
 pub mod container;
+pub mod convert;
 pub mod generated;
 pub mod model;
 pub mod rt;
+pub mod sink;
+pub mod stages;
 pub mod transform;
+pub mod verify;
 pub mod write;

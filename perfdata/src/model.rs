@@ -6,7 +6,7 @@
 //! values (typed round trip). Both write back to the same bytes for perf-written files.
 
 use crate::container::session::attr_ctx;
-use crate::container::{EventAttr, Layout, PerfData, RecordWalker};
+use crate::container::{EventAttr, Layout, PerfData, RawRecord, RecordWalker, Session};
 use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
 };
@@ -43,7 +43,22 @@ pub struct RecordItem<'a> {
     pub data: RecordData<'a>,
 }
 
-impl RecordItem<'_> {
+impl<'a> RecordItem<'a> {
+    /// A record as it sits in the stream (bytes in the input's order `E`), borrowed; its
+    /// attr found with `session`.
+    pub fn raw<E: Endian>(session: &Session<'_>, rec: &RawRecord<'a>) -> Self {
+        let ty = rec.record_type();
+        RecordItem {
+            ty,
+            misc: rec.header.misc,
+            attr: session.attr_index::<E>(ty, rec.body),
+            data: RecordData::Raw {
+                body: rec.body.into(),
+                payload: rec.payload.into(),
+            },
+        }
+    }
+
     /// A copy that borrows nothing from the input.
     pub fn into_owned(self) -> RecordItem<'static> {
         RecordItem {
@@ -103,7 +118,16 @@ impl<'a> PerfFile<'a> {
         }
     }
 
-    fn read_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
+    /// Everything but the records: header, attrs, event_types and (raw) features — what
+    /// a streaming conversion needs before the first record.
+    pub fn read_head(data: &PerfData<'a>) -> Result<Self, Error> {
+        match data.format.endian {
+            Endianness::Little => Self::read_head_as::<LittleEndian>(data),
+            Endianness::Big => Self::read_head_as::<BigEndian>(data),
+        }
+    }
+
+    fn read_head_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
         let mut features = vec![];
         for f in &data.features {
             features.push(FeatureItem {
@@ -124,23 +148,6 @@ impl<'a> PerfFile<'a> {
             }
             _ => None,
         };
-        let mut records = vec![];
-        let session = &data.session;
-        // Only the records as they sit in the stream: those inside compressed records stay
-        // inside them.
-        for (index, rec) in RecordWalker::<E>::new(data.data(), data.data_offset()).enumerate() {
-            let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
-            let ty = rec.record_type();
-            records.push(RecordItem {
-                ty,
-                misc: rec.header.misc,
-                attr: session.attr_index::<E>(ty, rec.body),
-                data: RecordData::Raw {
-                    body: rec.body.into(),
-                    payload: rec.payload.into(),
-                },
-            });
-        }
         Ok(PerfFile {
             endian: data.format.endian,
             layout: data.format.layout,
@@ -151,8 +158,20 @@ impl<'a> PerfFile<'a> {
             features,
             feature_table_slack: data.feature_table_slack.into(),
             pipe_end_marker: None,
-            records,
+            records: vec![],
         })
+    }
+
+    fn read_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
+        let mut file = Self::read_head_as::<E>(data)?;
+        let session = &data.session;
+        // Only the records as they sit in the stream: those inside compressed records stay
+        // inside them.
+        for (index, rec) in RecordWalker::<E>::new(data.data(), data.data_offset()).enumerate() {
+            let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+            file.records.push(RecordItem::raw::<E>(session, &rec));
+        }
+        Ok(file)
     }
 
     /// The decoding context of record `i` (its attr, misc and the CPU counts).
@@ -250,37 +269,24 @@ impl<'a> PerfFile<'a> {
     /// Decodes every raw feature and record into owned values (the typed model). Records of
     /// types the spec does not know stay raw.
     pub fn make_typed(&mut self) -> Result<(), Error> {
-        let fctx = self.feature_ctx();
+        crate::stages::run_on_model(self, crate::stages::Typed::new())
+    }
+
+    /// Decodes every raw feature into its owned value; `fctx` holds the CPU counts.
+    pub fn make_features_typed(&mut self, fctx: &Ctx) -> Result<(), Error> {
         for f in &mut self.features {
             if let FeatureData::Raw(bytes) = &f.data {
                 let decoded = match self.endian {
                     Endianness::Little => {
-                        FeatureBody::decode(f.id, &mut Reader::<LittleEndian>::new(bytes, 0), &fctx)
+                        FeatureBody::decode(f.id, &mut Reader::<LittleEndian>::new(bytes, 0), fctx)
                     }
                     Endianness::Big => {
-                        FeatureBody::decode(f.id, &mut Reader::<BigEndian>::new(bytes, 0), &fctx)
+                        FeatureBody::decode(f.id, &mut Reader::<BigEndian>::new(bytes, 0), fctx)
                     }
                 }
                 .map_err(|e| e.with_feature(f.id))?;
                 f.data = FeatureData::Typed(Box::new(decoded.into_owned()));
             }
-        }
-        for i in 0..self.records.len() {
-            let item = &self.records[i];
-            let RecordData::Raw { body, payload } = &item.data else {
-                continue;
-            };
-            if item.ty.name().is_none() {
-                continue;
-            }
-            let ctx = self.record_ctx(item);
-            let mut decoded = self
-                .decode_body(item.ty, body, &ctx)
-                .map_err(|e| e.with_record(i as u64, item.ty))?;
-            if item.ty.has_payload() {
-                decoded.set_payload(Bytes::from(payload.as_slice().to_vec()));
-            }
-            self.records[i].data = RecordData::Typed(Box::new(decoded));
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 //! decoded by the code generated from the spec (one JSON object per line with `--json`).
 
 use clap::{Parser, Subcommand};
-use perfdata::container::{Origin, PerfData, Place, Recording};
+use perfdata::container::{Origin, Place, Recording};
 use perfdata::generated::perf_data::RecordType;
 use perfdata::rt::Endianness;
 use std::io::Write;
@@ -243,40 +243,29 @@ fn convert(
     compress: Option<(bool, i32)>,
     typed: bool,
 ) -> Result<(), String> {
-    use perfdata::transform;
-    let at = |e: perfdata::rt::Error| format!("{}: {e}", input.display());
-    let bytes = std::fs::read(input).map_err(|e| format!("{}: {e}", input.display()))?;
-    let data = PerfData::open(&bytes).map_err(at)?;
-    let mut file = perfdata::model::PerfFile::read(&data).map_err(at)?;
-    let endian = endian.map(|e| match e {
-        EndianArg::Little => Endianness::Little,
-        EndianArg::Big => Endianness::Big,
-    });
-    // A byte-order change needs the records out of their compressed chunks.
-    if decompress || compress.is_some() || endian.is_some_and(|e| e != file.endian) {
-        transform::decompress(&mut file).map_err(at)?;
-    }
-    match layout {
-        Some(LayoutArg::File) => transform::to_file(&mut file).map_err(at)?,
-        Some(LayoutArg::Pipe) => transform::to_pipe(&mut file).map_err(at)?,
-        None => {}
-    }
-    if typed {
-        file.make_typed().map_err(at)?;
-    }
-    if let Some((v1, level)) = compress {
-        let kind = if v1 {
-            transform::CompressedKind::Compressed
-        } else {
-            transform::CompressedKind::Compressed2
-        };
-        transform::compress(&mut file, kind, level).map_err(at)?;
-    }
-    let mut opts = perfdata::write::WriteOptions::default();
-    if let Some(e) = endian {
-        opts = opts.endian(e);
-    }
-    perfdata::write::save(&file, output, opts).map_err(|e| format!("{}: {e}", output.display()))
+    use perfdata::convert::{convert_file, ConvertOptions};
+    use perfdata::transform::CompressedKind;
+    let opts = ConvertOptions {
+        endian: endian.map(|e| match e {
+            EndianArg::Little => Endianness::Little,
+            EndianArg::Big => Endianness::Big,
+        }),
+        layout: layout.map(|l| match l {
+            LayoutArg::File => perfdata::container::Layout::File,
+            LayoutArg::Pipe => perfdata::container::Layout::Pipe,
+        }),
+        decompress,
+        compress: compress.map(|(v1, level)| {
+            let kind = if v1 {
+                CompressedKind::Compressed
+            } else {
+                CompressedKind::Compressed2
+            };
+            (kind, level)
+        }),
+        typed,
+    };
+    convert_file(input, output, &opts).map_err(|e| e.to_string())
 }
 
 /// A pipe-mode stream from standard input, one record at a time (bounded memory).

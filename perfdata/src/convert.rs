@@ -1,0 +1,321 @@
+//! `perfdata convert` as a library call: a file is converted record by record, from a
+//! memory map, through the [`crate::stages`] into a [`crate::sink`]; nothing per record is
+//! kept, so memory does not grow with the file. The output goes through
+//! [`crate::write::save_with`]: a temporary file, read back, then renamed into place.
+//!
+//! The stage order is fixed: decompress → layout change → typed → compress (in the
+//! output's byte order) → sink (which applies the output's byte order). The result is
+//! byte for byte what the model path gives ([`crate::model::PerfFile::read`], the
+//! [`crate::transform`] functions in that order, [`crate::write::save`]).
+
+use crate::container::{Layout, Origin, PerfData, RecordWalker};
+use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
+use crate::model::{PerfFile, RecordItem};
+use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
+use crate::sink::{FileSink, PipeSink, RecordEncoder};
+use crate::stages::{
+    decode_body, is_compressed, Compress, CompressedKind, Decompress, Pipeline, ToFile, ToPipe,
+    Typed,
+};
+use crate::verify::{MappedFile, RELEASE_EVERY};
+use std::io::{BufWriter, Seek, SeekFrom};
+use std::path::Path;
+
+/// What to change. `None` / `false` keeps what the input has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConvertOptions {
+    pub endian: Option<Endianness>,
+    pub layout: Option<Layout>,
+    /// Expand COMPRESSED/COMPRESSED2 records.
+    pub decompress: bool,
+    /// Compress the kernel records (after expanding any compressed ones).
+    pub compress: Option<(CompressedKind, i32)>,
+    /// Decode every record and feature and encode it again.
+    pub typed: bool,
+}
+
+/// zstd level when the input's HEADER_COMPRESSED does not say.
+const DEFAULT_LEVEL: i32 = 3;
+
+/// The steps a conversion of a given input takes, decided before the first record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub src: Endianness,
+    pub dst: Endianness,
+    pub decompress: bool,
+    pub layout: Layout,
+    pub typed: bool,
+    pub compress: Option<(CompressedKind, i32)>,
+}
+
+impl Plan {
+    /// Compressed records hold records in one byte order: a byte-order change expands
+    /// them and, unless asked to decompress, compresses again in the new order (same
+    /// record type, the input's level).
+    /// `release` is told how far a walk over the input has come (see [`input_compression`]).
+    pub fn new(
+        data: &PerfData<'_>,
+        opts: &ConvertOptions,
+        release: &dyn Fn(u64),
+    ) -> Result<Self, Error> {
+        let src = data.format.endian;
+        let dst = opts.endian.unwrap_or(src);
+        let reorder = dst != src;
+        let recompress = match opts.compress {
+            Some(c) => Some(c),
+            None if reorder && !opts.decompress => input_compression(data, release)?,
+            None => None,
+        };
+        Ok(Plan {
+            src,
+            dst,
+            decompress: opts.decompress || recompress.is_some() || reorder,
+            layout: opts.layout.unwrap_or(data.format.layout),
+            typed: opts.typed,
+            compress: recompress,
+        })
+    }
+
+    /// Nothing to change: the records can be copied as they are.
+    fn is_copy(&self, data: &PerfData<'_>) -> bool {
+        self.src == self.dst
+            && !self.decompress
+            && !self.typed
+            && self.compress.is_none()
+            && self.layout == data.format.layout
+    }
+}
+
+/// How the input is compressed, if it is: the type of its first compressed record and the
+/// level its HEADER_COMPRESSED states. Stops at the first compressed record; `release` is
+/// told how far the walk has come (every [`RELEASE_EVERY`] bytes).
+pub fn input_compression(
+    data: &PerfData<'_>,
+    release: &dyn Fn(u64),
+) -> Result<Option<(CompressedKind, i32)>, Error> {
+    let mut next_release = RELEASE_EVERY;
+    let mut level = None;
+    for f in &data.features {
+        if f.id == FeatureId::COMPRESSED {
+            if let FeatureBody::CompressedFeature(c) = data.feature(f)? {
+                level = Some(c.comp_level as i32);
+            }
+        }
+    }
+    let mut kind = None;
+    let src = data.format.endian;
+    data.for_each_record(&mut |origin, rec, _| {
+        if origin == Origin::Stream && rec.offset >= next_release {
+            release(rec.offset);
+            next_release = rec.offset + RELEASE_EVERY;
+        }
+        let ty = rec.record_type();
+        if ty == RecordType::HEADER_FEATURE {
+            if let Ok(RecordBody::HeaderFeature(h)) =
+                decode_body(src, ty, rec.body, &Ctx::default())
+            {
+                if let Some(FeatureBody::CompressedFeature(c)) = h.data.as_deref() {
+                    level = Some(c.comp_level as i32);
+                }
+            }
+        }
+        if is_compressed(ty) {
+            kind = Some(if ty == RecordType::COMPRESSED {
+                CompressedKind::Compressed
+            } else {
+                CompressedKind::Compressed2
+            });
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    Ok(kind.map(|k| (k, level.unwrap_or(DEFAULT_LEVEL))))
+}
+
+/// Converts the file at `input` into `output` (which may be `input`).
+pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(), Error> {
+    let at = |e: Error| Error::other(format!("{}: {e}", input.display()));
+    // Everything about the input lives inside the closure: its map is gone before the
+    // output is mapped to be read back.
+    crate::write::save_with(output, |out| {
+        let map = MappedFile::open(input)?;
+        let data = PerfData::open(map.bytes()).map_err(at)?;
+        // Opening a pipe walked all of it: its pages need not stay resident.
+        map.release_before(u64::MAX);
+        let plan = Plan::new(&data, opts, &|walked| map.release_before(walked)).map_err(at)?;
+        if plan.is_copy(&data) {
+            let mut src = std::fs::File::open(input)?;
+            return copy(&data, &mut src, out);
+        }
+        let release = &|walked| map.release_before(walked);
+        match (plan.src, plan.dst) {
+            (Endianness::Little, Endianness::Little) => {
+                stream::<LittleEndian, LittleEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Little, Endianness::Big) => {
+                stream::<LittleEndian, BigEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Big, Endianness::Little) => {
+                stream::<BigEndian, LittleEndian>(&data, &plan, out, release)
+            }
+            (Endianness::Big, Endianness::Big) => {
+                stream::<BigEndian, BigEndian>(&data, &plan, out, release)
+            }
+        }
+        .map_err(at)
+    })
+}
+
+type Out<'o> = BufWriter<&'o mut std::fs::File>;
+
+/// No change: the header part is written by the sink (so it is the writer's, as in the
+/// model path) and the records are copied as a block.
+fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Result<(), Error> {
+    let head = PerfFile::read_head(data)?;
+    src.seek(SeekFrom::Start(data.data_offset()))?;
+    let len = data.data().len() as u64;
+    let fctx = data.session.feature_ctx();
+    match (data.format.layout, data.format.endian) {
+        (Layout::File, Endianness::Little) => copy_file::<LittleEndian>(&head, fctx, src, len, out),
+        (Layout::File, Endianness::Big) => copy_file::<BigEndian>(&head, fctx, src, len, out),
+        (Layout::Pipe, Endianness::Little) => {
+            let enc = RecordEncoder::<LittleEndian>::new(head.endian, &head.attrs, fctx);
+            let mut sink = PipeSink::begin(out, enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish().map(|_| ())
+        }
+        (Layout::Pipe, Endianness::Big) => {
+            let enc = RecordEncoder::<BigEndian>::new(head.endian, &head.attrs, fctx);
+            let mut sink = PipeSink::begin(out, enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish().map(|_| ())
+        }
+    }
+}
+
+fn copy_file<E: Endian>(
+    head: &PerfFile<'_>,
+    fctx: Ctx,
+    src: &mut std::fs::File,
+    len: u64,
+    out: &mut Out<'_>,
+) -> Result<(), Error> {
+    let enc = RecordEncoder::<E>::new(head.endian, &head.attrs, fctx);
+    let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
+    sink.copy_records(src, len)?;
+    sink.finish(&head.features, &head.feature_table_slack)?;
+    Ok(())
+}
+
+/// The output being written, in either layout.
+enum Sink<'o, 'w, E: Endian> {
+    File(FileSink<&'o mut Out<'w>, E>),
+    Pipe(PipeSink<&'o mut Out<'w>, E>),
+}
+
+impl<E: Endian> Sink<'_, '_, E> {
+    fn record(&mut self, item: &RecordItem<'_>) -> Result<(), Error> {
+        match self {
+            Sink::File(s) => s.record(item),
+            Sink::Pipe(s) => s.record(item),
+        }
+    }
+}
+
+/// Records of the input (bytes in order `S`) through the stages into a sink in order `D`.
+fn stream<S: Endian, D: Endian>(
+    data: &PerfData<'_>,
+    plan: &Plan,
+    out: &mut Out<'_>,
+    release: &dyn Fn(u64),
+) -> Result<(), Error> {
+    let fctx = data.session.feature_ctx();
+    let mut head = PerfFile::read_head(data)?;
+    // Kept outside the pipeline (borrowed into it): its attrs are checked at the end.
+    let mut to_file =
+        (data.format.layout == Layout::Pipe && plan.layout == Layout::File).then(ToFile::new);
+    let mut pipeline = Pipeline::default();
+    if plan.decompress {
+        pipeline.push_stage(Decompress::new());
+    }
+    if let Some(t) = to_file.as_mut() {
+        pipeline.push_stage(StageRef(t));
+    }
+    if data.format.layout == Layout::File && plan.layout == Layout::Pipe {
+        pipeline.push_stage(ToPipe::new());
+    }
+    if plan.typed {
+        pipeline.push_stage(Typed::new());
+    }
+    if let Some((kind, level)) = plan.compress {
+        pipeline.push_stage(Compress::<D>::new(kind, level)?);
+    }
+    pipeline.begin(&mut head, fctx)?;
+
+    let enc = RecordEncoder::<D>::new(head.endian, &head.attrs, fctx);
+    let mut sink = match plan.layout {
+        Layout::File => {
+            // Features arrive at the end when they come from a pipe or a compressor.
+            let features_follow = !head.features.is_empty()
+                || plan.compress.is_some()
+                || data.format.layout == Layout::Pipe;
+            Sink::File(FileSink::begin(out, &head, features_follow, enc)?)
+        }
+        Layout::Pipe => Sink::Pipe(PipeSink::begin(out, enc)?),
+    };
+    let session = &data.session;
+    let mut next_release = RELEASE_EVERY;
+    for (index, rec) in RecordWalker::<S>::new(data.data(), data.data_offset()).enumerate() {
+        let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+        if rec.offset >= next_release {
+            // Records behind this one are written: their pages need not stay resident.
+            release(rec.offset);
+            next_release = rec.offset + RELEASE_EVERY;
+        }
+        let ty = rec.record_type();
+        pipeline
+            .push(RecordItem::raw::<S>(session, &rec), &mut |it| {
+                sink.record(&it)
+            })
+            .map_err(|e| e.with_record(index as u64, ty))?;
+    }
+    pipeline.finish(&mut head, &mut |it| sink.record(&it))?;
+    drop(pipeline);
+    if to_file.as_ref().is_some_and(ToFile::attrs_changed) {
+        return Err(Error::other(
+            "the stream declares attrs (HEADER_ATTR) that its first pass did not see: cannot write them before the data",
+        ));
+    }
+    match sink {
+        Sink::File(s) => {
+            s.finish(&head.features, &head.feature_table_slack)?;
+        }
+        Sink::Pipe(s) => {
+            s.finish()?;
+        }
+    }
+    Ok(())
+}
+
+/// A stage borrowed into a pipeline, so the caller can still look at it afterwards.
+struct StageRef<'s, T: crate::stages::Stage>(&'s mut T);
+
+impl<T: crate::stages::Stage> crate::stages::Stage for StageRef<'_, T> {
+    fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
+        self.0.begin(head, fctx)
+    }
+    fn push(
+        &mut self,
+        item: RecordItem<'_>,
+        out: &mut crate::stages::Emit<'_>,
+    ) -> Result<(), Error> {
+        self.0.push(item, out)
+    }
+    fn finish(
+        &mut self,
+        head: &mut PerfFile<'_>,
+        out: &mut crate::stages::Emit<'_>,
+    ) -> Result<(), Error> {
+        self.0.finish(head, out)
+    }
+}

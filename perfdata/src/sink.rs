@@ -1,0 +1,452 @@
+//! The streaming writer: records are written as they arrive, nothing per record is kept.
+//!
+//! File layout: [`FileSink::begin`] writes a placeholder header, the ids, the attrs and
+//! the event_types (all known before the data), [`FileSink::record`] appends to the data
+//! section, [`FileSink::finish`] writes the feature table and payloads and then seeks back
+//! to write the real header. Pipe layout: [`PipeSink`] writes the header, then records.
+//! [`crate::write`] writes a whole [`PerfFile`] through the same sinks.
+//!
+//! Everything positional is computed here from the content: ids and attrs sections,
+//! `attr_size`, the data section, the feature bitmap and table, every `header.size`. The
+//! layout is perf's own (header, ids, attrs, [event_types], data, feature table, feature
+//! payloads in id order), so a perf-written file is rewritten to the same bytes.
+
+use crate::container::stream::HEADER_SIZE;
+use crate::container::EventAttr;
+use crate::generated::perf_data::{
+    AttrEntry, Ctx, EventHeader, FeatureBody, FeatureId, FileHeader, FileSection, PipeHeader,
+    RecordBody, RecordType, SampleIds, PERF_FILE_HEADER_SIZE, PERF_FILE_HEADER_SIZE_NO_FEATURES,
+    PERF_MAGIC, PERF_MAGIC_V1, PERF_PIPE_HEADER_SIZE,
+};
+use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
+use crate::rt::{Array, BigEndian, Endian, Endianness, Error, LittleEndian, Reader, Writer};
+use std::io::{Read, Seek, SeekFrom, Write};
+
+/// Encodes records and features for an output in byte order `E`. Raw bytes are in the
+/// input's order (`src`): copied when the orders agree, decoded and encoded otherwise.
+pub struct RecordEncoder<E: Endian> {
+    src: Endianness,
+    /// The decoding context each attr gives (by index, as `RecordItem::attr`).
+    attr_ctx: Vec<Ctx>,
+    /// NRCPUS: per-CPU feature payloads need it.
+    feature_ctx: Ctx,
+    header: Writer<E>,
+    body: Writer<E>,
+}
+
+impl<E: Endian> RecordEncoder<E> {
+    /// `feature_ctx`: the CPU counts (see [`PerfFile::feature_ctx`]).
+    pub fn new(src: Endianness, attrs: &[EventAttr<'_>], feature_ctx: Ctx) -> Self {
+        RecordEncoder {
+            src,
+            attr_ctx: attrs
+                .iter()
+                .map(|a| crate::container::session::attr_ctx(&a.attr))
+                .collect(),
+            feature_ctx,
+            header: Writer::with_capacity(HEADER_SIZE),
+            body: Writer::with_capacity(64 << 10),
+        }
+    }
+
+    /// For a model: its byte order, attrs and CPU counts.
+    pub fn for_file(file: &PerfFile<'_>) -> Self {
+        Self::new(file.endian, &file.attrs, file.feature_ctx())
+    }
+
+    /// Byte order of the raw bytes this encoder is given.
+    pub fn source_endian(&self) -> Endianness {
+        self.src
+    }
+
+    /// The context for features.
+    pub fn feature_ctx(&self) -> Ctx {
+        self.feature_ctx
+    }
+
+    /// The decoding context of `item`: its attr's layout, its misc bits, the CPU counts.
+    pub fn ctx(&self, item: &RecordItem<'_>) -> Ctx {
+        let mut ctx = item
+            .attr
+            .and_then(|i| self.attr_ctx.get(i).copied())
+            .unwrap_or_default();
+        ctx.misc = item.misc;
+        ctx.nr_cpus_avail = self.feature_ctx.nr_cpus_avail;
+        ctx.nr_cpus_online = self.feature_ctx.nr_cpus_online;
+        ctx
+    }
+
+    /// Decodes a raw body in the source order (owned, so the value outlives `body`'s
+    /// borrow only when the caller needs it to).
+    pub fn decode<'b>(
+        &self,
+        ty: RecordType,
+        body: &'b [u8],
+        ctx: &Ctx,
+    ) -> Result<RecordBody<'b>, Error> {
+        match self.src {
+            Endianness::Little => {
+                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx)
+            }
+            Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, 0), ctx),
+        }
+    }
+
+    /// Writes one record (header, body, payload) to `out`; returns the bytes written.
+    pub fn write(&mut self, item: &RecordItem<'_>, out: &mut impl Write) -> Result<u64, Error> {
+        self.body.clear();
+        let ctx = self.ctx(item);
+        // Raw compressed records hold records in the input's order (a compressor writing
+        // for this output emits them typed, their content already in this order).
+        let compressed = item.ty == RecordType::COMPRESSED || item.ty == RecordType::COMPRESSED2;
+        if compressed && E::KIND != self.src && matches!(item.data, RecordData::Raw { .. }) {
+            return Err(Error::other(
+                "compressed records hold records in the input's byte order: decompress before converting",
+            ));
+        }
+        let payload: &[u8] = match &item.data {
+            RecordData::Raw { body, payload } if E::KIND == self.src => {
+                self.body.put_bytes(body);
+                payload
+            }
+            RecordData::Raw { body, payload } => {
+                if item.ty.name().is_none() {
+                    return Err(Error::other(format!(
+                        "record type {} is not described by the spec: its bytes cannot be converted to another byte order",
+                        item.ty.0
+                    )));
+                }
+                self.decode(item.ty, body, &ctx)?
+                    .encode(&mut self.body, &ctx)?;
+                // Payloads (tracing data, AUX data) are bytes in the producer's own terms.
+                payload
+            }
+            RecordData::Typed(body) => {
+                body.encode(&mut self.body, &ctx)?;
+                body.payload().unwrap_or(&[])
+            }
+        };
+        // The body is encoded first: the header's size follows from it.
+        let size = HEADER_SIZE + self.body.len();
+        let size = u16::try_from(size).map_err(|_| {
+            Error::inconsistent(format!(
+                "a {} record of {size} bytes does not fit perf_event_header.size (at most 65535)",
+                item.ty
+            ))
+        })?;
+        self.header.clear();
+        EventHeader {
+            type_: item.ty.0,
+            misc: item.misc,
+            size,
+        }
+        .encode(&mut self.header, &Ctx::default())?;
+        out.write_all(self.header.as_slice())?;
+        out.write_all(self.body.as_slice())?;
+        out.write_all(payload)?;
+        Ok((usize::from(size) + payload.len()) as u64)
+    }
+
+    /// Appends one feature payload to `w`.
+    pub fn encode_feature(
+        &self,
+        id: FeatureId,
+        data: &FeatureData<'_>,
+        w: &mut Writer<E>,
+    ) -> Result<(), Error> {
+        let ctx = self.feature_ctx;
+        match data {
+            FeatureData::Raw(bytes) if E::KIND == self.src => {
+                w.put_bytes(bytes);
+                Ok(())
+            }
+            FeatureData::Raw(bytes) => {
+                // Another byte order: through the typed value.
+                let typed = match self.src {
+                    Endianness::Little => {
+                        FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), &ctx)
+                    }
+                    Endianness::Big => {
+                        FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), &ctx)
+                    }
+                }?;
+                refuse_unknown_feature(&typed, id)?;
+                typed.encode(w, &ctx)
+            }
+            FeatureData::Typed(body) => {
+                if E::KIND != self.src {
+                    refuse_unknown_feature(body, id)?;
+                }
+                body.encode(w, &ctx)
+            }
+        }
+    }
+}
+
+pub(crate) fn refuse_unknown_feature(body: &FeatureBody<'_>, id: FeatureId) -> Result<(), Error> {
+    if matches!(body, FeatureBody::Unknown(_)) {
+        return Err(Error::other(format!(
+            "feature {id} is not described by the spec: its bytes cannot be converted to another byte order"
+        )));
+    }
+    Ok(())
+}
+
+/// Where the data section starts and how much of it is written (file layout).
+struct DataSection {
+    offset: u64,
+    size: u64,
+}
+
+/// A file-layout output being written.
+pub struct FileSink<W: Write + Seek, E: Endian> {
+    out: W,
+    enc: RecordEncoder<E>,
+    start: u64,
+    header_size: u64,
+    legacy_v1: bool,
+    attr_size: u64,
+    attrs: FileSection,
+    event_types: FileSection,
+    data: DataSection,
+}
+
+impl<W: Write + Seek, E: Endian> FileSink<W, E> {
+    /// Writes everything before the data: a placeholder header, the ids and attrs sections
+    /// and event_types, from `head` (its records are ignored). `features_follow`: whether
+    /// [`FileSink::finish`] will get features (a header without the feature bitmap is
+    /// only kept for an input that had one and still has no features).
+    pub fn begin(
+        mut out: W,
+        head: &PerfFile<'_>,
+        features_follow: bool,
+        enc: RecordEncoder<E>,
+    ) -> Result<Self, Error> {
+        if head.legacy_v1 && E::KIND != head.endian {
+            return Err(Error::other(
+                "a legacy PERFFILE (v1) file keeps its byte order: its magic does not record one",
+            ));
+        }
+        let ctx = Ctx::default();
+        let start = out.stream_position()?;
+        let header_size = if head.short_header && !features_follow {
+            PERF_FILE_HEADER_SIZE_NO_FEATURES
+        } else {
+            PERF_FILE_HEADER_SIZE
+        };
+        out.write_all(&vec![0u8; header_size as usize])?;
+        let mut pos = header_size;
+
+        // ids of each attr, then the attrs section.
+        let mut id_sections = vec![];
+        for a in &head.attrs {
+            let mut w = Writer::<E>::new();
+            SampleIds {
+                ids: Array::from(a.ids.clone()),
+            }
+            .encode(&mut w, &ctx)?;
+            id_sections.push(FileSection {
+                offset: pos,
+                size: w.len() as u64,
+            });
+            pos += w.len() as u64;
+            out.write_all(w.as_slice())?;
+        }
+        let attr_size = match head.attrs.first() {
+            Some(a) => {
+                u64::from(a.attr.size.max(64))
+                    + 16
+                    + a.entry_tail.as_ref().map_or(0, |t| t.len() as u64)
+            }
+            None => 0,
+        };
+        let attrs_offset = pos;
+        for (i, (a, ids)) in head.attrs.iter().zip(&id_sections).enumerate() {
+            let mut w = Writer::<E>::new();
+            AttrEntry {
+                attr: a.attr.clone(),
+                ids: *ids,
+                tail: a.entry_tail.clone(),
+            }
+            .encode(&mut w, &ctx, attr_size)
+            .map_err(|e| e.in_field("attrs").in_index(i))?;
+            if w.len() as u64 != attr_size {
+                return Err(Error::inconsistent(format!(
+                    "attr {i} encodes to {} bytes, attr 0 to {attr_size}: the attrs section needs one entry size",
+                    w.len()
+                )));
+            }
+            pos += w.len() as u64;
+            out.write_all(w.as_slice())?;
+        }
+        let attrs = FileSection {
+            offset: attrs_offset,
+            size: pos - attrs_offset,
+        };
+        let mut event_types = FileSection::default();
+        if let Some(et) = &head.event_types {
+            let mut w = Writer::<E>::new();
+            et.encode(&mut w, &ctx)?;
+            event_types = FileSection {
+                offset: pos,
+                size: w.len() as u64,
+            };
+            pos += w.len() as u64;
+            out.write_all(w.as_slice())?;
+        }
+        Ok(FileSink {
+            out,
+            enc,
+            start,
+            header_size,
+            legacy_v1: head.legacy_v1,
+            attr_size,
+            attrs,
+            event_types,
+            data: DataSection {
+                offset: pos,
+                size: 0,
+            },
+        })
+    }
+
+    pub fn encoder(&self) -> &RecordEncoder<E> {
+        &self.enc
+    }
+
+    /// Appends one record to the data section.
+    pub fn record(&mut self, item: &RecordItem<'_>) -> Result<(), Error> {
+        self.data.size += self.enc.write(item, &mut self.out)?;
+        Ok(())
+    }
+
+    /// Appends `len` bytes of already-framed records in the output's byte order, read
+    /// from `src` (a plain copy: `std::io::copy` uses `copy_file_range` between files).
+    pub fn copy_records(&mut self, src: &mut impl Read, len: u64) -> Result<(), Error> {
+        let copied = std::io::copy(&mut src.take(len), &mut self.out)?;
+        if copied != len {
+            return Err(Error::unexpected_end(
+                self.data.offset + self.data.size + copied,
+                len,
+                copied,
+            ));
+        }
+        self.data.size += len;
+        Ok(())
+    }
+
+    /// Writes the feature table and payloads (in id order; `slack` is written after the
+    /// table, see [`PerfFile::feature_table_slack`]), then the real header. Returns the
+    /// output, positioned at its end.
+    pub fn finish(mut self, features: &[FeatureItem<'_>], slack: &[u8]) -> Result<W, Error> {
+        let ctx = Ctx::default();
+        if self.header_size != PERF_FILE_HEADER_SIZE && !features.is_empty() {
+            return Err(Error::inconsistent(
+                "features for a file header without a feature bitmap",
+            ));
+        }
+        let mut pos = self.data.offset + self.data.size;
+        let mut sorted: Vec<&FeatureItem<'_>> = features.iter().collect();
+        sorted.sort_by_key(|f| f.id.0);
+        let mut bitmap = [0u64; 4];
+        let mut payloads = Writer::<E>::new();
+        let mut table = Writer::<E>::new();
+        let table_size = 16 * sorted.len() as u64 + slack.len() as u64;
+        for (i, f) in sorted.iter().enumerate() {
+            if f.id.0 >= 256 {
+                return Err(Error::inconsistent(format!(
+                    "feature id {} does not fit the 256-bit feature bitmap",
+                    f.id.0
+                )));
+            }
+            if i > 0 && sorted[i - 1].id == f.id {
+                return Err(Error::inconsistent(format!(
+                    "feature {} appears twice",
+                    f.id
+                )));
+            }
+            bitmap[f.id.0 as usize / 64] |= 1 << (f.id.0 % 64);
+            let before = payloads.len();
+            self.enc
+                .encode_feature(f.id, &f.data, &mut payloads)
+                .map_err(|e| e.with_feature(f.id))?;
+            FileSection {
+                offset: pos + table_size + before as u64,
+                size: (payloads.len() - before) as u64,
+            }
+            .encode(&mut table, &ctx)?;
+        }
+        self.out.write_all(table.as_slice())?;
+        self.out.write_all(slack)?;
+        self.out.write_all(payloads.as_slice())?;
+        pos += table_size + payloads.len() as u64;
+
+        let header = FileHeader {
+            magic: PERF_MAGIC,
+            size: self.header_size,
+            attr_size: self.attr_size,
+            attrs: self.attrs,
+            data: FileSection {
+                offset: self.data.offset,
+                size: self.data.size,
+            },
+            event_types: self.event_types,
+            adds_features: (self.header_size == PERF_FILE_HEADER_SIZE)
+                .then(|| Array::from(bitmap.to_vec())),
+        };
+        let mut w = Writer::<E>::new();
+        header.encode(&mut w, &ctx)?;
+        let mut header_bytes = w.into_vec();
+        if self.legacy_v1 {
+            // "PERFFILE" does not depend on byte order: always these 8 bytes.
+            header_bytes[..8].copy_from_slice(&PERF_MAGIC_V1.to_le_bytes());
+        }
+        self.out.seek(SeekFrom::Start(self.start))?;
+        self.out.write_all(&header_bytes)?;
+        self.out.seek(SeekFrom::Start(self.start + pos))?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// A pipe-layout output being written: the header, then records as they come.
+pub struct PipeSink<W: Write, E: Endian> {
+    out: W,
+    enc: RecordEncoder<E>,
+}
+
+impl<W: Write, E: Endian> PipeSink<W, E> {
+    pub fn begin(mut out: W, enc: RecordEncoder<E>) -> Result<Self, Error> {
+        let mut w = Writer::<E>::new();
+        PipeHeader {
+            magic: PERF_MAGIC,
+            size: PERF_PIPE_HEADER_SIZE,
+        }
+        .encode(&mut w, &Ctx::default())?;
+        out.write_all(w.as_slice())?;
+        Ok(PipeSink { out, enc })
+    }
+
+    pub fn encoder(&self) -> &RecordEncoder<E> {
+        &self.enc
+    }
+
+    pub fn record(&mut self, item: &RecordItem<'_>) -> Result<(), Error> {
+        self.enc.write(item, &mut self.out)?;
+        Ok(())
+    }
+
+    /// Appends `len` bytes of already-framed records in the output's byte order.
+    pub fn copy_records(&mut self, src: &mut impl Read, len: u64) -> Result<(), Error> {
+        let copied = std::io::copy(&mut src.take(len), &mut self.out)?;
+        if copied != len {
+            return Err(Error::unexpected_end(0, len, copied));
+        }
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Result<W, Error> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}

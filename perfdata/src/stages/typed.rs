@@ -1,0 +1,151 @@
+//! Record-by-record decoding: the typed round trip, and a byte-order change of a model.
+
+use super::{decode_body, is_compressed, Emit, Stage};
+use crate::container::session::attr_ctx;
+use crate::container::stream::HEADER_SIZE;
+use crate::generated::perf_data::{Ctx, FeatureBody};
+use crate::model::{FeatureData, PerfFile, RecordData, RecordItem};
+use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
+use crate::sink::{refuse_unknown_feature, RecordEncoder};
+
+/// The decoding context of `item` given the attrs' contexts and the CPU counts.
+fn item_ctx(attr_ctx: &[Ctx], fctx: &Ctx, item: &RecordItem<'_>) -> Ctx {
+    let mut ctx = item
+        .attr
+        .and_then(|i| attr_ctx.get(i).copied())
+        .unwrap_or_default();
+    ctx.misc = item.misc;
+    ctx.nr_cpus_avail = fctx.nr_cpus_avail;
+    ctx.nr_cpus_online = fctx.nr_cpus_online;
+    ctx
+}
+
+/// Decodes every raw record of a type the spec knows (and every feature) into its value;
+/// the writer encodes it again. Records of unknown types stay raw.
+#[derive(Default)]
+pub struct Typed {
+    endian: Option<Endianness>,
+    attr_ctx: Vec<Ctx>,
+    fctx: Ctx,
+}
+
+impl Typed {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Stage for Typed {
+    fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
+        self.endian = Some(head.endian);
+        self.attr_ctx = head.attrs.iter().map(|a| attr_ctx(&a.attr)).collect();
+        self.fctx = fctx;
+        head.make_features_typed(&fctx)
+    }
+
+    fn push(&mut self, item: RecordItem<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
+        let RecordData::Raw { body, payload } = &item.data else {
+            return out(item);
+        };
+        if item.ty.name().is_none() {
+            return out(item);
+        }
+        let ctx = item_ctx(&self.attr_ctx, &self.fctx, &item);
+        let endian = self.endian.unwrap_or(Endianness::Little);
+        let mut decoded = decode_body(endian, item.ty, body, &ctx)?;
+        if item.ty.has_payload() {
+            decoded.set_payload(Bytes::from(payload.as_slice()));
+        }
+        out(RecordItem {
+            ty: item.ty,
+            misc: item.misc,
+            attr: item.attr,
+            data: RecordData::Typed(Box::new(decoded)),
+        })
+    }
+}
+
+/// Re-encodes a model's raw records and features in byte order `E` (the model then has
+/// that order): what makes compressing a model for another byte order possible.
+pub struct Reencode<E: Endian> {
+    enc: Option<RecordEncoder<E>>,
+    buf: Vec<u8>,
+}
+
+impl<E: Endian> Default for Reencode<E> {
+    fn default() -> Self {
+        Reencode {
+            enc: None,
+            buf: vec![],
+        }
+    }
+}
+
+impl<E: Endian> Reencode<E> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<E: Endian> Stage for Reencode<E> {
+    fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
+        if head.legacy_v1 && head.endian != E::KIND {
+            return Err(Error::other(
+                "a legacy PERFFILE (v1) file keeps its byte order: its magic does not record one",
+            ));
+        }
+        self.enc = Some(RecordEncoder::new(head.endian, &head.attrs, fctx));
+        if head.endian != E::KIND {
+            for f in &mut head.features {
+                if let FeatureData::Raw(bytes) = &f.data {
+                    let typed = match head.endian {
+                        Endianness::Little => FeatureBody::decode(
+                            f.id,
+                            &mut Reader::<LittleEndian>::new(bytes, 0),
+                            &fctx,
+                        ),
+                        Endianness::Big => FeatureBody::decode(
+                            f.id,
+                            &mut Reader::<BigEndian>::new(bytes, 0),
+                            &fctx,
+                        ),
+                    }
+                    .map_err(|e| e.with_feature(f.id))?
+                    .into_owned();
+                    refuse_unknown_feature(&typed, f.id)?;
+                    f.data = FeatureData::Typed(Box::new(typed));
+                }
+            }
+        }
+        head.endian = E::KIND;
+        Ok(())
+    }
+
+    fn push(&mut self, item: RecordItem<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
+        let enc = self.enc.as_mut().expect("begin sets the encoder");
+        if enc.source_endian() == E::KIND || !matches!(item.data, RecordData::Raw { .. }) {
+            return out(item);
+        }
+        if is_compressed(item.ty) {
+            return Err(Error::other(
+                "compressed records hold records in the input's byte order: decompress before converting",
+            ));
+        }
+        self.buf.clear();
+        let len = enc.write(&item, &mut self.buf)? as usize;
+        let payload_len = match &item.data {
+            RecordData::Raw { payload, .. } => payload.len(),
+            RecordData::Typed(_) => 0,
+        };
+        let (record, payload) = self.buf.split_at(len - payload_len);
+        out(RecordItem {
+            ty: item.ty,
+            misc: item.misc,
+            attr: item.attr,
+            data: RecordData::Raw {
+                body: Bytes::from(&record[HEADER_SIZE..]),
+                payload: Bytes::from(payload),
+            },
+        })
+    }
+}
