@@ -147,3 +147,30 @@ fn drop_one_pid_rewrite_hostname_add_a_feature() {
         "perf complained: {err}"
     );
 }
+
+/// A recording with no records (a `--threads` stream whose thread never sampled, or every
+/// record dropped) has data.size 0 like an unfinished one, but its feature table follows:
+/// it must read back as finished, with its features and no records.
+#[test]
+fn an_empty_data_section_is_not_an_unfinished_file() {
+    let bytes = std::fs::read(fixture("callchain.data")).unwrap();
+    let data = PerfData::open(&bytes).unwrap();
+    let mut file = PerfFile::read(&data).unwrap();
+    let features = file.features.len();
+    assert!(features > 0);
+    file.records.clear();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("empty.data");
+    save(&file, &out, WriteOptions::default()).unwrap();
+    let written = std::fs::read(&out).unwrap();
+    let back = PerfData::open(&written).unwrap();
+    assert!(!back.unfinished);
+    assert_eq!(back.features.len(), features);
+    let mut n = 0;
+    back.for_each_record(&mut |_, _, _| {
+        n += 1;
+        Ok(true)
+    })
+    .unwrap();
+    assert_eq!(n, 0);
+}

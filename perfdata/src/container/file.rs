@@ -114,7 +114,11 @@ impl<'a> PerfData<'a> {
         // perf writes the header first with data.size 0 and rewrites it when recording
         // ends: 0 means the recorder never finished. Its records run to the end of the
         // file (what was flushed), and there is no feature table.
-        let unfinished = header.data.size == 0 && bytes.len() > data_start;
+        // An empty recording that did finish also says 0; its feature table then follows
+        // at the data offset.
+        let unfinished = header.data.size == 0
+            && bytes.len() > data_start
+            && !feature_table_at::<E>(bytes, data_start, header.adds_features.as_ref());
         if unfinished {
             data_end = bytes.len();
         }
@@ -330,6 +334,33 @@ impl<'a> PerfData<'a> {
             Endianness::Big => with_ctx::<BigEndian>(&self.session, bytes, base, salvage, f),
         }
     }
+}
+
+/// True when a feature table for `bitmap` sits at `at`: every section it lists lies in
+/// the file after the table (record bytes read as sections give offsets far outside).
+fn feature_table_at<E: Endian>(
+    bytes: &[u8],
+    at: usize,
+    bitmap: Option<&crate::rt::Array<'_, u64>>,
+) -> bool {
+    let Some(bitmap) = bitmap else {
+        return false;
+    };
+    let n: usize = bitmap.iter().map(|w| w.count_ones() as usize).sum();
+    let table_end = at.saturating_add(16 * n);
+    if n == 0 || table_end > bytes.len() {
+        return false;
+    }
+    let mut table = Reader::<E>::new(&bytes[at..table_end], at as u64);
+    (0..n).all(|_| match FileSection::decode(&mut table, &Ctx::default()) {
+        Ok(s) => {
+            s.offset >= table_end as u64
+                && s.offset
+                    .checked_add(s.size)
+                    .is_some_and(|end| end <= bytes.len() as u64)
+        }
+        Err(_) => false,
+    })
 }
 
 /// The walk. With `salvage`, errors are collected there instead of ending the walk: a
