@@ -5,7 +5,7 @@
 
 use clap::{Parser, Subcommand};
 use perfdata::container::{Origin, Place, Recording};
-use perfdata::generated::perf_data::RecordType;
+use perfdata::generated::perf_data::{EventHeader, RecordBody, RecordType};
 use perfdata::rt::Endianness;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -195,25 +195,11 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
             Ok(b) => b,
             Err(e) => return Err(e.with_record(count - 1, ty)),
         };
-        let mut where_ = match origin {
-            Origin::Stream => format!("{:#x}", rec.offset),
-            Origin::Compressed { record_offset } => {
-                format!("{record_offset:#x}+z{:#x}", rec.offset)
-            }
-        };
+        let mut where_ = location(origin, rec.offset);
         if let Place::Stream(i) = place {
             where_ = format!("{}@{where_}", streams[i]);
         }
-        let name = name_of(ty);
-        if let Err(e) = line(
-            serde_json::json!({"offset": where_, "type": ty.0, "name": name, "misc": rec.header.misc.0, "size": rec.header.size, "body": body}),
-            format!(
-                "{where_} [{:#06x}] {name} misc {:#x}: {}",
-                rec.header.size,
-                rec.header.misc.0,
-                to_json(&body)
-            ),
-        ) {
+        if let Err(e) = record_line(&mut out, json, &where_, &rec.header, &body) {
             error = Some(e);
             return Ok(false);
         }
@@ -223,6 +209,60 @@ fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Resul
         return Err(e);
     }
     walk.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Where a record is: its offset, or the compressed record's plus the offset within the
+/// decompressed stream.
+fn location(origin: Origin, offset: u64) -> String {
+    match origin {
+        Origin::Stream => format!("{offset:#x}"),
+        Origin::Compressed { record_offset } => format!("{record_offset:#x}+z{offset:#x}"),
+    }
+}
+
+/// One record as a line of text or JSON, serialized straight into `out` (no intermediate
+/// JSON tree: the dump of a large file is mostly this).
+fn record_line(
+    out: &mut impl Write,
+    json: bool,
+    offset: &str,
+    header: &EventHeader,
+    body: &RecordBody<'_>,
+) -> Result<(), String> {
+    let ty = RecordType(header.type_);
+    let name = name_of(ty);
+    let io = |e: std::io::Error| e.to_string();
+    if json {
+        // Keys in alphabetical order, as a serde_json object prints them.
+        #[derive(serde::Serialize)]
+        struct Line<'l, 'b> {
+            body: &'l RecordBody<'b>,
+            misc: u16,
+            name: &'l str,
+            offset: &'l str,
+            size: u16,
+            #[serde(rename = "type")]
+            type_: u32,
+        }
+        let line = Line {
+            body,
+            misc: header.misc.0,
+            name: &name,
+            offset,
+            size: header.size,
+            type_: ty.0,
+        };
+        serde_json::to_writer(&mut *out, &line).map_err(|e| e.to_string())?;
+    } else {
+        write!(
+            out,
+            "{offset} [{:#06x}] {name} misc {:#x}: ",
+            header.size, header.misc.0
+        )
+        .map_err(io)?;
+        serde_json::to_writer(&mut *out, body).map_err(|e| e.to_string())?;
+    }
+    out.write_all(b"\n").map_err(io)
 }
 
 fn name_of(ty: RecordType) -> String {
@@ -283,24 +323,8 @@ fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Res
         let body = rec
             .decode()
             .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
-        let where_ = match rec.origin {
-            Origin::Stream => format!("{:#x}", rec.raw.offset),
-            Origin::Compressed { record_offset } => {
-                format!("{record_offset:#x}+z{:#x}", rec.raw.offset)
-            }
-        };
-        let name = name_of(ty);
-        let line = if json {
-            serde_json::json!({"offset": where_, "type": ty.0, "name": name, "misc": rec.raw.header.misc.0, "size": rec.raw.header.size, "body": body}).to_string()
-        } else {
-            format!(
-                "{where_} [{:#06x}] {name} misc {:#x}: {}",
-                rec.raw.header.size,
-                rec.raw.header.misc.0,
-                to_json(&body)
-            )
-        };
-        writeln!(out, "{line}").map_err(|e| e.to_string())?;
+        let where_ = location(rec.origin, rec.raw.offset);
+        record_line(&mut out, json, &where_, &rec.raw.header, &body)?;
         count += 1;
     }
     Ok(())
