@@ -1,6 +1,7 @@
 //! The workloads `cargo xtask bench` times, one per process (see `main.rs`), written so
 //! that perfdata and linux-perf-data do exactly the same work and report the same counts.
 
+use anyhow::Context;
 use linux_perf_data::linux_perf_event_reader::EventRecord;
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
 use perfdata::container::{PerfData, RawRecord, Recording};
@@ -60,7 +61,7 @@ pub fn is_frame(entry: u64) -> bool {
 
 /// The floor: reads every byte of the mapped file once (sum of its u64 words).
 pub fn scan(path: &Path) -> anyhow::Result<(u64, u64)> {
-    let file = std::fs::File::open(path)?;
+    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
     // SAFETY: the file is only read; a concurrent writer could change what we sum, nothing more.
     let map = unsafe { memmap2::Mmap::map(&file)? };
     let words = map.chunks_exact(8);
@@ -113,13 +114,17 @@ pub fn tally_sample(
 
 /// linux-perf-data 0.13: the same work. Its record iterator always sorts by time.
 pub fn lpd(path: &Path) -> anyhow::Result<SampleTally> {
-    let file = std::fs::File::open(path)?;
+    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
     let PerfFileReader {
         mut perf_file,
         mut record_iter,
-    } = PerfFileReader::parse_file(std::io::BufReader::new(file))?;
+    } = PerfFileReader::parse_file(std::io::BufReader::new(file))
+        .with_context(|| format!("linux-perf-data cannot open {}", path.display()))?;
     let mut tally = SampleTally::default();
-    while let Some(record) = record_iter.next_record(&mut perf_file)? {
+    while let Some(record) = record_iter
+        .next_record(&mut perf_file)
+        .with_context(|| format!("linux-perf-data reading {}", path.display()))?
+    {
         if let PerfFileRecord::EventRecord { record, .. } = record {
             if let EventRecord::Sample(s) = record.parse()? {
                 let callchain = s.callchain.as_ref();

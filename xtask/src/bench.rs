@@ -774,3 +774,44 @@ fn machine() -> String {
         read("/proc/sys/kernel/osrelease").trim()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(stdout: &str) -> Measured {
+        Measured {
+            wall: Duration::ZERO,
+            runs: 1,
+            max_rss_kib: 0,
+            max_anon_kib: 0,
+            stdout: stdout.into(),
+        }
+    }
+
+    #[test]
+    fn readers_must_agree_before_any_ratio() {
+        let same = "samples=3 frames=10 checksum=00000000000000ff\n";
+        let mut results = std::collections::HashMap::new();
+        results.insert("ours", walk(same));
+        results.insert("ours-ordered", walk(same));
+        results.insert("lpd", walk(same));
+        assert_eq!(agreed_counts(&results).unwrap(), (3, 10));
+        results.insert(
+            "lpd",
+            walk("samples=3 frames=9 checksum=00000000000000ff\n"),
+        );
+        let err = agreed_counts(&results).unwrap_err().to_string();
+        assert!(
+            err.contains("disagree") && err.contains("frames=9"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reads_rss_anon_from_proc_status() {
+        let status = "Name:\tx\nVmRSS:\t  9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 7766 kB\n";
+        assert_eq!(rss_anon_kib(status), Some(1234));
+        assert_eq!(rss_anon_kib("Name:\tkthread\n"), None);
+    }
+}
