@@ -1,8 +1,11 @@
-//! Project automation: code generation from the spec (`cargo xtask gen [--check]`).
+//! Project automation: code generation from the spec (`cargo xtask gen [--check]`) and the
+//! benchmark suite (`cargo xtask bench`, in [`bench`]).
 //!
 //! Modelled on rust-analyzer's `xtask codegen`: generated files are committed, carry a
 //! "do not edit" header, and `--check` (plus the `generated_files_are_fresh` test) fails
 //! when they are stale.
+
+pub mod bench;
 
 use anyhow::{bail, Context, Result};
 use std::io::Write;

@@ -9,7 +9,11 @@ commands:
                   record every scenario with the system perf, compare perf's view with our
                   decode, print the table (exit non-zero on a failure not in
                   conformance/known-failures.txt); --refresh-oracle: store perf's output for
-                  the committed fixtures instead (conformance/fixtures/perf-output/)";
+                  the committed fixtures instead (conformance/fixtures/perf-output/)
+  bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
+                  the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
+                  on a recorded (or synthesized) file under target/bench/; --quick: a tiny
+                  synthesized file, one run (keeps the suite running in CI)";
 
 fn main() -> ExitCode {
     match run() {
@@ -56,6 +60,7 @@ fn run() -> Result<()> {
         }
         #[cfg(feature = "conformance")]
         ["conformance", rest @ ..] => conformance(&root, rest),
+        ["bench", rest @ ..] => xtask::bench::run(&root, &xtask::bench::Options::parse(rest)?),
         _ => bail!("{USAGE}"),
     }
 }

@@ -1,0 +1,51 @@
+//! One benchmark workload per process, so that `cargo xtask bench` can time it and read
+//! its peak memory. Prints one machine-readable line (`key=value ...`).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+const USAGE: &str = "usage: perfdata-bench <workload> FILE
+workloads:
+  scan FILE              map FILE and sum its u64 words (the floor: reading the bytes)
+  ours FILE [--ordered]  perfdata: ip, time and callchain of every SAMPLE (file or time order)
+  lpd FILE               linux-perf-data 0.13: the same work (it always sorts by time)
+  synth OUT SIZE_MB      write a pipe-layout stream of about SIZE_MB MB like `perf record -g`'s";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = match args.as_slice() {
+        ["scan", file] => perfdata_bench::scan(Path::new(file))
+            .map(|(bytes, sum)| format!("bytes={bytes} sum={sum:016x}")),
+        ["ours", file] => perfdata_bench::ours(Path::new(file), false).map(|t| t.to_string()),
+        ["ours", file, "--ordered"] => {
+            perfdata_bench::ours(Path::new(file), true).map(|t| t.to_string())
+        }
+        ["lpd", file] => perfdata_bench::lpd(Path::new(file)).map(|t| t.to_string()),
+        ["synth", out, size_mb] => synth(Path::new(out), size_mb),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(line) => {
+            println!("{line}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn synth(out: &Path, size_mb: &str) -> anyhow::Result<String> {
+    let size_mb: u64 = size_mb
+        .parse()
+        .map_err(|_| anyhow::anyhow!("SIZE_MB must be a whole number, not {size_mb:?}"))?;
+    let file = std::fs::File::create(out)?;
+    let mut out = std::io::BufWriter::new(file);
+    let samples = perfdata_bench::synth::write_pipe_stream(&mut out, size_mb * 1_000_000)?;
+    Ok(format!("samples={samples}"))
+}

@@ -1,0 +1,817 @@
+//! `cargo xtask bench`: the performance table of the project, measured side by side with
+//! linux-perf-data 0.13, `cp` and `perf script`. Every workload is a whole child process,
+//! timed by wall clock (median of the runs) and watched for peak memory: `ru_maxrss` from
+//! `wait4`, and `RssAnon` polled from `/proc/PID/status` — memory beyond the mapped input,
+//! since the mapped file's pages count as `RssFile`.
+
+use anyhow::{bail, Context, Result};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// "RSS bounded": peak anonymous RSS at most this, whatever the input size.
+const RSS_BOUND_KIB: u64 = 64 * 1024;
+/// A workload whose first run takes longer than this is run only once.
+const LONG_RUN: Duration = Duration::from_secs(60);
+const LOAD_SOURCE: &str = include_str!("bench_load.c");
+
+pub struct Options {
+    pub file: Option<PathBuf>,
+    pub size_mb: u64,
+    pub runs: usize,
+    pub quick: bool,
+    pub out: Option<PathBuf>,
+}
+
+impl Options {
+    pub fn parse(args: &[&str]) -> Result<Self> {
+        let mut o = Options {
+            file: None,
+            size_mb: 600,
+            runs: 5,
+            quick: false,
+            out: None,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| {
+                it.next()
+                    .copied()
+                    .with_context(|| format!("{name} needs a value"))
+            };
+            match *a {
+                "--file" => o.file = Some(value("--file")?.into()),
+                "--size-mb" => o.size_mb = number(value("--size-mb")?, "--size-mb")?,
+                "--runs" => o.runs = number(value("--runs")?, "--runs")?,
+                "--out" => o.out = Some(value("--out")?.into()),
+                "--quick" => o.quick = true,
+                other => bail!("bench: unknown argument {other:?}"),
+            }
+        }
+        if o.quick {
+            o.size_mb = 4;
+            o.runs = 1;
+        }
+        if o.runs == 0 || o.size_mb == 0 {
+            bail!("bench: --runs and --size-mb must be at least 1");
+        }
+        Ok(o)
+    }
+}
+
+fn number<T: std::str::FromStr>(s: &str, name: &str) -> Result<T> {
+    s.parse()
+        .map_err(|_| anyhow::anyhow!("{name}: expected a whole number, got {s:?}"))
+}
+
+/// Where the binaries and the scratch files live.
+struct Env {
+    root: PathBuf,
+    bench_bin: PathBuf,
+    perfdata_bin: PathBuf,
+    scratch: PathBuf,
+    perf: bool,
+}
+
+pub fn run(root: &Path, opts: &Options) -> Result<()> {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(t) => root.join(t),
+        None => root.join("target"),
+    };
+    let scratch = target.join("bench");
+    std::fs::create_dir_all(&scratch)?;
+    println!("building perfdata-bench and perfdata (release)");
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "-p",
+            "perfdata-bench",
+            "-p",
+            "perfdata",
+            "--bins",
+        ])
+        .current_dir(root)
+        .status()
+        .context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build --release failed");
+    }
+    let env = Env {
+        root: root.to_path_buf(),
+        bench_bin: target.join("release/perfdata-bench"),
+        perfdata_bin: target.join("release/perfdata"),
+        scratch,
+        perf: perf_works(),
+    };
+    let input = get_input(&env, opts)?;
+    let table = measure(&env, &input, opts)?;
+    print!("\n{}", table.markdown);
+    if let Some(out) = &opts.out {
+        let doc = document(&env, opts, &input, &table)?;
+        let out = root.join(out);
+        std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
+        println!("\nwrote {}", out.display());
+    }
+    Ok(())
+}
+
+struct Input {
+    path: PathBuf,
+    source: String,
+    bytes: u64,
+}
+
+fn perf_works() -> bool {
+    Command::new("perf")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `--file`, else a cached or new recording (system perf), else a synthesized file.
+fn get_input(env: &Env, opts: &Options) -> Result<Input> {
+    if let Some(f) = &opts.file {
+        let bytes = std::fs::metadata(f)
+            .with_context(|| format!("--file {}", f.display()))?
+            .len();
+        return Ok(Input {
+            path: f.clone(),
+            source: format!("`{}`", f.display()),
+            bytes,
+        });
+    }
+    let mb = opts.size_mb;
+    let recorded = env.scratch.join(format!("recorded-{mb}mb.data"));
+    let synthesized = env.scratch.join(format!("synth-{mb}mb.data"));
+    let (path, source) = if !opts.quick && (recorded.exists() || env.perf) {
+        if !recorded.exists() {
+            record(env, mb, &recorded)?;
+        }
+        (recorded, "recorded with `perf record -e cpu-clock -c 10000 -g` (xtask/src/bench_load.c, 2 threads)")
+    } else {
+        if !synthesized.exists() {
+            synthesize(env, mb, &synthesized)?;
+        }
+        (
+            synthesized,
+            "synthesized by `perfdata-bench synth` (perf record -g's record mix)",
+        )
+    };
+    let bytes = std::fs::metadata(&path)?.len();
+    println!("input: {} ({:.1} MB)", path.display(), bytes as f64 / 1e6);
+    Ok(Input {
+        path,
+        source: source.into(),
+        bytes,
+    })
+}
+
+/// Records the load program with the system perf, sized from a 2-second calibration run
+/// (the sample rate depends on how busy the machine is).
+fn record(env: &Env, mb: u64, out: &Path) -> Result<()> {
+    let source = env.scratch.join("bench_load.c");
+    let load = env.scratch.join("bench-load");
+    std::fs::write(&source, LOAD_SOURCE)?;
+    let cc = Command::new("cc")
+        .args(["-O1", "-fno-omit-frame-pointer", "-pthread", "-o"])
+        .arg(&load)
+        .arg(&source)
+        .status()
+        .context("running cc")?;
+    if !cc.success() {
+        bail!("cc failed to compile {}", source.display());
+    }
+    let calibration = env.scratch.join("calibration.data");
+    let seconds = 2.0;
+    perf_record(&load, seconds, &calibration)?;
+    let rate = std::fs::metadata(&calibration)?.len() as f64 / seconds;
+    std::fs::remove_file(&calibration)?;
+    let seconds = (mb as f64 * 1e6 / rate).clamp(1.0, 900.0);
+    println!(
+        "recording {mb} MB: about {seconds:.0} s of perf record ({:.1} MB/s)",
+        rate / 1e6
+    );
+    let partial = out.with_extension("partial");
+    perf_record(&load, seconds, &partial)?;
+    std::fs::rename(&partial, out)?;
+    Ok(())
+}
+
+fn perf_record(load: &Path, seconds: f64, out: &Path) -> Result<()> {
+    let status = Command::new("perf")
+        .args(["record", "-q", "-e", "cpu-clock", "-c", "10000", "-g", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(load)
+        .arg(format!("{seconds:.1}"))
+        .status()
+        .context("running perf record")?;
+    if !status.success() {
+        bail!("perf record failed ({status})");
+    }
+    Ok(())
+}
+
+/// A pipe-layout stream from `perfdata-bench synth`, converted to the file layout.
+fn synthesize(env: &Env, mb: u64, out: &Path) -> Result<()> {
+    println!("synthesizing {mb} MB");
+    let pipe = out.with_extension("pipe");
+    check_status(
+        Command::new(&env.bench_bin)
+            .arg("synth")
+            .arg(&pipe)
+            .arg(mb.to_string()),
+        "perfdata-bench synth",
+    )?;
+    check_status(
+        Command::new(&env.perfdata_bin)
+            .args(["convert", "--layout", "file"])
+            .arg(&pipe)
+            .arg(out),
+        "perfdata convert --layout file",
+    )?;
+    std::fs::remove_file(&pipe)?;
+    Ok(())
+}
+
+fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("running {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+/// One workload's figures over its runs.
+struct Measured {
+    /// Median wall time.
+    wall: Duration,
+    runs: usize,
+    /// Largest `ru_maxrss` of the runs, KiB.
+    max_rss_kib: u64,
+    /// Largest `RssAnon` seen while polling, KiB.
+    max_anon_kib: u64,
+    /// What the first run printed.
+    stdout: String,
+}
+
+/// A command to time; `stdin` feeds it a file through `cat` (a real pipe).
+struct Workload {
+    program: PathBuf,
+    args: Vec<String>,
+    stdin_cat: Option<PathBuf>,
+    keep_stdout: bool,
+}
+
+impl Workload {
+    fn new(program: &Path, args: &[&str]) -> Self {
+        Workload {
+            program: program.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            stdin_cat: None,
+            keep_stdout: false,
+        }
+    }
+    fn describe(&self) -> String {
+        let name = self
+            .program
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        let cmd = format!("{name} {}", self.args.join(" "));
+        match &self.stdin_cat {
+            Some(f) => format!("cat {} | {cmd}", f.display()),
+            None => cmd,
+        }
+    }
+}
+
+fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
+    let mut walls = vec![];
+    let mut m = Measured {
+        wall: Duration::ZERO,
+        runs: 0,
+        max_rss_kib: 0,
+        max_anon_kib: 0,
+        stdout: String::new(),
+    };
+    for i in 0..runs {
+        let (wall, rss, anon, stdout) =
+            run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
+        if i == 0 {
+            m.stdout = stdout;
+        } else if stdout != m.stdout {
+            bail!(
+                "`{}` printed {:?} then {:?}: the workload is not deterministic",
+                w.describe(),
+                m.stdout.trim(),
+                stdout.trim()
+            );
+        }
+        walls.push(wall);
+        m.max_rss_kib = m.max_rss_kib.max(rss);
+        m.max_anon_kib = m.max_anon_kib.max(anon);
+        if wall > LONG_RUN {
+            break;
+        }
+    }
+    walls.sort();
+    m.runs = walls.len();
+    m.wall = walls[walls.len() / 2];
+    println!(
+        "  {:<60} {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
+        w.describe(),
+        m.wall.as_secs_f64(),
+        m.max_rss_kib as f64 / 1024.0,
+        m.max_anon_kib as f64 / 1024.0,
+        m.runs,
+        if m.runs == 1 { "" } else { "s" }
+    );
+    Ok(m)
+}
+
+/// Runs `w` once: wall time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
+fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, String)> {
+    let stderr_path = env.scratch.join("workload.stderr");
+    let mut cmd = Command::new(&w.program);
+    cmd.args(&w.args)
+        .stderr(std::fs::File::create(&stderr_path)?)
+        .stdout(if w.keep_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let mut cat: Option<Child> = None;
+    if let Some(f) = &w.stdin_cat {
+        let mut c = Command::new("cat")
+            .arg(f)
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("running cat")?;
+        cmd.stdin(c.stdout.take().expect("cat's stdout is piped"));
+        cat = Some(c);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let (status, rss_kib, anon_kib) = wait_watching_memory(child.id())?;
+    let wall = start.elapsed();
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut out, &mut stdout)?;
+    }
+    if let Some(mut c) = cat {
+        c.wait()?;
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        bail!("failed (wait status {status:#x}): {}", stderr.trim());
+    }
+    Ok((wall, rss_kib, anon_kib, stdout))
+}
+
+/// Reaps `pid` with `wait4`, polling its `RssAnon` every 2 ms until it exits.
+fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64)> {
+    let pid = pid as libc::pid_t;
+    let status_file = format!("/proc/{pid}/status");
+    let mut anon_kib = 0u64;
+    loop {
+        let mut status = 0;
+        // SAFETY: plain syscall on our own child; `usage` is a valid out-pointer.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            return Ok((status, usage.ru_maxrss as u64, anon_kib));
+        }
+        if r < 0 {
+            return Err(std::io::Error::last_os_error()).context("wait4");
+        }
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            anon_kib = anon_kib.max(rss_anon_kib(&text).unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The `RssAnon:` line of a `/proc/PID/status`, in KiB.
+fn rss_anon_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// What a row requires.
+#[derive(Clone, Copy)]
+enum Speed {
+    /// peer time / our time at least this.
+    FasterThanPeer(f64),
+    /// our time / peer time at most this.
+    AtMostPeerTimes(f64),
+    None,
+}
+
+struct Row {
+    work: &'static str,
+    ours: &'static str,
+    peer: Option<&'static str>,
+    speed: Speed,
+    rss_bounded: bool,
+    /// Report MB/s and samples/s.
+    decode: bool,
+}
+
+impl Row {
+    fn new(work: &'static str, ours: &'static str) -> Self {
+        Row {
+            work,
+            ours,
+            peer: None,
+            speed: Speed::None,
+            rss_bounded: false,
+            decode: false,
+        }
+    }
+    fn peer(self, peer: &'static str, speed: Speed) -> Self {
+        Row {
+            peer: Some(peer),
+            speed,
+            ..self
+        }
+    }
+    fn rss_bounded(self) -> Self {
+        Row {
+            rss_bounded: true,
+            ..self
+        }
+    }
+    fn decode(self) -> Self {
+        Row {
+            decode: true,
+            ..self
+        }
+    }
+}
+
+struct Table {
+    markdown: String,
+    samples: u64,
+    frames: u64,
+}
+
+fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
+    let file = input.path.to_str().context("input path is not UTF-8")?;
+    let scratch = |name: &str| env.scratch.join(name).to_string_lossy().into_owned();
+    let (out, pipe, compressed) = (
+        scratch("out.data"),
+        scratch("input.pipe.data"),
+        scratch("compressed.data"),
+    );
+    let bench = |args: &[&str]| {
+        let mut w = Workload::new(&env.bench_bin, args);
+        w.keep_stdout = true;
+        w
+    };
+    let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
+    // In measuring order: the pipe copy and the compressed file are made by rows before
+    // the rows that read them.
+    let mut workloads: Vec<(&'static str, Workload)> = vec![
+        ("scan", bench(&["scan", file])),
+        ("ours", bench(&["ours", file])),
+        ("ours-ordered", bench(&["ours", file, "--ordered"])),
+        ("lpd", bench(&["lpd", file])),
+        ("cp", Workload::new(Path::new("cp"), &[file, &out])),
+        ("convert", perfdata(&["convert", file, &out])),
+        (
+            "convert-typed",
+            perfdata(&["convert", "--typed", file, &out]),
+        ),
+        (
+            "convert-pipe",
+            perfdata(&["convert", "--layout", "pipe", file, &pipe]),
+        ),
+        (
+            "convert-compress",
+            perfdata(&["convert", "--compress", file, &compressed]),
+        ),
+        (
+            "convert-decompress",
+            perfdata(&["convert", "--decompress", &compressed, &out]),
+        ),
+        ("dump", perfdata(&["dump", file])),
+        ("dump-json", perfdata(&["dump", "--json", file])),
+        ("dump-pipe", {
+            let mut w = perfdata(&["dump", "-"]);
+            w.stdin_cat = Some(PathBuf::from(&pipe));
+            w
+        }),
+    ];
+    if env.perf {
+        workloads.push((
+            "perf-script",
+            Workload::new(Path::new("perf"), &["script", "-i", file]),
+        ));
+    }
+    println!("measuring ({} run(s) each, median)", opts.runs);
+    let mut results = std::collections::HashMap::new();
+    for (key, w) in &workloads {
+        results.insert(*key, measure_workload(env, w, opts.runs)?);
+    }
+    for f in [&out, &pipe, &compressed] {
+        let _ = std::fs::remove_file(f);
+    }
+
+    let (samples, frames) = agreed_counts(&results)?;
+    let rows = [
+        Row::new(
+            "decode every SAMPLE (ip, time, callchain), file order",
+            "ours",
+        )
+        .peer("lpd", Speed::FasterThanPeer(7.0))
+        .decode(),
+        Row::new("same, vs reading the mapped file (sum of u64)", "ours")
+            .peer("scan", Speed::AtMostPeerTimes(2.5))
+            .decode(),
+        Row::new(
+            "same, time order (`for_each_record_ordered`)",
+            "ours-ordered",
+        )
+        .peer("lpd", Speed::FasterThanPeer(5.0))
+        .decode(),
+        Row::new(
+            "`perfdata convert IN OUT` (copy-through) vs `cp`",
+            "convert",
+        )
+        .peer("cp", Speed::AtMostPeerTimes(2.0))
+        .rss_bounded(),
+        Row::new("`convert --typed` vs copy-through", "convert-typed")
+            .peer("convert", Speed::AtMostPeerTimes(3.0))
+            .rss_bounded(),
+        Row::new("`convert --layout pipe`", "convert-pipe").rss_bounded(),
+        Row::new("`convert --compress`", "convert-compress").rss_bounded(),
+        Row::new("`convert --decompress`", "convert-decompress").rss_bounded(),
+        Row::new("`perfdata dump` vs `perf script`", "dump")
+            .peer("perf-script", Speed::FasterThanPeer(5.0)),
+        Row::new("`perfdata dump --json` vs `perf script`", "dump-json")
+            .peer("perf-script", Speed::FasterThanPeer(3.0)),
+        Row::new("`cat pipe \\| perfdata dump -`", "dump-pipe").rss_bounded(),
+    ];
+    let mut md = String::from(
+        "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\
+         |---|---:|---:|---:|---|---|---:|---:|---:|---:|\n",
+    );
+    for row in &rows {
+        let ours = &results[row.ours];
+        let peer = row.peer.and_then(|p| results.get(p).map(|m| (p, m)));
+        let t = ours.wall.as_secs_f64();
+        let (ratio, speed_met) = match (row.speed, peer) {
+            (Speed::FasterThanPeer(min), Some((_, p))) => {
+                let r = p.wall.as_secs_f64() / t;
+                let ratio = if r >= 1.0 {
+                    format!("{r:.1}× faster")
+                } else {
+                    format!("{:.1}× slower", 1.0 / r)
+                };
+                (ratio, Some(r >= min))
+            }
+            (Speed::AtMostPeerTimes(max), Some((_, p))) => {
+                let r = t / p.wall.as_secs_f64();
+                (format!("{r:.2}× {}", peer_name(row.peer)), Some(r <= max))
+            }
+            _ => ("—".into(), None),
+        };
+        let mut target = match row.speed {
+            Speed::FasterThanPeer(x) => format!("≥ {x}× faster"),
+            Speed::AtMostPeerTimes(x) => format!("≤ {x}× {}", peer_name(row.peer)),
+            Speed::None => String::new(),
+        };
+        let rss_met = row
+            .rss_bounded
+            .then_some(ours.max_anon_kib <= RSS_BOUND_KIB);
+        if row.rss_bounded {
+            target += if target.is_empty() {
+                "RSS bounded"
+            } else {
+                ", RSS bounded"
+            };
+        }
+        let met = match (row.speed, speed_met, rss_met) {
+            (Speed::None, _, Some(r)) => yes_no(r),
+            (_, None, _) => "n/a (no peer)".into(),
+            (_, Some(s), r) => yes_no(s && r.unwrap_or(true)),
+        };
+        let (mbs, sps) = if row.decode {
+            (
+                format!("{:.0}", input.bytes as f64 / 1e6 / t),
+                format!("{:.1} M", samples as f64 / 1e6 / t),
+            )
+        } else {
+            (String::new(), String::new())
+        };
+        let peer_time = peer.map_or("—".into(), |(_, p)| {
+            format!("{:.3}", p.wall.as_secs_f64())
+        });
+        writeln!(
+            md,
+            "| {} | {:.3} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} |",
+            row.work,
+            t,
+            peer_time,
+            ratio,
+            target,
+            met,
+            ours.max_rss_kib as f64 / 1024.0,
+            ours.max_anon_kib as f64 / 1024.0,
+            mbs,
+            sps
+        )?;
+    }
+    Ok(Table {
+        markdown: md,
+        samples,
+        frames,
+    })
+}
+
+fn peer_name(peer: Option<&str>) -> &'static str {
+    match peer {
+        Some("scan") => "the scan",
+        Some("cp") => "cp",
+        Some("convert") => "copy-through",
+        _ => "the peer",
+    }
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// The three sample walks must report the same samples, frames and checksum before any
+/// ratio means anything.
+fn agreed_counts(results: &std::collections::HashMap<&str, Measured>) -> Result<(u64, u64)> {
+    let lines: Vec<(&str, &str)> = ["ours", "ours-ordered", "lpd"]
+        .iter()
+        .map(|k| (*k, results[k].stdout.trim()))
+        .collect();
+    if lines.iter().any(|(_, l)| *l != lines[0].1) {
+        let mut msg = String::from("the readers disagree on the input:\n");
+        for (k, l) in &lines {
+            let _ = writeln!(msg, "  {k:<13} {l}");
+        }
+        bail!("{msg}");
+    }
+    let field = |name: &str| -> Result<u64> {
+        let v = lines[0]
+            .1
+            .split_whitespace()
+            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+            .with_context(|| format!("no {name}= in {:?}", lines[0].1))?;
+        Ok(v.parse()?)
+    };
+    Ok((field("samples")?, field("frames")?))
+}
+
+/// `docs/performance.md`: how it was measured, on what, and the table.
+fn document(env: &Env, opts: &Options, input: &Input, table: &Table) -> Result<String> {
+    let mut cmd = String::from("cargo xtask bench");
+    if let Some(f) = &opts.file {
+        let _ = write!(cmd, " --file {}", f.display());
+    } else if opts.quick {
+        cmd += " --quick";
+    } else {
+        let _ = write!(cmd, " --size-mb {}", opts.size_mb);
+    }
+    if !opts.quick {
+        let _ = write!(cmd, " --runs {}", opts.runs);
+    }
+    if let Some(o) = &opts.out {
+        let _ = write!(cmd, " --out {}", o.display());
+    }
+    let commit = git(&env.root, &["rev-parse", "--short", "HEAD"]);
+    let dirty = !git(
+        &env.root,
+        &["status", "--porcelain", "--untracked-files=no"],
+    )
+    .is_empty();
+    let mut d = String::from("# Performance\n\n");
+    let _ = writeln!(
+        d,
+        "Measured with `{cmd}` at commit `{commit}`{}. Each workload is a whole process; \
+         times are the median of the runs (a workload whose first run exceeds {} s runs once).\n",
+        if dirty {
+            " (plus uncommitted changes)"
+        } else {
+            ""
+        },
+        LONG_RUN.as_secs()
+    );
+    let _ = writeln!(d, "* machine: {}", machine());
+    let _ = writeln!(
+        d,
+        "* input: {:.1} MB, {} samples, {} callchain frames; {}",
+        input.bytes as f64 / 1e6,
+        table.samples,
+        table.frames,
+        input.source
+    );
+    let _ = writeln!(
+        d,
+        "* peers: linux-perf-data 0.13 (`perfdata-bench lpd`, which always sorts by time), \
+         `cp`, `perf script` ({})\n",
+        if env.perf {
+            "system perf"
+        } else {
+            "absent: rows marked n/a"
+        }
+    );
+    d += &table.markdown;
+    d += "\nRatios: \"× faster\" is peer time / ours; \"× cp\" (and the like) is ours / peer. \
+          Peak RSS is `ru_maxrss` (it includes the pages of the mapped input); peak anon RSS \
+          is `RssAnon` from `/proc/PID/status` polled every 2 ms — memory beyond the mapped \
+          input. \"RSS bounded\" means peak anon RSS ≤ 64 MiB. All three sample walks \
+          (file order, time order, linux-perf-data) reported the same samples, frames and \
+          checksum of ip, time and frames.\n";
+    Ok(d)
+}
+
+fn git(root: &Path, args: &[&str]) -> String {
+    Command::new("git")
+        .args(args)
+        .current_dir(root)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default();
+    let model = read("/proc/cpuinfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")?
+                .split(':')
+                .nth(1)
+                .map(str::trim)
+                .map(String::from)
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem_kib: u64 = read("/proc/meminfo")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("MemTotal:")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    format!(
+        "{cpus} CPUs ({model}), {:.0} GiB memory, Linux {}",
+        mem_kib as f64 / 1024.0 / 1024.0,
+        read("/proc/sys/kernel/osrelease").trim()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(stdout: &str) -> Measured {
+        Measured {
+            wall: Duration::ZERO,
+            runs: 1,
+            max_rss_kib: 0,
+            max_anon_kib: 0,
+            stdout: stdout.into(),
+        }
+    }
+
+    #[test]
+    fn readers_must_agree_before_any_ratio() {
+        let same = "samples=3 frames=10 checksum=00000000000000ff\n";
+        let mut results = std::collections::HashMap::new();
+        results.insert("ours", walk(same));
+        results.insert("ours-ordered", walk(same));
+        results.insert("lpd", walk(same));
+        assert_eq!(agreed_counts(&results).unwrap(), (3, 10));
+        results.insert(
+            "lpd",
+            walk("samples=3 frames=9 checksum=00000000000000ff\n"),
+        );
+        let err = agreed_counts(&results).unwrap_err().to_string();
+        assert!(
+            err.contains("disagree") && err.contains("frames=9"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn reads_rss_anon_from_proc_status() {
+        let status = "Name:\tx\nVmRSS:\t  9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 7766 kB\n";
+        assert_eq!(rss_anon_kib(status), Some(1234));
+        assert_eq!(rss_anon_kib("Name:\tkthread\n"), None);
+    }
+}
