@@ -32,13 +32,11 @@ impl SampleTally {
         callchain: impl Iterator<Item = u64>,
     ) {
         self.samples += 1;
-        let mut sum = ip.unwrap_or(0).wrapping_add(time.unwrap_or(0));
-        for entry in callchain {
-            if is_frame(entry) {
-                self.frames += 1;
-                sum = sum.wrapping_add(entry);
-            }
-        }
+        let start = ip.unwrap_or(0).wrapping_add(time.unwrap_or(0));
+        let (frames, sum) = callchain
+            .filter(|&e| is_frame(e))
+            .fold((0u64, start), |(n, s), e| (n + 1, s.wrapping_add(e)));
+        self.frames += frames;
         self.checksum = self.checksum.wrapping_add(sum);
     }
 }
@@ -102,12 +100,10 @@ pub fn tally_sample(
     tally: &mut SampleTally,
 ) -> Result<(), perfdata::rt::Error> {
     if let Some(s) = data.sample(rec, ctx)? {
-        let callchain = s.callchain()?;
-        tally.add(
-            s.ip(),
-            s.time(),
-            callchain.as_ref().into_iter().flat_map(|c| c.ips.iter()),
-        );
+        match s.callchain()? {
+            Some(c) => tally.add(s.ip(), s.time(), c.ips.iter()),
+            None => tally.add(s.ip(), s.time(), std::iter::empty()),
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 //! byte for byte what the model path gives ([`crate::model::PerfFile::read`], the
 //! [`crate::transform`] functions in that order, [`crate::write::save`]).
 
+use crate::container::MappedFile;
 use crate::container::{Layout, Origin, PerfData, RecordWalker};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordItem};
@@ -17,7 +18,7 @@ use crate::stages::{
     decode_body, is_compressed, Compress, CompressedKind, Decompress, Pipeline, ToFile, ToPipe,
     Typed,
 };
-use crate::verify::{MappedFile, RELEASE_EVERY};
+use crate::verify::RELEASE_EVERY;
 use std::io::{BufWriter, Seek, SeekFrom};
 use std::path::Path;
 

@@ -257,13 +257,8 @@ impl<'a> PerfFile<'a> {
         body: &Bytes<'_>,
         ctx: &Ctx,
     ) -> Result<RecordBody<'static>, Error> {
-        let b = match self.endian {
-            Endianness::Little => {
-                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx)
-            }
-            Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, 0), ctx),
-        };
-        b.map(RecordBody::into_owned)
+        crate::container::file::decode_body(self.endian, ty, body, 0, ctx)
+            .map(RecordBody::into_owned)
     }
 
     /// Decodes every raw feature and record into owned values (the typed model). Records of

@@ -47,13 +47,24 @@ pub fn save_with(
         fill(&mut out)?;
         out.flush()?;
     }
-    crate::verify::check_file(tmp.path()).map_err(|e| {
+    // The bytes go to disk while we read them back (one waits on the device, the other
+    // uses the CPU); the rename needs both.
+    let (checked, synced) = std::thread::scope(|scope| {
+        let file = tmp.as_file();
+        let sync = scope.spawn(move || file.sync_all());
+        let checked = crate::verify::check_file(tmp.path());
+        (checked, sync.join())
+    });
+    checked.map_err(|e| {
         Error::other(format!(
             "the output does not read back, so {} was not written: {e}",
             path.display()
         ))
     })?;
-    tmp.as_file().sync_all()?;
+    match synced {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::other("the thread syncing the output panicked")),
+    }
     tmp.persist(path).map_err(|e| Error::from(e.error))?;
     Ok(())
 }

@@ -317,22 +317,37 @@ impl<'a> PerfData<'a> {
         salvage: Option<&mut Vec<Error>>,
         f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
-        fn with_ctx<E: Endian>(
-            session: &Session<'_>,
-            bytes: &[u8],
-            base: u64,
-            salvage: Option<&mut Vec<Error>>,
-            f: &mut RecordFn<'_>,
-        ) -> Result<(), Error> {
-            walk_stream_with::<E, _>(bytes, base, salvage, |origin, rec| {
+        match self.format.endian {
+            Endianness::Little => self.walk_as::<LittleEndian, _>(bytes, base, salvage, f),
+            Endianness::Big => self.walk_as::<BigEndian, _>(bytes, base, salvage, f),
+        }
+    }
+
+    /// [`PerfData::walk`] in byte order `E` with a visitor the compiler can inline into
+    /// the loop (the time-ordered walk uses it directly).
+    #[inline]
+    pub(crate) fn walk_as<E: Endian, F>(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        salvage: Option<&mut Vec<Error>>,
+        mut f: F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
+        let session = &self.session;
+        // Inlined into the walk: the record goes to `f` without another copy.
+        walk_stream_with::<E, _>(
+            bytes,
+            base,
+            salvage,
+            #[inline(always)]
+            |origin, rec| {
                 let ctx = session.record_ctx::<E>(rec.record_type(), rec.header.misc, rec.body);
                 f(origin, rec, &ctx)
-            })
-        }
-        match self.format.endian {
-            Endianness::Little => with_ctx::<LittleEndian>(&self.session, bytes, base, salvage, f),
-            Endianness::Big => with_ctx::<BigEndian>(&self.session, bytes, base, salvage, f),
-        }
+            },
+        )
     }
 }
 
@@ -520,17 +535,28 @@ pub fn decode_record<'r>(
     rec: &RawRecord<'r>,
     ctx: &Ctx,
 ) -> Result<RecordBody<'r>, Error> {
-    let base = rec.offset + HEADER_SIZE as u64;
     let ty = rec.record_type();
+    decode_body(endian, ty, rec.body, rec.offset + HEADER_SIZE as u64, ctx)
+        .map_err(|e| e.in_field(ty.name().unwrap_or("record")))
+}
+
+/// Decodes the body of a record of type `ty` held in `body` (whose first byte is at
+/// absolute offset `base`, for errors) in byte order `endian`: the byte-order dispatch
+/// under [`decode_record`], for bodies that are not framed records of an input (the
+/// editable model's, a conversion's).
+pub fn decode_body<'r>(
+    endian: Endianness,
+    ty: RecordType,
+    body: &'r [u8],
+    base: u64,
+    ctx: &Ctx,
+) -> Result<RecordBody<'r>, Error> {
     match endian {
         Endianness::Little => {
-            RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(rec.body, base), ctx)
+            RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, base), ctx)
         }
-        Endianness::Big => {
-            RecordBody::decode(ty, &mut Reader::<BigEndian>::new(rec.body, base), ctx)
-        }
+        Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, base), ctx),
     }
-    .map_err(|e| e.in_field(ty.name().unwrap_or("record")))
 }
 
 /// A record type by name, or by number when unknown.

@@ -6,6 +6,7 @@
 pub mod decompress;
 pub mod file;
 pub mod format;
+pub mod mapped;
 pub mod ordered;
 pub mod recording;
 pub mod session;
@@ -14,6 +15,7 @@ pub mod stream_reader;
 
 pub use file::{FeatureSection, Origin, PerfData, RecordFn};
 pub use format::{detect, Format, Layout};
+pub use mapped::MappedFile;
 pub use recording::{Place, Recording};
 pub use session::{AttrPlan, EventAttr, RecordCtx, Session};
 pub use stream::{RawRecord, RecordWalker};

@@ -156,7 +156,7 @@ impl<'a> PerfData<'a> {
         let mut queue = Queue::default();
         let (mut next_flush, mut max_time) = (0u64, 0u64);
         let mut stopped = false;
-        self.for_each_record(&mut |origin, rec, ctx: &RecordCtx| {
+        self.walk_as::<E, _>(data, data_start, None, |origin, rec, ctx: &RecordCtx| {
             let ty = rec.record_type();
             if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
                 return Ok(true);

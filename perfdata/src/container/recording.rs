@@ -2,38 +2,11 @@
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
 use super::file::{Origin, PerfData};
+use super::mapped::MappedFile;
 use super::session::RecordCtx;
 use super::stream::RawRecord;
 use crate::rt::Error;
 use std::path::{Path, PathBuf};
-
-/// Bytes of one file: memory-mapped, or read (empty files cannot be mapped).
-enum FileBytes {
-    Mapped(memmap2::Mmap),
-    Read(Vec<u8>),
-}
-
-impl FileBytes {
-    fn open(path: &Path) -> Result<Self, Error> {
-        let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
-        let file = std::fs::File::open(path).map_err(io)?;
-        if file.metadata().map_err(io)?.len() == 0 {
-            return Ok(FileBytes::Read(vec![]));
-        }
-        // SAFETY: a private read-only map. If another process truncates or rewrites the
-        // file while it is mapped, we may read changed bytes (every byte is untrusted input
-        // to the decoders anyway) or fault on pages past a truncated end; perf.data files
-        // are not modified in place by perf once written.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-        Ok(FileBytes::Mapped(map))
-    }
-    fn bytes(&self) -> &[u8] {
-        match self {
-            FileBytes::Mapped(m) => m,
-            FileBytes::Read(v) => v,
-        }
-    }
-}
 
 /// What [`Recording::for_each_record`] calls for each record; it returns `false` to stop.
 pub type RecordVisitor<'f> =
@@ -42,9 +15,9 @@ pub type RecordVisitor<'f> =
 /// A recording on disk.
 pub struct Recording {
     path: PathBuf,
-    header: FileBytes,
+    header: MappedFile,
     /// `data.N` streams of a directory, in N order.
-    streams: Vec<(PathBuf, FileBytes)>,
+    streams: Vec<(PathBuf, MappedFile)>,
 }
 
 /// Where a record of a [`Recording`] is.
@@ -62,12 +35,12 @@ impl Recording {
         let path = path.as_ref().to_path_buf();
         if !path.is_dir() {
             return Ok(Recording {
-                header: FileBytes::open(&path)?,
+                header: MappedFile::open(&path)?,
                 path,
                 streams: vec![],
             });
         }
-        let header = FileBytes::open(&path.join("data"))?;
+        let header = MappedFile::open(&path.join("data"))?;
         let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
         let mut numbered = vec![];
         for entry in std::fs::read_dir(&path).map_err(io)? {
@@ -84,7 +57,7 @@ impl Recording {
         numbered.sort();
         let mut streams = vec![];
         for (_, p) in numbered {
-            let bytes = FileBytes::open(&p)?;
+            let bytes = MappedFile::open(&p)?;
             streams.push((p, bytes));
         }
         Ok(Recording {

@@ -70,23 +70,13 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
         };
         let header = <EventHeader as FixedElem>::decode_elem::<E>(head);
         let size = usize::from(header.size);
-        if size < HEADER_SIZE {
-            return Err(Error::invalid(
-                Some(at + 6),
-                "a record size of at least 8 (perf_event_header.size)",
-                size.to_string(),
-            ));
-        }
-        if size > rest.len() {
-            return Err(Error::unexpected_end(at, size as u64, rest.len() as u64));
+        if size < HEADER_SIZE || size > rest.len() {
+            return Err(bad_size(at, size, rest.len()));
         }
         let body = &rest[HEADER_SIZE..size];
         let ty = RecordType(header.type_);
         let payload_len = if ty.has_payload() {
-            // Payload-carrying records are perf user records: no trailer, no context.
-            let mut br = Reader::<E>::new(body, at + HEADER_SIZE as u64);
-            let decoded = RecordBody::decode(ty, &mut br, &Ctx::default())?;
-            usize::try_from(decoded.payload_len()).unwrap_or(usize::MAX)
+            payload_len::<E>(ty, body, at)?
         } else {
             0
         };
@@ -121,4 +111,28 @@ impl<'a, E: Endian> Iterator for RecordWalker<'a, E> {
         }
         Some(r)
     }
+}
+
+/// The error for a record whose size is below the header's or past the end.
+#[cold]
+fn bad_size(at: u64, size: usize, available: usize) -> Error {
+    if size < HEADER_SIZE {
+        Error::invalid(
+            Some(at + 6),
+            "a record size of at least 8 (perf_event_header.size)",
+            size.to_string(),
+        )
+    } else {
+        Error::unexpected_end(at, size as u64, available as u64)
+    }
+}
+
+/// The length of the payload after a record of a payload-carrying type (perf's own
+/// records: no trailer, no context), as its body declares it. Rare: kept out of the
+/// per-record path.
+#[inline(never)]
+fn payload_len<E: Endian>(ty: RecordType, body: &[u8], at: u64) -> Result<usize, Error> {
+    let mut br = Reader::<E>::new(body, at + HEADER_SIZE as u64);
+    let decoded = RecordBody::decode(ty, &mut br, &Ctx::default())?;
+    Ok(usize::try_from(decoded.payload_len()).unwrap_or(usize::MAX))
 }

@@ -215,10 +215,13 @@ impl<'a, T: FixedElem> Array<'a, T> {
     #[inline]
     pub fn iter(&self) -> ArrayIter<'_, 'a, T> {
         match self {
-            Array::Borrowed { bytes, endian, .. } => ArrayIter::Borrowed {
-                chunks: bytes.chunks_exact(T::SIZE),
-                endian: *endian,
-            },
+            Array::Borrowed { bytes, endian, .. } => {
+                let chunks = bytes.chunks_exact(T::SIZE);
+                match endian {
+                    Endianness::Little => ArrayIter::Little(chunks),
+                    Endianness::Big => ArrayIter::Big(chunks),
+                }
+            }
             Array::Owned(v) => ArrayIter::Owned(v.iter()),
         }
     }
@@ -234,12 +237,11 @@ impl<'a, T: FixedElem> Array<'a, T> {
     }
 }
 
-/// Iterator over an [`Array`]: borrowed elements are decoded as they are reached.
+/// Iterator over an [`Array`]: borrowed elements are decoded as they are reached (one
+/// variant per byte order, so the order is not tested per element).
 pub enum ArrayIter<'r, 'a, T> {
-    Borrowed {
-        chunks: core::slice::ChunksExact<'a, u8>,
-        endian: Endianness,
-    },
+    Little(core::slice::ChunksExact<'a, u8>),
+    Big(core::slice::ChunksExact<'a, u8>),
     Owned(core::slice::Iter<'r, T>),
 }
 
@@ -248,17 +250,26 @@ impl<T: FixedElem> Iterator for ArrayIter<'_, '_, T> {
     #[inline]
     fn next(&mut self) -> Option<T> {
         match self {
-            ArrayIter::Borrowed { chunks, endian } => {
-                chunks.next().map(|b| T::decode_elem_in(b, *endian))
-            }
+            ArrayIter::Little(c) => c.next().map(T::decode_elem::<LittleEndian>),
+            ArrayIter::Big(c) => c.next().map(T::decode_elem::<BigEndian>),
             ArrayIter::Owned(it) => it.next().copied(),
         }
     }
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
-            ArrayIter::Borrowed { chunks, .. } => chunks.size_hint(),
+            ArrayIter::Little(c) | ArrayIter::Big(c) => c.size_hint(),
             ArrayIter::Owned(it) => it.size_hint(),
+        }
+    }
+    #[inline]
+    fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
+        match self {
+            ArrayIter::Little(c) => {
+                c.fold(init, |acc, b| f(acc, T::decode_elem::<LittleEndian>(b)))
+            }
+            ArrayIter::Big(c) => c.fold(init, |acc, b| f(acc, T::decode_elem::<BigEndian>(b))),
+            ArrayIter::Owned(it) => it.fold(init, |acc, x| f(acc, *x)),
         }
     }
 }

@@ -20,7 +20,7 @@ pub use typed::{Reencode, Typed};
 
 use crate::generated::perf_data::{Ctx, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordData, RecordItem};
-use crate::rt::{BigEndian, Endianness, Error, LittleEndian, Reader};
+use crate::rt::{BigEndian, Endianness, Error, LittleEndian};
 
 /// Where a stage sends its records.
 pub type Emit<'e> = dyn FnMut(RecordItem<'_>) -> Result<(), Error> + 'e;
@@ -120,12 +120,7 @@ pub(crate) fn decode_body<'b>(
     body: &'b [u8],
     ctx: &Ctx,
 ) -> Result<RecordBody<'b>, Error> {
-    match endian {
-        Endianness::Little => {
-            RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx)
-        }
-        Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, 0), ctx),
-    }
+    crate::container::file::decode_body(endian, ty, body, 0, ctx)
 }
 
 /// The HEADER_FEATURE record `r` holds, decoded (raw bytes in byte order `endian`).
