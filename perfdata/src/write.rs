@@ -33,6 +33,10 @@ pub fn save(file: &PerfFile<'_>, path: &Path, opts: WriteOptions) -> Result<(), 
 /// Runs `fill` on a temporary file beside `path`, re-reads what it wrote
 /// ([`crate::verify::check_file`]) and renames it to `path`. On any error the temporary
 /// file is removed and `path` is left as it was.
+///
+/// When `path` already exists, the new bytes are synced to disk before the rename, so
+/// that not even a crash can leave a half-written file where a good one was; a new file
+/// is not synced (like `cp`, the kernel writes it back in its own time).
 pub fn save_with(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<(), Error>,
@@ -47,13 +51,14 @@ pub fn save_with(
         fill(&mut out)?;
         out.flush()?;
     }
+    let replacing = path.exists();
     // The bytes go to disk while we read them back (one waits on the device, the other
     // uses the CPU); the rename needs both.
     let (checked, synced) = std::thread::scope(|scope| {
         let file = tmp.as_file();
-        let sync = scope.spawn(move || file.sync_all());
+        let sync = replacing.then(|| scope.spawn(move || file.sync_all()));
         let checked = crate::verify::check_file(tmp.path());
-        (checked, sync.join())
+        (checked, sync.map_or(Ok(Ok(())), |s| s.join()))
     });
     checked.map_err(|e| {
         Error::other(format!(

@@ -209,3 +209,43 @@ fn a_view_refuses_a_body_shorter_than_its_fixed_fields() {
     .unwrap();
     assert!(checked);
 }
+
+/// `validate` (what the read-back check of every conversion uses for samples) accepts
+/// exactly what the decoder accepts: intact samples, and not one whose callchain claims
+/// more entries than the body holds or whose body is cut.
+#[test]
+fn validate_accepts_what_decode_accepts() {
+    let bytes = common::fixture("callchain.data");
+    let data = PerfData::open(&bytes).unwrap();
+    let mut checked = 0;
+    data.for_each_record(&mut |_, rec, ctx| {
+        let Some(plan) = ctx.attr.and_then(|i| data.session.plan(i)) else {
+            return Ok(true);
+        };
+        if rec.record_type() != RecordType::SAMPLE {
+            return Ok(true);
+        }
+        let fixed = usize::from(plan.sample.fixed_len);
+        let mut lying = rec.body.to_vec();
+        lying[fixed..fixed + 8].copy_from_slice(&u64::MAX.to_le_bytes()); // callchain nr
+        let cut = &rec.body[..rec.body.len() - 8];
+        for (body, ok) in [(rec.body, true), (&lying[..], false), (cut, false)] {
+            let r = perfdata::container::RawRecord { body, ..rec };
+            let decoded = data.decode(&r, ctx).is_ok();
+            let validated = data
+                .sample(&r, ctx)
+                .and_then(|s| s.unwrap().validate())
+                .is_ok();
+            assert_eq!(
+                (decoded, validated),
+                (ok, ok),
+                "record at {:#x}",
+                rec.offset
+            );
+        }
+        checked += 1;
+        Ok(true)
+    })
+    .unwrap();
+    assert!(checked >= 10, "only {checked} samples");
+}

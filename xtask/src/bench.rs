@@ -266,6 +266,9 @@ struct Workload {
     args: Vec<String>,
     stdin_cat: Option<PathBuf>,
     keep_stdout: bool,
+    /// Removed before each run (untimed): writers are measured writing a new file, as
+    /// `cp` is, never replacing the last run's output.
+    fresh_output: Option<PathBuf>,
 }
 
 impl Workload {
@@ -275,7 +278,13 @@ impl Workload {
             args: args.iter().map(|a| a.to_string()).collect(),
             stdin_cat: None,
             keep_stdout: false,
+            fresh_output: None,
         }
+    }
+    /// The same workload, writing `out` afresh at each run.
+    fn writing(mut self, out: &str) -> Self {
+        self.fresh_output = Some(PathBuf::from(out));
+        self
     }
     fn describe(&self) -> String {
         let name = self
@@ -337,6 +346,9 @@ fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
 
 /// Runs `w` once: wall time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
 fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, String)> {
+    if let Some(out) = &w.fresh_output {
+        let _ = std::fs::remove_file(out);
+    }
     let stderr_path = env.scratch.join("workload.stderr");
     let mut cmd = Command::new(&w.program);
     cmd.args(&w.args)
@@ -482,23 +494,26 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         ("ours", bench(&["ours", file])),
         ("ours-ordered", bench(&["ours", file, "--ordered"])),
         ("lpd", bench(&["lpd", file])),
-        ("cp", Workload::new(Path::new("cp"), &[file, &out])),
-        ("convert", perfdata(&["convert", file, &out])),
+        (
+            "cp",
+            Workload::new(Path::new("cp"), &[file, &out]).writing(&out),
+        ),
+        ("convert", perfdata(&["convert", file, &out]).writing(&out)),
         (
             "convert-typed",
-            perfdata(&["convert", "--typed", file, &out]),
+            perfdata(&["convert", "--typed", file, &out]).writing(&out),
         ),
         (
             "convert-pipe",
-            perfdata(&["convert", "--layout", "pipe", file, &pipe]),
+            perfdata(&["convert", "--layout", "pipe", file, &pipe]).writing(&pipe),
         ),
         (
             "convert-compress",
-            perfdata(&["convert", "--compress", file, &compressed]),
+            perfdata(&["convert", "--compress", file, &compressed]).writing(&compressed),
         ),
         (
             "convert-decompress",
-            perfdata(&["convert", "--decompress", &compressed, &out]),
+            perfdata(&["convert", "--decompress", &compressed, &out]).writing(&out),
         ),
         ("dump", perfdata(&["dump", file])),
         ("dump-json", perfdata(&["dump", "--json", file])),

@@ -229,6 +229,44 @@ impl Gen<'_> {
                 }
             });
         }
+        // Every field after the prefix walkable: a check of the whole body that makes the
+        // decoder's checks without building the value.
+        if walk.len() == rest.len() && !walk.is_empty() {
+            let mut steps = TokenStream::new();
+            for g in &walk {
+                let v = self.walk_value(g, &env);
+                let gty = self.rust_ty(&g.ty);
+                let gty = if g.cond.is_some() {
+                    quote!(Option<#gty>)
+                } else {
+                    gty
+                };
+                steps.extend(quote!(let _: #gty = #v;));
+            }
+            let vdoc = format!(
+                " Decodes every field after the fixed ones and drops it: the checks \
+                 [`{}::decode`] makes, without building the value.",
+                s.name
+            );
+            accessors.extend(quote! {
+                #[doc = #vdoc]
+                #[inline]
+                pub fn validate(&self) -> rt::Result<()> {
+                    match self.endian {
+                        rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+                        rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+                    }
+                }
+                #[inline]
+                fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+                    let ctx = self.ctx;
+                    let _ = ctx;
+                    let r = &mut self.walk_reader::<E>();
+                    #steps
+                    Ok(())
+                }
+            });
+        }
         let rest_fn = if walk.is_empty() {
             quote!()
         } else {

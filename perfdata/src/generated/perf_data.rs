@@ -15879,6 +15879,24 @@ impl<'a> MmapView<'a> {
         Ok(r.rest_str())
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`Mmap::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -16110,6 +16128,24 @@ impl<'a> CommView<'a> {
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
         Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`Comm::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
@@ -16747,6 +16783,24 @@ impl<'a> ReadView<'a> {
         Ok(ReadData::decode(r, ctx).field("values")?)
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`Read::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: ReadData = ReadData::decode(r, ctx).field("values")?;
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -16991,6 +17045,31 @@ impl<'a> Mmap2View<'a> {
         let _: u32 = r.u32().field("prot")?;
         let _: u32 = r.u32().field("map_flags")?;
         Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`Mmap2::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
+            false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
+            true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
+        }
+        .field("file_id")?;
+        let _: u32 = r.u32().field("prot")?;
+        let _: u32 = r.u32().field("map_flags")?;
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
@@ -17670,6 +17749,24 @@ impl<'a> KsymbolView<'a> {
         Ok(r.rest_str())
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`Ksymbol::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -17813,6 +17910,24 @@ impl<'a> BpfEventView<'a> {
         Ok(r.bytes_field(8).field("tag")?)
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`BpfEvent::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(8).field("tag")?;
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -17927,6 +18042,24 @@ impl<'a> CgroupView<'a> {
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
         Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`Cgroup::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
@@ -18608,6 +18741,28 @@ impl<'a> HeaderBuildIdView<'a> {
         Ok(r.rest_str())
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`HeaderBuildId::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
+        let _: u8 = r.u8().field("build_id_size")?;
+        let _: u8 = r.u8().field("reserved1")?;
+        let _: u16 = r.u16().field("reserved2")?;
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -18818,6 +18973,24 @@ impl<'a> AuxtraceInfoView<'a> {
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
         Ok(rt::Array::decode_rest(r).field("priv")?)
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`AuxtraceInfo::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Array<'a, u64> = rt::Array::decode_rest(r).field("priv")?;
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
@@ -21118,6 +21291,101 @@ impl<'a> SampleView<'a> {
         } else {
             None
         })
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`Sample::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
+            Some(ReadData::decode(r, ctx).field("read")?)
+        } else {
+            None
+        };
+        let _: Option<Callchain<'a>> = if ctx.sample_type.contains(SampleType::CALLCHAIN) {
+            Some(Callchain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        let _: Option<RawData<'a>> = if ctx.sample_type.contains(SampleType::RAW) {
+            Some(RawData::decode(r, ctx).field("raw")?)
+        } else {
+            None
+        };
+        let _: Option<SampleBranchStack<'a>> = if ctx.sample_type.contains(SampleType::BRANCH_STACK)
+        {
+            Some(SampleBranchStack::decode(r, ctx).field("branch_stack")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_USER) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_user).field("regs_user")?)
+        } else {
+            None
+        };
+        let _: Option<StackUser<'a>> = if ctx.sample_type.contains(SampleType::STACK_USER) {
+            Some(StackUser::decode(r, ctx).field("stack_user")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::WEIGHT)
+            || ctx.sample_type.contains(SampleType::WEIGHT_STRUCT)
+        {
+            Some(r.u64().field("weight")?)
+        } else {
+            None
+        };
+        let _: Option<MemDataSrc> = if ctx.sample_type.contains(SampleType::DATA_SRC) {
+            Some(r.u64().map(MemDataSrc).field("data_src")?)
+        } else {
+            None
+        };
+        let _: Option<Transaction> = if ctx.sample_type.contains(SampleType::TRANSACTION) {
+            Some(r.u64().map(Transaction).field("transaction")?)
+        } else {
+            None
+        };
+        let _: Option<Regs<'a>> = if ctx.sample_type.contains(SampleType::REGS_INTR) {
+            Some(Regs::decode(r, ctx, ctx.sample_regs_intr).field("regs_intr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::PHYS_ADDR) {
+            Some(r.u64().field("phys_addr")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CGROUP) {
+            Some(r.u64().field("cgroup")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::DATA_PAGE_SIZE) {
+            Some(r.u64().field("data_page_size")?)
+        } else {
+            None
+        };
+        let _: Option<u64> = if ctx.sample_type.contains(SampleType::CODE_PAGE_SIZE) {
+            Some(r.u64().field("code_page_size")?)
+        } else {
+            None
+        };
+        let _: Option<AuxSample<'a>> = if ctx.sample_type.contains(SampleType::AUX) {
+            Some(AuxSample::decode(r, ctx).field("aux")?)
+        } else {
+            None
+        };
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).

@@ -3093,6 +3093,25 @@ impl<'a> TrailerView<'a> {
         Ok(rt::Array::decode(r, u64::from(ctx.nr_cpus)).field("cpus")?)
     }
 
+    /// Decodes every field after the fixed ones and drops it: the checks [`Trailer::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Array<'a, u16> = rt::Array::decode(r, u64::from(ctx.nr_cpus))
+            .field("cpus")?;
+        Ok(())
+    }
+
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
     fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
@@ -3370,6 +3389,29 @@ impl<'a> MapView<'a> {
         }
             .field("file")?;
         Ok(r.cstr().field("filename")?)
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`Map::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: FileId<'a> = match ctx.misc.contains(Misc::BUILD_ID) {
+            false => Inode::decode(r, ctx).map(FileId::Inode),
+            true => BuildId::decode(r, ctx).map(FileId::BuildId),
+        }
+            .field("file")?;
+        let _: rt::Str<'a> = r.cstr().field("filename")?;
+        Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
