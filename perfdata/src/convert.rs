@@ -246,7 +246,7 @@ fn stream<S: Endian, D: Endian>(
         pipeline.push_stage(ToPipe::new());
     }
     if plan.typed {
-        pipeline.push_stage(Typed::new());
+        pipeline.push_stage(Typed::reencoding());
     }
     if let Some((kind, level)) = plan.compress {
         pipeline.push_stage(Compress::<D>::new(kind, level)?);

@@ -104,9 +104,11 @@ impl<E: Endian> RecordEncoder<E> {
                 "compressed records hold records in the input's byte order: decompress before converting",
             ));
         }
+        // Raw bodies in the output's order are written as they are, not copied first.
+        let mut as_is: Option<&[u8]> = None;
         let payload: &[u8] = match &item.data {
             RecordData::Raw { body, payload } if E::KIND == self.src => {
-                self.body.put_bytes(body);
+                as_is = Some(body);
                 payload
             }
             RecordData::Raw { body, payload } => {
@@ -127,7 +129,8 @@ impl<E: Endian> RecordEncoder<E> {
             }
         };
         // The body is encoded first: the header's size follows from it.
-        let size = HEADER_SIZE + self.body.len();
+        let body = as_is.unwrap_or(self.body.as_slice());
+        let size = HEADER_SIZE + body.len();
         let size = u16::try_from(size).map_err(|_| {
             Error::inconsistent(format!(
                 "a {} record of {size} bytes does not fit perf_event_header.size (at most 65535)",
@@ -142,7 +145,7 @@ impl<E: Endian> RecordEncoder<E> {
         }
         .encode(&mut self.header, &Ctx::default())?;
         out.write_all(self.header.as_slice())?;
-        out.write_all(self.body.as_slice())?;
+        out.write_all(body)?;
         out.write_all(payload)?;
         Ok((usize::from(size) + payload.len()) as u64)
     }

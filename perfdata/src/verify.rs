@@ -30,7 +30,13 @@ pub fn check_stream(input: impl Read) -> Result<(), Error> {
     let mut index = 0u64;
     while let Some(rec) = reader.next_record()? {
         let ty = rec.raw.record_type();
-        decode_body(endian, ty, rec.raw.body, &rec.ctx).map_err(|e| e.with_record(index, ty))?;
+        // As in `check_with`: samples through their view's validate().
+        match rec.sample() {
+            Ok(Some(s)) => s.validate(),
+            Ok(None) => decode_body(endian, ty, rec.raw.body, &rec.ctx).map(drop),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| e.with_record(index, ty))?;
         index += 1;
     }
     Ok(())

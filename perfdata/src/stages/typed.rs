@@ -3,9 +3,9 @@
 use super::{decode_body, is_compressed, Emit, Stage};
 use crate::container::session::attr_ctx;
 use crate::container::stream::HEADER_SIZE;
-use crate::generated::perf_data::{Ctx, FeatureBody};
+use crate::generated::perf_data::{Ctx, FeatureBody, RecordBody, RecordType, Sample};
 use crate::model::{FeatureData, PerfFile, RecordData, RecordItem};
-use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
+use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader, Writer};
 use crate::sink::{refuse_unknown_feature, RecordEncoder};
 
 /// The decoding context of `item` given the attrs' contexts and the CPU counts.
@@ -27,11 +27,25 @@ pub struct Typed {
     endian: Option<Endianness>,
     attr_ctx: Vec<Ctx>,
     fctx: Ctx,
+    /// Encode each value again at once (in the input's byte order) and pass on its bytes:
+    /// the same round trip without a boxed value per record, for streaming conversions.
+    reencode: bool,
+    little: Writer<LittleEndian>,
+    big: Writer<BigEndian>,
 }
 
 impl Typed {
+    /// Values in the model (for editing).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Decoded and encoded again record by record (for `convert --typed`).
+    pub fn reencoding() -> Self {
+        Typed {
+            reencode: true,
+            ..Self::default()
+        }
     }
 }
 
@@ -52,6 +66,29 @@ impl Stage for Typed {
         }
         let ctx = item_ctx(&self.attr_ctx, &self.fctx, &item);
         let endian = self.endian.unwrap_or(Endianness::Little);
+        if self.reencode {
+            let bytes = match endian {
+                Endianness::Little => {
+                    self.little.clear();
+                    round_trip(item.ty, body, &ctx, &mut self.little)?;
+                    self.little.as_slice()
+                }
+                Endianness::Big => {
+                    self.big.clear();
+                    round_trip(item.ty, body, &ctx, &mut self.big)?;
+                    self.big.as_slice()
+                }
+            };
+            return out(RecordItem {
+                ty: item.ty,
+                misc: item.misc,
+                attr: item.attr,
+                data: RecordData::Raw {
+                    body: Bytes::from(bytes),
+                    payload: payload.clone(),
+                },
+            });
+        }
         let mut decoded = decode_body(endian, item.ty, body, &ctx)?;
         if item.ty.has_payload() {
             decoded.set_payload(Bytes::from(payload.as_slice()));
@@ -62,6 +99,23 @@ impl Stage for Typed {
             attr: item.attr,
             data: RecordData::Typed(Box::new(decoded)),
         })
+    }
+}
+
+/// Decodes a record body of type `ty` into its value and encodes that into `w`. Samples
+/// (nearly every record) go through their own type rather than the `RecordBody` enum,
+/// which would move each one into the enum and out again.
+fn round_trip<E: Endian>(
+    ty: RecordType,
+    body: &[u8],
+    ctx: &Ctx,
+    w: &mut Writer<E>,
+) -> Result<(), Error> {
+    let r = &mut Reader::<E>::new(body, 0);
+    if ty == RecordType::SAMPLE {
+        Sample::decode(r, ctx)?.encode(w, ctx)
+    } else {
+        RecordBody::decode(ty, r, ctx)?.encode(w, ctx)
     }
 }
 
