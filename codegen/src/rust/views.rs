@@ -195,17 +195,7 @@ impl Gen<'_> {
             } else {
                 quote!(#ty)
             };
-            let mut steps = TokenStream::new();
-            for g in &walk[..k] {
-                let v = self.walk_value(g, &env);
-                let gty = self.rust_ty(&g.ty);
-                let gty = if g.cond.is_some() {
-                    quote!(Option<#gty>)
-                } else {
-                    gty
-                };
-                steps.extend(quote!(let _: #gty = #v;));
-            }
+            let steps: TokenStream = walk[..k].iter().map(|g| self.walk_skip(g, &env)).collect();
             let v = self.walk_value(f, &env);
             let fdoc = doc_attrs(&f.doc);
             accessors.extend(quote! {
@@ -232,17 +222,7 @@ impl Gen<'_> {
         // Every field after the prefix walkable: a check of the whole body that makes the
         // decoder's checks without building the value.
         if walk.len() == rest.len() && !walk.is_empty() {
-            let mut steps = TokenStream::new();
-            for g in &walk {
-                let v = self.walk_value(g, &env);
-                let gty = self.rust_ty(&g.ty);
-                let gty = if g.cond.is_some() {
-                    quote!(Option<#gty>)
-                } else {
-                    gty
-                };
-                steps.extend(quote!(let _: #gty = #v;));
-            }
+            let steps: TokenStream = walk.iter().map(|g| self.walk_skip(g, &env)).collect();
             let vdoc = format!(
                 " Decodes every field after the fixed ones and drops it: the checks \
                  [`{}::decode`] makes, without building the value.",
@@ -383,6 +363,18 @@ impl Gen<'_> {
                 #rest_fn
             }
         }
+    }
+
+    /// Decodes a walkable field and drops it (typed, so that arrays know their element).
+    fn walk_skip(&self, f: &Field, env: &Env) -> TokenStream {
+        let v = self.walk_value(f, env);
+        let ty = self.rust_ty(&f.ty);
+        let ty = if f.cond.is_some() {
+            quote!(Option<#ty>)
+        } else {
+            ty
+        };
+        quote!(let _: #ty = #v;)
     }
 
     /// The decoding of a walkable field as one expression (`?` inside), as `decode` does it.
