@@ -8,7 +8,7 @@
 //!
 //! Everything positional is computed here from the content: ids and attrs sections,
 //! `attr_size`, the data section, the feature bitmap and table, every `header.size`. The
-//! layout is perf's own (header, ids, attrs, [event_types], data, feature table, feature
+//! layout is perf's own (header, ids, attrs, event_types if any, data, feature table, feature
 //! payloads in id order), so a perf-written file is rewritten to the same bytes.
 
 use crate::container::stream::HEADER_SIZE;

@@ -1,5 +1,5 @@
 //! Project automation: code generation from the spec (`cargo xtask gen [--check]`) and the
-//! benchmark suite (`cargo xtask bench`, in [`bench`]).
+//! benchmark suite (`cargo xtask bench`, in [`mod@bench`]).
 //!
 //! Modelled on rust-analyzer's `xtask codegen`: generated files are committed, carry a
 //! "do not edit" header, and `--check` (plus the `generated_files_are_fresh` test) fails

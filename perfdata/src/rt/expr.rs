@@ -98,14 +98,19 @@ pub fn check_computed(found: u64, computed: u64, expr: &str) -> Result<()> {
 pub fn check_presence(present: bool, cond: bool, cond_text: &str) -> Result<()> {
     if present == cond {
         Ok(())
-    } else if present {
-        Err(Error::inconsistent(format!(
-            "the field is present but `{cond_text}` is false"
-        )))
     } else {
-        Err(Error::inconsistent(format!(
-            "the field is absent but `{cond_text}` is true"
-        )))
+        Err(presence_error(present, cond_text))
+    }
+}
+
+/// Kept out of line: encoders check every conditional field, and this is the rare path.
+#[cold]
+#[inline(never)]
+fn presence_error(present: bool, cond_text: &str) -> Error {
+    if present {
+        Error::inconsistent(format!("the field is present but `{cond_text}` is false"))
+    } else {
+        Error::inconsistent(format!("the field is absent but `{cond_text}` is true"))
     }
 }
 
