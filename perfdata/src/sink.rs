@@ -66,14 +66,7 @@ impl<E: Endian> RecordEncoder<E> {
 
     /// The decoding context of `item`: its attr's layout, its misc bits, the CPU counts.
     pub fn ctx(&self, item: &RecordItem<'_>) -> Ctx {
-        let mut ctx = item
-            .attr
-            .and_then(|i| self.attr_ctx.get(i).copied())
-            .unwrap_or_default();
-        ctx.misc = item.misc;
-        ctx.nr_cpus_avail = self.feature_ctx.nr_cpus_avail;
-        ctx.nr_cpus_online = self.feature_ctx.nr_cpus_online;
-        ctx
+        crate::stages::typed::item_ctx(&self.attr_ctx, &self.feature_ctx, item)
     }
 
     /// Decodes a raw body in the source order (owned, so the value outlives `body`'s

@@ -11,7 +11,7 @@
 mod compress;
 mod decompress;
 mod layout;
-mod typed;
+pub(crate) mod typed;
 
 pub use compress::{Compress, CompressedKind};
 pub use decompress::Decompress;

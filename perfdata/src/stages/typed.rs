@@ -8,8 +8,9 @@ use crate::model::{FeatureData, PerfFile, RecordData, RecordItem};
 use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader, Writer};
 use crate::sink::{refuse_unknown_feature, RecordEncoder};
 
-/// The decoding context of `item` given the attrs' contexts and the CPU counts.
-fn item_ctx(attr_ctx: &[Ctx], fctx: &Ctx, item: &RecordItem<'_>) -> Ctx {
+/// The decoding context of `item` given the attrs' contexts and the CPU counts (shared
+/// with the sinks' encoder).
+pub(crate) fn item_ctx(attr_ctx: &[Ctx], fctx: &Ctx, item: &RecordItem<'_>) -> Ctx {
     let mut ctx = item
         .attr
         .and_then(|i| attr_ctx.get(i).copied())
