@@ -1,125 +1,11 @@
-//! `perfdata`: inspect perf.data files.
-//!
-//! `perfdata dump FILE` prints the format, the attrs, every feature and every record,
-//! decoded by the code generated from the spec (one JSON object per line with `--json`).
+//! `perfdata dump`: every part of a file, as text or one JSON object per line.
 
-use clap::{Parser, Subcommand};
 use perfdata::container::{Origin, Place, Recording};
 use perfdata::generated::perf_data::{EventHeader, RecordBody, RecordType};
-use perfdata::rt::Endianness;
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::Path;
 
-#[derive(Parser)]
-#[command(
-    name = "perfdata",
-    version,
-    about = "Read perf.data files (every variant)"
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Print the header, attrs, features and records of a perf.data file.
-    Dump {
-        /// A perf.data file (file or pipe layout, either byte order); `-` reads a
-        /// pipe-mode stream from standard input (`perf record -o - … | perfdata dump -`).
-        file: PathBuf,
-        /// Print only the header, attrs and features.
-        #[arg(long)]
-        header_only: bool,
-        /// Stop after this many records.
-        #[arg(long)]
-        limit: Option<u64>,
-        /// One JSON object per line instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
-    /// byte-exact copy. The output is written to a temporary file and renamed into place,
-    /// so OUTPUT may be INPUT.
-    Convert {
-        input: PathBuf,
-        output: PathBuf,
-        /// Byte order of the output (default: the input's).
-        #[arg(long, value_enum)]
-        endian: Option<EndianArg>,
-        /// Layout of the output (default: the input's).
-        #[arg(long, value_enum)]
-        layout: Option<LayoutArg>,
-        /// Decompress COMPRESSED/COMPRESSED2 records.
-        #[arg(long)]
-        decompress: bool,
-        /// Compress the kernel records (COMPRESSED2 unless --compressed-v1).
-        #[arg(long)]
-        compress: bool,
-        /// With --compress: write PERF_RECORD_COMPRESSED (81), which perf before 6.16 reads.
-        #[arg(long)]
-        compressed_v1: bool,
-        /// zstd level for --compress.
-        #[arg(long, default_value_t = 3)]
-        level: i32,
-        /// Decode every record and feature and encode them again (typed round trip).
-        #[arg(long)]
-        typed: bool,
-    },
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum EndianArg {
-    Little,
-    Big,
-}
-
-#[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
-enum LayoutArg {
-    File,
-    Pipe,
-}
-
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Dump {
-            file,
-            header_only,
-            limit,
-            json,
-        } => dump(&file, header_only, limit, json),
-        Command::Convert {
-            input,
-            output,
-            endian,
-            layout,
-            decompress,
-            compress,
-            compressed_v1,
-            level,
-            typed,
-        } => convert(
-            &input,
-            &output,
-            endian,
-            layout,
-            decompress,
-            compress.then_some((compressed_v1, level)),
-            typed,
-        ),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("perfdata: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
+pub fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
     if path == Path::new("-") {
         return dump_stream(std::io::stdin().lock(), limit, json);
     }
@@ -272,40 +158,6 @@ fn name_of(ty: RecordType) -> String {
 
 fn to_json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|e| format!("<{e}>"))
-}
-
-fn convert(
-    input: &Path,
-    output: &Path,
-    endian: Option<EndianArg>,
-    layout: Option<LayoutArg>,
-    decompress: bool,
-    compress: Option<(bool, i32)>,
-    typed: bool,
-) -> Result<(), String> {
-    use perfdata::convert::{convert_file, ConvertOptions};
-    use perfdata::transform::CompressedKind;
-    let opts = ConvertOptions {
-        endian: endian.map(|e| match e {
-            EndianArg::Little => Endianness::Little,
-            EndianArg::Big => Endianness::Big,
-        }),
-        layout: layout.map(|l| match l {
-            LayoutArg::File => perfdata::container::Layout::File,
-            LayoutArg::Pipe => perfdata::container::Layout::Pipe,
-        }),
-        decompress,
-        compress: compress.map(|(v1, level)| {
-            let kind = if v1 {
-                CompressedKind::Compressed
-            } else {
-                CompressedKind::Compressed2
-            };
-            (kind, level)
-        }),
-        typed,
-    };
-    convert_file(input, output, &opts).map_err(|e| e.to_string())
 }
 
 /// A pipe-mode stream from standard input, one record at a time (bounded memory).
