@@ -1,5 +1,6 @@
 //! Checks 7 and 8: our analyses against perf's and inferno's on the same file.
-//! 7 (report): `perf report --stdio -n --no-children --sort comm,dso,sym -g none`, every
+//! 7 (report): `perf report --stdio -n --no-children --no-group --sort comm,dso,sym -g
+//! none`, every
 //! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
 //! 8 (collapse): `perf script | inferno-collapse-perf` (the inferno crate's perf folder,
 //! the code of that binary) byte for byte against `perfdata collapse`.
@@ -31,8 +32,13 @@ pub fn parse_perf_report(text: &str) -> Rows {
     let mut spans: Vec<(usize, usize)> = vec![];
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("# Samples: ") {
-            if let Some(i) = rest.find("of event '") {
-                event = rest[i + 10..].trim_end_matches('\'').to_string();
+            // "of event 'x'", or with --no-group "of events 'x'".
+            if let Some(i) = rest.find("of event") {
+                event = rest[i..]
+                    .split_once('\'')
+                    .map_or("", |(_, e)| e)
+                    .trim_end_matches('\'')
+                    .to_string();
             }
             spans.clear();
             continue;
@@ -86,6 +92,7 @@ pub fn check_report(path: &Path, dir: &Path) -> Outcome {
             "--stdio",
             "-n",
             "--no-children",
+            "--no-group",
             "--sort",
             "comm,dso,sym",
         ])

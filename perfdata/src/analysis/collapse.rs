@@ -1,12 +1,11 @@
 //! Folded stacks (`comm;root;…;leaf count`), the input of flame graphs: the same lines
 //! `perf script | inferno-collapse-perf` gives, computed without printing and re-parsing
 //! text. inferno's rules are followed: only one event (the first sampled, unless one is
-//! named), counts are periods when samples carry one, a function without a symbol is named
+//! named), counts are periods, a function without a symbol is named
 //! after its object (`[libc.so.6]`), argument lists are dropped, `;` becomes `:`.
 
 use super::machine::Frame;
 use super::Analyzer;
-use crate::generated::perf_data::SampleType;
 use crate::rt::Error;
 use std::collections::{BTreeMap, HashMap};
 
@@ -38,13 +37,6 @@ pub fn collapse(
             )?),
             None => None,
         };
-    let has_period: Vec<bool> = analyzer
-        .data
-        .session
-        .attrs
-        .iter()
-        .map(|a| a.attr.sample_type.0 & SampleType::PERIOD.0 != 0)
-        .collect();
     let mut event = wanted;
     let mut folded: HashMap<String, u64> = HashMap::new();
     let mut frames: Vec<Frame> = vec![];
@@ -79,11 +71,8 @@ pub fn collapse(
             line.push(';');
             line.push_str(name);
         }
-        let count = if has_period.get(s.event).copied().unwrap_or(false) {
-            s.period
-        } else {
-            1
-        };
+        // perf script prints the period (the attr's when samples carry none).
+        let count = s.period;
         match folded.get_mut(line.as_str()) {
             Some(c) => *c += count,
             None => {

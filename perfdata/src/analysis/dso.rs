@@ -79,6 +79,8 @@ pub struct SymbolSources {
     pub perf_map_dir: PathBuf,
     /// Read source lines (slower; needed for source files and `--inline`).
     pub lines: bool,
+    /// Read symbol files at all (off: addresses only, whatever the machine has).
+    pub read_files: bool,
 }
 
 impl Default for SymbolSources {
@@ -92,8 +94,16 @@ impl Default for SymbolSources {
             vmlinux: None,
             perf_map_dir: PathBuf::from("/tmp"),
             lines: false,
+            read_files: true,
         }
     }
+}
+
+/// The recording's host name and kernel release (features).
+#[derive(Debug, Clone, Default)]
+pub struct RecordedHost {
+    pub hostname: Option<String>,
+    pub osrelease: Option<String>,
 }
 
 /// Every DSO met in a recording, symbols loaded on first use.
@@ -105,6 +115,10 @@ pub struct Dsos {
     /// Build ids from the BUILD_ID feature and MMAP2 records, by file name.
     build_ids: HashMap<String, Vec<u8>>,
     kernel: OnceCell<Option<KernelSymbols>>,
+    /// Kernel symbols chosen by the caller (a file or none, and why).
+    kernel_choice: Option<(Option<PathBuf>, String)>,
+    /// What the recording says about its machine (for choosing kernel symbols).
+    pub host: RecordedHost,
     /// Runtime address of `_text` when recorded (the kernel MMAP's pgoff).
     kernel_ref: Option<u64>,
     /// That minus `_text` in the symbols used (KASLR: another boot of the same kernel).
@@ -129,9 +143,62 @@ impl Dsos {
             by_name: HashMap::new(),
             build_ids: HashMap::new(),
             kernel: OnceCell::new(),
+            kernel_choice: None,
+            host: RecordedHost::default(),
             kernel_ref: None,
             kernel_reloc: OnceCell::new(),
         }
+    }
+
+    /// Fixes the kernel symbols (`--kallsyms`, `--vmlinux`, `--no-symbols`).
+    pub fn set_kernel_choice(&mut self, kallsyms: Option<PathBuf>, why: String) {
+        self.kernel_choice = Some((kallsyms, why));
+    }
+
+    /// The kallsyms file used for the kernel (if any) and why: the caller's choice, else
+    /// perf's — the build-id cache's saved copy for the recorded kernel, else this
+    /// machine's `/proc/kallsyms` when it runs that kernel (same build id, or, with none
+    /// recorded, the same host name and release).
+    pub fn kernel_choice(&self) -> (Option<PathBuf>, String) {
+        if let Some(c) = &self.kernel_choice {
+            return c.clone();
+        }
+        let proc = PathBuf::from("/proc/kallsyms");
+        let running = std::fs::read("/sys/kernel/notes")
+            .ok()
+            .and_then(|n| super::symbols::build_id_from_notes(&n));
+        if let Some(id) = self.build_ids.get("[kernel.kallsyms]") {
+            let h = hex(id);
+            if let Some(cache) = self.sources.build_id_cache.as_ref().filter(|_| h.len() > 2) {
+                let saved = cache.join(".build-id").join(&h[..2]).join(&h[2..]).join("kallsyms");
+                if saved.is_file() {
+                    let why = format!("{} (build-id cache)", saved.display());
+                    return (Some(saved), why);
+                }
+            }
+            return match running {
+                Some(r) if same_build_id(id, &r) => (
+                    Some(proc),
+                    "/proc/kallsyms (this machine runs the recorded kernel)".into(),
+                ),
+                _ => (
+                    None,
+                    format!("none: no kallsyms or vmlinux with build id {h} (give --kallsyms or --vmlinux)"),
+                ),
+            };
+        }
+        let here = |f: &str| std::fs::read_to_string(f).ok().map(|s| s.trim().to_string());
+        if self.host.hostname.is_some()
+            && self.host.hostname == here("/proc/sys/kernel/hostname")
+            && self.host.osrelease == here("/proc/sys/kernel/osrelease")
+        {
+            return (
+                Some(proc),
+                "/proc/kallsyms (recorded on this host and release; no kernel build id recorded)"
+                    .into(),
+            );
+        }
+        (None, "none: the recording comes from another machine".into())
     }
 
     /// The kernel MMAP's pgoff: where `_text` was when recorded.
@@ -145,7 +212,7 @@ impl Dsos {
         *self.kernel_reloc.get_or_init(|| {
             let text = self
                 .kernel_symbols()
-                .and_then(|k| k.kernel.iter().find(|s| s.name == "_text").map(|s| s.start));
+                .and_then(|k| k.kernel.iter().find(|s| s.name() == "_text").map(|s| s.start));
             match (self.kernel_ref, text) {
                 (Some(r), Some(t)) => r.wrapping_sub(t),
                 _ => 0,
@@ -227,7 +294,7 @@ impl Dsos {
     pub fn symbol_name(&self, s: SymbolId) -> &str {
         self.table(s.dso)
             .and_then(|t| t.get(s.index as usize))
-            .map_or("[unknown]", |s| s.name.as_str())
+            .map_or("[unknown]", |s| s.name())
     }
 
     pub fn symbol_start(&self, s: SymbolId) -> u64 {
@@ -291,6 +358,7 @@ impl Dsos {
     fn loaded(&self, id: DsoId) -> &Loaded {
         let dso = &self.dsos[id.0 as usize];
         dso.loaded.get_or_init(|| match &dso.kind {
+            _ if !self.sources.read_files => Loaded::default(),
             DsoKind::User => self.load_elf(dso),
             DsoKind::PerfMap => Loaded {
                 table: std::fs::read_to_string(&dso.name)
@@ -318,7 +386,7 @@ impl Dsos {
                 .sources
                 .vmlinux
                 .clone()
-                .or_else(|| self.sources.kallsyms.clone()),
+                .or_else(|| self.kernel_choice().0),
             ..Loaded::default()
         }
     }
@@ -334,7 +402,8 @@ impl Dsos {
                         modules: HashMap::new(),
                     });
                 }
-                let text = std::fs::read_to_string(self.sources.kallsyms.as_ref()?).ok()?;
+                let file = self.sources.kallsyms.clone().or_else(|| self.kernel_choice().0)?;
+                let text = std::fs::read_to_string(file).ok()?;
                 Some(parse_kallsyms(&text))
             })
             .as_ref()
@@ -346,7 +415,18 @@ impl Dsos {
     /// runtime file the PLT and the address layout.
     fn load_elf(&self, dso: &Dso) -> Loaded {
         let mut candidates: Vec<PathBuf> = vec![];
-        let id_hex = dso.build_id.as_deref().map(hex);
+        // perf reads the build id from the file when the recording has none for it, and
+        // looks for debug files with it.
+        let read_id;
+        let build_id = match &dso.build_id {
+            Some(id) => Some(id.as_slice()),
+            None if dso.name.starts_with('/') => {
+                read_id = ElfInfo::read_build_id(Path::new(&dso.name));
+                read_id.as_deref()
+            }
+            None => None,
+        };
+        let id_hex = build_id.map(hex);
         if let (Some(cache), Some(h)) = (&self.sources.build_id_cache, &id_hex) {
             if h.len() > 2 {
                 let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);

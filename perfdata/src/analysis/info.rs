@@ -58,7 +58,7 @@ pub fn info(analyzer: &mut Analyzer<'_>, top: usize) -> Result<Info, Error> {
                 .sum::<u64>(),
         layout: format!("{:?}", data.format.layout).to_lowercase(),
         endian: format!("{:?}", data.format.endian).to_lowercase(),
-        kernel_symbols: analyzer.kernel_symbols.clone(),
+        kernel_symbols: analyzer.kernel_symbols(),
         ..Info::default()
     };
     let text = |s: &crate::generated::perf_data::PerfString<'_>| s.text.to_str_lossy().into_owned();

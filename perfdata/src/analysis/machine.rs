@@ -147,18 +147,29 @@ pub struct Machine {
 
 impl Machine {
     pub fn new(dsos: Dsos) -> Self {
-        Machine {
+        let mut m = Machine {
             dsos,
             threads: HashMap::new(),
             maps: HashMap::new(),
             kernel_maps: Maps::new(),
-        }
+        };
+        m.reset();
+        m
     }
 
     /// Forgets threads and maps (not the DSO cache): directory mode replays the side band
     /// once per stream.
     pub fn reset(&mut self) {
         self.threads.clear();
+        // perf's idle thread.
+        self.threads.insert(
+            0,
+            Thread {
+                pid: 0,
+                tid: 0,
+                comm: Some("swapper".into()),
+            },
+        );
         self.maps.clear();
         self.kernel_maps.clear();
     }

@@ -37,8 +37,11 @@ pub use machine::{Frame, Machine, SideEvent};
 
 use crate::container::stream::RawRecord;
 use crate::container::{Origin, PerfData, Place, RecordCtx, Recording};
-use crate::generated::perf_data::{AttrType, FeatureBody, FeatureId, RecordType, SampleView};
+use crate::generated::perf_data::{
+    AttrType, EventUpdateData, FeatureBody, FeatureId, ReadValues, RecordBody, RecordType, SampleType, SampleView,
+};
 use crate::rt::Error;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Where kernel and user symbols come from (the CLI's `--kallsyms`, `--vmlinux`,
@@ -76,6 +79,7 @@ pub struct SampleInfo<'a> {
 }
 
 /// One record as [`Analyzer::run`] gives it.
+#[derive(Clone, Copy)]
 pub struct Item<'a> {
     pub data: &'a PerfData<'a>,
     pub place: Place,
@@ -93,9 +97,9 @@ pub struct Analyzer<'r> {
     pub machine: Machine,
     /// Event names by attr index.
     pub events: Vec<String>,
-    /// Where kernel symbols come from, and why (for `info`).
-    pub kernel_symbols: String,
     progress: Option<Progress>,
+    /// perf's per-id counter values of PERF_SAMPLE_READ samples (periods are deltas).
+    last_read: HashMap<u64, u64>,
 }
 
 /// A progress bar over the bytes of the recording, drawn on stderr once the work has
@@ -141,9 +145,7 @@ impl<'r> Analyzer<'r> {
             sources.build_id_cache = Some(d.clone());
         }
         if opts.no_symbols {
-            sources.build_id_cache = None;
-            sources.debug_root = PathBuf::from("/nonexistent");
-            sources.perf_map_dir = PathBuf::from("/nonexistent");
+            sources.read_files = false;
         }
         let mut build_ids = vec![];
         let (mut hostname, mut osrelease) = (None, None);
@@ -169,21 +171,16 @@ impl<'r> Analyzer<'r> {
                 _ => {}
             }
         }
-        let kernel_id = build_ids
-            .iter()
-            .find(|(n, _)| n == "[kernel.kallsyms]")
-            .map(|(_, id)| id.clone());
-        let (kallsyms, why) = if opts.no_symbols {
-            (None, "none (--no-symbols)".to_string())
-        } else if let Some(k) = &opts.kallsyms {
-            (Some(k.clone()), format!("{} (--kallsyms)", k.display()))
-        } else if let Some(v) = &opts.vmlinux {
-            (None, format!("{} (--vmlinux)", v.display()))
-        } else {
-            choose_kallsyms(kernel_id.as_deref(), &sources, hostname, osrelease)
-        };
-        sources.kallsyms = kallsyms;
         let mut dsos = Dsos::new(sources);
+        if opts.no_symbols {
+            dsos.set_kernel_choice(None, "none (--no-symbols)".into());
+        } else if let Some(k) = &opts.kallsyms {
+            dsos.set_kernel_choice(Some(k.clone()), format!("{} (--kallsyms)", k.display()));
+        } else if let Some(v) = &opts.vmlinux {
+            dsos.set_kernel_choice(None, format!("{} (--vmlinux)", v.display()));
+        }
+        dsos.host.hostname = hostname;
+        dsos.host.osrelease = osrelease;
         for (name, id) in build_ids {
             dsos.note_build_id(&name, id);
         }
@@ -193,8 +190,8 @@ impl<'r> Analyzer<'r> {
             data,
             machine: Machine::new(dsos),
             events,
-            kernel_symbols: why,
             progress: None,
+            last_read: HashMap::new(),
         })
     }
 
@@ -227,6 +224,11 @@ impl<'r> Analyzer<'r> {
         self.recording
     }
 
+    /// Where kernel symbols come from, and why (for `info`).
+    pub fn kernel_symbols(&self) -> String {
+        self.machine.dsos.kernel_choice().1
+    }
+
     /// Calls `f` for every record in time order, after the side-band records before it
     /// have updated the machine. A `--threads` directory: the side band of every stream
     /// is collected first and replayed, in time order, while each stream is walked.
@@ -237,7 +239,10 @@ impl<'r> Analyzer<'r> {
         let data = &self.data;
         let machine = &mut self.machine;
         let progress = &mut self.progress;
+        let last_read = &mut self.last_read;
+        let events = &mut self.events;
         machine.reset();
+        last_read.clear();
         let result = if !self.recording.is_directory() {
             data.for_each_record_ordered(&mut |origin, rec, ctx| {
                 if let Some(p) = progress.as_mut() {
@@ -247,10 +252,8 @@ impl<'r> Analyzer<'r> {
                 if let Some(ev) = side_event(data, &rec, ctx)? {
                     machine.apply(&ev);
                 }
-                if let Some(s) = &item.sample {
-                    machine.note_thread(s.pid, s.tid);
-                }
-                f(machine, &item)
+                note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
+                deliver(machine, &item, last_read, f)
             })
         } else {
             self.run_directory(f)
@@ -267,6 +270,7 @@ impl<'r> Analyzer<'r> {
     ) -> Result<(), Error> {
         let data = &self.data;
         let machine = &mut self.machine;
+        let last_read = &mut self.last_read;
         // Directory: collect the side band of every stream, then replay it per stream.
         let mut side: Vec<(u64, SideEvent)> = vec![];
         self.recording.for_each_record(&mut |_, _, rec, ctx| {
@@ -292,10 +296,7 @@ impl<'r> Analyzer<'r> {
                     machine.apply(&side[next].1);
                     next += 1;
                 }
-                if let Some(s) = &item.sample {
-                    machine.note_thread(s.pid, s.tid);
-                }
-                go_on = f(machine, &item)?;
+                go_on = deliver(machine, &item, last_read, f)?;
                 Ok(go_on)
             };
             match place {
@@ -310,66 +311,93 @@ impl<'r> Analyzer<'r> {
     }
 }
 
-/// perf's choice of kernel symbols: the build-id cache's saved kallsyms for the recorded
-/// kernel; else this machine's `/proc/kallsyms` when it runs that kernel (same build id,
-/// or — with none recorded — the same host name and release).
-fn choose_kallsyms(
-    recorded: Option<&[u8]>,
-    sources: &SymbolSources,
-    hostname: Option<String>,
-    osrelease: Option<String>,
-) -> (Option<PathBuf>, String) {
-    let proc = PathBuf::from("/proc/kallsyms");
-    let running = std::fs::read("/sys/kernel/notes")
-        .ok()
-        .and_then(|n| symbols::build_id_from_notes(&n));
-    if let Some(id) = recorded {
-        let h = dso::hex(id);
-        if let Some(cache) = &sources.build_id_cache {
-            let saved = cache
-                .join(".build-id")
-                .join(&h[..2])
-                .join(&h[2..])
-                .join("kallsyms");
-            if saved.is_file() {
-                return (
-                    Some(saved.clone()),
-                    format!("{} (build-id cache)", saved.display()),
-                );
+/// Passes a record on; a sample with PERF_SAMPLE_READ becomes one sample per counter
+/// read, each with the counter's change since its last sample as the period (perf's
+/// `deliver_sample_value`; a counter that did not move gives none).
+fn deliver(
+    machine: &mut Machine,
+    item: &Item<'_>,
+    last_read: &mut HashMap<u64, u64>,
+    f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+) -> Result<bool, Error> {
+    let Some(s) = &item.sample else {
+        return f(machine, item);
+    };
+    machine.note_thread(s.pid, s.tid);
+    if !item.ctx.sample_type.contains(SampleType::READ) {
+        return f(machine, item);
+    }
+    let Some(read) = s.view.read()? else {
+        return f(machine, item);
+    };
+    let values: Vec<(Option<u64>, u64)> = match read.values {
+        ReadValues::Single(v) => vec![(v.id, v.value)],
+        ReadValues::Group(g) => g.values.iter().map(|v| (v.id, v.value)).collect(),
+    };
+    for (id, value) in values {
+        let Some(id) = id else { continue };
+        let Some(event) = item.data.session.attr_of_id(id) else {
+            continue;
+        };
+        let period = value.wrapping_sub(last_read.insert(id, value).unwrap_or(0));
+        if period == 0 {
+            continue;
+        }
+        let one = Item {
+            sample: Some(SampleInfo { event, period, ..*s }),
+            ..*item
+        };
+        if !f(machine, &one)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Pipe mode: build ids, features (host, release) and event names arrive as records.
+fn note_header_record(
+    data: &PerfData<'_>,
+    rec: &RawRecord<'_>,
+    ctx: &RecordCtx,
+    dsos: &mut Dsos,
+    events: &mut [String],
+) -> Result<(), Error> {
+    let ty = rec.record_type();
+    if ty != RecordType::HEADER_BUILD_ID
+        && ty != RecordType::HEADER_FEATURE
+        && ty != RecordType::EVENT_UPDATE
+    {
+        return Ok(());
+    }
+    match data.decode(rec, ctx)? {
+        RecordBody::EventUpdate(u) => {
+            if let EventUpdateData::Name(n) = &u.data {
+                if let Some(e) = data.session.attr_of_id(u.id).and_then(|i| events.get_mut(i)) {
+                    *e = n.to_str_lossy().into_owned();
+                }
             }
         }
-        return match running {
-            Some(r) if dso::same_build_id(id, &r) => (
-                Some(proc),
-                "/proc/kallsyms (this machine runs the recorded kernel)".into(),
-            ),
-            _ => (
-                None,
-                format!(
-                    "none: no kallsyms or vmlinux with build id {h} (give --kallsyms or --vmlinux)"
-                ),
-            ),
-        };
+        RecordBody::HeaderBuildId(b) => {
+            let n = if rec.header.misc.0 & 0x8000 != 0 {
+                usize::from(b.build_id_size)
+            } else {
+                20
+            };
+            let id = b.build_id[..n.min(b.build_id.len())].to_vec();
+            dsos.note_build_id(&b.filename.to_str_lossy(), id);
+        }
+        RecordBody::HeaderFeature(h) => match h.data.as_deref() {
+            Some(FeatureBody::Hostname(v)) => {
+                dsos.host.hostname = Some(v.value.text.to_str_lossy().into_owned())
+            }
+            Some(FeatureBody::Osrelease(v)) => {
+                dsos.host.osrelease = Some(v.value.text.to_str_lossy().into_owned())
+            }
+            _ => {}
+        },
+        _ => {}
     }
-    let here = |f: &str| {
-        std::fs::read_to_string(f)
-            .ok()
-            .map(|s| s.trim().to_string())
-    };
-    if hostname.is_some()
-        && hostname == here("/proc/sys/kernel/hostname")
-        && osrelease == here("/proc/sys/kernel/osrelease")
-    {
-        return (
-            Some(proc),
-            "/proc/kallsyms (recorded on this host and release; no kernel build id recorded)"
-                .into(),
-        );
-    }
-    (
-        None,
-        "none: the recording comes from another machine".into(),
-    )
+    Ok(())
 }
 
 fn side_event(

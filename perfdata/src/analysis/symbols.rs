@@ -11,8 +11,32 @@ pub struct Symbol {
     pub start: u64,
     /// Exclusive.
     pub end: u64,
-    pub name: String,
+    /// The name as the table has it (mangled).
+    raw: Box<str>,
     binding: Binding,
+    /// Demangled on first use: a large C++ or Rust library has hundreds of thousands of
+    /// symbols and a profile names a few hundred.
+    demangled: std::cell::OnceCell<Box<str>>,
+}
+
+impl Symbol {
+    fn new(start: u64, end: u64, raw: &str, binding: Binding) -> Self {
+        Symbol {
+            start,
+            end,
+            raw: raw.into(),
+            binding,
+            demangled: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The name as perf prints it (demangled, without parameters).
+    pub fn name(&self) -> &str {
+        if !(self.raw.starts_with("_Z") || self.raw.starts_with("_R")) {
+            return &self.raw;
+        }
+        self.demangled.get_or_init(|| demangle(&self.raw).into())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +75,7 @@ impl SymbolTable {
             if kept[i].end == kept[i].start {
                 let next = kept[i + 1].start;
                 let crosses_module =
-                    kallsyms && kept[i].name.contains('[') != kept[i + 1].name.contains('[');
+                    kallsyms && kept[i].raw.contains('[') != kept[i + 1].raw.contains('[');
                 kept[i].end = if crosses_module {
                     round_up_page(kept[i].end + 4096)
                 } else {
@@ -114,11 +138,11 @@ fn keeps_first(a: &Symbol, b: &Symbol) -> bool {
         return ga;
     }
     let underscores = |s: &str| s.bytes().take_while(|&c| c == b'_').count();
-    let (ua, ub) = (underscores(&a.name), underscores(&b.name));
+    let (ua, ub) = (underscores(a.name()), underscores(b.name()));
     if ua != ub {
         return ua < ub;
     }
-    a.name.len() >= b.name.len()
+    a.name().len() >= b.name().len()
 }
 
 /// Demangles C++ and Rust names as perf does by default (no parameter lists).
@@ -173,6 +197,15 @@ impl ElfInfo {
         Self::parse(&map)
     }
 
+    /// Only the build id of an ELF file.
+    pub fn read_build_id(path: &Path) -> Option<Vec<u8>> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: as in `read`.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let obj = object::File::parse(&*map).ok()?;
+        obj.build_id().ok().flatten().map(<[u8]>::to_vec)
+    }
+
     pub fn parse(bytes: &[u8]) -> Option<ElfInfo> {
         let obj = object::File::parse(bytes).ok()?;
         if !matches!(obj, object::File::Elf32(_) | object::File::Elf64(_)) {
@@ -191,8 +224,24 @@ impl ElfInfo {
         } else {
             Box::new(obj.dynamic_symbols())
         };
+        let exec_sections: std::collections::HashSet<usize> = obj
+            .sections()
+            .filter(|sec| match sec.flags() {
+                object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0,
+                _ => false,
+            })
+            .map(|sec| sec.index().0)
+            .collect();
         for s in table {
-            if s.kind() != SymbolKind::Text || s.is_undefined() {
+            if s.is_undefined() {
+                continue;
+            }
+            // Functions, and (as perf 6.1) untyped labels in executable sections
+            // (`_start` in ld.so is one).
+            let in_exec = matches!(s.section(), object::SymbolSection::Section(i) if exec_sections.contains(&i.0));
+            let is_label = matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. } if st_info & 0xf == object::elf::STT_NOTYPE)
+                && in_exec;
+            if s.kind() != SymbolKind::Text && !is_label {
                 continue;
             }
             let Ok(name) = s.name() else { continue };
@@ -200,18 +249,15 @@ impl ElfInfo {
             if name.is_empty() || name.starts_with('$') {
                 continue;
             }
-            info.symbols.push(Symbol {
-                start: s.address(),
-                end: s.address() + s.size(),
-                name: demangle(name),
-                binding: if s.is_weak() {
-                    Binding::Weak
-                } else if s.is_global() {
-                    Binding::Global
-                } else {
-                    Binding::Local
-                },
-            });
+            let binding = if s.is_weak() {
+                Binding::Weak
+            } else if s.is_global() {
+                Binding::Global
+            } else {
+                Binding::Local
+            };
+            info.symbols
+                .push(Symbol::new(s.address(), s.address() + s.size(), name, binding));
         }
         info.has_dynsym_data = obj.section_by_name(".dynsym").is_some_and(|s| {
             s.kind() != object::SectionKind::UninitializedData
@@ -273,24 +319,22 @@ fn plt_symbols(obj: &object::File<'_>) -> Option<Vec<Symbol>> {
             .ok()?;
         let mut out = vec![];
         let mut name_of = |i: usize, sym_index: u32| -> Option<()> {
-            let sym = dynsyms
-                .symbol(object::SymbolIndex(sym_index as usize))
-                .ok()?;
-            let name = dynsyms.symbol_name(endian, sym).ok()?;
-            let name = std::str::from_utf8(name).ok()?;
+            // Index 0 (IRELATIVE relocations) has no name: perf then names it `@plt`.
+            let name = if sym_index == 0 {
+                ""
+            } else {
+                let sym = dynsyms.symbol(object::SymbolIndex(sym_index as usize)).ok()?;
+                std::str::from_utf8(dynsyms.symbol_name(endian, sym).ok()?).ok()?
+            };
             let start = plt_addr + (i as u64 + 1) * entsize;
-            out.push(Symbol {
-                start,
-                end: start + entsize,
-                name: format!("{}@plt", demangle(name)),
-                binding: Binding::Global,
-            });
+            let name = format!("{}@plt", demangle(name));
+            out.push(Symbol::new(start, start + entsize, &name, Binding::Global));
             Some(())
         };
         if let Some((_, rela)) = sections.section_by_name(endian, b".rela.plt") {
             let relas = rela.data_as_array::<Elf::Rela, _>(endian, data).ok()?;
             for (i, r) in relas.iter().enumerate() {
-                name_of(i, r.symbol(endian, false)?.0 as u32);
+                name_of(i, r.symbol(endian, false).map_or(0, |s| s.0 as u32));
             }
         } else if let Some((_, rel)) = sections.section_by_name(endian, b".rel.plt") {
             use object::read::elf::Rel;
@@ -327,16 +371,12 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
         if !matches!(kind, "t" | "T" | "w" | "W") || addr == 0 {
             continue;
         }
-        let sym = Symbol {
-            start: addr,
-            end: addr,
-            name: name.to_string(),
-            binding: if kind.chars().all(|c| c.is_ascii_uppercase()) {
-                Binding::Global
-            } else {
-                Binding::Local
-            },
+        let binding = if kind.chars().all(|c| c.is_ascii_uppercase()) {
+            Binding::Global
+        } else {
+            Binding::Local
         };
+        let sym = Symbol::new(addr, addr, name, binding);
         match parts.next() {
             Some(m) if m.starts_with('[') => modules
                 .entry(m.trim_matches(|c| c == '[' || c == ']').to_string())
@@ -374,12 +414,12 @@ pub fn parse_perf_map(text: &str) -> SymbolTable {
         let (Some(start), Some(size)) = (hex(start), hex(size)) else {
             continue;
         };
-        symbols.push(Symbol {
+        symbols.push(Symbol::new(
             start,
-            end: start.saturating_add(size),
-            name: name.trim_end().to_string(),
-            binding: Binding::Global,
-        });
+            start.saturating_add(size),
+            name.trim_end(),
+            Binding::Global,
+        ));
     }
     SymbolTable::new(symbols, false)
 }
@@ -408,12 +448,7 @@ mod tests {
     use super::*;
 
     fn sym(start: u64, size: u64, name: &str, binding: Binding) -> Symbol {
-        Symbol {
-            start,
-            end: start + size,
-            name: name.into(),
-            binding,
-        }
+        Symbol::new(start, start + size, name, binding)
     }
 
     #[test]
@@ -428,9 +463,9 @@ mod tests {
             ],
             false,
         );
-        assert_eq!(t.find(0x105).unwrap().1.name, "__GI_____strtoll_l_internal");
+        assert_eq!(t.find(0x105).unwrap().1.name(), "__GI_____strtoll_l_internal");
         // No size: ends where the next begins; the last one a page later.
-        assert_eq!(t.find(0x2ff).unwrap().1.name, "strong");
+        assert_eq!(t.find(0x2ff).unwrap().1.name(), "strong");
         assert_eq!(t.find(0x300).unwrap().1.end, 0x2000);
         assert!(
             t.find(0x110).is_none(),
@@ -445,10 +480,10 @@ mod tests {
             "ffffffff81000000 T _text\nffffffff81000100 t foo\nffffffff81000200 D data\n\
              ffffffffc0000000 t ext4_fn\t[ext4]\n",
         );
-        assert_eq!(k.kernel.find(0xffffffff81000150).unwrap().1.name, "foo");
+        assert_eq!(k.kernel.find(0xffffffff81000150).unwrap().1.name(), "foo");
         assert_eq!(k.modules["ext4"].len(), 1);
         let m = parse_perf_map("7f0000001000 20 jitted fn(int)\nbad line\n");
-        assert_eq!(m.find(0x7f000000101f).unwrap().1.name, "jitted fn(int)");
+        assert_eq!(m.find(0x7f000000101f).unwrap().1.name(), "jitted fn(int)");
         assert!(m.find(0x7f0000001020).is_none());
     }
 
