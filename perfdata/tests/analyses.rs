@@ -35,11 +35,11 @@ fn plain_totals(path: &Path) -> (Vec<u64>, Vec<u64>, bool) {
     let data = rec.data().unwrap();
     let n = data.session.attrs.len().max(1);
     let (mut samples, mut periods) = (vec![0u64; n], vec![0u64; n]);
-    let read = data
-        .session
-        .attrs
-        .iter()
-        .any(|a| a.attr.sample_type.contains(perfdata::generated::perf_data::SampleType::READ));
+    let read = data.session.attrs.iter().any(|a| {
+        a.attr
+            .sample_type
+            .contains(perfdata::generated::perf_data::SampleType::READ)
+    });
     rec.for_each_record(&mut |_, _, r, ctx| {
         if let Some(s) = data.sample(&r, ctx)? {
             let i = ctx.attr.unwrap_or(0) as usize;
@@ -67,9 +67,15 @@ fn report_rows_add_up_to_every_sample_of_every_event() {
             assert_eq!(rows_samples, r.samples, "{name} {}", r.event);
             assert_eq!(rows_period, r.period, "{name} {}", r.event);
             let pct: f64 = r.rows.iter().map(|x| x.percent).sum();
-            assert!((pct - 100.0).abs() < 1e-6 || r.period == 0, "{name}: {pct}%");
+            assert!(
+                (pct - 100.0).abs() < 1e-6 || r.period == 0,
+                "{name}: {pct}%"
+            );
             // Rows by period, largest first.
-            assert!(r.rows.windows(2).all(|w| w[0].period >= w[1].period), "{name}");
+            assert!(
+                r.rows.windows(2).all(|w| w[0].period >= w[1].period),
+                "{name}"
+            );
         }
         if !read {
             let ours: u64 = reports.iter().map(|r| r.samples).sum();
@@ -118,7 +124,12 @@ fn stats_tables_agree_with_the_records() {
                 if rec.is_directory() {
                     return Ok(()); // per stream (see Analyzer::run)
                 }
-                assert!(t >= last_time, "{}: {} before {last_time}", path.display(), t);
+                assert!(
+                    t >= last_time,
+                    "{}: {} before {last_time}",
+                    path.display(),
+                    t
+                );
                 last_time = t;
             }
             Ok(())
@@ -126,7 +137,10 @@ fn stats_tables_agree_with_the_records() {
         .unwrap();
         let typed: u64 = s.stat.iter().map(|t| t.count).sum();
         let name = path.display();
-        assert!(overview >= typed, "{name}: {overview} rows, {typed} counted");
+        assert!(
+            overview >= typed,
+            "{name}: {overview} rows, {typed} counted"
+        );
         let (samples, _, read) = plain_totals(&path);
         let stat_samples: u64 = s
             .stat
@@ -153,7 +167,10 @@ fn info_names_the_producer_and_counts_samples() {
     let names: Vec<&str> = i.events.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, ["cpu-clock", "task-clock"]);
     let (samples, _, _) = plain_totals(&path);
-    assert_eq!(i.events.iter().map(|e| e.samples).collect::<Vec<_>>(), samples);
+    assert_eq!(
+        i.events.iter().map(|e| e.samples).collect::<Vec<_>>(),
+        samples
+    );
     assert!(i.perf_version.is_some() && i.hostname.is_some() && i.command_line.is_some());
     assert!(i.first_time.unwrap() <= i.last_time.unwrap());
     assert!(i.top_processes.len() <= 3 && !i.top_processes.is_empty());
@@ -187,8 +204,18 @@ fn cli_commands_run_on_every_fixture() {
             );
         }
         let out_dir = dir.path().join(path.file_name().unwrap());
-        let out = cli(&["stats", p, "--no-symbols", "--out-dir", out_dir.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let out = cli(&[
+            "stats",
+            p,
+            "--no-symbols",
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         for f in ["stat.csv", "overview.csv", "processes.csv", "results.csv"] {
             let mut r = csv::Reader::from_path(out_dir.join(f)).unwrap();
             assert!(r.headers().unwrap().len() >= 3, "{f}");
@@ -204,7 +231,11 @@ fn cli_commands_run_on_every_fixture() {
         "-o",
         svg.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<?xml") && text.contains("<svg") && text.contains("sh"));
 }
@@ -218,7 +249,9 @@ fn cli_errors_start_with_the_path() {
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.starts_with(&format!("perfdata: {d}: not a perf.data file or a --threads directory")),
+            err.starts_with(&format!(
+                "perfdata: {d}: not a perf.data file or a --threads directory"
+            )),
             "{cmd}: {err}"
         );
     }
@@ -230,7 +263,12 @@ fn cli_errors_start_with_the_path() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with(&format!("perfdata: {j}: ")), "{cmd}: {err}");
     }
-    let out = cli(&["collapse", common::fixture_path("plain.data").to_str().unwrap(), "--event", "nope"]);
+    let out = cli(&[
+        "collapse",
+        common::fixture_path("plain.data").to_str().unwrap(),
+        "--event",
+        "nope",
+    ]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no event named `nope`"));
 }
 

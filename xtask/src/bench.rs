@@ -526,10 +526,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         ("report", perfdata(&["report", file])),
         ("report-g", perfdata(&["report", "-g", file])),
         ("collapse", perfdata(&["collapse", file])),
-        (
-            "stats",
-            perfdata(&["stats", file, "--out-dir", &stats_dir]),
-        ),
+        ("stats", perfdata(&["stats", file, "--out-dir", &stats_dir])),
     ];
     if env.perf {
         workloads.push((
@@ -545,7 +542,15 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "perf-report-flat",
             Workload::new(
                 Path::new("perf"),
-                &["report", "--stdio", "--no-children", "-g", "none", "-i", file],
+                &[
+                    "report",
+                    "--stdio",
+                    "--no-children",
+                    "-g",
+                    "none",
+                    "-i",
+                    file,
+                ],
             ),
         ));
     }
@@ -600,10 +605,16 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "report",
         )
         .peer("perf-report-flat", Speed::FasterThanPeer(3.0)),
-        Row::new("`perfdata stats` (four CSVs) vs `perf report --stdio`", "stats")
-            .peer("perf-report", Speed::FasterThanPeer(1.0)),
-        Row::new("`perfdata collapse` (folded stacks) vs `perf script`", "collapse")
-            .peer("perf-script", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata stats` (four CSVs) vs `perf report --stdio`",
+            "stats",
+        )
+        .peer("perf-report", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata collapse` (folded stacks) vs `perf script`",
+            "collapse",
+        )
+        .peer("perf-script", Speed::FasterThanPeer(1.0)),
     ];
     let mut md = String::from(
         "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\

@@ -18,6 +18,9 @@ pub struct CollapseOptions {
     pub include_pid: bool,
     /// Append `-PID/TID` (inferno's `--tid`).
     pub include_tid: bool,
+    /// Add the functions inlined at each address (DWARF; `perf script --inline`). Needs
+    /// an analyzer opened with `SymbolOptions::lines`.
+    pub inline: bool,
 }
 
 /// The folded stacks of a recording, sorted as inferno prints them.
@@ -65,11 +68,11 @@ pub fn collapse(
                 if f.symbol.is_some() { 0 } else { f.ip },
             );
             let name = names.entry(key).or_insert_with(|| frame_name(machine, f));
-            if name.is_empty() {
-                continue;
-            }
             line.push(';');
             line.push_str(name);
+            if opts.inline {
+                push_inlined(machine, f, &mut line);
+            }
         }
         // perf script prints the period (the attr's when samples carry none).
         let count = s.period;
@@ -94,6 +97,21 @@ fn frame_name(machine: &super::Machine, f: &Frame) -> String {
         (None, None) => "[unknown]".to_string(),
     };
     tidy_generic(func)
+}
+
+/// The functions inlined at a frame's address, outermost first (the frame's own function
+/// is already on the line).
+fn push_inlined(machine: &super::Machine, f: &Frame, line: &mut String) {
+    let (Some((dso, map_ip)), Some(_)) = (f.dso, f.symbol) else {
+        return;
+    };
+    let addr = machine.dsos.lookup_address(dso, map_ip);
+    let names = machine.dsos.inline_frames(dso, addr);
+    // Innermost first, ending with the containing function.
+    for n in names.iter().rev().skip(1) {
+        line.push(';');
+        line.push_str(&tidy_generic(n.clone()));
+    }
 }
 
 /// inferno's `tidy_generic`: `;` → `:`, and the parameter list dropped (not a Go

@@ -170,7 +170,11 @@ impl Dsos {
         if let Some(id) = self.build_ids.get("[kernel.kallsyms]") {
             let h = hex(id);
             if let Some(cache) = self.sources.build_id_cache.as_ref().filter(|_| h.len() > 2) {
-                let saved = cache.join(".build-id").join(&h[..2]).join(&h[2..]).join("kallsyms");
+                let saved = cache
+                    .join(".build-id")
+                    .join(&h[..2])
+                    .join(&h[2..])
+                    .join("kallsyms");
                 if saved.is_file() {
                     let why = format!("{} (build-id cache)", saved.display());
                     return (Some(saved), why);
@@ -187,7 +191,11 @@ impl Dsos {
                 ),
             };
         }
-        let here = |f: &str| std::fs::read_to_string(f).ok().map(|s| s.trim().to_string());
+        let here = |f: &str| {
+            std::fs::read_to_string(f)
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
         if self.host.hostname.is_some()
             && self.host.hostname == here("/proc/sys/kernel/hostname")
             && self.host.osrelease == here("/proc/sys/kernel/osrelease")
@@ -198,7 +206,10 @@ impl Dsos {
                     .into(),
             );
         }
-        (None, "none: the recording comes from another machine".into())
+        (
+            None,
+            "none: the recording comes from another machine".into(),
+        )
     }
 
     /// The kernel MMAP's pgoff: where `_text` was when recorded.
@@ -210,9 +221,12 @@ impl Dsos {
 
     fn kernel_reloc(&self) -> u64 {
         *self.kernel_reloc.get_or_init(|| {
-            let text = self
-                .kernel_symbols()
-                .and_then(|k| k.kernel.iter().find(|s| s.name() == "_text").map(|s| s.start));
+            let text = self.kernel_symbols().and_then(|k| {
+                k.kernel
+                    .iter()
+                    .find(|s| s.name() == "_text")
+                    .map(|s| s.start)
+            });
             match (self.kernel_ref, text) {
                 (Some(r), Some(t)) => r.wrapping_sub(t),
                 _ => 0,
@@ -402,7 +416,11 @@ impl Dsos {
                         modules: HashMap::new(),
                     });
                 }
-                let file = self.sources.kallsyms.clone().or_else(|| self.kernel_choice().0)?;
+                let file = self
+                    .sources
+                    .kallsyms
+                    .clone()
+                    .or_else(|| self.kernel_choice().0)?;
                 let text = std::fs::read_to_string(file).ok()?;
                 Some(parse_kallsyms(&text))
             })

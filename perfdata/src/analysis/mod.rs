@@ -38,7 +38,8 @@ pub use machine::{Frame, Machine, SideEvent};
 use crate::container::stream::RawRecord;
 use crate::container::{Origin, PerfData, Place, RecordCtx, Recording};
 use crate::generated::perf_data::{
-    AttrType, EventUpdateData, FeatureBody, FeatureId, ReadValues, RecordBody, RecordType, SampleType, SampleView,
+    AttrType, EventUpdateData, FeatureBody, FeatureId, ReadValues, RecordBody, RecordType,
+    SampleType, SampleView,
 };
 use crate::rt::Error;
 use std::collections::HashMap;
@@ -344,7 +345,11 @@ fn deliver(
             continue;
         }
         let one = Item {
-            sample: Some(SampleInfo { event, period, ..*s }),
+            sample: Some(SampleInfo {
+                event,
+                period,
+                ..*s
+            }),
             ..*item
         };
         if !f(machine, &one)? {
@@ -372,7 +377,11 @@ fn note_header_record(
     match data.decode(rec, ctx)? {
         RecordBody::EventUpdate(u) => {
             if let EventUpdateData::Name(n) = &u.data {
-                if let Some(e) = data.session.attr_of_id(u.id).and_then(|i| events.get_mut(i)) {
+                if let Some(e) = data
+                    .session
+                    .attr_of_id(u.id)
+                    .and_then(|i| events.get_mut(i))
+                {
                     *e = n.to_str_lossy().into_owned();
                 }
             }

@@ -10,6 +10,29 @@ use crate::generated::perf_data::{RecordBody, RecordType};
 use crate::rt::Error;
 use std::collections::{BTreeMap, HashMap};
 
+/// Column names of the CSV files (serde writes them with the first row; these are for a
+/// table without rows, and are checked against the rows' names by a test).
+pub const STAT_COLUMNS: &[&str] = &["type", "event", "count"];
+pub const OVERVIEW_COLUMNS: &[&str] = &["nr", "type", "event", "pid", "tid", "time", "info"];
+pub const PROCESS_COLUMNS: &[&str] = &[
+    "pid",
+    "name",
+    "mmaps",
+    "fork_time",
+    "exit_time",
+    "samples",
+    "period",
+];
+pub const RESULT_COLUMNS: &[&str] = &[
+    "event",
+    "function",
+    "dso",
+    "source_file",
+    "samples",
+    "period",
+    "percent",
+];
+
 /// One row of `stat.csv`: records of a type (samples: per event).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TypeCount {
@@ -281,5 +304,53 @@ fn describe(
             row.info = format!("{filename} {start:#x} size {len:#x} offset {pgoff:#x}");
             proc(procs, pid).mmaps += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys<T: serde::Serialize>(row: T) -> Vec<String> {
+        match serde_json::to_value(row).unwrap() {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn column_lists_match_the_rows() {
+        let sorted = |c: &[&str]| {
+            let mut v: Vec<String> = c.iter().map(|s| s.to_string()).collect();
+            v.sort();
+            v
+        };
+        let sample = TypeCount {
+            type_: String::new(),
+            event: String::new(),
+            count: 0,
+        };
+        assert_eq!(keys(sample), sorted(STAT_COLUMNS));
+        assert_eq!(keys(ProcessRow::default()), sorted(PROCESS_COLUMNS));
+        let ov = OverviewRow {
+            nr: 0,
+            type_: String::new(),
+            event: String::new(),
+            pid: None,
+            tid: None,
+            time: None,
+            info: String::new(),
+        };
+        assert_eq!(keys(ov), sorted(OVERVIEW_COLUMNS));
+        let f = FunctionRow {
+            event: String::new(),
+            function: String::new(),
+            dso: String::new(),
+            source_file: String::new(),
+            samples: 0,
+            period: 0,
+            percent: 0.0,
+        };
+        assert_eq!(keys(f), sorted(RESULT_COLUMNS));
     }
 }

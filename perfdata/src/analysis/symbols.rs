@@ -227,7 +227,9 @@ impl ElfInfo {
         let exec_sections: std::collections::HashSet<usize> = obj
             .sections()
             .filter(|sec| match sec.flags() {
-                object::SectionFlags::Elf { sh_flags } => sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0,
+                object::SectionFlags::Elf { sh_flags } => {
+                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                }
                 _ => false,
             })
             .map(|sec| sec.index().0)
@@ -256,8 +258,12 @@ impl ElfInfo {
             } else {
                 Binding::Local
             };
-            info.symbols
-                .push(Symbol::new(s.address(), s.address() + s.size(), name, binding));
+            info.symbols.push(Symbol::new(
+                s.address(),
+                s.address() + s.size(),
+                name,
+                binding,
+            ));
         }
         info.has_dynsym_data = obj.section_by_name(".dynsym").is_some_and(|s| {
             s.kind() != object::SectionKind::UninitializedData
@@ -323,7 +329,9 @@ fn plt_symbols(obj: &object::File<'_>) -> Option<Vec<Symbol>> {
             let name = if sym_index == 0 {
                 ""
             } else {
-                let sym = dynsyms.symbol(object::SymbolIndex(sym_index as usize)).ok()?;
+                let sym = dynsyms
+                    .symbol(object::SymbolIndex(sym_index as usize))
+                    .ok()?;
                 std::str::from_utf8(dynsyms.symbol_name(endian, sym).ok()?).ok()?
             };
             let start = plt_addr + (i as u64 + 1) * entsize;
@@ -463,7 +471,10 @@ mod tests {
             ],
             false,
         );
-        assert_eq!(t.find(0x105).unwrap().1.name(), "__GI_____strtoll_l_internal");
+        assert_eq!(
+            t.find(0x105).unwrap().1.name(),
+            "__GI_____strtoll_l_internal"
+        );
         // No size: ends where the next begins; the last one a page later.
         assert_eq!(t.find(0x2ff).unwrap().1.name(), "strong");
         assert_eq!(t.find(0x300).unwrap().1.end, 0x2000);

@@ -73,9 +73,10 @@ pub fn collapse(
     event: Option<String>,
     pid: bool,
     tid: bool,
+    inline: bool,
     symbols: &SymbolArgs,
 ) -> Result<(), String> {
-    let folded = folded(path, event, pid, tid, symbols)?;
+    let folded = folded(path, event, pid, tid, inline, symbols)?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     perfdata::analysis::collapse::write_folded(&mut out, &folded).map_err(|e| e.to_string())?;
@@ -87,16 +88,18 @@ fn folded(
     event: Option<String>,
     include_pid: bool,
     include_tid: bool,
+    inline: bool,
     symbols: &SymbolArgs,
 ) -> Result<std::collections::BTreeMap<String, u64>, String> {
     use perfdata::analysis::collapse;
     let rec = open(path)?;
-    let mut a = analyzer(&rec, &symbols.options(false))?;
+    let mut a = analyzer(&rec, &symbols.options(inline))?;
     a.show_progress("collapse");
     let opts = collapse::CollapseOptions {
         event,
         include_pid,
         include_tid,
+        inline,
     };
     collapse::collapse(&mut a, &opts).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -106,9 +109,10 @@ pub fn flamegraph(
     output: &Path,
     event: Option<String>,
     title: Option<String>,
+    inline: bool,
     symbols: &SymbolArgs,
 ) -> Result<(), String> {
-    let folded = folded(path, event, false, false, symbols)?;
+    let folded = folded(path, event, false, false, inline, symbols)?;
     if folded.is_empty() {
         return Err(format!("{}: no samples to draw", path.display()));
     }
@@ -162,26 +166,41 @@ pub fn stats(path: &Path, out_dir: &Path, json: bool, symbols: &SymbolArgs) -> R
         Ok((w, p))
     };
     let (mut ov, ov_path) = csv_at("overview.csv")?;
+    let mut overview_rows = 0u64;
     let s = stats::stats(&mut a, &mut |row| {
+        overview_rows += 1;
         ov.serialize(row)
             .map_err(|e| perfdata::rt::Error::other(format!("{}: {e}", ov_path.display())))
     })
     .map_err(|e| at(&e))?;
+    if overview_rows == 0 {
+        ov.write_record(stats::OVERVIEW_COLUMNS)
+            .map_err(|e| format!("{}: {e}", ov_path.display()))?;
+    }
     ov.flush()
         .map_err(|e| format!("{}: {e}", ov_path.display()))?;
     fn write_all<T: serde::Serialize>(
         (mut w, p): (csv::Writer<std::fs::File>, PathBuf),
+        header: &[&str],
         rows: &[T],
     ) -> Result<(), String> {
+        let err = |e: csv::Error| format!("{}: {e}", p.display());
+        if rows.is_empty() {
+            // serde writes the header with the first row; a table without rows keeps it.
+            w.write_record(header).map_err(err)?;
+        }
         for r in rows {
-            w.serialize(r)
-                .map_err(|e| format!("{}: {e}", p.display()))?;
+            w.serialize(r).map_err(err)?;
         }
         w.flush().map_err(|e| format!("{}: {e}", p.display()))
     }
-    write_all(csv_at("stat.csv")?, &s.stat)?;
-    write_all(csv_at("processes.csv")?, &s.processes)?;
-    write_all(csv_at("results.csv")?, &s.results)?;
+    write_all(csv_at("stat.csv")?, stats::STAT_COLUMNS, &s.stat)?;
+    write_all(
+        csv_at("processes.csv")?,
+        stats::PROCESS_COLUMNS,
+        &s.processes,
+    )?;
+    write_all(csv_at("results.csv")?, stats::RESULT_COLUMNS, &s.results)?;
     eprintln!(
         "wrote stat.csv, overview.csv, processes.csv, results.csv in {}",
         out_dir.display()

@@ -111,6 +111,9 @@ enum Command {
         /// Append the process and thread ids to the process name.
         #[arg(long)]
         tid: bool,
+        /// Add inlined functions (from DWARF debug info) as frames.
+        #[arg(long)]
+        inline: bool,
         #[command(flatten)]
         symbols: analyze::SymbolArgs,
     },
@@ -127,6 +130,9 @@ enum Command {
         /// Title of the graph.
         #[arg(long)]
         title: Option<String>,
+        /// Add inlined functions (from DWARF debug info) as frames.
+        #[arg(long)]
+        inline: bool,
         #[command(flatten)]
         symbols: analyze::SymbolArgs,
     },
@@ -216,15 +222,17 @@ fn main() -> ExitCode {
             event,
             pid,
             tid,
+            inline,
             symbols,
-        } => analyze::collapse(&file, event, pid, tid, &symbols),
+        } => analyze::collapse(&file, event, pid, tid, inline, &symbols),
         Command::Flamegraph {
             file,
             output,
             event,
             title,
+            inline,
             symbols,
-        } => analyze::flamegraph(&file, &output, event, title, &symbols),
+        } => analyze::flamegraph(&file, &output, event, title, inline, &symbols),
         Command::Stats {
             file,
             out_dir,
