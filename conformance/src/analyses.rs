@@ -231,11 +231,16 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
 mod tests {
     #[test]
     fn parses_perf_report_columns() {
-        let text = "# Samples: 13  of event 'cpu-clock'\n# Event count (approx.): 26052104\n#\n\
-# Overhead       Samples  Command  Shared Object     Symbol                         \n\
-# ........  ............  .......  ................  ...............................\n#\n\
-    15.38%             2  sh       libc.so.6         [.] __strcmp_evex\n\
-     7.69%             1  sh       dash              [.] 0x00000000000054a7\n";
+        let text = concat!(
+            "# Samples: 13  of event 'cpu-clock'\n",
+            "# Event count (approx.): 26052104\n",
+            "#\n",
+            "# Overhead       Samples  Command  Shared Object     Symbol                         \n",
+            "# ........  ............  .......  ................  ...............................\n",
+            "#\n",
+            "    15.38%             2  sh       libc.so.6         [.] __strcmp_evex\n",
+            "     7.69%             1  sh       dash              [.] 0x00000000000054a7\n",
+        );
         let rows = super::parse_perf_report(text);
         assert_eq!(rows.len(), 2);
         let k = (
