@@ -7,7 +7,8 @@
 use super::machine::Frame;
 use super::Analyzer;
 use crate::rt::Error;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Options of [`collapse`].
 #[derive(Debug, Clone, Default)]
@@ -41,10 +42,10 @@ pub fn collapse(
             None => None,
         };
     let mut event = wanted;
-    let mut folded: HashMap<String, u64> = HashMap::new();
+    let mut folded: HashMap<String, u64> = HashMap::default();
     let mut frames: Vec<Frame> = vec![];
     // Names of frames, cached per (dso or none, symbol or address).
-    let mut names: HashMap<(Option<u32>, Option<u32>, u64), String> = HashMap::new();
+    let mut names: HashMap<(Option<u32>, Option<u32>, u64), String> = HashMap::default();
     let mut line = String::new();
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {

@@ -4,7 +4,7 @@
 use super::Analyzer;
 use crate::generated::perf_data::{FeatureBody, RecordBody, RecordType};
 use crate::rt::Error;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write as _;
 
 /// What `perfdata info` shows.
@@ -84,9 +84,9 @@ pub fn info(analyzer: &mut Analyzer<'_>, top: usize) -> Result<Info, Error> {
     }
     let n = analyzer.events.len().max(1);
     let mut events = vec![(0u64, 0u64); n];
-    let mut per_pid: HashMap<i32, u64> = HashMap::new();
-    let mut per_dso: HashMap<Option<super::DsoId>, u64> = HashMap::new();
-    let mut comm_of: HashMap<i32, String> = HashMap::new();
+    let mut per_pid: HashMap<i32, u64> = HashMap::default();
+    let mut per_dso: HashMap<Option<super::DsoId>, u64> = HashMap::default();
+    let mut comm_of: HashMap<i32, String> = HashMap::default();
     analyzer.run(&mut |machine, item| {
         out.records += 1;
         if let Some(t) = item.time.filter(|&t| t != 0) {

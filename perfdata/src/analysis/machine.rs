@@ -5,7 +5,8 @@
 
 use super::dso::{DsoId, DsoKind, Dsos, SymbolId};
 use crate::generated::perf_data::{Mmap2FileId, RecordBody};
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 /// A side-band record, decoded and owned (directory mode replays them per stream).
 #[derive(Debug, Clone)]
@@ -117,13 +118,30 @@ impl Map {
 
 type Maps = BTreeMap<u64, Map>;
 
+/// A thread name, interned ([`Machine::comm_name`]): rows keyed by it compare names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommId(pub u32);
+
 /// One thread.
 #[derive(Debug, Clone)]
 pub struct Thread {
     pub pid: i32,
     pub tid: i32,
     /// `None` until a COMM or FORK names it (perf then shows `:TID`).
-    pub comm: Option<String>,
+    pub comm: Option<CommId>,
+    /// `:TID`, interned when the thread was first seen unnamed.
+    unnamed: Option<CommId>,
+}
+
+impl Thread {
+    fn new(pid: i32, tid: i32, comm: Option<CommId>) -> Self {
+        Thread {
+            pid,
+            tid,
+            comm,
+            unnamed: None,
+        }
+    }
 }
 
 /// A resolved address: the map it is in, and the symbol.
@@ -140,18 +158,22 @@ pub struct Frame {
 #[derive(Debug)]
 pub struct Machine {
     pub dsos: Dsos,
-    threads: HashMap<i32, Thread>,
-    maps: HashMap<i32, Maps>,
+    threads: FxHashMap<i32, Thread>,
+    maps: FxHashMap<i32, Maps>,
     kernel_maps: Maps,
+    comms: Vec<Box<str>>,
+    comm_ids: FxHashMap<Box<str>, CommId>,
 }
 
 impl Machine {
     pub fn new(dsos: Dsos) -> Self {
         let mut m = Machine {
             dsos,
-            threads: HashMap::new(),
-            maps: HashMap::new(),
+            threads: FxHashMap::default(),
+            maps: FxHashMap::default(),
             kernel_maps: Maps::new(),
+            comms: vec![],
+            comm_ids: FxHashMap::default(),
         };
         m.reset();
         m
@@ -162,14 +184,8 @@ impl Machine {
     pub fn reset(&mut self) {
         self.threads.clear();
         // perf's idle thread.
-        self.threads.insert(
-            0,
-            Thread {
-                pid: 0,
-                tid: 0,
-                comm: Some("swapper".into()),
-            },
-        );
+        let swapper = self.intern("swapper");
+        self.threads.insert(0, Thread::new(0, 0, Some(swapper)));
         self.maps.clear();
         self.kernel_maps.clear();
     }
@@ -178,10 +194,32 @@ impl Machine {
         self.threads.get(&tid)
     }
 
+    fn intern(&mut self, name: &str) -> CommId {
+        if let Some(&id) = self.comm_ids.get(name) {
+            return id;
+        }
+        let id = CommId(self.comms.len() as u32);
+        self.comms.push(name.into());
+        self.comm_ids.insert(name.into(), id);
+        id
+    }
+
+    /// The text of an interned name.
+    pub fn comm_name(&self, id: CommId) -> &str {
+        &self.comms[id.0 as usize]
+    }
+
+    /// A thread's name as perf shows it, interned; `None` for a thread never seen (every
+    /// sample's thread is seen: see [`Machine::note_thread`]).
+    pub fn comm_id(&self, tid: i32) -> Option<CommId> {
+        let t = self.threads.get(&tid)?;
+        t.comm.or(t.unnamed)
+    }
+
     /// A thread's name as perf shows it.
     pub fn comm(&self, tid: i32) -> std::borrow::Cow<'_, str> {
-        match self.threads.get(&tid).and_then(|t| t.comm.as_deref()) {
-            Some(c) => c.into(),
+        match self.comm_id(tid) {
+            Some(c) => self.comm_name(c).into(),
             None => format!(":{tid}").into(),
         }
     }
@@ -189,23 +227,29 @@ impl Machine {
     /// The thread of a sample, created (named `:TID`, sharing its process's maps) when
     /// no record introduced it.
     pub fn note_thread(&mut self, pid: i32, tid: i32) {
-        self.threads.entry(tid).or_insert(Thread {
-            pid,
-            tid,
-            comm: None,
-        });
+        if let Some(t) = self.threads.get(&tid) {
+            if t.comm.is_some() || t.unnamed.is_some() {
+                return;
+            }
+        }
+        let unnamed = self.intern(&format!(":{tid}"));
+        let t = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| Thread::new(pid, tid, None));
+        t.unnamed = Some(unnamed);
     }
 
     pub fn apply(&mut self, ev: &SideEvent) {
         match ev {
             SideEvent::Comm { pid, tid, comm, .. } => {
-                let t = self.threads.entry(*tid).or_insert(Thread {
-                    pid: *pid,
-                    tid: *tid,
-                    comm: None,
-                });
+                let id = self.intern(comm);
+                let t = self
+                    .threads
+                    .entry(*tid)
+                    .or_insert_with(|| Thread::new(*pid, *tid, None));
                 t.pid = *pid;
-                t.comm = Some(comm.clone());
+                t.comm = Some(id);
             }
             SideEvent::Fork {
                 pid,
@@ -213,16 +257,10 @@ impl Machine {
                 tid,
                 ptid,
             } => {
-                let parent_comm = self.threads.get(ptid).and_then(|t| t.comm.clone());
+                let parent_comm = self.threads.get(ptid).and_then(|t| t.comm);
                 // A known tid forking again is a reused pid: the old thread is gone.
-                self.threads.insert(
-                    *tid,
-                    Thread {
-                        pid: *pid,
-                        tid: *tid,
-                        comm: parent_comm,
-                    },
-                );
+                self.threads
+                    .insert(*tid, Thread::new(*pid, *tid, parent_comm));
                 if pid != ppid {
                     let maps = self.maps.get(ppid).cloned().unwrap_or_default();
                     self.maps.insert(*pid, maps);

@@ -3,10 +3,10 @@
 //! sample counts, and under `-g` the call chains that led there.
 
 use super::dso::{DsoId, SymbolId};
-use super::machine::Frame;
+use super::machine::{CommId, Frame};
 use super::{Analyzer, Machine};
 use crate::rt::Error;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write as _;
 
 /// A column of the report (perf's `--sort` keys of the same names).
@@ -50,7 +50,7 @@ impl SortKey {
 /// What a row is keyed by (only the fields of the chosen sort keys are set).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 struct RowKey {
-    comm: Option<u32>,
+    comm: Option<CommId>,
     pid: Option<i32>,
     tid: Option<i32>,
     dso: Option<Option<DsoId>>,
@@ -118,10 +118,8 @@ pub fn report(
     opts: &ReportOptions,
 ) -> Result<Vec<EventReport>, Error> {
     let n_events = analyzer.events.len().max(1);
-    let mut rows: Vec<HashMap<RowKey, Acc>> = (0..n_events).map(|_| HashMap::new()).collect();
+    let mut rows: Vec<HashMap<RowKey, Acc>> = (0..n_events).map(|_| HashMap::default()).collect();
     let mut totals = vec![(0u64, 0u64); n_events];
-    let mut comms: HashMap<String, u32> = HashMap::new();
-    let mut comm_names: Vec<String> = vec![];
     let mut frames: Vec<Frame> = vec![];
     let want = |k| opts.sort.contains(&k);
     let (w_comm, w_pid, w_tid, w_dso, w_sym) = (
@@ -150,15 +148,9 @@ pub fn report(
         };
         let mut key = RowKey::default();
         if w_comm {
-            let c = machine.comm(s.tid);
-            let id = match comms.get(c.as_ref()) {
-                Some(&id) => id,
-                None => {
-                    let id = comm_names.len() as u32;
-                    comm_names.push(c.to_string());
-                    comms.insert(c.into_owned(), id);
-                    id
-                }
+            let id = match machine.comm_id(s.tid) {
+                Some(c) => c,
+                None => return Err(Error::other(format!("sample of unknown thread {}", s.tid))),
             };
             key.comm = Some(id);
         }
@@ -199,7 +191,7 @@ pub fn report(
         list.sort_by(|(ka, a), (kb, b)| {
             b.period
                 .cmp(&a.period)
-                .then_with(|| tie_order(machine, &comm_names, ka, kb))
+                .then_with(|| tie_order(machine, ka, kb))
         });
         let rows = list
             .into_iter()
@@ -223,7 +215,7 @@ pub fn report(
                     keys: opts
                         .sort
                         .iter()
-                        .map(|&sk| render_key(machine, &comm_names, &k, sk))
+                        .map(|&sk| render_key(machine, &k, sk))
                         .collect(),
                     samples: acc.samples,
                     period: acc.period,
@@ -268,8 +260,8 @@ fn sym_key(f: &Frame) -> SymKey {
 
 /// Equal periods: by comm, then shared object name, then symbol address (perf's sort
 /// functions).
-fn tie_order(m: &Machine, comms: &[String], a: &RowKey, b: &RowKey) -> std::cmp::Ordering {
-    let comm = |k: &RowKey| k.comm.map(|c| comms[c as usize].as_str());
+fn tie_order(m: &Machine, a: &RowKey, b: &RowKey) -> std::cmp::Ordering {
+    let comm = |k: &RowKey| k.comm.map(|c| m.comm_name(c));
     let dso = |k: &RowKey| {
         k.dso
             .map(|d| d.map_or("[unknown]", |d| m.dsos.get(d).short_name.as_str()))
@@ -287,8 +279,8 @@ fn tie_order(m: &Machine, comms: &[String], a: &RowKey, b: &RowKey) -> std::cmp:
         .then_with(|| sym(a).cmp(&sym(b)))
 }
 
-fn render_key(m: &Machine, comms: &[String], k: &RowKey, sk: SortKey) -> String {
-    let comm = || k.comm.map_or("", |c| comms[c as usize].as_str());
+fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
+    let comm = || k.comm.map_or("", |c| m.comm_name(c));
     match sk {
         SortKey::Comm => comm().to_string(),
         SortKey::Pid => format!("{:>7}:{}", k.pid.unwrap_or(-1), comm()),

@@ -8,7 +8,8 @@ use super::{Analyzer, DsoId};
 use crate::container::file::record_name;
 use crate::generated::perf_data::{RecordBody, RecordType};
 use crate::rt::Error;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 
 /// Column names of the CSV files (serde writes them with the first row; these are for a
 /// table without rows, and are checked against the rows' names by a test).
@@ -107,8 +108,8 @@ pub fn stats(
     let events = analyzer.events.clone();
     let mut types: BTreeMap<(u32, usize), u64> = BTreeMap::new();
     let mut procs: BTreeMap<i32, ProcessRow> = BTreeMap::new();
-    let mut funcs: HashMap<(usize, FnKey), (u64, u64)> = HashMap::new();
-    let mut totals: HashMap<usize, u64> = HashMap::new();
+    let mut funcs: HashMap<(usize, FnKey), (u64, u64)> = HashMap::default();
+    let mut totals: HashMap<usize, u64> = HashMap::default();
     let mut nr = 0u64;
     let mut run = |machine: &super::Machine, item: &super::Item<'_>| -> Result<bool, Error> {
         let ty = item.rec.record_type();
