@@ -281,6 +281,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         }
     };
     let mut rows = vec![];
+    let mut exported: Vec<(usize, PathBuf)> = vec![];
     for s in scenarios::SCENARIOS {
         if !wanted(opts, s.name) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
             continue;
@@ -306,10 +307,23 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set("corpus", Outcome::Skip("n/a".into()));
                 row.set("report", analyses::check_report(&p, &dir));
                 row.set("collapse", analyses::check_collapse(&p, &dir));
+                exported.push((rows.len(), p.clone()));
             }
         }
         eprintln!("  {:<22} {:>5} ms", s.name, t.elapsed().as_millis());
         rows.push(row);
+    }
+    if !exported.is_empty() {
+        let t = Instant::now();
+        let files: Vec<PathBuf> = exported.iter().map(|(_, p)| p.clone()).collect();
+        for ((row, _), o) in exported.iter().zip(analyses::check_duckdb(&files, &dir)) {
+            rows[*row].set("duckdb", o);
+        }
+        eprintln!(
+            "  {:<22} {:>5} ms",
+            "parquet + duckdb",
+            t.elapsed().as_millis()
+        );
     }
     let corpus = opts
         .corpus

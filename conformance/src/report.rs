@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 8] = [
+pub const CHECKS: [&str; 9] = [
     "header",
     "records",
     "samples",
@@ -14,10 +14,11 @@ pub const CHECKS: [&str; 8] = [
     "corpus",
     "report",
     "collapse",
+    "duckdb",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 8] = [
+const TITLES: [&str; 9] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -26,6 +27,7 @@ const TITLES: [&str; 8] = [
     "6 corpus",
     "7 report",
     "8 collapse",
+    "9 duckdb",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -422,6 +422,8 @@ enum Speed {
     FasterThanPeer(f64),
     /// our time / peer time at most this.
     AtMostPeerTimes(f64),
+    /// MB of input per second at least this.
+    AtLeastMBps(f64),
     None,
 }
 
@@ -453,6 +455,9 @@ impl Row {
             ..self
         }
     }
+    fn speed(self, speed: Speed) -> Self {
+        Row { speed, ..self }
+    }
     fn rss_bounded(self) -> Self {
         Row {
             rss_bounded: true,
@@ -476,11 +481,12 @@ struct Table {
 fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     let file = input.path.to_str().context("input path is not UTF-8")?;
     let scratch = |name: &str| env.scratch.join(name).to_string_lossy().into_owned();
-    let (out, pipe, compressed, stats_dir) = (
+    let (out, pipe, compressed, stats_dir, parquet_dir) = (
         scratch("out.data"),
         scratch("input.pipe.data"),
         scratch("compressed.data"),
         scratch("stats"),
+        scratch("parquet"),
     );
     let bench = |args: &[&str]| {
         let mut w = Workload::new(&env.bench_bin, args);
@@ -563,6 +569,8 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         let _ = std::fs::remove_file(f);
     }
     let _ = std::fs::remove_dir_all(&stats_dir);
+    let parquet_bytes = dir_size(Path::new(&parquet_dir));
+    let _ = std::fs::remove_dir_all(&parquet_dir);
 
     let (samples, frames) = agreed_counts(&results)?;
     let rows = [
@@ -615,6 +623,10 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "collapse",
         )
         .peer("perf-script", Speed::FasterThanPeer(1.0)),
+        Row::new("`perfdata export --to parquet` (one core)", "export")
+            .speed(Speed::AtLeastMBps(100.0))
+            .rss_bounded()
+            .decode(),
     ];
     let mut md = String::from(
         "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\
@@ -638,11 +650,16 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
                 let r = t / p.wall.as_secs_f64();
                 (format!("{r:.2}× {}", peer_name(row.peer)), Some(r <= max))
             }
+            (Speed::AtLeastMBps(min), _) => {
+                let r = input.bytes as f64 / 1e6 / t;
+                (format!("{r:.0} MB/s"), Some(r >= min))
+            }
             _ => ("—".into(), None),
         };
         let mut target = match row.speed {
             Speed::FasterThanPeer(x) => format!("≥ {x}× faster"),
             Speed::AtMostPeerTimes(x) => format!("≤ {x}× {}", peer_name(row.peer)),
+            Speed::AtLeastMBps(x) => format!("≥ {x} MB/s"),
             Speed::None => String::new(),
         };
         let rss_met = row
@@ -686,11 +703,35 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             sps
         )?;
     }
+    writeln!(
+        md,
+        "\nThe Parquet export is {:.1} MB, {:.1}% of the {:.1} MB perf.data.",
+        parquet_bytes as f64 / 1e6,
+        parquet_bytes as f64 * 100.0 / input.bytes.max(1) as f64,
+        input.bytes as f64 / 1e6
+    )?;
     Ok(Table {
         markdown: md,
         samples,
         frames,
     })
+}
+
+/// Bytes of the files under `dir`.
+fn dir_size(dir: &Path) -> u64 {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    rd.flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                dir_size(&p)
+            } else {
+                e.metadata().map_or(0, |m| m.len())
+            }
+        })
+        .sum()
 }
 
 fn peer_name(peer: Option<&str>) -> &'static str {
