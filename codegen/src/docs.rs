@@ -516,6 +516,7 @@ fn type_name(ty: &TypeRef) -> String {
         TypeRef::Bytes(l) => format!("bytes[{}]", len_text(l)),
         TypeRef::Str(l) => format!("str[{}]", len_text(l)),
         TypeRef::CStr => "cstr".to_string(),
+        TypeRef::Word(e) => format!("word[{}]", expr(e)),
         TypeRef::Switch(sw) => sw.enum_name.clone(),
         TypeRef::FeatureById(e) => format!("feature({})", expr(e)),
     }
