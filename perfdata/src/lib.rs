@@ -71,6 +71,7 @@ extern crate self as perfdata;
 pub mod container;
 pub mod convert;
 pub mod generated;
+pub mod gperftools;
 pub mod model;
 pub mod rt;
 pub mod sink;

@@ -1755,8 +1755,18 @@ impl<'s> Gen<'s> {
                         Len::Expr(e) => {
                             let n = self.u64_expr(e, env);
                             let nt = n.ts;
-                            let min =
-                                lit_usize(self.min_size(elem, 0).min(usize::MAX as u64) as usize);
+                            let min = match elem.as_ref() {
+                                // A word's size is known at run time: check the count
+                                // against it, not against the 4-byte lower bound.
+                                TypeRef::Word(size) if !matches!(size, Expr::Int(_)) => {
+                                    let st = self.u64_expr(size, env).ts;
+                                    quote!(usize::try_from(#st).unwrap_or(usize::MAX))
+                                }
+                                TypeRef::Word(Expr::Int(n)) => lit_usize(*n as usize),
+                                _ => {
+                                    lit_usize(self.min_size(elem, 0).min(usize::MAX as u64) as usize)
+                                }
+                            };
                             Out {
                                 ts: quote!(r.read_count(#nt, #min, |r| #et)),
                                 fallible: n.fallible,

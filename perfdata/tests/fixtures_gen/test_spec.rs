@@ -543,7 +543,13 @@ impl Words {
     ) -> rt::Result<Self> {
         let count = r.word(u64::from(ctx.word_size)).field("count")?;
         let n = r.word(u64::from(ctx.word_size)).field("n")?;
-        let pcs = r.read_count(n, 4, |r| r.word(u64::from(ctx.word_size))).field("pcs")?;
+        let pcs = r
+            .read_count(
+                n,
+                usize::try_from(u64::from(ctx.word_size)).unwrap_or(usize::MAX),
+                |r| r.word(u64::from(ctx.word_size)),
+            )
+            .field("pcs")?;
         let extra = if count > 1 {
             Some(r.word(u64::from(ctx.word_size)).field("extra")?)
         } else {
