@@ -23,10 +23,14 @@
 //! # Ok::<(), perfdata::rt::Error>(())
 //! ```
 
+mod from_perf;
 mod maps;
+mod to_perf;
 mod write;
 
+pub use from_perf::{from_perf, FromPerfOptions, FromPerfSummary};
 pub use maps::{format_mapping, parse_map_text, resolve_mappings, MapLine, Mapping};
+pub use to_perf::{to_perf, ToPerfOptions};
 pub use write::{save, save_bytes};
 
 use crate::generated::gperftools::{Ctx, Header, Record, Trailer, HEADER_WORDS};
@@ -92,13 +96,19 @@ fn slots<const N: usize>(bytes: &[u8], layout: Layout) -> Option<[u64; N]> {
 /// words (the perl `pprof` accepts them), `0, n > 3, 0, period > 0, 0` where the `n + 2`
 /// header slots fit in the file (a wrong byte order makes `n` huge, so it cannot pass).
 pub fn detect(bytes: &[u8]) -> Option<Layout> {
+    detect_header(bytes, bytes.len() as u64)
+}
+
+/// [`detect`] from the first bytes of a file (at least 40 of them, when the file has
+/// them) and the file's length: format detection without reading the whole file.
+pub fn detect_header(head: &[u8], file_len: u64) -> Option<Layout> {
     let fits = |layout: Layout, n: u64| -> bool {
         n.checked_add(2)
             .and_then(|s| s.checked_mul(u64::from(layout.word_size)))
-            .is_some_and(|len| len <= bytes.len() as u64)
+            .is_some_and(|len| len <= file_len)
     };
     let matches = |layout: Layout, exact: bool| -> bool {
-        match slots::<5>(bytes, layout) {
+        match slots::<5>(head, layout) {
             Some([0, n, 0, period, 0]) if period > 0 => {
                 if exact {
                     n == HEADER_WORDS
@@ -208,11 +218,6 @@ impl Profile {
         w.put_bytes(&self.map_text);
         Ok(w.into_vec())
     }
-}
-
-/// True when `bytes` start with a gperftools CPU profile header.
-pub fn is_profile(bytes: &[u8]) -> bool {
-    detect(bytes).is_some()
 }
 
 #[cold]

@@ -5,6 +5,7 @@
 
 mod convert;
 mod dump;
+mod gperftools;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -23,10 +24,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the header, attrs, features and records of a perf.data file.
+    /// Print the header, attrs, features and records of a perf.data file (or the header,
+    /// records and maps of a gperftools CPU profile).
     Dump {
-        /// A perf.data file (file or pipe layout, either byte order); `-` reads a
-        /// pipe-mode stream from standard input (`perf record -o - … | perfdata dump -`).
+        /// A perf.data file (file or pipe layout, either byte order) or a gperftools CPU
+        /// profile (told apart by content); `-` reads a pipe-mode perf.data stream from
+        /// standard input (`perf record -o - … | perfdata dump -`).
         file: PathBuf,
         /// Print only the header, attrs and features.
         #[arg(long)]
@@ -40,7 +43,8 @@ enum Command {
     },
     /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
-    /// so OUTPUT may be INPUT.
+    /// so OUTPUT may be INPUT. Also converts between perf.data and gperftools CPU
+    /// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`).
     Convert {
         input: PathBuf,
         output: PathBuf,
@@ -65,6 +69,8 @@ enum Command {
         /// Decode every record and feature and encode them again (typed round trip).
         #[arg(long)]
         typed: bool,
+        #[command(flatten)]
+        gperftools: gperftools::ConvertArgs,
     },
 }
 
@@ -88,6 +94,14 @@ fn main() -> ExitCode {
             header_only,
             limit,
             json,
+        } if gperftools::is_profile(&file) => {
+            gperftools::dump(&file, if header_only { Some(0) } else { limit }, json)
+        }
+        Command::Dump {
+            file,
+            header_only,
+            limit,
+            json,
         } => dump::dump(&file, header_only, limit, json),
         Command::Convert {
             input,
@@ -99,15 +113,26 @@ fn main() -> ExitCode {
             compressed_v1,
             level,
             typed,
-        } => convert::convert(
-            &input,
-            &output,
-            endian,
-            layout,
-            decompress,
-            compress.then_some((compressed_v1, level)),
-            typed,
-        ),
+            gperftools,
+        } => {
+            let perf_options = layout.is_some() || decompress || compress;
+            let gp = gperftools::Common {
+                endian,
+                typed,
+                perf_options,
+            };
+            gperftools::convert(&input, &output, &gperftools, gp).unwrap_or_else(|| {
+                convert::convert(
+                    &input,
+                    &output,
+                    endian,
+                    layout,
+                    decompress,
+                    compress.then_some((compressed_v1, level)),
+                    typed,
+                )
+            })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
