@@ -39,6 +39,9 @@ pub struct FromPerfSummary {
     pub stacks: u64,
     /// Mappings written into the map text.
     pub mappings: u64,
+    /// Samples per process among the selected ones: more than one means several address
+    /// spaces share the profile (select one with `pid`).
+    pub pids: BTreeMap<u32, u64>,
 }
 
 /// Reads `recording` and builds the profile.
@@ -106,10 +109,12 @@ pub fn from_perf(
                 let Some(s) = data.sample(&rec, ctx)? else {
                     return Ok(true);
                 };
-                if !selected(s.pid().unwrap_or(u32::MAX)) {
+                let pid = s.pid().unwrap_or(u32::MAX);
+                if !selected(pid) {
                     return Ok(true);
                 }
                 summary.samples += 1;
+                *summary.pids.entry(pid).or_default() += 1;
                 stack.clear();
                 match s.callchain()? {
                     Some(chain) => user_frames(chain.ips.iter(), &mut stack),

@@ -250,5 +250,11 @@ fn perf_to_profile(
         summary.without_user_frames,
         summary.mappings
     );
+    if summary.pids.len() > 1 {
+        eprintln!(
+            "perfdata: note: the samples come from {} processes (address spaces); select one with --pid or --comm",
+            summary.pids.len()
+        );
+    }
     Ok(())
 }
