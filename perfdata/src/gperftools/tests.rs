@@ -243,6 +243,15 @@ fn save_is_atomic_and_refuses_incomplete_profiles() {
     let bytes = craft(Layout::B32_BE, &sample_slots(), TEXT);
     save_bytes(&path, &bytes).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o644, "a new file is not left private");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        save_bytes(&path, &bytes).unwrap();
+        assert_eq!(mode(&path), 0o640, "a replaced file keeps its permissions");
+    }
     // A cut-short profile is not written over the good one.
     let e = save_bytes(&path, &bytes[..bytes.len() - TEXT.len() - 4]).unwrap_err();
     assert!(e.to_string().contains("was not written"), "{e}");
