@@ -7,7 +7,7 @@ use perfdata::gperftools::{Layout, Profile};
 use std::path::Path;
 
 /// Writes a 64-bit little-endian profile of about `bytes` bytes: stacks 4-40 frames deep
-/// over a few hundred functions of one mapping, each stack in 1-3 records (evictions),
+/// over 1600 call sites of one mapping, each stack in 1-3 records (evictions),
 /// counts 1-8 — the shape libprofiler writes. Deterministic.
 pub fn synth(out: &Path, bytes: u64) -> anyhow::Result<(u64, u64)> {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -19,7 +19,9 @@ pub fn synth(out: &Path, bytes: u64) -> anyhow::Result<(u64, u64)> {
         state.wrapping_mul(0x2545_f491_4f6c_dd1d)
     };
     let base = 0x5555_5555_0000u64;
-    let func = |f: u64, off: u64| base + 0x1000 + f * 0x100 + off % 0xf0;
+    // A PC is one of 4 call sites in one of 400 functions (1600 distinct PCs, as in a real
+    // program's profile; random PCs would make every location new to the reader).
+    let func = |f: u64, site: u64| base + 0x1000 + f * 0x100 + (site % 4) * 0x30 + 7;
     let mut records = vec![];
     let mut size = 40u64 + 24;
     while size < bytes {
