@@ -268,3 +268,28 @@ fn save_is_atomic_and_refuses_incomplete_profiles() {
         "no temporary left"
     );
 }
+
+#[test]
+fn damaged_profiles_never_panic_and_errors_say_where() {
+    for layout in Layout::ALL {
+        let good = craft(layout, &sample_slots(), TEXT);
+        let binary_end = 21 * usize::from(layout.word_size);
+        for at in 0..binary_end {
+            for v in [0x00u8, 0x01, 0x7f, 0xff] {
+                let mut bad = good.clone();
+                bad[at] = v;
+                match Profile::parse_partial(&bad) {
+                    Err(e) => assert_eq!(e.offset(), Some(0), "{e}"),
+                    Ok((p, err)) => {
+                        if let Some(e) = err {
+                            assert!(e.offset().is_some(), "{e}");
+                            assert!(e.record().is_some(), "{e}");
+                        }
+                        // Whatever was read encodes (or refuses to narrow) without panic.
+                        let _ = p.encode(layout);
+                    }
+                }
+            }
+        }
+    }
+}
