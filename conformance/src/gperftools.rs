@@ -407,7 +407,7 @@ fn check_profile(tools: &Tools, row: &mut Row, path: &Path, bin: Option<&Path>, 
     row.set("rewrite", rewrite(&p, &bytes));
     row.set(
         "perf-reads",
-        perf_reads_profile(tools, &p, path, work, &ours_leaves),
+        perf_reads_profile(tools, &p, path, bin, work, &ours_leaves),
     );
 }
 
@@ -612,6 +612,7 @@ fn perf_reads_profile(
     tools: &Tools,
     p: &Profile,
     path: &Path,
+    bin: Option<&Path>,
     work: &Path,
     ours: &BTreeMap<u64, u64>,
 ) -> Outcome {
@@ -639,13 +640,100 @@ fn perf_reads_profile(
             format!("perf report: {reported:?} samples, ours {total}"),
         );
     }
+    // With the program at hand: perf report's samples per function (self) on our
+    // perf.data equal go tool pprof's flat samples per function on the profile.
+    let mut functions = String::new();
+    if let (Some(bin), Ok(())) = (bin, &tools.go) {
+        match top_functions(tools, bin, path, &out) {
+            Ok(n) => functions = format!("; {n} functions' self samples equal go -top's"),
+            Err(e) => problems.extend(e),
+        }
+    }
     if problems.is_empty() {
         Outcome::Pass(format!(
-            "perf report {total} samples; perf script: {} leaf IPs agree",
+            "perf report {total} samples; perf script: {} leaf IPs agree{functions}",
             ours.len()
         ))
     } else {
         Outcome::Fail(problems)
+    }
+}
+
+/// Self samples per function: `go tool pprof -top` on the profile against `perf report
+/// --no-children --sort sym -n` on our perf.data. Returns how many functions agree.
+fn top_functions(
+    tools: &Tools,
+    bin: &Path,
+    prof: &Path,
+    perf_data: &Path,
+) -> Result<usize, Vec<String>> {
+    let top = tools
+        .output(
+            "go",
+            &[
+                "tool".as_ref(),
+                "pprof".as_ref(),
+                "-top".as_ref(),
+                "-sample_index=samples".as_ref(),
+                bin.as_os_str(),
+                prof.as_os_str(),
+            ],
+        )
+        .map_err(|e| vec![e.to_string()])?;
+    // `        75 59.06% 59.06%         75 59.06%  leaf_a`
+    let mut go: BTreeMap<String, u64> = BTreeMap::new();
+    for l in top.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 6 && f[1].ends_with('%') && f[4].ends_with('%') {
+            if let Ok(n) = f[0].parse::<u64>() {
+                if n > 0 {
+                    go.insert(f[5].to_string(), n);
+                }
+            }
+        }
+    }
+    let args: Vec<String> = [
+        "report",
+        "--stdio",
+        "--no-children",
+        "--sort",
+        "sym",
+        "-n",
+        "-q",
+        "-g",
+        "none",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let report = perf_run(perf_data, &args).map_err(|e| vec![e.to_string()])?;
+    if !report.ok {
+        return Err(vec![format!(
+            "perf report --sort sym: {}",
+            report.last_error()
+        )]);
+    }
+    // `    59.06%            75  [.] leaf_a`
+    let mut perf: BTreeMap<String, u64> = BTreeMap::new();
+    for l in report.stdout.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() >= 4 && f[0].ends_with('%') && f[2] == "[.]" {
+            if let Ok(n) = f[1].parse::<u64>() {
+                *perf.entry(f[3..].join(" ")).or_default() += n;
+            }
+        }
+    }
+    if go.is_empty() {
+        return Err(vec![
+            "go tool pprof -top listed no function with samples".into()
+        ]);
+    }
+    if go == perf {
+        Ok(go.len())
+    } else {
+        Err(vec![format!(
+            "self samples per function: go -top {go:?}, perf report {perf:?}"
+        )])
     }
 }
 
