@@ -211,3 +211,39 @@ fn perf_data_samples_become_merged_user_stacks() {
     );
     assert!(!ok && err.contains("`nope`"), "{err}");
 }
+
+#[test]
+fn several_processes_are_noted_and_pid_selects_one() {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/period.data");
+    let rec = Recording::open(&fixture).unwrap();
+    let (all, summary) =
+        perfdata::gperftools::from_perf(&rec, &perfdata::gperftools::FromPerfOptions::default())
+            .unwrap();
+    assert!(
+        summary.pids.len() > 1,
+        "the fixture has several processes: {summary:?}"
+    );
+    assert_eq!(summary.pids.values().sum::<u64>(), summary.samples);
+    let (&pid, &n) = summary.pids.iter().max_by_key(|(_, n)| **n).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.prof");
+    let (ok, _, err) = run!("convert", &fixture, &out, "--to", "gperftools");
+    assert!(ok, "{err}");
+    assert!(err.contains("select one with --pid or --comm"), "{err}");
+    let (ok, _, err) = run!(
+        "convert",
+        &fixture,
+        &out,
+        "--to",
+        "gperftools",
+        "--pid",
+        &pid.to_string()
+    );
+    assert!(ok, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    assert!(err.contains(&format!("{n} samples of")), "{err}");
+    let one = Profile::parse(&std::fs::read(&out).unwrap()).unwrap();
+    assert!(one.total_samples() <= n && one.total_samples() < all.total_samples());
+    // Only that process's mappings.
+    assert!(one.mappings().len() < all.mappings().len());
+}
