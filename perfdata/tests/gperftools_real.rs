@@ -114,3 +114,31 @@ fn a_real_profile_reads_maps_and_rewrites_byte_exact() {
         }
     }
 }
+
+#[test]
+fn a_real_profile_cut_anywhere_keeps_the_records_before_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_, bytes)) = real_profile(dir.path()) else {
+        return;
+    };
+    let full = Profile::parse(&bytes).unwrap();
+    let ws = usize::from(full.layout.word_size);
+    let binary_end = bytes.len() - full.map_text.len();
+    // Every slot boundary and a byte inside every slot of the binary part.
+    for cut in (5 * ws..binary_end).step_by(ws / 2) {
+        let (p, err) = Profile::parse_partial(&bytes[..cut])
+            .unwrap_or_else(|e| panic!("cut at {cut}: the header was complete: {e}"));
+        let e = err.unwrap_or_else(|| panic!("cut at {cut} inside the binary part: no error"));
+        let n = p.records.len();
+        assert_eq!(p.records[..], full.records[..n], "cut at {cut}");
+        assert_eq!(
+            e.record().map(|(i, _)| i),
+            Some(n as u64),
+            "cut at {cut}: {e}"
+        );
+        assert!(
+            e.offset().is_some_and(|o| o <= cut as u64),
+            "cut at {cut}: {e}"
+        );
+    }
+}
