@@ -26,6 +26,7 @@
 //! `cargo xtask conformance` runs it live; `tests/against_stored_perf_output.rs` runs
 //! checks 1-4 on the committed fixtures against perf's stored output (`fixtures/perf-output`).
 
+pub mod analyses;
 pub mod checks;
 pub mod expect;
 pub mod facts;
@@ -308,6 +309,8 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                     },
                 );
                 row.set("corpus", Outcome::Skip("n/a".into()));
+                row.set("report", analyses::check_report(&p, &dir));
+                row.set("collapse", analyses::check_collapse(&p, &dir));
             }
         }
         eprintln!("  {:<22} {:>5} ms", s.name, t.elapsed().as_millis());

@@ -5,23 +5,27 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 6] = [
+pub const CHECKS: [&str; 8] = [
     "header",
     "records",
     "samples",
     "rewrite",
     "perf-reads",
     "corpus",
+    "report",
+    "collapse",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 6] = [
+const TITLES: [&str; 8] = [
     "1 header",
     "2 records",
     "3 samples",
     "4 rewrite",
     "5 perf reads",
     "6 corpus",
+    "7 report",
+    "8 collapse",
 ];
 
 /// One row: a scenario or a corpus file.

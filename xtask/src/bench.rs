@@ -484,10 +484,11 @@ struct Table {
 fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     let file = input.path.to_str().context("input path is not UTF-8")?;
     let scratch = |name: &str| env.scratch.join(name).to_string_lossy().into_owned();
-    let (out, pipe, compressed) = (
+    let (out, pipe, compressed, stats_dir) = (
         scratch("out.data"),
         scratch("input.pipe.data"),
         scratch("compressed.data"),
+        scratch("stats"),
     );
     let bench = |args: &[&str]| {
         let mut w = Workload::new(&env.bench_bin, args);
@@ -530,11 +531,35 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             w.stdin_cat = Some(PathBuf::from(&pipe));
             w
         }),
+        ("report", perfdata(&["report", file])),
+        ("report-g", perfdata(&["report", "-g", file])),
+        ("collapse", perfdata(&["collapse", file])),
+        ("stats", perfdata(&["stats", file, "--out-dir", &stats_dir])),
     ];
     if env.perf {
         workloads.push((
             "perf-script",
             Workload::new(Path::new("perf"), &["script", "-i", file]),
+        ));
+        // perf's default on a -g file (children and callers), and its flat table.
+        workloads.push((
+            "perf-report",
+            Workload::new(Path::new("perf"), &["report", "--stdio", "-i", file]),
+        ));
+        workloads.push((
+            "perf-report-flat",
+            Workload::new(
+                Path::new("perf"),
+                &[
+                    "report",
+                    "--stdio",
+                    "--no-children",
+                    "-g",
+                    "none",
+                    "-i",
+                    file,
+                ],
+            ),
         ));
     }
     // The gperftools CPU profile: ours vs `go tool pprof -raw` (without symbolization, its
@@ -577,6 +602,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     for f in [&out, &pipe, &compressed] {
         let _ = std::fs::remove_file(f);
     }
+    let _ = std::fs::remove_dir_all(&stats_dir);
 
     let (samples, frames) = agreed_counts(&results)?;
     if let Some((_, go)) = workloads.iter().find(|(k, _)| *k == "gp-go") {
@@ -627,6 +653,23 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         Row::new("`perfdata dump --json` vs `perf script`", "dump-json")
             .peer("perf-script", Speed::FasterThanPeer(3.0)),
         Row::new("`cat pipe \\| perfdata dump -`", "dump-pipe").rss_bounded(),
+        Row::new("`perfdata report -g` vs `perf report --stdio`", "report-g")
+            .peer("perf-report", Speed::FasterThanPeer(3.0)),
+        Row::new(
+            "`perfdata report` vs `perf report --stdio --no-children -g none`",
+            "report",
+        )
+        .peer("perf-report-flat", Speed::FasterThanPeer(3.0)),
+        Row::new(
+            "`perfdata stats` (four CSVs) vs `perf report --stdio`",
+            "stats",
+        )
+        .peer("perf-report", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata collapse` (folded stacks) vs `perf script`",
+            "collapse",
+        )
+        .peer("perf-script", Speed::FasterThanPeer(1.0)),
         Row::new(
             "read a gperftools CPU profile (10 MB; 1 MB with --quick) vs `go tool pprof -raw`",
             "gp-ours",

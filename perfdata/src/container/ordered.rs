@@ -143,15 +143,34 @@ impl<'a> PerfData<'a> {
     /// most the records of the current and previous round. Compressed records are
     /// expanded; the compressed records themselves are not passed.
     pub fn for_each_record_ordered(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
+        self.ordered_in(self.data(), self.data_offset(), f)
+    }
+
+    /// [`PerfData::for_each_record_ordered`] for another stream of the same recording (a
+    /// `data.N` file of a directory), decoded with this input's attrs; `base` is the offset
+    /// reported for `bytes[0]`.
+    pub fn for_each_record_in_ordered(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        f: &mut RecordFn<'_>,
+    ) -> Result<(), Error> {
+        self.ordered_in(bytes, base, f)
+    }
+
+    fn ordered_in(&self, data: &[u8], data_start: u64, f: &mut RecordFn<'_>) -> Result<(), Error> {
         match self.format.endian {
-            Endianness::Little => self.ordered::<LittleEndian>(f),
-            Endianness::Big => self.ordered::<BigEndian>(f),
+            Endianness::Little => self.ordered::<LittleEndian>(data, data_start, f),
+            Endianness::Big => self.ordered::<BigEndian>(data, data_start, f),
         }
     }
 
-    fn ordered<E: Endian>(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
-        let data = self.data();
-        let data_start = self.data_offset();
+    fn ordered<E: Endian>(
+        &self,
+        data: &[u8],
+        data_start: u64,
+        f: &mut RecordFn<'_>,
+    ) -> Result<(), Error> {
         let session = &self.session;
         let mut queue = Queue::default();
         let (mut next_flush, mut max_time) = (0u64, 0u64);

@@ -40,6 +40,12 @@ impl Recording {
                 streams: vec![],
             });
         }
+        if !path.join("data").is_file() {
+            return Err(Error::other(format!(
+                "{}: not a perf.data file or a --threads directory (a directory needs a `data` file)",
+                path.display()
+            )));
+        }
         let header = MappedFile::open(&path.join("data"))?;
         let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
         let mut numbered = vec![];
@@ -79,6 +85,11 @@ impl Recording {
     /// The `data.N` files of a directory, in N order.
     pub fn stream_paths(&self) -> impl Iterator<Item = &Path> {
         self.streams.iter().map(|(p, _)| p.as_path())
+    }
+
+    /// The bytes of the `index`-th `data.N` stream (`Recording::stream_paths` order).
+    pub fn stream_bytes(&self, index: usize) -> &[u8] {
+        self.streams[index].1.bytes()
     }
 
     /// The main file's bytes (`data` in a directory).

@@ -183,6 +183,11 @@ impl<'a> Session<'a> {
         self.plans.get(index as usize)
     }
 
+    /// Index of the attr an event id belongs to.
+    pub fn attr_of_id(&self, id: u64) -> Option<usize> {
+        self.by_id.get(&id).copied()
+    }
+
     /// Index of the attr that `body` (of a record of type `ty`) belongs to, if any attr.
     #[inline]
     pub fn attr_index<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<usize> {

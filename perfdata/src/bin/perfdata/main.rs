@@ -1,8 +1,10 @@
-//! `perfdata`: inspect perf.data files.
+//! `perfdata`: inspect, convert and analyse perf.data files.
 //!
 //! `perfdata dump FILE` prints the format, the attrs, every feature and every record,
-//! decoded by the code generated from the spec (one JSON object per line with `--json`).
+//! decoded by the code generated from the spec (one JSON object per line with `--json`);
+//! `report`, `collapse`, `flamegraph`, `stats` and `info` answer "where did the time go?".
 
+mod analyze;
 mod convert;
 mod dump;
 mod gperftools;
@@ -26,6 +28,9 @@ struct Cli {
 enum Command {
     /// Print the header, attrs, features and records of a perf.data file (or the header,
     /// records and maps of a gperftools CPU profile).
+    #[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
+        perfdata dump perf.data --json | jq .name\n  perf record -o - true | perfdata dump -\n  \
+        perfdata dump prog.prof")]
     Dump {
         /// A perf.data file (file or pipe layout, either byte order) or a gperftools CPU
         /// profile (told apart by content); `-` reads a pipe-mode perf.data stream from
@@ -45,6 +50,11 @@ enum Command {
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
     /// so OUTPUT may be INPUT. Also converts between perf.data and gperftools CPU
     /// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`).
+    #[command(after_help = "Examples:\n  perfdata convert perf.data copy.data\n  \
+        perfdata convert --endian big --compress perf.data big.data\n  \
+        perfdata convert --layout pipe perf.data stream.data\n  \
+        perfdata convert --to gperftools --comm prog perf.data prog.prof\n  \
+        perfdata convert --to perf prog.prof prog.data")]
     Convert {
         input: PathBuf,
         output: PathBuf,
@@ -71,6 +81,100 @@ enum Command {
         typed: bool,
         #[command(flatten)]
         gperftools: gperftools::ConvertArgs,
+    },
+    /// Where the time went: per event, the share of samples by command, shared object and
+    /// function, as `perf report --stdio -n --no-children` prints it.
+    #[command(after_help = "Examples:\n  perfdata report perf.data\n  \
+        perfdata report perf.data --sort dso,sym -g\n  perfdata report perf.data --json")]
+    Report {
+        file: PathBuf,
+        /// Columns, among comm, pid, tid, dso, sym.
+        #[arg(long, default_value = "comm,dso,sym")]
+        sort: String,
+        /// Under each row, the call chains that led there (callers, nearest first).
+        #[arg(short = 'g', long = "call-graph")]
+        call_graph: bool,
+        /// Accepted for perf's command line; the report is always text on stdout.
+        #[arg(long)]
+        stdio: bool,
+        /// The report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        symbols: analyze::SymbolArgs,
+    },
+    /// Folded stacks (`comm;root;…;leaf count`) for flame graphs: the lines
+    /// `perf script | inferno-collapse-perf` gives.
+    #[command(
+        after_help = "Examples:\n  perfdata collapse perf.data > stacks.folded\n  \
+        perfdata collapse perf.data --event task-clock --pid"
+    )]
+    Collapse {
+        file: PathBuf,
+        /// Only this event (default: the first one sampled).
+        #[arg(long)]
+        event: Option<String>,
+        /// Append the process id to the process name.
+        #[arg(long)]
+        pid: bool,
+        /// Append the process and thread ids to the process name.
+        #[arg(long)]
+        tid: bool,
+        /// Add inlined functions (from DWARF debug info) as frames.
+        #[arg(long)]
+        inline: bool,
+        #[command(flatten)]
+        symbols: analyze::SymbolArgs,
+    },
+    /// A flame graph (SVG, through the inferno crate).
+    #[command(after_help = "Example:\n  perfdata flamegraph perf.data -o flame.svg")]
+    Flamegraph {
+        file: PathBuf,
+        /// The SVG file to write.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Only this event (default: the first one sampled).
+        #[arg(long)]
+        event: Option<String>,
+        /// Title of the graph.
+        #[arg(long)]
+        title: Option<String>,
+        /// Add inlined functions (from DWARF debug info) as frames.
+        #[arg(long)]
+        inline: bool,
+        #[command(flatten)]
+        symbols: analyze::SymbolArgs,
+    },
+    /// readperf's statistics for every event: stat.csv (records per type), overview.csv
+    /// (every record in time order), processes.csv and results.csv (per function, with
+    /// source files).
+    #[command(
+        after_help = "Examples:\n  perfdata stats perf.data --out-dir stats/\n  \
+        perfdata stats perf.data --json > stats.json"
+    )]
+    Stats {
+        file: PathBuf,
+        /// Directory for the four CSV files (created if missing).
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// One JSON document on stdout instead of the CSV files.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        symbols: analyze::SymbolArgs,
+    },
+    /// One screen about a recording: producer, duration, events, losses, top processes
+    /// and shared objects, compression and size.
+    #[command(
+        after_help = "Examples:\n  perfdata info perf.data\n  perfdata info perf.data --json"
+    )]
+    Info {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+        /// How many processes and shared objects to list.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
     },
 }
 
@@ -133,6 +237,37 @@ fn main() -> ExitCode {
                 )
             })
         }
+        Command::Report {
+            file,
+            sort,
+            call_graph,
+            stdio: _,
+            json,
+            symbols,
+        } => analyze::report(&file, &sort, call_graph, json, &symbols),
+        Command::Collapse {
+            file,
+            event,
+            pid,
+            tid,
+            inline,
+            symbols,
+        } => analyze::collapse(&file, event, pid, tid, inline, &symbols),
+        Command::Flamegraph {
+            file,
+            output,
+            event,
+            title,
+            inline,
+            symbols,
+        } => analyze::flamegraph(&file, &output, event, title, inline, &symbols),
+        Command::Stats {
+            file,
+            out_dir,
+            json,
+            symbols,
+        } => analyze::stats(&file, &out_dir, json, &symbols),
+        Command::Info { file, json, top } => analyze::info(&file, json, top),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -141,4 +276,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Opens a file or `--threads` directory; every error starts with the path.
+pub(crate) fn open_recording(
+    path: &std::path::Path,
+) -> Result<perfdata::container::Recording, String> {
+    let rec = perfdata::container::Recording::open(path).map_err(|e| {
+        let e = e.to_string();
+        if e.starts_with(&path.display().to_string()) {
+            e
+        } else {
+            format!("{}: {e}", path.display())
+        }
+    })?;
+    if let Err(e) = rec.data() {
+        return Err(format!("{}: {e}", path.display()));
+    }
+    Ok(rec)
 }

@@ -1,0 +1,510 @@
+//! Symbol tables: an ELF file's functions (the `object` crate), the kernel's
+//! `/proc/kallsyms`, and JIT `perf-PID.map` files — with perf's rules for which alias
+//! wins and where a symbol without a size ends, so that names agree with `perf report`.
+
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SymbolKind};
+use std::path::Path;
+
+/// One function.
+#[derive(Debug, Clone)]
+pub struct Symbol {
+    pub start: u64,
+    /// Exclusive.
+    pub end: u64,
+    /// The name as the table has it (mangled).
+    raw: Box<str>,
+    binding: Binding,
+    /// Demangled on first use: a large C++ or Rust library has hundreds of thousands of
+    /// symbols and a profile names a few hundred.
+    demangled: std::cell::OnceCell<Box<str>>,
+}
+
+impl Symbol {
+    fn new(start: u64, end: u64, raw: &str, binding: Binding) -> Self {
+        Symbol {
+            start,
+            end,
+            raw: raw.into(),
+            binding,
+            demangled: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The name as perf prints it (demangled, without parameters).
+    pub fn name(&self) -> &str {
+        if !(self.raw.starts_with("_Z") || self.raw.starts_with("_R")) {
+            return &self.raw;
+        }
+        self.demangled.get_or_init(|| demangle(&self.raw).into())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binding {
+    Local,
+    Global,
+    Weak,
+}
+
+/// A sorted, de-duplicated symbol table with every end fixed up.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolTable {
+    symbols: Vec<Symbol>,
+}
+
+impl SymbolTable {
+    /// perf's `symbols__fixup_duplicate` then `symbols__fixup_end`. `kallsyms` marks the
+    /// kernel's table (module symbols carry a `[module]` tag, and the kernel/module boundary
+    /// is not filled).
+    fn new(mut symbols: Vec<Symbol>, kallsyms: bool) -> Self {
+        // Stable: among aliases the first inserted wins a tie, as in perf's rb-tree.
+        symbols.sort_by_key(|s| s.start);
+        let mut kept: Vec<Symbol> = Vec::with_capacity(symbols.len());
+        for s in symbols {
+            match kept.last_mut() {
+                Some(last) if last.start == s.start => {
+                    if !keeps_first(last, &s) {
+                        *last = s;
+                    }
+                }
+                _ => kept.push(s),
+            }
+        }
+        let n = kept.len();
+        for i in 0..n.saturating_sub(1) {
+            if kept[i].end == kept[i].start {
+                let next = kept[i + 1].start;
+                let crosses_module =
+                    kallsyms && kept[i].raw.contains('[') != kept[i + 1].raw.contains('[');
+                kept[i].end = if crosses_module {
+                    round_up_page(kept[i].end + 4096)
+                } else {
+                    next
+                };
+            }
+        }
+        if let Some(last) = kept.last_mut() {
+            if last.end == last.start {
+                last.end = round_up_page(last.start) + 4096;
+            }
+        }
+        SymbolTable { symbols: kept }
+    }
+
+    /// The symbol containing `addr`.
+    pub fn find(&self, addr: u64) -> Option<(usize, &Symbol)> {
+        let i = self.symbols.partition_point(|s| s.start <= addr);
+        let i = i.checked_sub(1)?;
+        let s = &self.symbols[i];
+        (addr < s.end).then_some((i, s))
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Symbol> {
+        self.symbols.get(index)
+    }
+
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Symbol> {
+        self.symbols.iter()
+    }
+}
+
+fn round_up_page(x: u64) -> u64 {
+    x.div_ceil(4096).saturating_mul(4096)
+}
+
+/// perf's `choose_best_symbol`: true when `a` (already kept) beats `b`.
+fn keeps_first(a: &Symbol, b: &Symbol) -> bool {
+    let (la, lb) = (a.end - a.start, b.end - b.start);
+    if la > 0 && lb == 0 {
+        return true;
+    }
+    if la == 0 && lb > 0 {
+        return false;
+    }
+    let (wa, wb) = (a.binding == Binding::Weak, b.binding == Binding::Weak);
+    if wa != wb {
+        return wb;
+    }
+    let (ga, gb) = (a.binding == Binding::Global, b.binding == Binding::Global);
+    if ga != gb {
+        return ga;
+    }
+    let underscores = |s: &str| s.bytes().take_while(|&c| c == b'_').count();
+    let (ua, ub) = (underscores(a.name()), underscores(b.name()));
+    if ua != ub {
+        return ua < ub;
+    }
+    a.name().len() >= b.name().len()
+}
+
+/// Demangles C++ and Rust names as perf does by default (no parameter lists).
+pub fn demangle(name: &str) -> String {
+    // Rust: v0 (`_R`), or legacy `_ZN…17h<16 hex digits>E` (perf's `rust_is_mangled`).
+    let legacy_rust = name.starts_with("_ZN")
+        && name.len() > 20
+        && name.ends_with('E')
+        && name[..name.len() - 1].ends_with(|c: char| c.is_ascii_hexdigit())
+        && name[name.len() - 20..].starts_with("17h");
+    if name.starts_with("_R") || legacy_rust {
+        if let Ok(d) = rustc_demangle::try_demangle(name) {
+            return format!("{d:#}");
+        }
+    }
+    if name.starts_with("_Z") {
+        if let Ok(sym) = cpp_demangle::Symbol::new(name) {
+            let opts = cpp_demangle::DemangleOptions::new().no_params();
+            if let Ok(d) = sym.demangle(&opts) {
+                return d;
+            }
+        }
+    }
+    name.to_string()
+}
+
+/// What one ELF file gives: its build id, functions, and how file offsets map to
+/// addresses.
+#[derive(Debug, Default)]
+pub struct ElfInfo {
+    pub build_id: Option<Vec<u8>>,
+    /// `.symtab` present (a debug file or an unstripped binary).
+    pub has_symtab: bool,
+    /// Functions of `.symtab` (or `.dynsym` when there is none), not yet fixed up.
+    symbols: Vec<Symbol>,
+    /// `name@plt` symbols synthesized from `.rela.plt` (perf 6.1's rule).
+    plt: Vec<Symbol>,
+    /// PT_LOAD segments: (file offset, size in file, virtual address).
+    loads: Vec<(u64, u64, u64)>,
+    pub has_dwarf: bool,
+    /// `.dynsym` with contents (a debug-only file keeps it as NOBITS).
+    has_dynsym_data: bool,
+}
+
+impl ElfInfo {
+    /// Reads an ELF file; `None` when it is not one (or cannot be read).
+    pub fn read(path: &Path) -> Option<ElfInfo> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: read-only mapping; a file changed under us gives wrong symbols, not UB
+        // in safe code that only reads bytes.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        Self::parse(&map)
+    }
+
+    /// Only the build id of an ELF file.
+    pub fn read_build_id(path: &Path) -> Option<Vec<u8>> {
+        let file = std::fs::File::open(path).ok()?;
+        // SAFETY: as in `read`.
+        let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        let obj = object::File::parse(&*map).ok()?;
+        obj.build_id().ok().flatten().map(<[u8]>::to_vec)
+    }
+
+    pub fn parse(bytes: &[u8]) -> Option<ElfInfo> {
+        let obj = object::File::parse(bytes).ok()?;
+        if !matches!(obj, object::File::Elf32(_) | object::File::Elf64(_)) {
+            return None;
+        }
+        let mut info = ElfInfo {
+            build_id: obj.build_id().ok().flatten().map(<[u8]>::to_vec),
+            has_symtab: obj.section_by_name(".symtab").is_some(),
+            has_dwarf: obj
+                .section_by_name(".debug_info")
+                .is_some_and(|s| s.size() > 0),
+            ..ElfInfo::default()
+        };
+        let table: Box<dyn Iterator<Item = object::Symbol<'_, '_>>> = if info.has_symtab {
+            Box::new(obj.symbols())
+        } else {
+            Box::new(obj.dynamic_symbols())
+        };
+        let exec_sections: std::collections::HashSet<usize> = obj
+            .sections()
+            .filter(|sec| match sec.flags() {
+                object::SectionFlags::Elf { sh_flags } => {
+                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                }
+                _ => false,
+            })
+            .map(|sec| sec.index().0)
+            .collect();
+        for s in table {
+            if s.is_undefined() {
+                continue;
+            }
+            // Functions, and (as perf 6.1) untyped labels in executable sections
+            // (`_start` in ld.so is one).
+            let in_exec = matches!(s.section(), object::SymbolSection::Section(i) if exec_sections.contains(&i.0));
+            let is_label = matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. } if st_info & 0xf == object::elf::STT_NOTYPE)
+                && in_exec;
+            if s.kind() != SymbolKind::Text && !is_label {
+                continue;
+            }
+            let Ok(name) = s.name() else { continue };
+            // ARM mapping symbols ($a, $t, $d, $x) are not functions.
+            if name.is_empty() || name.starts_with('$') {
+                continue;
+            }
+            let binding = if s.is_weak() {
+                Binding::Weak
+            } else if s.is_global() {
+                Binding::Global
+            } else {
+                Binding::Local
+            };
+            info.symbols.push(Symbol::new(
+                s.address(),
+                s.address() + s.size(),
+                name,
+                binding,
+            ));
+        }
+        info.has_dynsym_data = obj.section_by_name(".dynsym").is_some_and(|s| {
+            s.kind() != object::SectionKind::UninitializedData
+                && s.data().is_ok_and(|d| !d.is_empty())
+        });
+        for seg in obj.segments() {
+            let (off, size) = seg.file_range();
+            info.loads.push((off, size, seg.address()));
+        }
+        info.plt = plt_symbols(&obj).unwrap_or_default();
+        Some(info)
+    }
+
+    /// A file the program ran from (not a debug-only file): it has the PLT and the
+    /// loaded segments' bytes.
+    pub fn is_runtime(&self) -> bool {
+        self.has_dynsym_data || (!self.has_symtab && !self.loads.is_empty())
+    }
+
+    /// The address (as the symbol table states it) of a file offset.
+    pub fn address_of_offset(&self, offset: u64) -> Option<u64> {
+        self.loads
+            .iter()
+            .find(|&&(off, size, _)| offset >= off && offset < off + size)
+            .map(|&(off, _, vaddr)| offset - off + vaddr)
+    }
+
+    /// The symbol table: `symbols` (from the file with `.symtab`) plus this file's PLT
+    /// entries (perf takes them from the runtime file: debug files strip the PLT).
+    pub fn table(symbols: Option<&ElfInfo>, runtime: Option<&ElfInfo>) -> SymbolTable {
+        let mut all = vec![];
+        if let Some(s) = symbols.or(runtime) {
+            all.extend(s.symbols.iter().cloned());
+        }
+        if let Some(r) = runtime {
+            all.extend(r.plt.iter().cloned());
+        }
+        SymbolTable::new(all, false)
+    }
+}
+
+/// perf 6.1's `dso__synthesize_plt_symbols`: entry `i` of `.rela.plt` (or `.rel.plt`) is
+/// `name@plt` at `.plt + (i + 1) * entsize` (the first entry is the PLT header).
+fn plt_symbols(obj: &object::File<'_>) -> Option<Vec<Symbol>> {
+    use object::read::elf::{ElfFile, Rela};
+    use object::read::elf::{FileHeader, SectionHeader};
+    fn go<Elf: FileHeader>(elf: &ElfFile<'_, Elf>) -> Option<Vec<Symbol>> {
+        let endian = elf.endian();
+        let data = elf.data();
+        let sections = elf.elf_section_table();
+        let (_, plt) = sections.section_by_name(endian, b".plt")?;
+        let entsize = plt.sh_entsize(endian).into();
+        if entsize == 0 {
+            return None;
+        }
+        let plt_addr: u64 = plt.sh_addr(endian).into();
+        let dynsyms = sections
+            .symbols(endian, data, object::elf::SHT_DYNSYM)
+            .ok()?;
+        let mut out = vec![];
+        let mut name_of = |i: usize, sym_index: u32| -> Option<()> {
+            // Index 0 (IRELATIVE relocations) has no name: perf then names it `@plt`.
+            let name = if sym_index == 0 {
+                ""
+            } else {
+                let sym = dynsyms
+                    .symbol(object::SymbolIndex(sym_index as usize))
+                    .ok()?;
+                std::str::from_utf8(dynsyms.symbol_name(endian, sym).ok()?).ok()?
+            };
+            let start = plt_addr + (i as u64 + 1) * entsize;
+            let name = format!("{}@plt", demangle(name));
+            out.push(Symbol::new(start, start + entsize, &name, Binding::Global));
+            Some(())
+        };
+        if let Some((_, rela)) = sections.section_by_name(endian, b".rela.plt") {
+            let relas = rela.data_as_array::<Elf::Rela, _>(endian, data).ok()?;
+            for (i, r) in relas.iter().enumerate() {
+                name_of(i, r.symbol(endian, false).map_or(0, |s| s.0 as u32));
+            }
+        } else if let Some((_, rel)) = sections.section_by_name(endian, b".rel.plt") {
+            use object::read::elf::Rel;
+            let rels = rel.data_as_array::<Elf::Rel, _>(endian, data).ok()?;
+            for (i, r) in rels.iter().enumerate() {
+                name_of(i, r.r_sym(endian));
+            }
+        }
+        Some(out)
+    }
+    match obj {
+        object::File::Elf64(elf) => go(elf),
+        object::File::Elf32(elf) => go(elf),
+        _ => None,
+    }
+}
+
+/// `/proc/kallsyms` (or a saved copy): the kernel's text symbols, module symbols tagged
+/// with their module.
+pub fn parse_kallsyms(text: &str) -> KernelSymbols {
+    let mut kernel = vec![];
+    let mut modules: std::collections::BTreeMap<String, Vec<Symbol>> = Default::default();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+            continue;
+        };
+        // perf's symbol_type__filter: text, weak, and (since 5.x) data/bss symbols too;
+        // text is what samples land in, so only text and weak are kept here.
+        if !matches!(kind, "t" | "T" | "w" | "W") || addr == 0 {
+            continue;
+        }
+        let binding = if kind.chars().all(|c| c.is_ascii_uppercase()) {
+            Binding::Global
+        } else {
+            Binding::Local
+        };
+        let sym = Symbol::new(addr, addr, name, binding);
+        match parts.next() {
+            Some(m) if m.starts_with('[') => modules
+                .entry(m.trim_matches(|c| c == '[' || c == ']').to_string())
+                .or_default()
+                .push(sym),
+            _ => kernel.push(sym),
+        }
+    }
+    KernelSymbols {
+        kernel: SymbolTable::new(kernel, true),
+        modules: modules
+            .into_iter()
+            .map(|(m, s)| (m, SymbolTable::new(s, true)))
+            .collect(),
+    }
+}
+
+/// The kernel's symbols and each module's.
+#[derive(Debug, Default)]
+pub struct KernelSymbols {
+    pub kernel: SymbolTable,
+    pub modules: std::collections::HashMap<String, SymbolTable>,
+}
+
+/// A JIT map file (`/tmp/perf-PID.map`): lines `START SIZE name`, hexadecimal.
+pub fn parse_perf_map(text: &str) -> SymbolTable {
+    let mut symbols = vec![];
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ' ');
+        let (Some(start), Some(size), Some(name)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+        let (Some(start), Some(size)) = (hex(start), hex(size)) else {
+            continue;
+        };
+        symbols.push(Symbol::new(
+            start,
+            start.saturating_add(size),
+            name.trim_end(),
+            Binding::Global,
+        ));
+    }
+    SymbolTable::new(symbols, false)
+}
+
+/// The build id in an ELF note section's bytes (`/sys/kernel/notes`).
+pub fn build_id_from_notes(notes: &[u8]) -> Option<Vec<u8>> {
+    let mut at = 0usize;
+    let word = |at: usize| -> Option<u32> {
+        Some(u32::from_ne_bytes(notes.get(at..at + 4)?.try_into().ok()?))
+    };
+    while at + 12 <= notes.len() {
+        let (namesz, descsz, ty) = (word(at)? as usize, word(at + 4)? as usize, word(at + 8)?);
+        let name_at = at + 12;
+        let desc_at = name_at + namesz.div_ceil(4) * 4;
+        let next = desc_at + descsz.div_ceil(4) * 4;
+        if ty == 3 && notes.get(name_at..name_at + namesz)? == b"GNU\0" {
+            return Some(notes.get(desc_at..desc_at + descsz)?.to_vec());
+        }
+        at = next;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(start: u64, size: u64, name: &str, binding: Binding) -> Symbol {
+        Symbol::new(start, start + size, name, binding)
+    }
+
+    #[test]
+    fn aliases_resolve_as_perf_chooses() {
+        let t = SymbolTable::new(
+            vec![
+                sym(0x100, 0x10, "____strtoll_l_internal", Binding::Local),
+                sym(0x100, 0x10, "__GI_____strtoll_l_internal", Binding::Local),
+                sym(0x200, 0, "weak_one", Binding::Weak),
+                sym(0x200, 0, "strong", Binding::Global),
+                sym(0x300, 0, "last", Binding::Global),
+            ],
+            false,
+        );
+        assert_eq!(
+            t.find(0x105).unwrap().1.name(),
+            "__GI_____strtoll_l_internal"
+        );
+        // No size: ends where the next begins; the last one a page later.
+        assert_eq!(t.find(0x2ff).unwrap().1.name(), "strong");
+        assert_eq!(t.find(0x300).unwrap().1.end, 0x2000);
+        assert!(
+            t.find(0x110).is_none(),
+            "a sized symbol ends at start + size"
+        );
+        assert!(t.find(0xff).is_none());
+    }
+
+    #[test]
+    fn kallsyms_and_perf_maps_parse() {
+        let k = parse_kallsyms(
+            "ffffffff81000000 T _text\nffffffff81000100 t foo\nffffffff81000200 D data\n\
+             ffffffffc0000000 t ext4_fn\t[ext4]\n",
+        );
+        assert_eq!(k.kernel.find(0xffffffff81000150).unwrap().1.name(), "foo");
+        assert_eq!(k.modules["ext4"].len(), 1);
+        let m = parse_perf_map("7f0000001000 20 jitted fn(int)\nbad line\n");
+        assert_eq!(m.find(0x7f000000101f).unwrap().1.name(), "jitted fn(int)");
+        assert!(m.find(0x7f0000001020).is_none());
+    }
+
+    #[test]
+    fn demangles_without_parameters() {
+        assert_eq!(demangle("_ZN3foo3barEi"), "foo::bar");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(
+            demangle("_ZN4core3fmt5write17h0123456789abcdefE"),
+            "core::fmt::write"
+        );
+    }
+}

@@ -1,0 +1,284 @@
+//! The analyses (report, collapse, stats, info) on every conformance fixture: their totals
+//! agree with a plain walk of the samples, the CLI commands succeed and say where an
+//! error is. perf's own tables are compared in `cargo xtask conformance` (checks 7, 8).
+
+mod common;
+
+use perfdata::analysis::{collapse, info, report, stats, Analyzer, SymbolOptions};
+use perfdata::container::Recording;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(common::workspace().join("conformance/fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 20, "fixtures missing");
+    v
+}
+
+/// Addresses only: results must not depend on this machine's symbol files.
+fn no_symbols() -> SymbolOptions {
+    SymbolOptions {
+        no_symbols: true,
+        ..SymbolOptions::default()
+    }
+}
+
+/// Samples per attr and their periods, from the plain file-order walk (no READ
+/// expansion: callers skip files with PERF_SAMPLE_READ).
+fn plain_totals(path: &Path) -> (Vec<u64>, Vec<u64>, bool) {
+    let rec = Recording::open(path).unwrap();
+    let data = rec.data().unwrap();
+    let n = data.session.attrs.len().max(1);
+    let (mut samples, mut periods) = (vec![0u64; n], vec![0u64; n]);
+    let read = data.session.attrs.iter().any(|a| {
+        a.attr
+            .sample_type
+            .contains(perfdata::generated::perf_data::SampleType::READ)
+    });
+    rec.for_each_record(&mut |_, _, r, ctx| {
+        if let Some(s) = data.sample(&r, ctx)? {
+            let i = ctx.attr.unwrap_or(0) as usize;
+            samples[i] += 1;
+            let attr = &data.session.attrs[i].attr;
+            periods[i] += s.period().unwrap_or(attr.sample_period_or_freq);
+        }
+        Ok(true)
+    })
+    .unwrap();
+    (samples, periods, read)
+}
+
+#[test]
+fn report_rows_add_up_to_every_sample_of_every_event() {
+    for path in fixtures() {
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let reports = report::report(&mut a, &report::ReportOptions::default()).unwrap();
+        let (samples, periods, read) = plain_totals(&path);
+        let name = path.display();
+        for r in &reports {
+            let rows_samples: u64 = r.rows.iter().map(|x| x.samples).sum();
+            let rows_period: u64 = r.rows.iter().map(|x| x.period).sum();
+            assert_eq!(rows_samples, r.samples, "{name} {}", r.event);
+            assert_eq!(rows_period, r.period, "{name} {}", r.event);
+            let pct: f64 = r.rows.iter().map(|x| x.percent).sum();
+            assert!(
+                (pct - 100.0).abs() < 1e-6 || r.period == 0,
+                "{name}: {pct}%"
+            );
+            // Rows by period, largest first.
+            assert!(
+                r.rows.windows(2).all(|w| w[0].period >= w[1].period),
+                "{name}"
+            );
+        }
+        if !read {
+            let ours: u64 = reports.iter().map(|r| r.samples).sum();
+            assert_eq!(ours, samples.iter().sum::<u64>(), "{name}");
+            let ours_p: u64 = reports.iter().map(|r| r.period).sum();
+            assert_eq!(ours_p, periods.iter().sum::<u64>(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn collapse_counts_the_first_events_periods() {
+    for path in fixtures() {
+        let (_, periods, read) = plain_totals(&path);
+        if read {
+            continue; // READ samples: periods are counter deltas (checked against perf live)
+        }
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let folded = collapse::collapse(&mut a, &collapse::CollapseOptions::default()).unwrap();
+        let total: u64 = folded.values().sum();
+        // The first event sampled is one of the attrs: its period total is ours.
+        assert!(
+            folded.is_empty() || periods.contains(&total),
+            "{}: {total} not in {periods:?}",
+            path.display()
+        );
+        for stack in folded.keys() {
+            assert!(!stack.contains(' ') || stack.split(';').next().is_some());
+            assert!(stack.split(';').count() >= 2, "{}: {stack}", path.display());
+        }
+    }
+}
+
+#[test]
+fn stats_tables_agree_with_the_records() {
+    for path in fixtures() {
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let mut overview = 0u64;
+        let mut last_time = 0u64;
+        let s = stats::stats(&mut a, &mut |row| {
+            overview += 1;
+            // Time order, as perf delivers records.
+            if let Some(t) = row.time.filter(|&t| t != 0) {
+                if rec.is_directory() {
+                    return Ok(()); // per stream (see Analyzer::run)
+                }
+                assert!(
+                    t >= last_time,
+                    "{}: {} before {last_time}",
+                    path.display(),
+                    t
+                );
+                last_time = t;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let typed: u64 = s.stat.iter().map(|t| t.count).sum();
+        let name = path.display();
+        assert!(
+            overview >= typed,
+            "{name}: {overview} rows, {typed} counted"
+        );
+        let (samples, _, read) = plain_totals(&path);
+        let stat_samples: u64 = s
+            .stat
+            .iter()
+            .filter(|t| t.type_ == "SAMPLE")
+            .map(|t| t.count)
+            .sum();
+        let proc_samples: u64 = s.processes.iter().map(|p| p.samples).sum();
+        let fn_samples: u64 = s.results.iter().map(|f| f.samples).sum();
+        assert_eq!(proc_samples, fn_samples, "{name}");
+        if !read {
+            assert_eq!(stat_samples, samples.iter().sum::<u64>(), "{name}");
+            assert_eq!(fn_samples, stat_samples, "{name}");
+        }
+    }
+}
+
+#[test]
+fn info_names_the_producer_and_counts_samples() {
+    let path = common::fixture_path("multi-event.data");
+    let rec = Recording::open(&path).unwrap();
+    let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+    let i = info::info(&mut a, 3).unwrap();
+    let names: Vec<&str> = i.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["cpu-clock", "task-clock"]);
+    let (samples, _, _) = plain_totals(&path);
+    assert_eq!(
+        i.events.iter().map(|e| e.samples).collect::<Vec<_>>(),
+        samples
+    );
+    assert!(i.perf_version.is_some() && i.hostname.is_some() && i.command_line.is_some());
+    assert!(i.first_time.unwrap() <= i.last_time.unwrap());
+    assert!(i.top_processes.len() <= 3 && !i.top_processes.is_empty());
+    let text = info::render(&i);
+    assert!(text.contains("cpu-clock") && text.contains("top shared objects"));
+}
+
+fn cli(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cli_commands_run_on_every_fixture() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in fixtures() {
+        let p = path.to_str().unwrap();
+        for args in [
+            vec!["report", p, "--no-symbols"],
+            vec!["report", p, "--no-symbols", "-g", "--sort", "pid,dso"],
+            vec!["collapse", p, "--no-symbols"],
+            vec!["info", p, "--json"],
+        ] {
+            let out = cli(&args);
+            assert!(
+                out.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let out_dir = dir.path().join(path.file_name().unwrap());
+        let out = cli(&[
+            "stats",
+            p,
+            "--no-symbols",
+            "--out-dir",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for f in ["stat.csv", "overview.csv", "processes.csv", "results.csv"] {
+            let mut r = csv::Reader::from_path(out_dir.join(f)).unwrap();
+            assert!(r.headers().unwrap().len() >= 3, "{f}");
+            for row in r.records() {
+                row.unwrap();
+            }
+        }
+    }
+    let svg = dir.path().join("flame.svg");
+    let out = cli(&[
+        "flamegraph",
+        common::fixture_path("callchain.data").to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<?xml") && text.contains("<svg") && text.contains("sh"));
+}
+
+#[test]
+fn cli_errors_start_with_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for cmd in ["report", "collapse", "info", "dump"] {
+        let out = cli(&[cmd, d]);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "perfdata: {d}: not a perf.data file or a --threads directory"
+            )),
+            "{cmd}: {err}"
+        );
+    }
+    let junk = dir.path().join("junk.data");
+    std::fs::write(&junk, b"not a profile at all, just text").unwrap();
+    let j = junk.to_str().unwrap();
+    for cmd in ["report", "stats", "info"] {
+        let out = cli(&[cmd, j]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with(&format!("perfdata: {j}: ")), "{cmd}: {err}");
+    }
+    let out = cli(&[
+        "collapse",
+        common::fixture_path("plain.data").to_str().unwrap(),
+        "--event",
+        "nope",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no event named `nope`"));
+}
+
+#[test]
+fn report_of_a_fixture_without_symbol_files() {
+    let out = cli(&[
+        "report",
+        common::fixture_path("multi-event.data").to_str().unwrap(),
+        "--no-symbols",
+    ]);
+    assert!(out.status.success());
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}
