@@ -9,6 +9,7 @@ use perfdata::generated::perf_data::{CallchainContext, RecordType};
 use std::fmt;
 use std::path::Path;
 
+pub mod gperftools;
 pub mod synth;
 
 /// What a sample walk saw. Two readers agree on a file when all three fields agree (the

@@ -9,7 +9,9 @@ workloads:
   scan FILE              map FILE and sum its u64 words (the floor: reading the bytes)
   ours FILE [--ordered]  perfdata: ip, time and callchain of every SAMPLE (file or time order)
   lpd FILE               linux-perf-data 0.13: the same work (it always sorts by time)
-  synth OUT SIZE_MB      write a pipe-layout stream of about SIZE_MB MB like `perf record -g`'s";
+  synth OUT SIZE_MB      write a pipe-layout stream of about SIZE_MB MB like `perf record -g`'s
+  gperftools FILE        perfdata: read a gperftools CPU profile (every record, counts per leaf)
+  gperftools-synth OUT SIZE_MB  write a gperftools CPU profile of about SIZE_MB MB";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,6 +25,12 @@ fn main() -> ExitCode {
         }
         ["lpd", file] => perfdata_bench::lpd(Path::new(file)).map(|t| t.to_string()),
         ["synth", out, size_mb] => synth(Path::new(out), size_mb),
+        ["gperftools", file] => perfdata_bench::gperftools::read(Path::new(file)),
+        ["gperftools-synth", out, size_mb] => size_mb
+            .parse::<u64>()
+            .map_err(|_| anyhow::anyhow!("SIZE_MB must be a whole number, not {size_mb:?}"))
+            .and_then(|mb| perfdata_bench::gperftools::synth(Path::new(out), mb * 1_000_000))
+            .map(|(records, samples)| format!("records={records} samples={samples}")),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);

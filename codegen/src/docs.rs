@@ -275,7 +275,13 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
             "| {off} | `{}` | {} | {} | {} | {} |",
             f.name,
             type_link(&f.ty),
-            size.map_or("var".to_string(), |s| s.to_string()),
+            match (&f.ty, size) {
+                (_, Some(s)) => s.to_string(),
+                // A word's size is the run-time word size.
+                (TypeRef::Word(Expr::Int(n)), None) => n.to_string(),
+                (TypeRef::Word(_), None) => "4 or 8".to_string(),
+                _ => "var".to_string(),
+            },
             cell(&presence.join(", ")),
             cell(&field_doc(spec, f))
         );
@@ -461,6 +467,7 @@ fn signed_view(repr: Prim, v: u64) -> String {
 pub fn fixed_size(spec: &Spec, ty: &TypeRef) -> Option<u64> {
     match ty {
         TypeRef::Scalar(s) => Some(u64::from(spec.scalar_repr(s).size())),
+        TypeRef::Word(Expr::Int(n)) => Some(*n),
         TypeRef::Array {
             elem,
             len: Len::Expr(Expr::Int(n)),
@@ -516,6 +523,7 @@ fn type_name(ty: &TypeRef) -> String {
         TypeRef::Bytes(l) => format!("bytes[{}]", len_text(l)),
         TypeRef::Str(l) => format!("str[{}]", len_text(l)),
         TypeRef::CStr => "cstr".to_string(),
+        TypeRef::Word(e) => format!("word[{}]", expr(e)),
         TypeRef::Switch(sw) => sw.enum_name.clone(),
         TypeRef::FeatureById(e) => format!("feature({})", expr(e)),
     }

@@ -153,3 +153,27 @@ feature NrCpus = 7 { avail: u32, online: u32 }
 "#
     ));
 }
+
+#[test]
+fn run_time_sized_words() {
+    insta::assert_snapshot!(generate(
+        r#"
+context {
+  /// the producer's word size: 4 or 8
+  word_size: u8
+}
+/// A count-prefixed stack of words.
+struct Stack {
+  count: word[ctx.word_size]
+  n: word[ctx.word_size] = count(pcs)
+  pcs: [word[ctx.word_size]; n]
+  more: word[ctx.word_size] if count > 1
+}
+/// A parameter size and a size patched after the body.
+struct Sized(ws: u8) bounded_by size {
+  size: word[ws] = sizeof(self)
+  v: word[8]
+}
+"#
+    ));
+}

@@ -19,6 +19,10 @@
 //!    conversion legitimately changes (`checks::ReadsNorm`);
 //! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it.
 //!
+//! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
+//! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
+//! `google-pprof`, `go tool pprof` and perf (`--only gperftools` runs it alone).
+//!
 //! `cargo xtask conformance` runs it live; `tests/against_stored_perf_output.rs` runs
 //! checks 1-4 on the committed fixtures against perf's stored output (`fixtures/perf-output`).
 
@@ -26,6 +30,7 @@ pub mod analyses;
 pub mod checks;
 pub mod expect;
 pub mod facts;
+pub mod gperftools;
 pub mod ours;
 pub mod perf_text;
 pub mod record;
@@ -330,8 +335,29 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         .clone()
         .unwrap_or_else(|| workspace.join("../shared/corpus"));
     rows.extend(corpus_rows(&corpus, &dir, opts)?);
+    // The gperftools CPU profile section (`--only gperftools` selects it alone).
+    let gp_rows = if opts.only.is_empty() || wanted(opts, "gperftools") {
+        let t = Instant::now();
+        let r = gperftools::run(workspace, &dir);
+        eprintln!(
+            "  {:<22} {:>5} ms",
+            "gperftools section",
+            t.elapsed().as_millis()
+        );
+        r
+    } else {
+        vec![]
+    };
     let known = report::load_known_failures(&workspace.join("conformance/known-failures.txt"))?;
     print!("\n{}", report::render(&rows, &known, opts.verbose));
+    if !gp_rows.is_empty() {
+        print!("\n{}", gperftools::render(&gp_rows, opts.verbose));
+    }
+    let gp_failures = gp_rows
+        .iter()
+        .flat_map(|r| &r.cells)
+        .filter(|o| o.is_fail())
+        .count();
     let v = report::verdict(&rows, &known);
     for k in &v.stale {
         println!(
@@ -340,13 +366,15 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         );
     }
     println!(
-        "\nconformance: {} rows, {} unexpected failures, {} known failures, {:.1} s",
+        "\nconformance: {} rows, {} unexpected failures, {} known failures; gperftools: {} rows, {} failures; {:.1} s",
         rows.len(),
         v.unexpected.len(),
         v.known.len(),
+        gp_rows.len(),
+        gp_failures,
         started.elapsed().as_secs_f64()
     );
-    Ok(v.ok())
+    Ok(v.ok() && gp_failures == 0)
 }
 
 /// Is `dep` the inject source of scenario `name`?

@@ -72,6 +72,7 @@ pub mod analysis;
 pub mod container;
 pub mod convert;
 pub mod generated;
+pub mod gperftools;
 pub mod model;
 pub mod rt;
 pub mod sink;

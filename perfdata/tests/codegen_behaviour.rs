@@ -1096,6 +1096,7 @@ fn arbitrary_bytes_never_panic() {
             misc: Misc(next() as u16),
             nr_cpus: (next() % 4) as u32,
             mask: next(),
+            word_size: [4, 8][(next() % 2) as usize],
         };
         for ty in types {
             if let Ok(body) = try_decode::<LE>(RecordType(ty), &bytes, &ctx) {
@@ -1204,4 +1205,115 @@ fn big_endian_if_follows_the_data_not_the_file() {
     let o = decode::<BE>(RecordType::OWN, &bytes, &ctx);
     let RecordBody::Own(o) = o else { panic!() };
     assert_eq!((o.body.a, o.body.b), (0x0102_0304, 0x0506));
+}
+
+// ---------------------------------------------------------------------------------------
+// word[size]: words whose size is known only at run time
+// ---------------------------------------------------------------------------------------
+
+fn word_ctx(word_size: u8) -> Ctx {
+    Ctx {
+        word_size,
+        ..Ctx::default()
+    }
+}
+
+/// `Words` bytes with `ws`-byte words in byte order `E`: count 2, pcs [a, b], extra, fixed.
+fn words_bytes<E: Endian>(ws: u8) -> Vec<u8> {
+    let put = |b: Buf<E>, v: u64| if ws == 4 { b.u32(v as u32) } else { b.u64(v) };
+    let b = Buf::<E>::new();
+    let b = put(b, 2);
+    let b = put(b, 2);
+    let b = put(b, 0x4000_1234);
+    let b = put(b, 0x4000_5678);
+    let b = put(b, 7);
+    b.u64(0x1122_3344_5566_7788).done()
+}
+
+fn words_in<E: Endian>(ws: u8) {
+    let ctx = word_ctx(ws);
+    let bytes = words_bytes::<E>(ws);
+    assert_eq!(bytes.len(), 5 * usize::from(ws) + 8);
+    let mut r = Reader::<E>::new(&bytes, 0);
+    let w = Words::decode(&mut r, &ctx).unwrap_or_else(|e| panic!("decode: {e}"));
+    assert_eq!(r.remaining(), 0);
+    assert_eq!(w.count, 2);
+    assert_eq!(w.pcs, [0x4000_1234, 0x4000_5678]);
+    assert_eq!(w.extra, Some(7));
+    assert_eq!(w.fixed, 0x1122_3344_5566_7788);
+    let mut out = Writer::<E>::new();
+    w.encode(&mut out, &ctx)
+        .unwrap_or_else(|e| panic!("encode: {e}"));
+    assert_eq!(out.into_vec(), bytes, "decode → encode is the identity");
+    // Every truncation is an error, never a panic.
+    for cut in 0..bytes.len() {
+        let mut r = Reader::<E>::new(&bytes[..cut], 0);
+        assert!(Words::decode(&mut r, &ctx).is_err(), "cut at {cut}");
+    }
+}
+
+#[test]
+fn words_take_their_size_from_the_context_in_both_orders() {
+    words_in::<LE>(4);
+    words_in::<LE>(8);
+    words_in::<BE>(4);
+    words_in::<BE>(8);
+    // The same value changes word size and byte order by re-encoding.
+    let bytes = words_bytes::<LE>(4);
+    let w = Words::decode(&mut Reader::<LE>::new(&bytes, 0), &word_ctx(4)).unwrap();
+    let mut out = Writer::<BE>::new();
+    w.encode(&mut out, &word_ctx(8)).unwrap();
+    assert_eq!(out.into_vec(), words_bytes::<BE>(8));
+}
+
+#[test]
+fn a_word_size_other_than_4_or_8_is_an_error() {
+    let bytes = [0u8; 64];
+    let e = Words::decode(&mut Reader::<LE>::new(&bytes, 0x100), &word_ctx(2)).unwrap_err();
+    let ErrorKind::Invalid { expected, found } = e.kind() else {
+        panic!("expected Invalid, got {e}");
+    };
+    assert_eq!(expected, "a word size of 4 or 8 bytes");
+    assert_eq!(found, "2");
+    assert_eq!(e.offset(), Some(0x100));
+    assert_eq!(e.path_string(), "count");
+    let w = Words::default();
+    let mut out = Writer::<LE>::new();
+    assert!(w.encode(&mut out, &word_ctx(0)).is_err());
+}
+
+#[test]
+fn a_value_too_large_for_a_4_byte_word_is_an_error_not_a_truncation() {
+    let w = Words {
+        count: 1,
+        pcs: vec![0x1_0000_0000],
+        extra: None,
+        fixed: 0,
+    };
+    let mut out = Writer::<LE>::new();
+    let e = w.encode(&mut out, &word_ctx(4)).unwrap_err();
+    assert_eq!(e.path_string(), "pcs[0]");
+    assert!(e.to_string().contains("0x100000000"), "{e}");
+    let mut out = Writer::<LE>::new();
+    w.encode(&mut out, &word_ctx(8)).unwrap();
+}
+
+#[test]
+fn a_computed_word_is_patched_with_the_structure_size() {
+    for ws in [4u8, 8] {
+        let v = SizedWords { a: 9, tail: None };
+        let mut out = Writer::<BE>::new();
+        v.encode(&mut out, &Ctx::default(), u64::from(ws)).unwrap();
+        let bytes = out.into_vec();
+        assert_eq!(bytes.len(), 2 * usize::from(ws));
+        let mut r = Reader::<BE>::new(&bytes, 0);
+        assert_eq!(r.word(u64::from(ws)).unwrap(), 2 * u64::from(ws));
+        let back = SizedWords::decode(
+            &mut Reader::<BE>::new(&bytes, 0),
+            &Ctx::default(),
+            u64::from(ws),
+        )
+        .unwrap();
+        assert_eq!(back, v);
+    }
 }

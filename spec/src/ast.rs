@@ -233,6 +233,8 @@ pub enum TypeKind {
     Bytes(LenExpr),
     Str(LenExpr),
     CStr,
+    /// `word[e]`: an unsigned word of `e` (4 or 8) bytes, `e` known before the structure.
+    Word(Expr),
     Switch(SwitchExpr),
     /// `feature(e)`.
     Feature(Expr),

@@ -274,6 +274,9 @@ pub enum TypeRef {
     Str(Len),
     /// NUL-terminated text without padding.
     CStr,
+    /// An unsigned integer of a size known at run time: the expression (made of `ctx`
+    /// values, parameters and integers only) gives 4 or 8 bytes. Its value is a `u64`.
+    Word(Expr),
     Switch(Switch),
     /// The payload of the feature whose id the expression gives.
     FeatureById(Expr),

@@ -48,6 +48,7 @@ pub const RESERVED: &[&str] = &[
     "bytes",
     "str",
     "cstr",
+    "word",
     "has",
 ];
 
@@ -873,6 +874,12 @@ impl<'a> Parser<'a> {
                 (i, kind)
             }
             "cstr" => (i, TypeKind::CStr),
+            "word" => {
+                let (i, _) = self.sym("[")(i)?;
+                let (i, e) = self.expr(i)?;
+                let (i, _) = self.sym("]")(i)?;
+                (i, TypeKind::Word(e))
+            }
             "feature" => {
                 let (i, _) = self.sym("(")(i)?;
                 let (i, e) = self.expr(i)?;

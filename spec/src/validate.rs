@@ -252,6 +252,7 @@ fn describe_type(t: &TypeRef) -> String {
         TypeRef::Bytes(_) => "`bytes`".to_string(),
         TypeRef::Str(_) => "`str`".to_string(),
         TypeRef::CStr => "`cstr`".to_string(),
+        TypeRef::Word(_) => "a `word`".to_string(),
         TypeRef::Switch(_) => "a `switch`".to_string(),
         TypeRef::FeatureById(_) => "`feature(…)`".to_string(),
     }
@@ -944,7 +945,8 @@ impl<'a> Validator<'a> {
                         result
                     });
                     if let (Some(_), Some(ty)) = (&f.computed, &ty) {
-                        let integer = matches!(ty, TypeRef::Scalar(ScalarType::Prim(p)) if *p != Prim::F64 && *p != Prim::Bool);
+                        let integer = matches!(ty, TypeRef::Scalar(ScalarType::Prim(p)) if *p != Prim::F64 && *p != Prim::Bool)
+                            || matches!(ty, TypeRef::Word(_));
                         if !integer {
                             self.error_help(
                                 f.ty.span,
@@ -1217,6 +1219,7 @@ impl<'a> Validator<'a> {
             TypeKind::Bytes(len) => self.len_expr(len, scope).map(TypeRef::Bytes),
             TypeKind::Str(len) => self.len_expr(len, scope).map(TypeRef::Str),
             TypeKind::CStr => Some(TypeRef::CStr),
+            TypeKind::Word(e) => self.word_size(e, scope).map(TypeRef::Word),
             TypeKind::Feature(e) => {
                 if !scope.is_record {
                     self.error_help(
@@ -1231,6 +1234,36 @@ impl<'a> Validator<'a> {
             }
             TypeKind::Switch(sw) => self.switch(sw, scope, hint).map(TypeRef::Switch),
         }
+    }
+
+    /// The size of a `word[e]`: known before the structure is decoded (context values,
+    /// parameters, integers) and, when written as a literal, 4 or 8.
+    fn word_size(&mut self, e: &ast::Expr, scope: &Scope) -> Option<ir::Expr> {
+        let size = self.expect_ty(e, scope, Ty::Int, "a word size")?;
+        if uses_fields_or_remaining(&size) {
+            self.error_help(
+                e.span,
+                "the size of a `word` must be known before the structure is decoded",
+                "depends on decoded data",
+                Some(
+                    "give it from the context or a parameter, e.g. `word[ctx.word_size]`"
+                        .to_string(),
+                ),
+            );
+            return None;
+        }
+        if let ir::Expr::Int(n) = size {
+            if n != 4 && n != 8 {
+                self.error_help(
+                    e.span,
+                    format!("a `word` is 4 or 8 bytes, not {n}"),
+                    "not 4 or 8",
+                    Some("a word's size comes from the context (`word[ctx.word_size]`); a fixed size is a primitive type such as `u32`".to_string()),
+                );
+                return None;
+            }
+        }
+        Some(size)
     }
 
     fn named_type(
@@ -1809,6 +1842,7 @@ impl<'a> Validator<'a> {
                     let t = self.scalar_ty(s, span, &format!("field `{n}`"));
                     (ir::Expr::Field(n.to_string()), t)
                 }
+                TypeRef::Word(_) => (ir::Expr::Field(n.to_string()), Ty::Int),
                 other => {
                     self.error_help(
                         span,
@@ -1872,6 +1906,9 @@ impl<'a> Validator<'a> {
             let what = match &scalar {
                 Some(ScalarType::Prim(p)) => format!("is a `{}`", p.name()),
                 Some(ScalarType::Enum(n) | ScalarType::Bitfield(n)) => format!("is a `{n}`"),
+                None if matches!(&v, ir::Expr::Field(n) if scope.visible.iter().any(|(f, t)| f == n && matches!(t, Some(TypeRef::Word(_))))) => {
+                    "is a `word`".to_string()
+                }
                 _ => "is not a field, parameter or `ctx` value".to_string(),
             };
             self.error_help(

@@ -479,3 +479,34 @@ case!(
     big_endian_if_not_a_condition,
     "struct B {\n  a: u32\n}\nstruct A {\n  order: u8\n  x: B big_endian_if order\n}\n"
 );
+
+// ------------------------------------------------------------------ run-time words
+
+case!(
+    word_size_from_a_field,
+    "struct A {\n  n: u32\n  a: word[n]\n}\n"
+);
+
+case!(word_size_not_4_or_8, "struct A {\n  a: word[2]\n}\n");
+
+case!(
+    word_size_not_an_integer,
+    "context {\n  wide: bool\n}\nstruct A {\n  a: word[ctx.wide]\n}\n"
+);
+
+case!(
+    word_size_from_remaining,
+    "record R = 1 {\n  a: word[remaining]\n}\n"
+);
+
+case!(parse_word_without_size, "struct A {\n  a: word\n}\n");
+
+case!(
+    word_in_trailer,
+    "context {\n  ws: u8\n}\nstruct T {\n  a: word[ctx.ws]\n}\nrecord R = 1 trailer T {\n  x: u32\n}\n"
+);
+
+case!(
+    word_used_with_has,
+    "context {\n  ws: u8\n}\nflags F: u32 { A = 0 }\nstruct S {\n  w: word[ctx.ws]\n  x: u32 if w has A\n}\n"
+);

@@ -521,3 +521,37 @@ fn load_dir_without_pds_files_is_an_error() {
     );
     assert!(spec::load_dir(&dir.0.join("missing")).is_err());
 }
+
+#[test]
+fn words_have_run_time_sizes() {
+    let src = "context {\n  word_size: u8\n}\n\
+               struct Slots(ws: u8) {\n  a: word[ws]\n  b: word[8]\n}\n\
+               struct Rec {\n  count: word[ctx.word_size]\n  n: word[ctx.word_size] = count(pcs)\n  \
+               pcs: [word[ctx.word_size]; n]\n  s: Slots(ctx.word_size) if count != 0\n}\n";
+    let spec = match spec::load_sources("words", &[("w.pds".to_string(), src.to_string())]) {
+        Ok(spec) => spec,
+        Err(d) => panic!("unexpected diagnostics:\n{d}"),
+    };
+    let rec = spec.find_struct("Rec").expect("Rec");
+    let ctx_word = TypeRef::Word(Expr::Ctx("word_size".into()));
+    assert_eq!(field(rec, "count").ty, ctx_word);
+    assert_eq!(field(rec, "n").computed, Some(Expr::CountOf("pcs".into())));
+    assert_eq!(
+        field(rec, "pcs").ty,
+        TypeRef::Array {
+            elem: Box::new(ctx_word.clone()),
+            len: Len::Expr(Expr::Field("n".into())),
+        }
+    );
+    // A word field is an integer value in expressions.
+    assert!(matches!(
+        &field(rec, "s").cond,
+        Some(Expr::Binary(BinOp::Ne, a, _)) if **a == Expr::Field("count".into())
+    ));
+    let slots = spec.find_struct("Slots").expect("Slots");
+    assert_eq!(
+        field(slots, "a").ty,
+        TypeRef::Word(Expr::Param("ws".into()))
+    );
+    assert_eq!(field(slots, "b").ty, TypeRef::Word(Expr::Int(8)));
+}

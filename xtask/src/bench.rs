@@ -72,6 +72,8 @@ struct Env {
     perfdata_bin: PathBuf,
     scratch: PathBuf,
     perf: bool,
+    /// `go tool pprof` runs (the peer of the gperftools profile row).
+    go: bool,
 }
 
 pub fn run(root: &Path, opts: &Options) -> Result<()> {
@@ -105,6 +107,12 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         perfdata_bin: target.join("release/perfdata"),
         scratch,
         perf: perf_works(),
+        go: Command::new("go")
+            .arg("version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success()),
     };
     let input = get_input(&env, opts)?;
     let table = measure(&env, &input, opts)?;
@@ -560,6 +568,38 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             ),
         ));
     }
+    // The gperftools CPU profile: ours vs `go tool pprof -raw` (without symbolization, its
+    // fastest) on a synthesized 10 MB profile (1 MB with --quick).
+    let gp_mb = if opts.quick { 1 } else { 10 };
+    let gp_file = scratch(&format!("gperftools-{gp_mb}mb.prof"));
+    if !Path::new(&gp_file).exists() {
+        check_status(
+            Command::new(&env.bench_bin).args(["gperftools-synth", &gp_file, &gp_mb.to_string()]),
+            "perfdata-bench gperftools-synth",
+        )?;
+    }
+    workloads.push(("gp-ours", bench(&["gperftools", &gp_file])));
+    let go_env: Vec<String> = ["HOME", "GOCACHE", "PPROF_TMPDIR"]
+        .iter()
+        .map(|v| format!("{v}={}", scratch(&format!("go-{}", v.to_lowercase()))))
+        .collect();
+    if env.go {
+        let mut args: Vec<&str> = go_env.iter().map(String::as_str).collect();
+        args.extend([
+            "GOPROXY=off",
+            "GOTOOLCHAIN=local",
+            "go",
+            "tool",
+            "pprof",
+            "-raw",
+            "-symbolize=none",
+            &gp_file,
+        ]);
+        // Its output (megabytes) goes to /dev/null while timed (a kept stdout is read only
+        // after the exit, so it must stay under a pipe's capacity); the agreement check
+        // below reads it from an untimed run.
+        workloads.push(("gp-go", Workload::new(Path::new("env"), &args)));
+    }
     println!("measuring ({} run(s) each, median)", opts.runs);
     let mut results = std::collections::HashMap::new();
     for (key, w) in &workloads {
@@ -573,6 +613,21 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     let _ = std::fs::remove_dir_all(&parquet_dir);
 
     let (samples, frames) = agreed_counts(&results)?;
+    if let Some((_, go)) = workloads.iter().find(|(k, _)| *k == "gp-go") {
+        let out = Command::new(&go.program)
+            .args(&go.args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .context("running go tool pprof -raw")?;
+        if !out.status.success() {
+            bail!("go tool pprof -raw failed on {gp_file}");
+        }
+        gperftools_agree(
+            &results["gp-ours"].stdout,
+            &String::from_utf8_lossy(&out.stdout),
+        )?;
+    }
     let rows = [
         Row::new(
             "decode every SAMPLE (ip, time, callchain), file order",
@@ -627,6 +682,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             .speed(Speed::AtLeastMBps(100.0))
             .rss_bounded()
             .decode(),
+        Row::new(
+            "read a gperftools CPU profile (10 MB; 1 MB with --quick) vs `go tool pprof -raw`",
+            "gp-ours",
+        )
+        .peer("gp-go", Speed::FasterThanPeer(10.0)),
     ];
     let mut md = String::from(
         "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\
@@ -739,6 +799,7 @@ fn peer_name(peer: Option<&str>) -> &'static str {
         Some("scan") => "the scan",
         Some("cp") => "cp",
         Some("convert") => "copy-through",
+        Some("gp-go") => "go tool pprof",
         _ => "the peer",
     }
 }
@@ -770,6 +831,36 @@ fn agreed_counts(results: &std::collections::HashMap<&str, Measured>) -> Result<
         Ok(v.parse()?)
     };
     Ok((field("samples")?, field("frames")?))
+}
+
+/// Our gperftools reader and `go tool pprof -raw` must count the same samples before their
+/// times are compared.
+fn gperftools_agree(ours: &str, go_raw: &str) -> Result<()> {
+    let ours: u64 = ours
+        .split_whitespace()
+        .find_map(|kv| kv.strip_prefix("samples="))
+        .with_context(|| format!("no samples= in {ours:?}"))?
+        .parse()?;
+    let mut in_samples = false;
+    let mut go = 0u64;
+    for line in go_raw.lines() {
+        match line.trim() {
+            "Samples:" => in_samples = true,
+            "Locations" => in_samples = false,
+            l if in_samples => {
+                go += l
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0)
+            }
+            _ => {}
+        }
+    }
+    if ours != go {
+        bail!("gperftools profile: ours counts {ours} samples, go tool pprof -raw {go}");
+    }
+    Ok(())
 }
 
 /// `docs/performance.md`: how it was measured, on what, and the table.
@@ -886,6 +977,16 @@ mod tests {
             max_anon_kib: 0,
             stdout: stdout.into(),
         }
+    }
+
+    #[test]
+    fn gperftools_readers_must_count_the_same_samples() {
+        let go = "PeriodType: cpu nanoseconds\nPeriod: 250000\nSamples:\n\
+                  samples/count cpu/nanoseconds\n  3  750000: 1 2\n  4  1000000: 3\n\
+                  Locations\n     1: 0x1000 M=1\n";
+        gperftools_agree("records=2 samples=7 leaves=2", go).unwrap();
+        assert!(gperftools_agree("records=2 samples=8 leaves=2", go).is_err());
+        assert!(gperftools_agree("nothing", go).is_err());
     }
 
     #[test]

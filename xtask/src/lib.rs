@@ -62,9 +62,7 @@ pub fn generate_all(root: &Path) -> Result<Vec<Generated>> {
             contents: rust,
         });
         out.push(Generated {
-            path: root
-                .join("docs")
-                .join(format!("{}-format.md", spec.name.replace('_', "-"))),
+            path: root.join("docs").join(docs_file_name(&spec.name)),
             contents: codegen::docs::generate_markdown(&spec),
         });
         modules.push(spec.name.clone());
@@ -80,6 +78,16 @@ pub fn generate_all(root: &Path) -> Result<Vec<Generated>> {
         contents: rustfmt(&module_file)?,
     });
     Ok(out)
+}
+
+/// The format reference of a spec: `docs/<name>-format.md`, except where the format has
+/// an established name of its own.
+fn docs_file_name(spec_name: &str) -> String {
+    match spec_name {
+        // "CPU profile" is what gperftools calls the format (its heap profiles differ).
+        "gperftools" => "gperftools-cpu-profile.md".to_string(),
+        _ => format!("{}-format.md", spec_name.replace('_', "-")),
+    }
 }
 
 /// Formats with rustfmt so that the committed files are exactly what `cargo fmt` keeps.

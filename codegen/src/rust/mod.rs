@@ -569,7 +569,7 @@ impl<'s> Gen<'s> {
     /// True when values of `ty` borrow from the input.
     fn ty_lt(&self, ty: &TypeRef) -> bool {
         match ty {
-            TypeRef::Scalar(_) => false,
+            TypeRef::Scalar(_) | TypeRef::Word(_) => false,
             TypeRef::Struct { name, .. } => self.struct_lt.get(name).copied().unwrap_or(false),
             TypeRef::Array { elem, .. } => self.elem_fixed(elem) || self.ty_lt(elem),
             TypeRef::Bytes(_) | TypeRef::Str(_) | TypeRef::CStr | TypeRef::FeatureById(_) => true,
@@ -616,6 +616,7 @@ impl<'s> Gen<'s> {
         };
         match ty {
             TypeRef::Scalar(st) => u64::from(self.spec.scalar_repr(st).size()),
+            TypeRef::Word(_) => 4,
             TypeRef::Struct { name, .. } => self
                 .struct_def(name)
                 .fields
@@ -667,6 +668,7 @@ impl<'s> Gen<'s> {
     fn rust_ty(&self, ty: &TypeRef) -> TokenStream {
         match ty {
             TypeRef::Scalar(st) => self.scalar_ty(st),
+            TypeRef::Word(_) => quote!(u64),
             TypeRef::Struct { name, .. } => self.struct_ty(name),
             TypeRef::Array { elem, .. } => {
                 let e = self.rust_ty(elem);
@@ -738,11 +740,19 @@ impl<'s> Gen<'s> {
                         env.s.name
                     ),
                 };
+                let l = local(name);
                 let st = match &f.ty {
                     TypeRef::Scalar(st) => st,
+                    TypeRef::Word(_) => {
+                        env.used.borrow_mut().insert(name.clone());
+                        return if f.cond.is_some() {
+                            Out::atom(quote!(#l.unwrap_or(0)), Ty::U64)
+                        } else {
+                            Out::atom(quote!(#l), Ty::U64)
+                        };
+                    }
                     _ => panic!("struct `{}`: field `{name}` is not a scalar", env.s.name),
                 };
-                let l = local(name);
                 env.used.borrow_mut().insert(name.clone());
                 if f.cond.is_some() {
                     let inner = self.scalar_value(st, quote!(x));
@@ -1653,7 +1663,7 @@ impl<'s> Gen<'s> {
                         ty_exprs(&a.ty, out);
                     }
                 }
-                TypeRef::FeatureById(e) => out.push(e),
+                TypeRef::FeatureById(e) | TypeRef::Word(e) => out.push(e),
                 _ => {}
             }
         }
@@ -1745,8 +1755,18 @@ impl<'s> Gen<'s> {
                         Len::Expr(e) => {
                             let n = self.u64_expr(e, env);
                             let nt = n.ts;
-                            let min =
-                                lit_usize(self.min_size(elem, 0).min(usize::MAX as u64) as usize);
+                            let min = match elem.as_ref() {
+                                // A word's size is known at run time: check the count
+                                // against it, not against the 4-byte lower bound.
+                                TypeRef::Word(size) if !matches!(size, Expr::Int(_)) => {
+                                    let st = self.u64_expr(size, env).ts;
+                                    quote!(usize::try_from(#st).unwrap_or(usize::MAX))
+                                }
+                                TypeRef::Word(Expr::Int(n)) => lit_usize(*n as usize),
+                                _ => {
+                                    lit_usize(self.min_size(elem, 0).min(usize::MAX as u64) as usize)
+                                }
+                            };
                             Out {
                                 ts: quote!(r.read_count(#nt, #min, |r| #et)),
                                 fallible: n.fallible,
@@ -1787,6 +1807,15 @@ impl<'s> Gen<'s> {
                 }
             }
             TypeRef::CStr => ok(quote!(r.cstr())),
+            TypeRef::Word(e) => {
+                let n = self.u64_expr(e, env);
+                let nt = n.ts;
+                Out {
+                    ts: quote!(r.word(#nt)),
+                    fallible: n.fallible,
+                    ..ok(quote!())
+                }
+            }
             TypeRef::Switch(sw) => self.decode_switch(sw, env),
             TypeRef::FeatureById(e) => {
                 let n = self.u64_expr(e, env);
@@ -2026,6 +2055,7 @@ impl<'s> Gen<'s> {
             let f = self.field_def(s, name).expect("checked field");
             let p = match &f.ty {
                 TypeRef::Scalar(ScalarType::Prim(p)) => *p,
+                TypeRef::Word(_) => Prim::U64,
                 _ => panic!(
                     "struct `{}`: computed field `{name}` must have an integer type",
                     s.name
@@ -2338,6 +2368,11 @@ impl<'s> Gen<'s> {
                 let b = by_ref();
                 quote!(w.put_cstr(#b) #chain?;)
             }
+            TypeRef::Word(e) => {
+                let n = self.u64_expr(e, env).ts;
+                let v = by_val();
+                quote!(w.put_word(#n, #v) #chain?;)
+            }
             TypeRef::Switch(sw) => self.encode_switch(sw, at, cx),
             TypeRef::FeatureById(e) => {
                 let check = if self.encode_evaluable(e, deferred) {
@@ -2489,7 +2524,17 @@ impl<'s> Gen<'s> {
             if measure {
                 body.extend(quote!(let #at = w.len();));
             }
-            if let Some(ce) = &f.computed {
+            if let (Some(ce), TypeRef::Word(size)) = (&f.computed, &f.ty) {
+                body.extend(self.encode_computed_word(
+                    s,
+                    f,
+                    ce,
+                    size,
+                    &env,
+                    &deferred,
+                    &mut patches,
+                ));
+            } else if let Some(ce) = &f.computed {
                 let p = match &f.ty {
                     TypeRef::Scalar(ScalarType::Prim(p)) => *p,
                     _ => panic!(
@@ -2609,7 +2654,7 @@ impl<'s> Gen<'s> {
                     None => stmts.extend(write(&place, false)),
                 }
                 body.extend(stmts);
-                if refs.contains(fname) && matches!(f.ty, TypeRef::Scalar(_)) {
+                if refs.contains(fname) && matches!(f.ty, TypeRef::Scalar(_) | TypeRef::Word(_)) {
                     body.extend(quote!(let #l = self.#id;));
                 }
             }
@@ -2694,6 +2739,53 @@ impl<'s> Gen<'s> {
     }
 
     /// True when `f`'s length is a computed field that counts `f` itself (no check needed).
+    /// A computed `word[size]` field: written at once, or as a zero word patched once its
+    /// value is known (`deferred`, e.g. a `sizeof(self)`).
+    #[allow(clippy::too_many_arguments)]
+    fn encode_computed_word(
+        &self,
+        s: &StructDef,
+        f: &Field,
+        ce: &Expr,
+        size: &Expr,
+        env: &Env,
+        deferred: &HashSet<String>,
+        patches: &mut TokenStream,
+    ) -> TokenStream {
+        let fname = f.name.as_str();
+        let l = local(fname);
+        let chain = quote!(.field(#fname));
+        let n = self.u64_expr(size, env).ts;
+        let value = self.computed_value(ce, s);
+        if deferred.contains(fname) {
+            let at = format_ident!("{}_at", fname);
+            let ws = format_ident!("{}_size", fname);
+            patches.extend(quote! {
+                let #l: u64 = rt::fit(#value) #chain?;
+                w.patch_word(#at, #ws, #l) #chain?;
+            });
+            return quote! {
+                // Written once its value is known (below).
+                let #ws = #n;
+                let #at = w.len();
+                w.put_word(#ws, 0) #chain?;
+            };
+        }
+        match &f.cond {
+            Some(c) if self.encode_evaluable(c, deferred) => {
+                let ct = self.bool_expr(c, env).ts;
+                quote! {
+                    let #l: Option<u64> = if #ct { Some(rt::fit(#value) #chain?) } else { None };
+                    if let Some(v_) = #l { w.put_word(#n, v_) #chain?; }
+                }
+            }
+            _ => quote! {
+                let #l: u64 = rt::fit(#value) #chain?;
+                w.put_word(#n, #l) #chain?;
+            },
+        }
+    }
+
     fn len_is_own_count(&self, s: &StructDef, f: &Field) -> bool {
         let len = match &f.ty {
             TypeRef::Array {

@@ -52,7 +52,7 @@ fn ty_ctx_only(ty: &TypeRef) -> bool {
         TypeRef::Array { elem, len } => ty_ctx_only(elem) && len_ctx_only(len),
         TypeRef::Bytes(len) | TypeRef::Str(len) => len_ctx_only(len),
         TypeRef::Switch(sw) => ctx_only(&sw.on) && sw.arms.iter().all(|a| ty_ctx_only(&a.ty)),
-        TypeRef::FeatureById(e) => ctx_only(e),
+        TypeRef::FeatureById(e) | TypeRef::Word(e) => ctx_only(e),
     }
 }
 

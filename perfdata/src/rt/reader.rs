@@ -137,6 +137,16 @@ impl<'a, E: Endian> Reader<'a, E> {
     pub fn i64(&mut self) -> Result<i64> {
         Ok(self.u64()? as i64)
     }
+    /// A `word[size]` of the spec: an unsigned word of `size` (4 or 8) bytes, known only at
+    /// run time (the producer's word size).
+    #[inline]
+    pub fn word(&mut self, size: u64) -> Result<u64> {
+        match size {
+            4 => self.u32().map(u64::from),
+            8 => self.u64(),
+            _ => Err(bad_word_size(Some(self.offset()), size)),
+        }
+    }
     #[inline]
     pub fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_bits(self.u64()?))
@@ -335,4 +345,10 @@ impl<'a, E: Endian> Reader<'a, E> {
             Some(Bytes::from(rest))
         }
     }
+}
+
+/// A `word[size]` whose size evaluated to something other than 4 or 8.
+#[cold]
+pub(crate) fn bad_word_size(offset: Option<u64>, size: u64) -> Error {
+    Error::invalid(offset, "a word size of 4 or 8 bytes", size.to_string())
 }

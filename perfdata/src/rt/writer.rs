@@ -113,6 +113,26 @@ impl<E: Endian> Writer<E> {
         self.put_u64(v.to_bits());
     }
 
+    /// A `word[size]` of the spec: `v` as a word of `size` (4 or 8) bytes; a value that does
+    /// not fit a 4-byte word is an error, not a truncation.
+    pub fn put_word(&mut self, size: u64, v: u64) -> Result<()> {
+        match size {
+            4 => self.put_u32(word32(v)?),
+            8 => self.put_u64(v),
+            _ => return Err(super::reader::bad_word_size(None, size)),
+        }
+        Ok(())
+    }
+    /// Overwrites a word written earlier with [`Writer::put_word`].
+    pub fn patch_word(&mut self, at: usize, size: u64, v: u64) -> Result<()> {
+        match size {
+            4 => self.patch_u32(at, word32(v)?),
+            8 => self.patch_u64(at, v),
+            _ => return Err(super::reader::bad_word_size(None, size)),
+        }
+        Ok(())
+    }
+
     fn patch(&mut self, at: usize, b: &[u8]) {
         if let Some(slot) = self.buf.get_mut(at..at + b.len()) {
             slot.copy_from_slice(b);
@@ -168,4 +188,9 @@ impl<E: Endian> Writer<E> {
             ))),
         }
     }
+}
+
+fn word32(v: u64) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::invalid(None, "a value that fits a 4-byte word", format!("{v:#x}")))
 }

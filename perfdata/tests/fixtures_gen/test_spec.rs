@@ -520,6 +520,134 @@ pub struct Ctx {
     pub misc: Misc,
     pub nr_cpus: u32,
     pub mask: u64,
+    /// bytes per `word` (4 or 8)
+    pub word_size: u8,
+}
+
+/// Words of the producer's size, known at run time (a gperftools profile record).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct Words {
+    pub count: u64,
+    pub pcs: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<u64>,
+    pub fixed: u64,
+}
+
+impl Words {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(
+        r: &mut rt::Reader<'_, E>,
+        ctx: &Ctx,
+    ) -> rt::Result<Self> {
+        let count = r.word(u64::from(ctx.word_size)).field("count")?;
+        let n = r.word(u64::from(ctx.word_size)).field("n")?;
+        let pcs = r
+            .read_count(
+                n,
+                usize::try_from(u64::from(ctx.word_size)).unwrap_or(usize::MAX),
+                |r| r.word(u64::from(ctx.word_size)),
+            )
+            .field("pcs")?;
+        let extra = if count > 1 {
+            Some(r.word(u64::from(ctx.word_size)).field("extra")?)
+        } else {
+            None
+        };
+        let fixed = r.word(8).field("fixed")?;
+        Ok(Self { count, pcs, extra, fixed })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(
+        &self,
+        w: &mut rt::Writer<E>,
+        ctx: &Ctx,
+    ) -> rt::Result<()> {
+        w.put_word(u64::from(ctx.word_size), self.count).field("count")?;
+        let count = self.count;
+        let n: u64 = rt::fit(self.pcs.len() as u64).field("n")?;
+        w.put_word(u64::from(ctx.word_size), n).field("n")?;
+        for (i0, v0) in self.pcs.iter().enumerate() {
+            w.put_word(u64::from(ctx.word_size), *v0).index(i0).field("pcs")?;
+        }
+        rt::check_presence(self.extra.is_some(), count > 1, "count > 1").field("extra")?;
+        if let Some(v_) = &self.extra {
+            w.put_word(u64::from(ctx.word_size), *v_).field("extra")?;
+        }
+        w.put_word(8, self.fixed).field("fixed")?;
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+/// A word parameter and a word computed from the structure's own size.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SizedWords<'a> {
+    pub a: u64,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SizedWords<'a> {
+    /// Decodes from `r`; the structure limits itself to its `bounded_by` size.
+    pub fn decode<E: rt::Endian>(
+        r: &mut rt::Reader<'a, E>,
+        _ctx: &Ctx,
+        ws: u64,
+    ) -> rt::Result<Self> {
+        let start = r.offset();
+        let size = r.word(ws).field("size")?;
+        let r = &mut r.limit_to(start, size)?;
+        let a = r.word(ws).field("a")?;
+        let tail = r.tail(start, 1);
+        Ok(Self { a, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(
+        &self,
+        w: &mut rt::Writer<E>,
+        _ctx: &Ctx,
+        ws: u64,
+    ) -> rt::Result<()> {
+        let start = w.len();
+        let size_size = ws;
+        let size_at = w.len();
+        w.put_word(size_size, 0).field("size")?;
+        w.put_word(ws, self.a).field("a")?;
+        w.put_tail(&self.tail, start, 1);
+        let sizeof_self = (w.len() - start) as u64;
+        let size: u64 = rt::fit(sizeof_self).field("size")?;
+        w.patch_word(size_at, size_size, size).field("size")?;
+        rt::check_len(w.len() - start, size, "bytes", "size")?;
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SizedWords<'static> {
+        SizedWords {
+            a: self.a,
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SizedWords<'a> {
+    type Owned = SizedWords<'static>;
+    fn into_owned(self) -> SizedWords<'static> {
+        SizedWords::into_owned(self)
+    }
 }
 
 /// A trailer of fixed size given the context.

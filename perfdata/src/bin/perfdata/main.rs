@@ -8,6 +8,7 @@ mod analyze;
 mod convert;
 mod dump;
 mod export;
+mod gperftools;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -26,12 +27,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print the header, attrs, features and records of a perf.data file.
+    /// Print the header, attrs, features and records of a perf.data file (or the header,
+    /// records and maps of a gperftools CPU profile).
     #[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
-        perfdata dump perf.data --json | jq .name\n  perf record -o - true | perfdata dump -")]
+        perfdata dump perf.data --json | jq .name\n  perf record -o - true | perfdata dump -\n  \
+        perfdata dump prog.prof")]
     Dump {
-        /// A perf.data file (file or pipe layout, either byte order); `-` reads a
-        /// pipe-mode stream from standard input (`perf record -o - … | perfdata dump -`).
+        /// A perf.data file (file or pipe layout, either byte order) or a gperftools CPU
+        /// profile (told apart by content); `-` reads a pipe-mode perf.data stream from
+        /// standard input (`perf record -o - … | perfdata dump -`).
         file: PathBuf,
         /// Print only the header, attrs and features.
         #[arg(long)]
@@ -45,10 +49,13 @@ enum Command {
     },
     /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
-    /// so OUTPUT may be INPUT.
+    /// so OUTPUT may be INPUT. Also converts between perf.data and gperftools CPU
+    /// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`).
     #[command(after_help = "Examples:\n  perfdata convert perf.data copy.data\n  \
         perfdata convert --endian big --compress perf.data big.data\n  \
-        perfdata convert --layout pipe perf.data stream.data")]
+        perfdata convert --layout pipe perf.data stream.data\n  \
+        perfdata convert --to gperftools --comm prog perf.data prog.prof\n  \
+        perfdata convert --to perf prog.prof prog.data")]
     Convert {
         input: PathBuf,
         output: PathBuf,
@@ -73,6 +80,8 @@ enum Command {
         /// Decode every record and feature and encode them again (typed round trip).
         #[arg(long)]
         typed: bool,
+        #[command(flatten)]
+        gperftools: gperftools::ConvertArgs,
     },
     /// Where the time went: per event, the share of samples by command, shared object and
     /// function, as `perf report --stdio -n --no-children` prints it.
@@ -234,6 +243,14 @@ fn main() -> ExitCode {
             header_only,
             limit,
             json,
+        } if gperftools::is_profile(&file) => {
+            gperftools::dump(&file, if header_only { Some(0) } else { limit }, json)
+        }
+        Command::Dump {
+            file,
+            header_only,
+            limit,
+            json,
         } => dump::dump(&file, header_only, limit, json),
         Command::Convert {
             input,
@@ -245,15 +262,26 @@ fn main() -> ExitCode {
             compressed_v1,
             level,
             typed,
-        } => convert::convert(
-            &input,
-            &output,
-            endian,
-            layout,
-            decompress,
-            compress.then_some((compressed_v1, level)),
-            typed,
-        ),
+            gperftools,
+        } => {
+            let perf_options = layout.is_some() || decompress || compress;
+            let gp = gperftools::Common {
+                endian,
+                typed,
+                perf_options,
+            };
+            gperftools::convert(&input, &output, &gperftools, gp).unwrap_or_else(|| {
+                convert::convert(
+                    &input,
+                    &output,
+                    endian,
+                    layout,
+                    decompress,
+                    compress.then_some((compressed_v1, level)),
+                    typed,
+                )
+            })
+        }
         Command::Report {
             file,
             sort,

@@ -1,0 +1,49 @@
+//! Writing a profile atomically: a temporary file beside the target, read back, then
+//! renamed into place (as [`crate::write::save_with`] does for perf.data), so the target
+//! is never left half-written, even when it is the input.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::{Layout, Profile};
+use crate::rt::{self, Error};
+
+/// Writes `profile` in `layout` to `path`, atomically.
+pub fn save(profile: &Profile, path: &Path, layout: Layout) -> rt::Result<()> {
+    save_bytes(path, &profile.encode(layout)?)
+}
+
+/// Writes `bytes` (a complete profile, e.g. an unmodified input copied through) to `path`,
+/// atomically. The bytes must read back as a complete profile, or nothing is written.
+pub fn save_bytes(path: &Path, bytes: &[u8]) -> rt::Result<()> {
+    if let Err(e) = Profile::parse(bytes) {
+        return Err(Error::other(format!(
+            "the output is not a complete profile, so {} was not written: {e}",
+            path.display()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.as_file_mut().write_all(bytes)?;
+    // The temporary file is private (0600); the output gets the permissions of the file it
+    // replaces, or those of a new file (0644, as the profiler's own fopen gives under the
+    // usual umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let permissions = match std::fs::metadata(path) {
+            Ok(m) => m.permissions(),
+            Err(_) => std::fs::Permissions::from_mode(0o644),
+        };
+        tmp.as_file().set_permissions(permissions)?;
+    }
+    if path.exists() {
+        // Replacing a good file: the new bytes reach the disk before the rename.
+        tmp.as_file().sync_all()?;
+    }
+    tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    Ok(())
+}
