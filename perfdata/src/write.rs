@@ -70,7 +70,36 @@ pub fn save_with(
         Ok(r) => r?,
         Err(_) => return Err(Error::other("the thread syncing the output panicked")),
     }
+    set_output_permissions(tmp.as_file(), path)?;
     tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    Ok(())
+}
+
+/// Gives a temporary output file (private, 0600) the permissions its final path should
+/// have: those of the file it replaces, else what `open(path, O_CREAT, 0666)` would give
+/// under the process umask (as `cp` to a new file).
+pub fn set_output_permissions(tmp: &std::fs::File, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let permissions = match std::fs::metadata(path) {
+            Ok(m) => m.permissions(),
+            Err(_) => {
+                // 0666 minus the process umask (read without changing it: umask(2)
+                // both sets and returns, so it is set back at once).
+                // SAFETY: umask has no memory effects; the window where it is 0o022 only
+                // matters to files created concurrently by other threads, which get the
+                // common default.
+                let mask = unsafe {
+                    let m = libc::umask(0o022);
+                    libc::umask(m);
+                    m
+                };
+                std::fs::Permissions::from_mode(0o666 & !(mask as u32))
+            }
+        };
+        tmp.set_permissions(permissions)?;
+    }
     Ok(())
 }
 

@@ -282,3 +282,44 @@ fn report_of_a_fixture_without_symbol_files() {
     assert!(out.status.success());
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
 }
+
+#[test]
+fn outputs_get_the_permissions_of_a_normal_new_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let fixture = common::fixture_path("callchain.data");
+    let f = fixture.to_str().unwrap();
+    let copy = dir.path().join("copy.data");
+    let svg = dir.path().join("flame.svg");
+    assert!(cli(&["convert", f, copy.to_str().unwrap()])
+        .status
+        .success());
+    assert!(cli(&["flamegraph", f, "-o", svg.to_str().unwrap()])
+        .status
+        .success());
+    // The test runs under the usual umask 022: 0644, not the temporary file's 0600.
+    let want = 0o666 & !current_umask();
+    assert_eq!(mode(&copy), want);
+    assert_eq!(mode(&svg), want);
+    // A replaced file keeps its own.
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(cli(&["convert", f, copy.to_str().unwrap()])
+        .status
+        .success());
+    assert_eq!(mode(&copy), 0o640);
+}
+
+fn current_umask() -> u32 {
+    // A file created with 0666 shows the umask.
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("probe");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o666)
+        .open(&p)
+        .unwrap();
+    0o666 & !(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777)
+}

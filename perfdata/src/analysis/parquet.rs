@@ -107,6 +107,7 @@ impl Table {
         let file = self.writer.into_inner().map_err(|e| at(&e))?;
         file.sync_all().map_err(|e| at(&e))?;
         let size = file.metadata().map_err(|e| at(&e))?.len();
+        crate::write::set_output_permissions(&file, &self.path).map_err(|e| at(&e))?;
         self.tmp.persist(&self.path).map_err(|e| at(&e))?;
         Ok(size)
     }

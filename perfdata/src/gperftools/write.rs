@@ -29,17 +29,8 @@ pub fn save_bytes(path: &Path, bytes: &[u8]) -> rt::Result<()> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.as_file_mut().write_all(bytes)?;
     // The temporary file is private (0600); the output gets the permissions of the file it
-    // replaces, or those of a new file (0644, as the profiler's own fopen gives under the
-    // usual umask).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let permissions = match std::fs::metadata(path) {
-            Ok(m) => m.permissions(),
-            Err(_) => std::fs::Permissions::from_mode(0o644),
-        };
-        tmp.as_file().set_permissions(permissions)?;
-    }
+    // replaces, or those of a new file.
+    crate::write::set_output_permissions(tmp.as_file(), path)?;
     if path.exists() {
         // Replacing a good file: the new bytes reach the disk before the rename.
         tmp.as_file().sync_all()?;

@@ -134,6 +134,8 @@ pub fn flamegraph(
         tmp.as_file_mut(),
     )
     .map_err(|e| format!("{}: {e}", output.display()))?;
+    perfdata::write::set_output_permissions(tmp.as_file(), output)
+        .map_err(|e| format!("{}: {e}", output.display()))?;
     tmp.persist(output)
         .map_err(|e| format!("{}: {e}", output.display()))?;
     Ok(())
