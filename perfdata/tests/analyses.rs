@@ -318,6 +318,7 @@ fn current_umask() -> u32 {
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)
+        .truncate(true)
         .mode(0o666)
         .open(&p)
         .unwrap();
