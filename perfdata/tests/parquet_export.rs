@@ -1,6 +1,8 @@
 //! The Parquet export read back with the `parquet` crate (no Python, no SQL engine) and
 //! checked against the library's own walk of the same recordings.
 
+#![cfg(feature = "parquet")]
+
 mod common;
 
 use arrow_array::cast::AsArray;

@@ -84,17 +84,23 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     let scratch = target.join("bench");
     std::fs::create_dir_all(&scratch)?;
     println!("building perfdata-bench and perfdata (release)");
+    let mut build = vec![
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "perfdata-bench",
+        "-p",
+        "perfdata",
+        "--bins",
+    ];
+    if opts.quick {
+        // Without the Parquet export (arrow and parquet double the release build); its row
+        // is measured by the full bench only.
+        build.push("--no-default-features");
+    }
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "perfdata-bench",
-            "-p",
-            "perfdata",
-            "--bins",
-        ])
+        .args(&build)
         .current_dir(root)
         .status()
         .context("running cargo build")?;
@@ -435,6 +441,7 @@ enum Speed {
     None,
 }
 
+#[derive(Clone)]
 struct Row {
     work: &'static str,
     ours: &'static str,
@@ -678,16 +685,21 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "collapse",
         )
         .peer("perf-script", Speed::FasterThanPeer(1.0)),
-        Row::new("`perfdata export --to parquet` (one core)", "export")
-            .speed(Speed::AtLeastMBps(100.0))
-            .rss_bounded()
-            .decode(),
         Row::new(
             "read a gperftools CPU profile (10 MB; 1 MB with --quick) vs `go tool pprof -raw`",
             "gp-ours",
         )
         .peer("gp-go", Speed::FasterThanPeer(10.0)),
     ];
+    let mut rows = rows.to_vec();
+    if !opts.quick {
+        rows.push(
+            Row::new("`perfdata export --to parquet` (one core)", "export")
+                .speed(Speed::AtLeastMBps(100.0))
+                .rss_bounded()
+                .decode(),
+        );
+    }
     let mut md = String::from(
         "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\
          |---|---:|---:|---:|---|---|---:|---:|---:|---:|\n",
@@ -763,13 +775,15 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             sps
         )?;
     }
-    writeln!(
-        md,
-        "\nThe Parquet export is {:.1} MB, {:.1}% of the {:.1} MB perf.data.",
-        parquet_bytes as f64 / 1e6,
-        parquet_bytes as f64 * 100.0 / input.bytes.max(1) as f64,
-        input.bytes as f64 / 1e6
-    )?;
+    if !opts.quick {
+        writeln!(
+            md,
+            "\nThe Parquet export is {:.1} MB, {:.1}% of the {:.1} MB perf.data.",
+            parquet_bytes as f64 / 1e6,
+            parquet_bytes as f64 * 100.0 / input.bytes.max(1) as f64,
+            input.bytes as f64 / 1e6
+        )?;
+    }
     Ok(Table {
         markdown: md,
         samples,

@@ -28,6 +28,7 @@ pub mod collapse;
 pub mod dso;
 pub mod info;
 pub mod machine;
+#[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod report;
 pub mod stats;

@@ -7,6 +7,7 @@
 mod analyze;
 mod convert;
 mod dump;
+#[cfg(feature = "parquet")]
 mod export;
 mod gperftools;
 
@@ -172,6 +173,7 @@ enum Command {
         duckdb -c \"SELECT function, sum(period) FROM 'profiles/samples/*/*.parquet' s \
         JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\""
     )]
+    #[cfg(feature = "parquet")]
     Export {
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -214,6 +216,7 @@ enum EndianArg {
     Big,
 }
 
+#[cfg(feature = "parquet")]
 #[derive(Clone, Copy, PartialEq, clap::ValueEnum)]
 enum ExportFormat {
     Parquet,
@@ -313,6 +316,7 @@ fn main() -> ExitCode {
             symbols,
         } => analyze::stats(&file, &out_dir, json, &symbols),
         Command::Info { file, json, top } => analyze::info(&file, json, top),
+        #[cfg(feature = "parquet")]
         Command::Export {
             files,
             to: ExportFormat::Parquet,
