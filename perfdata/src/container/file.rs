@@ -51,6 +51,10 @@ pub struct PerfData<'a> {
     /// The file header says data.size 0: the recorder never finished. The records run to
     /// the end of the file; a last record may be cut (reported by the record walk).
     pub unfinished: bool,
+    /// The feature table ends before the bitmap's last entry (the file was cut or the
+    /// bitmap is garbage): the features from this id on are missing. Records are not
+    /// affected; [`PerfData::feature_problems`] reports it.
+    pub feature_table_cut: Option<FeatureId>,
     data_start: usize,
     data_end: usize,
 }
@@ -90,6 +94,7 @@ impl<'a> PerfData<'a> {
                 features: vec![],
                 feature_table_slack: &[],
                 unfinished: false,
+                feature_table_cut: None,
                 data_start: 16,
                 data_end: bytes.len(),
             };
@@ -148,6 +153,7 @@ impl<'a> PerfData<'a> {
             at = end;
         }
         let mut features = vec![];
+        let mut feature_table_cut = None;
         if let Some(bitmap) = header.adds_features.as_ref().filter(|_| !unfinished) {
             let mut table = Reader::<E>::new(bytes.get(data_end..).unwrap_or(&[]), data_end as u64);
             for bit in 0..256u32 {
@@ -155,8 +161,12 @@ impl<'a> PerfData<'a> {
                 if word & (1u64 << (bit % 64)) == 0 {
                     continue;
                 }
-                let s = FileSection::decode(&mut table, &ctx)
-                    .map_err(|e| e.in_field("feature section table"))?;
+                // Features are metadata: a table cut short loses the features it no
+                // longer lists, not the file.
+                let Ok(s) = FileSection::decode(&mut table, &ctx) else {
+                    feature_table_cut = Some(FeatureId(bit));
+                    break;
+                };
                 features.push(FeatureSection {
                     id: FeatureId(bit),
                     offset: s.offset,
@@ -179,18 +189,22 @@ impl<'a> PerfData<'a> {
             features,
             feature_table_slack,
             unfinished,
+            feature_table_cut,
             data_start,
             data_end,
         };
-        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU.
+        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU. A
+        // damaged NRCPUS is reported by `feature_problems`; the per-CPU features then
+        // decode with no CPUs.
         if let Some(f) = data
             .features
             .iter()
             .find(|f| f.id == FeatureId::NRCPUS)
             .copied()
         {
-            let feature = data.feature_as::<E>(&f)?;
-            data.session.observe_feature(&feature);
+            if let Ok(feature) = data.feature_as::<E>(&f) {
+                data.session.observe_feature(&feature);
+            }
         }
         Ok(data)
     }
@@ -204,8 +218,50 @@ impl<'a> PerfData<'a> {
                 size: f.size,
             },
             "feature",
-        )?;
+        )
+        .map_err(|e| e.with_feature(feature_label(f.id)))?;
         Ok(&self.bytes[start..end])
+    }
+
+    /// The bytes of a feature section that are in the file: all of them, or those before
+    /// the end of a file that cuts the section short (what a rewrite keeps of a damaged
+    /// feature: its bytes as they are).
+    pub fn feature_bytes_in_file(&self, f: &FeatureSection) -> &'a [u8] {
+        let len = self.bytes.len() as u64;
+        let start = f.offset.min(len);
+        let end = f.offset.saturating_add(f.size).min(len);
+        &self.bytes[start as usize..end as usize]
+    }
+
+    /// Every problem with the header features, in id order: a feature table cut short,
+    /// sections outside the file, payloads that do not decode. Each error names the
+    /// feature and the byte offset. Features are metadata: the records read regardless,
+    /// and rewrites keep a damaged section's bytes as they are.
+    pub fn feature_problems(&self) -> Vec<Error> {
+        let mut problems: Vec<Error> = self
+            .features
+            .iter()
+            .filter_map(|f| self.feature(f).err())
+            .collect();
+        if let Some(id) = self.feature_table_cut {
+            let at = self.data_end as u64 + 16 * self.features.len() as u64;
+            let available = (self.bytes.len() as u64).saturating_sub(at);
+            problems.push(
+                Error::unexpected_end(at, 16, available.min(16))
+                    .in_field("feature section table")
+                    .with_feature(feature_label(id)),
+            );
+        }
+        problems
+    }
+
+    /// The features that [`PerfData::feature_problems`] reports.
+    pub fn damaged_features(&self) -> Vec<FeatureId> {
+        self.features
+            .iter()
+            .filter(|f| self.feature(f).is_err())
+            .map(|f| f.id)
+            .collect()
     }
 
     /// Decodes one feature section.
@@ -223,7 +279,7 @@ impl<'a> PerfData<'a> {
             &mut Reader::<E>::new(bytes, f.offset),
             &self.session.feature_ctx(),
         )
-        .map_err(|e| e.with_feature(f.id.0))
+        .map_err(|e| e.or_offset(f.offset).with_feature(feature_label(f.id)))
     }
 
     /// Decodes a record's body (in this input's byte order) with the context
@@ -306,6 +362,18 @@ impl<'a> PerfData<'a> {
         f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
         self.walk(bytes, base, None, f)
+    }
+
+    /// [`PerfData::for_each_record_in`], salvaging as [`PerfData::for_each_record_salvaging`].
+    pub fn for_each_record_in_salvaging(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        f: &mut RecordFn<'_>,
+    ) -> Result<Vec<Error>, Error> {
+        let mut errors = vec![];
+        self.walk(bytes, base, Some(&mut errors), f)?;
+        Ok(errors)
     }
 
     /// Every walk: framing and decompression in this input's byte order, then each
@@ -556,6 +624,15 @@ pub fn decode_body<'r>(
             RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, base), ctx)
         }
         Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, base), ctx),
+    }
+}
+
+/// A feature as errors name it: its id and, when the spec knows it, its name
+/// (`8 CPUDESC`).
+pub fn feature_label(id: FeatureId) -> String {
+    match id.name() {
+        Some(n) => format!("{} {n}", id.0),
+        None => id.0.to_string(),
     }
 }
 

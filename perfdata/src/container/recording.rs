@@ -112,4 +112,34 @@ impl Recording {
         }
         Ok(())
     }
+
+    /// [`Recording::for_each_record`] going on past damage where the framing allows (see
+    /// [`PerfData::for_each_record_salvaging`]); returns the damage met, in order. Errors
+    /// in a `data.N` stream name its path.
+    pub fn for_each_record_salvaging(
+        &self,
+        f: &mut RecordVisitor<'_>,
+    ) -> Result<Vec<Error>, Error> {
+        let data = self.data()?;
+        let mut go_on = true;
+        let mut damage = data.for_each_record_salvaging(&mut |o, r, c| {
+            go_on = f(Place::Main, o, r, c)?;
+            Ok(go_on)
+        })?;
+        for (i, (path, bytes)) in self.streams.iter().enumerate() {
+            if !go_on {
+                break;
+            }
+            let errors = data.for_each_record_in_salvaging(bytes.bytes(), 0, &mut |o, r, c| {
+                go_on = f(Place::Stream(i), o, r, c)?;
+                Ok(go_on)
+            })?;
+            damage.extend(
+                errors
+                    .into_iter()
+                    .map(|e| Error::other(format!("{}: {e}", path.display()))),
+            );
+        }
+        Ok(damage)
+    }
 }

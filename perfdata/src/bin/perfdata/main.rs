@@ -37,6 +37,9 @@ enum Command {
         /// One JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Go on past damaged records where the framing allows (each skip is reported).
+        #[arg(long)]
+        salvage: bool,
     },
     /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
@@ -88,7 +91,16 @@ fn main() -> ExitCode {
             header_only,
             limit,
             json,
-        } => dump::dump(&file, header_only, limit, json),
+            salvage,
+        } => dump::dump(
+            &file,
+            &dump::DumpOptions {
+                header_only,
+                limit,
+                json,
+                salvage,
+            },
+        ),
         Command::Convert {
             input,
             output,
