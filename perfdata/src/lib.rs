@@ -72,6 +72,7 @@ pub mod container;
 pub mod convert;
 pub mod generated;
 pub mod model;
+pub mod placement;
 pub mod rt;
 pub mod sink;
 pub mod stages;

@@ -10,6 +10,7 @@ use crate::container::{EventAttr, Layout, PerfData, RawRecord, RecordWalker, Ses
 use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
 };
+use crate::placement::Placement;
 use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
 
 /// A header feature: raw section bytes, or its decoded value.
@@ -106,6 +107,10 @@ pub struct PerfFile<'a> {
     /// The record stream, in order. Compressed records are kept as they are (see
     /// [`crate::transform::decompress`]).
     pub records: Vec<RecordItem<'a>>,
+    /// File layout: where the input had each part and the bytes between them, so that an
+    /// unmodified file is written back byte for byte whoever laid it out. `None` (or a
+    /// placement that no longer fits the attrs and features) gives perf's own layout.
+    pub placement: Option<Placement<'a>>,
 }
 
 impl<'a> PerfFile<'a> {
@@ -161,6 +166,7 @@ impl<'a> PerfFile<'a> {
             feature_table_slack: data.feature_table_slack.into(),
             pipe_end_marker: None,
             records: vec![],
+            placement: data.header.as_ref().and_then(|h| Placement::of(data, h)),
         })
     }
 
@@ -326,6 +332,7 @@ impl<'a> PerfFile<'a> {
                 .into_iter()
                 .map(RecordItem::into_owned)
                 .collect(),
+            placement: self.placement.map(Placement::into_owned),
         }
     }
 }

@@ -209,6 +209,37 @@ impl<'a> PerfData<'a> {
         Ok(data)
     }
 
+    /// The ids section of each attr (file layout; empty in pipe layout), as the attrs
+    /// section gives them.
+    pub fn attr_id_sections(&self) -> Result<Vec<FileSection>, Error> {
+        let Some(header) = &self.header else {
+            return Ok(vec![]);
+        };
+        let (start, end) = section(self.bytes, &header.attrs, "attrs")?;
+        let size = usize::try_from(header.attr_size).unwrap_or(usize::MAX);
+        let mut sections = vec![];
+        let mut at = start;
+        while at < end && size > 0 {
+            let next = at.saturating_add(size).min(end);
+            let entry = match self.format.endian {
+                Endianness::Little => AttrEntry::decode(
+                    &mut Reader::<LittleEndian>::new(&self.bytes[at..next], at as u64),
+                    &Ctx::default(),
+                    header.attr_size,
+                ),
+                Endianness::Big => AttrEntry::decode(
+                    &mut Reader::<BigEndian>::new(&self.bytes[at..next], at as u64),
+                    &Ctx::default(),
+                    header.attr_size,
+                ),
+            }
+            .map_err(|e| e.in_field("attrs"))?;
+            sections.push(entry.ids);
+            at = next;
+        }
+        Ok(sections)
+    }
+
     /// The payload bytes of a feature section.
     pub fn feature_bytes(&self, f: &FeatureSection) -> Result<&'a [u8], Error> {
         let (start, end) = section(
