@@ -600,14 +600,16 @@ where
     Ok(())
 }
 
-/// The first 8-byte-aligned position after `failed_at` from which records parse again:
-/// three known record types in a row, or known records up to the exact end of the stream.
+/// The first position after `failed_at` from which records parse again: three known
+/// record types in a row, or known records up to the exact end of the stream. Kernel
+/// records are multiples of 8 bytes, so the next record is first looked for 8, 16, …
+/// bytes after the damaged one, within the largest record size (in a pipe stream the
+/// unpadded setup records leave the kernel records off 8-byte alignment); then at every
+/// byte. Each byte is looked at a bounded number of times: salvaging stays linear.
 fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
-    const CHAIN: usize = 3;
-    let mut at = (failed_at / 8 + 1) * 8;
-    while at + HEADER_SIZE <= data.len() {
+    let parses_at = |at: usize| {
+        const CHAIN: usize = 3;
         let mut good = 0;
-        let mut clean_end = false;
         let mut walker = RecordWalker::<E>::new(&data[at..], 0);
         for rec in walker.by_ref().take(CHAIN) {
             match rec {
@@ -615,15 +617,16 @@ fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
                 _ => break,
             }
         }
-        if good < CHAIN && walker.rest().is_empty() && good > 0 {
-            clean_end = true;
-        }
-        if good == CHAIN || clean_end {
-            return Some(at);
-        }
-        at += 8;
-    }
-    None
+        good == CHAIN || (good > 0 && walker.rest().is_empty())
+    };
+    let candidates = |step: usize, window: usize| {
+        (failed_at + step..)
+            .step_by(step)
+            .take_while(move |&at| at + HEADER_SIZE <= data.len() && at - failed_at <= window)
+    };
+    candidates(8, usize::from(u16::MAX))
+        .find(|&at| parses_at(at))
+        .or_else(|| candidates(1, usize::MAX).find(|&at| parses_at(at)))
 }
 
 /// Decodes a record's body in byte order `endian` with context `ctx`: the one function
