@@ -68,6 +68,7 @@
 // Generated code names this crate as `::perfdata`, also when compiled inside it.
 extern crate self as perfdata;
 
+pub mod check;
 pub mod container;
 pub mod convert;
 pub mod generated;

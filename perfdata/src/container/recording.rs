@@ -81,6 +81,11 @@ impl Recording {
         self.streams.iter().map(|(p, _)| p.as_path())
     }
 
+    /// The bytes of the `data.N` files of a directory, in N order.
+    pub fn stream_bytes(&self) -> impl Iterator<Item = &[u8]> {
+        self.streams.iter().map(|(_, m)| m.bytes())
+    }
+
     /// The main file's bytes (`data` in a directory).
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()

@@ -3,6 +3,7 @@
 //! `perfdata dump FILE` prints the format, the attrs, every feature and every record,
 //! decoded by the code generated from the spec (one JSON object per line with `--json`).
 
+mod check;
 mod convert;
 mod dump;
 
@@ -23,6 +24,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Validate a perf.data file and list every problem (offset, record or feature,
+    /// field, expected/found). Exit status: 0 clean, 1 damaged but readable, 2 unreadable.
+    Check {
+        file: PathBuf,
+        /// One JSON object per problem, then a summary object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the header, attrs, features and records of a perf.data file.
     Dump {
         /// A perf.data file (file or pipe layout, either byte order); `-` reads a
@@ -86,6 +95,7 @@ enum LayoutArg {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check { file, json } => return check::check(&file, json),
         Command::Dump {
             file,
             header_only,
