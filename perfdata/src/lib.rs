@@ -71,6 +71,7 @@ extern crate self as perfdata;
 pub mod check;
 pub mod container;
 pub mod convert;
+pub mod fuzzing;
 pub mod generated;
 pub mod model;
 pub mod placement;

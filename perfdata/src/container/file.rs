@@ -528,16 +528,73 @@ where
             if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
                 continue;
             }
-            let chunk = (|| -> Result<(), Error> {
+            // The records it completes are walked as the data expands (a chunk at a
+            // time), so what is held stays small however much it expands to.
+            let mut visit_err: Option<Error> = None;
+            let mut inner_err: Option<Error> = None;
+            let mut stopped = false;
+            let fed = (|| -> Result<bool, Error> {
                 let at = rec.offset + HEADER_SIZE as u64;
                 let zdata = zstd_data::<E>(ty, rec.body, at)?.unwrap_or_default();
                 let d = match &mut decompressor {
                     Some(d) => d,
                     None => decompressor.insert(Decompressor::new()?),
                 };
-                d.feed(&zdata, rec.offset)
+                d.feed_with(&zdata, rec.offset, &mut |pending| {
+                    let mut walker = RecordWalker::<E>::new(pending, decompressed_offset);
+                    let mut taken = 0;
+                    let mut go_on = true;
+                    for inner in walker.by_ref() {
+                        match inner {
+                            Ok(inner) => {
+                                taken += inner.stream_len();
+                                let origin = Origin::Compressed {
+                                    record_offset: rec.offset,
+                                };
+                                match f(origin, inner) {
+                                    Ok(true) => {}
+                                    Ok(false) => {
+                                        stopped = true;
+                                        go_on = false;
+                                        break;
+                                    }
+                                    Err(e) => {
+                                        visit_err = Some(e);
+                                        go_on = false;
+                                        break;
+                                    }
+                                }
+                            }
+                            // The rest of this record is in output still to come.
+                            Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
+                            Err(e) => {
+                                // Framing lost inside the decompressed stream: drop
+                                // what is pending (salvaging) or stop.
+                                inner_err = Some(e);
+                                taken = pending.len();
+                                go_on = salvage.is_some();
+                                break;
+                            }
+                        }
+                    }
+                    decompressed_offset += taken as u64;
+                    (taken, go_on)
+                })
             })();
-            if let Err(e) = chunk {
+            if let Some(e) = visit_err {
+                return Err(e);
+            }
+            if stopped {
+                return Ok(());
+            }
+            if let Some(e) = inner_err {
+                let e = e.with_record(index - 1, record_name(ty));
+                let Some(errors) = salvage.as_deref_mut() else {
+                    return Err(e);
+                };
+                errors.push(e);
+            }
+            if let Err(e) = fed {
                 let e = e.with_record(index - 1, record_name(ty));
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
@@ -550,37 +607,6 @@ where
                 decompressor = None;
                 continue;
             }
-            let d = decompressor.as_mut().expect("fed above");
-            let mut inner_walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
-            let mut taken = 0;
-            for inner in inner_walker.by_ref() {
-                match inner {
-                    Ok(inner) => {
-                        taken += inner.stream_len();
-                        if !f(
-                            Origin::Compressed {
-                                record_offset: rec.offset,
-                            },
-                            inner,
-                        )? {
-                            return Ok(());
-                        }
-                    }
-                    // The rest of this record arrives with the next compressed record.
-                    Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                    Err(e) => {
-                        let e = e.with_record(index - 1, record_name(ty));
-                        let Some(errors) = salvage.as_deref_mut() else {
-                            return Err(e);
-                        };
-                        errors.push(e);
-                        taken = d.pending().len();
-                        break;
-                    }
-                }
-            }
-            d.consume(taken);
-            decompressed_offset += taken as u64;
         }
         break;
     }
