@@ -1163,6 +1163,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 #consts
@@ -1251,6 +1252,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 #consts
@@ -1401,6 +1403,7 @@ impl<'s> Gen<'s> {
             /// Holds the canonical value: members at their little-endian positions, whatever
             /// the byte order of the file.
             #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 /// `(name, position, width)` of each member, positions as on a little-endian
@@ -1569,6 +1572,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #derive
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub struct #name #lt { #fields }
             impl #impl_lt #name #lt {
@@ -2888,6 +2892,7 @@ impl<'s> Gen<'s> {
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub enum #name #lt { #variants }
             impl #impl_lt Default for #name #lt {
@@ -3082,6 +3087,7 @@ impl<'s> Gen<'s> {
         quote! {
             #[doc = #id_doc]
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #id_ty(pub u32);
             impl #id_ty {
                 #consts
@@ -3098,6 +3104,7 @@ impl<'s> Gen<'s> {
 
             #[doc = #body_doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub enum #body_ty<'a> {
                 #variants
