@@ -7,7 +7,7 @@
 //! finished); record types the spec does not know; attrs without ids when there are
 //! several (their records cannot be told apart); records naming an id no attr has;
 //! records delivered out of time order at a FINISHED_ROUND (perf's "out of order
-//! events"); bytes after the last section.
+//! events"); sections that overlap; bytes after the last section.
 
 use crate::container::{Origin, PerfData, RawRecord, RecordCtx, Recording};
 use crate::generated::perf_data::RecordType;
@@ -31,6 +31,9 @@ pub enum ProblemKind {
     RecordWithoutAttr,
     /// Records arriving after a FINISHED_ROUND flushed a later time.
     UnsortedRound,
+    /// Sections that overlap (or lie outside the file): readable, but no writer that
+    /// computes offsets reproduces them.
+    SectionLayout,
     TrailingBytes,
 }
 
@@ -273,7 +276,16 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
         ));
     }
     if let Some(h) = &data.header {
-        if let Some(p) = Placement::of(data, h) {
+        let placed = Placement::check(data, h);
+        if let Err(Some((at, why))) = &placed {
+            problems.push(Problem::new(
+                ProblemKind::SectionLayout,
+                Some(*at),
+                "sections",
+                format!("{why}: a rewrite lays the file out anew (not byte for byte)"),
+            ));
+        }
+        if let Ok(p) = placed {
             if !p.trailing.is_empty() {
                 let at = data.bytes.len() - p.trailing.len();
                 problems.push(Problem::new(

@@ -40,25 +40,54 @@ pub struct Placement<'a> {
 
 impl<'a> Placement<'a> {
     /// The placement of `data`'s parts, or `None` when they cannot be described as an
-    /// order with gaps (sections overlapping, outside the file, or a recording that never
-    /// finished).
+    /// order with gaps (see [`Placement::check`]).
     pub fn of(data: &PerfData<'a>, header: &FileHeader<'_>) -> Option<Self> {
+        Self::check(data, header).ok()
+    }
+
+    /// The placement of `data`'s parts, or why there is none: a recording that never
+    /// finished or whose feature table is cut (`None`: reported elsewhere), or parts that
+    /// overlap or lie outside the file (the offset where, and which parts) — a layout no
+    /// writer that computes its offsets can reproduce.
+    pub fn check(
+        data: &PerfData<'a>,
+        header: &FileHeader<'_>,
+    ) -> Result<Self, Option<(u64, String)>> {
         if data.unfinished || data.feature_table_cut.is_some() {
-            return None;
+            return Err(None);
         }
         let len = data.bytes.len() as u64;
+        let outside =
+            |what: String| Some((0, format!("{what}: its section runs past the 64-bit range")));
         // (start, end, part) for every part.
         let mut parts: Vec<(u64, u64, Part)> = vec![];
-        for (i, s) in data.attr_id_sections().ok()?.iter().enumerate() {
-            parts.push((s.offset, s.offset.checked_add(s.size)?, Part::Ids(i)));
+        let ids = data
+            .attr_id_sections()
+            .map_err(|e| Some((e.offset().unwrap_or(0), e.to_string())))?;
+        for (i, s) in ids.iter().enumerate() {
+            let end = s
+                .offset
+                .checked_add(s.size)
+                .ok_or_else(|| outside(format!("attr {i}'s ids")))?;
+            parts.push((s.offset, end, Part::Ids(i)));
         }
-        let section = |offset: u64, size: u64| Some((offset, offset.checked_add(size)?));
-        let (a, b) = section(header.attrs.offset, header.attrs.size)?;
-        parts.push((a, b, Part::Attrs));
+        let end = |offset: u64, size: u64, what: &str| {
+            offset
+                .checked_add(size)
+                .ok_or_else(|| outside(what.to_string()))
+        };
+        parts.push((
+            header.attrs.offset,
+            end(header.attrs.offset, header.attrs.size, "attrs")?,
+            Part::Attrs,
+        ));
         let et = &header.event_types;
         if et.offset != 0 || et.size != 0 {
-            let (a, b) = section(et.offset, et.size)?;
-            parts.push((a, b, Part::EventTypes));
+            parts.push((
+                et.offset,
+                end(et.offset, et.size, "event_types")?,
+                Part::EventTypes,
+            ));
         }
         let data_start = data.data_offset();
         let data_end = data_start + data.data().len() as u64;
@@ -68,22 +97,47 @@ impl<'a> Placement<'a> {
             parts.push((data_end, table_end, Part::FeatureTable));
         }
         for f in &data.features {
-            let (a, b) = section(f.offset, f.size)?;
-            parts.push((a, b, Part::Feature(f.id)));
+            parts.push((
+                f.offset,
+                end(f.offset, f.size, "a feature")?,
+                Part::Feature(f.id),
+            ));
         }
         // Zero-size parts at the same place go in perf's order (the enum's).
         parts.sort_by_key(|&(start, end, part)| (start, end, part));
-        let data_at = parts.iter().position(|p| p.2 == Part::Data)?;
+        let data_at = parts
+            .iter()
+            .position(|p| p.2 == Part::Data)
+            .expect("the data part is there");
         let mut placement = Placement::default();
         let mut at = header.size;
+        let mut previous = "the file header".to_string();
         for (i, &(start, end, part)) in parts.iter().enumerate() {
-            if start < at || end > len {
-                return None;
+            if start < at {
+                return Err(Some((
+                    start,
+                    format!(
+                        "{} (from {start:#x}) overlaps {previous} (to {at:#x})",
+                        name(part)
+                    ),
+                )));
+            }
+            if end > len {
+                return Err(Some((
+                    start,
+                    format!(
+                        "{} (from {start:#x} to {end:#x}) runs past the end of the file ({len:#x})",
+                        name(part)
+                    ),
+                )));
             }
             let gap = Bytes::borrowed(&data.bytes[at as usize..start as usize]);
             // The table is where the data ends; the slack after it is the model's.
             if part == Part::FeatureTable && !gap.is_empty() {
-                return None;
+                return Err(Some((
+                    start,
+                    "bytes between the data and the feature table".into(),
+                )));
             }
             if i <= data_at {
                 placement.before_data.push((gap, part));
@@ -94,9 +148,10 @@ impl<'a> Placement<'a> {
             if part == Part::FeatureTable {
                 at += data.feature_table_slack.len() as u64;
             }
+            previous = name(part);
         }
         placement.trailing = Bytes::borrowed(&data.bytes[at as usize..]);
-        Some(placement)
+        Ok(placement)
     }
 
     /// A copy that borrows nothing from the input.
@@ -153,4 +208,16 @@ pub fn after_data_fits(parts: &[(Bytes<'_>, Part)], features: &[FeatureId]) -> b
     }
     placed.sort_by_key(|id| id.0);
     placed == features && (table || features.is_empty())
+}
+
+/// A part as messages name it.
+fn name(part: Part) -> String {
+    match part {
+        Part::Ids(i) => format!("the ids of attr {i}"),
+        Part::Attrs => "the attrs section".into(),
+        Part::EventTypes => "the event_types section".into(),
+        Part::Data => "the data section".into(),
+        Part::FeatureTable => "the feature table".into(),
+        Part::Feature(id) => format!("feature {}", crate::container::file::feature_label(id)),
+    }
 }

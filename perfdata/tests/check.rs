@@ -84,6 +84,12 @@ fn damaged() -> Vec<(&'static str, Vec<u8>, ProblemKind)> {
     put_u64(&mut b, table + 16 * cpudesc, 1 << 40);
     out.push(("damaged feature", b, ProblemKind::DamagedFeature));
 
+    // Two feature sections overlapping by a byte (CPUDESC one byte longer).
+    let mut b = good.clone();
+    let at = table + 16 * cpudesc + 8;
+    put_u64(&mut b, at, u64_at(&good, at) + 1);
+    out.push(("overlapping sections", b, ProblemKind::SectionLayout));
+
     // Bytes after the last feature.
     let mut b = good.clone();
     b.extend_from_slice(b"appended text\n");
