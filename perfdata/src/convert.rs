@@ -138,15 +138,18 @@ pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Resul
     let at = |e: Error| Error::other(format!("{}: {e}", input.display()));
     // Everything about the input lives inside the closure: its map is gone before the
     // output is mapped to be read back.
-    crate::write::save_with(output, |out| {
+    crate::write::save_checked(output, |out| {
         let map = MappedFile::open(input)?;
         let data = PerfData::open(map.bytes()).map_err(at)?;
+        // Damaged features are carried as they are (in the input's byte order; another
+        // order cannot decode them and fails, naming the feature).
+        let damaged = data.damaged_features();
         // Opening a pipe walked all of it: its pages need not stay resident.
         map.release_before(u64::MAX);
         let plan = Plan::new(&data, opts, &|walked| map.release_before(walked)).map_err(at)?;
         if plan.is_copy(&data) {
             let mut src = std::fs::File::open(input)?;
-            return copy(&data, &mut src, out);
+            return copy(&data, &mut src, out).map(|()| damaged);
         }
         let release = &|walked| map.release_before(walked);
         match (plan.src, plan.dst) {
@@ -163,6 +166,7 @@ pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Resul
                 stream::<BigEndian, BigEndian>(&data, &plan, out, release)
             }
         }
+        .map(|()| damaged)
         .map_err(at)
     })
 }

@@ -69,11 +69,14 @@
 extern crate self as perfdata;
 
 pub mod analysis;
+pub mod check;
 pub mod container;
 pub mod convert;
+pub mod fuzzing;
 pub mod generated;
 pub mod gperftools;
 pub mod model;
+pub mod placement;
 pub mod rt;
 pub mod sink;
 pub mod stages;

@@ -10,6 +10,7 @@ use crate::container::{EventAttr, Layout, PerfData, RawRecord, RecordWalker, Ses
 use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
 };
+use crate::placement::Placement;
 use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
 
 /// A header feature: raw section bytes, or its decoded value.
@@ -106,6 +107,10 @@ pub struct PerfFile<'a> {
     /// The record stream, in order. Compressed records are kept as they are (see
     /// [`crate::transform::decompress`]).
     pub records: Vec<RecordItem<'a>>,
+    /// File layout: where the input had each part and the bytes between them, so that an
+    /// unmodified file is written back byte for byte whoever laid it out. `None` (or a
+    /// placement that no longer fits the attrs and features) gives perf's own layout.
+    pub placement: Option<Placement<'a>>,
 }
 
 impl<'a> PerfFile<'a> {
@@ -130,9 +135,11 @@ impl<'a> PerfFile<'a> {
     fn read_head_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
         let mut features = vec![];
         for f in &data.features {
+            // A section the file cuts short keeps the bytes it has (a damaged feature is
+            // carried as it is; `PerfData::feature_problems` reports it).
             features.push(FeatureItem {
                 id: f.id,
-                data: FeatureData::Raw(data.feature_bytes(f)?.into()),
+                data: FeatureData::Raw(data.feature_bytes_in_file(f).into()),
             });
         }
         let event_types = match &data.header {
@@ -159,6 +166,7 @@ impl<'a> PerfFile<'a> {
             feature_table_slack: data.feature_table_slack.into(),
             pipe_end_marker: None,
             records: vec![],
+            placement: data.header.as_ref().and_then(|h| Placement::of(data, h)),
         })
     }
 
@@ -267,23 +275,34 @@ impl<'a> PerfFile<'a> {
         crate::stages::run_on_model(self, crate::stages::Typed::new())
     }
 
-    /// Decodes every raw feature into its owned value; `fctx` holds the CPU counts.
+    /// Decodes every raw feature into its owned value; `fctx` holds the CPU counts. A
+    /// feature that does not decode (damaged) stays raw, so a rewrite keeps its bytes as
+    /// they are; [`PerfFile::damaged_features`] lists them.
     pub fn make_features_typed(&mut self, fctx: &Ctx) -> Result<(), Error> {
+        let endian = self.endian;
         for f in &mut self.features {
             if let FeatureData::Raw(bytes) = &f.data {
-                let decoded = match self.endian {
-                    Endianness::Little => {
-                        FeatureBody::decode(f.id, &mut Reader::<LittleEndian>::new(bytes, 0), fctx)
-                    }
-                    Endianness::Big => {
-                        FeatureBody::decode(f.id, &mut Reader::<BigEndian>::new(bytes, 0), fctx)
-                    }
+                if let Ok(decoded) = decode_feature_in(endian, f.id, bytes, fctx) {
+                    f.data = FeatureData::Typed(Box::new(decoded.into_owned()));
                 }
-                .map_err(|e| e.with_feature(f.id))?;
-                f.data = FeatureData::Typed(Box::new(decoded.into_owned()));
             }
         }
         Ok(())
+    }
+
+    /// The raw features whose bytes do not decode (damaged sections carried as they are).
+    pub fn damaged_features(&self) -> Vec<FeatureId> {
+        let fctx = self.feature_ctx();
+        self.features
+            .iter()
+            .filter(|f| match &f.data {
+                FeatureData::Raw(bytes) => {
+                    decode_feature_in(self.endian, f.id, bytes, &fctx).is_err()
+                }
+                FeatureData::Typed(_) => false,
+            })
+            .map(|f| f.id)
+            .collect()
     }
 
     /// A copy that borrows nothing from the input.
@@ -313,8 +332,24 @@ impl<'a> PerfFile<'a> {
                 .into_iter()
                 .map(RecordItem::into_owned)
                 .collect(),
+            placement: self.placement.map(Placement::into_owned),
         }
     }
+}
+
+fn decode_feature_in<'b>(
+    endian: Endianness,
+    id: FeatureId,
+    bytes: &'b [u8],
+    fctx: &Ctx,
+) -> Result<FeatureBody<'b>, Error> {
+    match endian {
+        Endianness::Little => {
+            FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), fctx)
+        }
+        Endianness::Big => FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), fctx),
+    }
+    .map_err(|e| e.with_feature(crate::container::file::feature_label(id)))
 }
 
 fn slice(bytes: &[u8], offset: u64, size: u64) -> Result<&[u8], Error> {

@@ -19,7 +19,8 @@ use crate::generated::perf_data::{
     PERF_MAGIC, PERF_MAGIC_V1, PERF_PIPE_HEADER_SIZE,
 };
 use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
-use crate::rt::{Array, BigEndian, Endian, Endianness, Error, LittleEndian, Reader, Writer};
+use crate::placement::{after_data_fits, Part};
+use crate::rt::{Array, BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader, Writer};
 use std::io::{Read, Seek, SeekFrom, Write};
 
 /// Encodes records and features for an output in byte order `E`. Raw bytes are in the
@@ -205,13 +206,18 @@ pub struct FileSink<W: Write + Seek, E: Endian> {
     attrs: FileSection,
     event_types: FileSection,
     data: DataSection,
+    /// The input's placement of the feature table and payloads, and its trailing bytes
+    /// (see [`PerfFile::placement`]).
+    after_data: Vec<(Bytes<'static>, Part)>,
+    trailing: Bytes<'static>,
 }
 
 impl<W: Write + Seek, E: Endian> FileSink<W, E> {
     /// Writes everything before the data: a placeholder header, the ids and attrs sections
-    /// and event_types, from `head` (its records are ignored). `features_follow`: whether
-    /// [`FileSink::finish`] will get features (a header without the feature bitmap is
-    /// only kept for an input that had one and still has no features).
+    /// and event_types, from `head` (its records are ignored), in the order and with the
+    /// gaps of `head.placement` when it still fits, else in perf's order. `features_follow`:
+    /// whether [`FileSink::finish`] will get features (a header without the feature bitmap
+    /// is only kept for an input that had one and still has no features).
     pub fn begin(
         mut out: W,
         head: &PerfFile<'_>,
@@ -230,24 +236,45 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
         } else {
             PERF_FILE_HEADER_SIZE
         };
-        out.write_all(&vec![0u8; header_size as usize])?;
-        let mut pos = header_size;
+        let n = head.attrs.len();
+        let placed = head
+            .placement
+            .as_ref()
+            .and_then(|p| p.before_data_for(n, head.event_types.is_some()));
+        let canonical: Vec<(Bytes<'_>, Part)>;
+        let order = match placed {
+            Some(order) => order,
+            None => {
+                canonical = (0..n)
+                    .map(Part::Ids)
+                    .chain([Part::Attrs])
+                    .chain(head.event_types.as_ref().map(|_| Part::EventTypes))
+                    .chain([Part::Data])
+                    .map(|p| (Bytes::default(), p))
+                    .collect();
+                &canonical
+            }
+        };
 
-        // ids of each attr, then the attrs section.
-        let mut id_sections = vec![];
+        // The content of each part, then where each goes, then the attrs (which point
+        // at the ids sections, wherever those are).
+        let mut ids = vec![];
         for a in &head.attrs {
             let mut w = Writer::<E>::new();
             SampleIds {
                 ids: Array::from(a.ids.clone()),
             }
             .encode(&mut w, &ctx)?;
-            id_sections.push(FileSection {
-                offset: pos,
-                size: w.len() as u64,
-            });
-            pos += w.len() as u64;
-            out.write_all(w.as_slice())?;
+            ids.push(w.into_vec());
         }
+        let event_types = match &head.event_types {
+            Some(et) => {
+                let mut w = Writer::<E>::new();
+                et.encode(&mut w, &ctx)?;
+                w.into_vec()
+            }
+            None => vec![],
+        };
         let attr_size = match head.attrs.first() {
             Some(a) => {
                 u64::from(a.attr.size.max(64))
@@ -256,40 +283,65 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
             }
             None => 0,
         };
-        let attrs_offset = pos;
+        let mut id_sections = vec![FileSection::default(); n];
+        let mut attrs = FileSection::default();
+        let mut et_section = FileSection::default();
+        let mut pos = header_size;
+        for (gap, part) in order {
+            pos += gap.len() as u64;
+            let size = match *part {
+                Part::Ids(i) => ids[i].len() as u64,
+                Part::Attrs => attr_size * n as u64,
+                Part::EventTypes => event_types.len() as u64,
+                _ => 0,
+            };
+            let here = FileSection { offset: pos, size };
+            match *part {
+                Part::Ids(i) => id_sections[i] = here,
+                Part::Attrs => attrs = here,
+                Part::EventTypes => et_section = here,
+                _ => {}
+            }
+            pos += size;
+        }
+        let mut entries = Writer::<E>::new();
         for (i, (a, ids)) in head.attrs.iter().zip(&id_sections).enumerate() {
-            let mut w = Writer::<E>::new();
+            let before = entries.len();
             AttrEntry {
                 attr: a.attr.clone(),
                 ids: *ids,
                 tail: a.entry_tail.clone(),
             }
-            .encode(&mut w, &ctx, attr_size)
+            .encode(&mut entries, &ctx, attr_size)
             .map_err(|e| e.in_field("attrs").in_index(i))?;
-            if w.len() as u64 != attr_size {
+            let len = (entries.len() - before) as u64;
+            if len != attr_size {
                 return Err(Error::inconsistent(format!(
-                    "attr {i} encodes to {} bytes, attr 0 to {attr_size}: the attrs section needs one entry size",
-                    w.len()
+                    "attr {i} encodes to {len} bytes, attr 0 to {attr_size}: the attrs section needs one entry size",
                 )));
             }
-            pos += w.len() as u64;
-            out.write_all(w.as_slice())?;
         }
-        let attrs = FileSection {
-            offset: attrs_offset,
-            size: pos - attrs_offset,
+
+        out.write_all(&vec![0u8; header_size as usize])?;
+        for (gap, part) in order {
+            out.write_all(gap)?;
+            match *part {
+                Part::Ids(i) => out.write_all(&ids[i])?,
+                Part::Attrs => out.write_all(entries.as_slice())?,
+                Part::EventTypes => out.write_all(&event_types)?,
+                _ => {}
+            }
+        }
+        let (after_data, trailing) = match &head.placement {
+            Some(p) => (
+                p.after_data
+                    .iter()
+                    .map(|(g, part)| (g.clone().into_owned(), *part))
+                    .collect(),
+                p.trailing.clone().into_owned(),
+            ),
+            None => (vec![], Bytes::default()),
         };
-        let mut event_types = FileSection::default();
-        if let Some(et) = &head.event_types {
-            let mut w = Writer::<E>::new();
-            et.encode(&mut w, &ctx)?;
-            event_types = FileSection {
-                offset: pos,
-                size: w.len() as u64,
-            };
-            pos += w.len() as u64;
-            out.write_all(w.as_slice())?;
-        }
         Ok(FileSink {
             out,
             enc,
@@ -298,11 +350,13 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
             legacy_v1: head.legacy_v1,
             attr_size,
             attrs,
-            event_types,
+            event_types: et_section,
             data: DataSection {
                 offset: pos,
                 size: 0,
             },
+            after_data,
+            trailing,
         })
     }
 
@@ -331,9 +385,10 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
         Ok(())
     }
 
-    /// Writes the feature table and payloads (in id order; `slack` is written after the
-    /// table, see [`PerfFile::feature_table_slack`]), then the real header. Returns the
-    /// output, positioned at its end.
+    /// Writes the feature table and payloads (in the input's order and with its gaps
+    /// when the placement still fits these features, else in id order; `slack` is
+    /// written after the table, see [`PerfFile::feature_table_slack`]), then the real
+    /// header. Returns the output, positioned at its end.
     pub fn finish(mut self, features: &[FeatureItem<'_>], slack: &[u8]) -> Result<W, Error> {
         let ctx = Ctx::default();
         if self.header_size != PERF_FILE_HEADER_SIZE && !features.is_empty() {
@@ -341,13 +396,12 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
                 "features for a file header without a feature bitmap",
             ));
         }
-        let mut pos = self.data.offset + self.data.size;
         let mut sorted: Vec<&FeatureItem<'_>> = features.iter().collect();
         sorted.sort_by_key(|f| f.id.0);
         let mut bitmap = [0u64; 4];
         let mut payloads = Writer::<E>::new();
-        let mut table = Writer::<E>::new();
-        let table_size = 16 * sorted.len() as u64 + slack.len() as u64;
+        // Where each feature's payload is in `payloads`, in id order.
+        let mut ranges = vec![];
         for (i, f) in sorted.iter().enumerate() {
             if f.id.0 >= 256 {
                 return Err(Error::inconsistent(format!(
@@ -366,16 +420,61 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
             self.enc
                 .encode_feature(f.id, &f.data, &mut payloads)
                 .map_err(|e| e.with_feature(f.id))?;
-            FileSection {
-                offset: pos + table_size + before as u64,
-                size: (payloads.len() - before) as u64,
-            }
-            .encode(&mut table, &ctx)?;
+            ranges.push(before..payloads.len());
         }
-        self.out.write_all(table.as_slice())?;
-        self.out.write_all(slack)?;
-        self.out.write_all(payloads.as_slice())?;
-        pos += table_size + payloads.len() as u64;
+        let ids: Vec<FeatureId> = sorted.iter().map(|f| f.id).collect();
+        let after_data = std::mem::take(&mut self.after_data);
+        let canonical: Vec<(Bytes<'_>, Part)>;
+        let placed = !after_data.is_empty() && after_data_fits(&after_data, &ids);
+        let order = match placed {
+            true => &after_data[..],
+            false => {
+                canonical = [Part::FeatureTable]
+                    .into_iter()
+                    .chain(ids.iter().map(|&id| Part::Feature(id)))
+                    .map(|p| (Bytes::default(), p))
+                    .collect();
+                &canonical
+            }
+        };
+        let index = |id: FeatureId| ids.binary_search_by_key(&id.0, |i| i.0).ok();
+        let table_size = 16 * sorted.len() as u64 + slack.len() as u64;
+        let mut sections = vec![FileSection::default(); ids.len()];
+        let mut pos = self.data.offset + self.data.size;
+        for (gap, part) in order {
+            pos += gap.len() as u64;
+            match *part {
+                Part::FeatureTable => pos += table_size,
+                Part::Feature(id) => {
+                    let i = index(id).expect("after_data_fits checked the features");
+                    let size = ranges[i].len() as u64;
+                    sections[i] = FileSection { offset: pos, size };
+                    pos += size;
+                }
+                _ => {}
+            }
+        }
+        let mut table = Writer::<E>::new();
+        for s in &sections {
+            s.encode(&mut table, &ctx)?;
+        }
+        for (gap, part) in order {
+            self.out.write_all(gap)?;
+            match *part {
+                Part::FeatureTable => {
+                    self.out.write_all(table.as_slice())?;
+                    self.out.write_all(slack)?;
+                }
+                Part::Feature(id) => {
+                    let i = index(id).expect("after_data_fits checked the features");
+                    self.out
+                        .write_all(&payloads.as_slice()[ranges[i].clone()])?;
+                }
+                _ => {}
+            }
+        }
+        self.out.write_all(&self.trailing)?;
+        pos += self.trailing.len() as u64;
 
         let header = FileHeader {
             magic: PERF_MAGIC,

@@ -3,6 +3,7 @@
 //! replaces its target, so a conversion never leaves a file that cannot be read.
 
 use crate::container::{detect, Layout, MappedFile, Origin, PerfData, StreamReader};
+use crate::generated::perf_data::FeatureId;
 use crate::rt::Error;
 use crate::stages::decode_body;
 use std::io::Read;
@@ -13,6 +14,12 @@ pub const RELEASE_EVERY: u64 = 32 << 20;
 
 /// Checks that the file at `path` reads back entirely.
 pub fn check_file(path: &Path) -> Result<(), Error> {
+    check_file_allowing(path, &[])
+}
+
+/// [`check_file`], except that the features in `damaged` may fail to decode: a rewrite
+/// carries a damaged feature of its input as it is.
+pub fn check_file_allowing(path: &Path, damaged: &[FeatureId]) -> Result<(), Error> {
     let file = MappedFile::open(path)?;
     if detect(file.bytes())?.layout == Layout::Pipe {
         // A pipe is opened with a first pass over all of it (PerfData::open): read it as a
@@ -20,7 +27,9 @@ pub fn check_file(path: &Path) -> Result<(), Error> {
         drop(file);
         return check_stream(std::io::BufReader::new(std::fs::File::open(path)?));
     }
-    check_with(file.bytes(), &mut |walked| file.release_before(walked))
+    check_with(file.bytes(), damaged, &mut |walked| {
+        file.release_before(walked)
+    })
 }
 
 /// Checks that a pipe-layout stream reads back entirely.
@@ -44,15 +53,26 @@ pub fn check_stream(input: impl Read) -> Result<(), Error> {
 
 /// Checks that `bytes` read back entirely: header, attrs, every feature, every record.
 pub fn check(bytes: &[u8]) -> Result<(), Error> {
-    check_with(bytes, &mut |_| {})
+    check_with(bytes, &[], &mut |_| {})
 }
 
 /// [`check`], telling `walked` every [`RELEASE_EVERY`] bytes how far the walk has come.
-fn check_with(bytes: &[u8], walked: &mut dyn FnMut(u64)) -> Result<(), Error> {
+fn check_with(
+    bytes: &[u8],
+    damaged: &[FeatureId],
+    walked: &mut dyn FnMut(u64),
+) -> Result<(), Error> {
     let mut next_release = RELEASE_EVERY;
     let data = PerfData::open(bytes)?;
+    // A writer never cuts its feature table; it carries damaged sections as they are.
+    if data.feature_table_cut.is_some() {
+        return Err(data.feature_problems().pop().expect("the cut table"));
+    }
     for f in &data.features {
-        data.feature(f)?;
+        match data.feature(f) {
+            Err(e) if !damaged.contains(&f.id) => return Err(e),
+            _ => {}
+        }
     }
     let mut index = 0u64;
     data.for_each_record(&mut |origin, rec, ctx| {

@@ -5,6 +5,7 @@
 //! half-written, and never replaced by a file we cannot read.
 
 use crate::container::Layout;
+use crate::generated::perf_data::FeatureId;
 use crate::model::PerfFile;
 use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
 use crate::sink::{FileSink, PipeSink, RecordEncoder};
@@ -27,7 +28,8 @@ impl WriteOptions {
 /// Writes `file` to `path` through a temporary file in the same directory, checked and
 /// renamed into place once complete (so `path` may be the file `file` was read from).
 pub fn save(file: &PerfFile<'_>, path: &Path, opts: WriteOptions) -> Result<(), Error> {
-    save_with(path, |out| write(file, out, opts))
+    let damaged = file.damaged_features();
+    save_checked(path, |out| write(file, out, opts).map(|()| damaged))
 }
 
 /// Runs `fill` on a temporary file beside `path`, re-reads what it wrote
@@ -41,23 +43,33 @@ pub fn save_with(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<(), Error>,
 ) -> Result<(), Error> {
+    save_checked(path, |out| fill(out).map(|()| vec![]))
+}
+
+/// [`save_with`] where `fill` returns the features it carried damaged (as they were in
+/// its input): those may fail to decode when the output is read back.
+pub fn save_checked(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<Vec<FeatureId>, Error>,
+) -> Result<(), Error> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    {
+    let damaged = {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        fill(&mut out)?;
+        let damaged = fill(&mut out)?;
         out.flush()?;
-    }
+        damaged
+    };
     let replacing = path.exists();
     // The bytes go to disk while we read them back (one waits on the device, the other
     // uses the CPU); the rename needs both.
     let (checked, synced) = std::thread::scope(|scope| {
         let file = tmp.as_file();
         let sync = replacing.then(|| scope.spawn(move || file.sync_all()));
-        let checked = crate::verify::check_file(tmp.path());
+        let checked = crate::verify::check_file_allowing(tmp.path(), &damaged);
         (checked, sync.map_or(Ok(Ok(())), |s| s.join()))
     });
     checked.map_err(|e| {

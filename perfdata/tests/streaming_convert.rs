@@ -276,9 +276,12 @@ fn an_output_that_does_not_read_back_is_never_written() {
     assert_eq!(std::fs::read(&target).unwrap(), before, "target changed");
     let entries = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(entries, 1, "temporary file left behind");
-    // A cut input: the error names the input and where, and nothing is written.
+    // An input cut inside its data section: the error names the input and where, and
+    // nothing is written. (A cut among the features is damage a conversion carries:
+    // tests/damaged_features.rs.)
     let cut = dir.path().join("cut.data");
-    std::fs::write(&cut, &before[..before.len() - 3000]).unwrap();
+    let data_end = 264 + 2776; // callchain.data's data.offset + data.size
+    std::fs::write(&cut, &before[..data_end - 100]).unwrap();
     let out = dir.path().join("out.data");
     let err = convert_file(&cut, &out, &ConvertOptions::default()).unwrap_err();
     assert!(

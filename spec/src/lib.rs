@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod fuzzing;
 pub mod ir;
 pub mod parse;
 pub mod validate;

@@ -6,6 +6,7 @@
 //! when they are stale.
 
 pub mod bench;
+pub mod fuzz;
 
 use anyhow::{bail, Context, Result};
 use std::io::Write;

@@ -13,7 +13,11 @@ commands:
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
-                  synthesized file, one run (keeps the suite running in CI)";
+                  synthesized file, one run (keeps the suite running in CI)
+  fuzz [--target T]... [--seconds N]
+                  seed fuzz/corpus/ and run the cargo-fuzz targets of fuzz/ (default: all, 60 s
+                  each; nightly if rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints
+                  executions and coverage per target";
 
 fn main() -> ExitCode {
     match run() {
@@ -60,6 +64,7 @@ fn run() -> Result<()> {
         }
         #[cfg(feature = "conformance")]
         ["conformance", rest @ ..] => conformance(&root, rest),
+        ["fuzz", rest @ ..] => xtask::fuzz::run(&root, &xtask::fuzz::Options::parse(rest)?),
         ["bench", rest @ ..] => xtask::bench::run(&root, &xtask::bench::Options::parse(rest)?),
         _ => bail!("{USAGE}"),
     }

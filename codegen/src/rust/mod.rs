@@ -1173,6 +1173,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 #consts
@@ -1261,6 +1262,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 #consts
@@ -1411,6 +1413,7 @@ impl<'s> Gen<'s> {
             /// Holds the canonical value: members at their little-endian positions, whatever
             /// the byte order of the file.
             #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #name(pub #repr);
             impl #name {
                 /// `(name, position, width)` of each member, positions as on a little-endian
@@ -1579,6 +1582,7 @@ impl<'s> Gen<'s> {
         quote! {
             #doc
             #derive
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub struct #name #lt { #fields }
             impl #impl_lt #name #lt {
@@ -2980,6 +2984,7 @@ impl<'s> Gen<'s> {
         quote! {
             #[doc = #doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub enum #name #lt { #variants }
             impl #impl_lt Default for #name #lt {
@@ -3174,6 +3179,7 @@ impl<'s> Gen<'s> {
         quote! {
             #[doc = #id_doc]
             #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             pub struct #id_ty(pub u32);
             impl #id_ty {
                 #consts
@@ -3190,6 +3196,7 @@ impl<'s> Gen<'s> {
 
             #[doc = #body_doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+            #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
             #[serde(crate = "::perfdata::rt::serde")]
             pub enum #body_ty<'a> {
                 #variants

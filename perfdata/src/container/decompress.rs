@@ -28,9 +28,22 @@ impl Decompressor {
 
     /// Decompresses one record's zstd data (at absolute offset `at`) onto the pending bytes.
     pub fn feed(&mut self, data: &[u8], at: u64) -> Result<(), Error> {
+        self.feed_with(data, at, &mut |_| (0, true)).map(drop)
+    }
+
+    /// [`Decompressor::feed`], handing the pending bytes to `take` after every 64 KiB of
+    /// output: it returns how many it took (dropped from the front) and whether to go
+    /// on. So the pending bytes stay within a record plus a chunk however far the data
+    /// expands. Returns `false` when `take` stopped it.
+    pub fn feed_with(
+        &mut self,
+        data: &[u8],
+        at: u64,
+        take: &mut dyn FnMut(&[u8]) -> (usize, bool),
+    ) -> Result<bool, Error> {
         let mut input = InBuffer::around(data);
         let mut chunk = vec![0u8; 64 << 10];
-        let start_len = self.pending.len();
+        let mut produced_total = 0usize;
         loop {
             let mut output = OutBuffer::around(&mut chunk[..]);
             self.decoder.run(&mut input, &mut output).map_err(|e| {
@@ -41,16 +54,24 @@ impl Decompressor {
                 )
             })?;
             let produced = output.pos();
+            produced_total += produced;
             self.pending.extend_from_slice(&chunk[..produced]);
-            if self.pending.len() - start_len > MAX_EXPANSION_PER_RECORD {
+            if produced_total > MAX_EXPANSION_PER_RECORD {
                 return Err(Error::invalid(
                     Some(at),
                     "a compressed record expanding to at most 256 MiB",
-                    format!("more than {} bytes", self.pending.len() - start_len),
+                    format!("more than {produced_total} bytes"),
                 ));
             }
+            if produced > 0 {
+                let (taken, go_on) = take(&self.pending);
+                self.consume(taken);
+                if !go_on {
+                    return Ok(false);
+                }
+            }
             if input.pos() == data.len() && produced < chunk.len() {
-                return Ok(());
+                return Ok(true);
             }
         }
     }

@@ -51,6 +51,10 @@ pub struct PerfData<'a> {
     /// The file header says data.size 0: the recorder never finished. The records run to
     /// the end of the file; a last record may be cut (reported by the record walk).
     pub unfinished: bool,
+    /// The feature table ends before the bitmap's last entry (the file was cut or the
+    /// bitmap is garbage): the features from this id on are missing. Records are not
+    /// affected; [`PerfData::feature_problems`] reports it.
+    pub feature_table_cut: Option<FeatureId>,
     data_start: usize,
     data_end: usize,
 }
@@ -90,6 +94,7 @@ impl<'a> PerfData<'a> {
                 features: vec![],
                 feature_table_slack: &[],
                 unfinished: false,
+                feature_table_cut: None,
                 data_start: 16,
                 data_end: bytes.len(),
             };
@@ -148,6 +153,7 @@ impl<'a> PerfData<'a> {
             at = end;
         }
         let mut features = vec![];
+        let mut feature_table_cut = None;
         if let Some(bitmap) = header.adds_features.as_ref().filter(|_| !unfinished) {
             let mut table = Reader::<E>::new(bytes.get(data_end..).unwrap_or(&[]), data_end as u64);
             for bit in 0..256u32 {
@@ -155,8 +161,12 @@ impl<'a> PerfData<'a> {
                 if word & (1u64 << (bit % 64)) == 0 {
                     continue;
                 }
-                let s = FileSection::decode(&mut table, &ctx)
-                    .map_err(|e| e.in_field("feature section table"))?;
+                // Features are metadata: a table cut short loses the features it no
+                // longer lists, not the file.
+                let Ok(s) = FileSection::decode(&mut table, &ctx) else {
+                    feature_table_cut = Some(FeatureId(bit));
+                    break;
+                };
                 features.push(FeatureSection {
                     id: FeatureId(bit),
                     offset: s.offset,
@@ -179,20 +189,55 @@ impl<'a> PerfData<'a> {
             features,
             feature_table_slack,
             unfinished,
+            feature_table_cut,
             data_start,
             data_end,
         };
-        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU.
+        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU. A
+        // damaged NRCPUS is reported by `feature_problems`; the per-CPU features then
+        // decode with no CPUs.
         if let Some(f) = data
             .features
             .iter()
             .find(|f| f.id == FeatureId::NRCPUS)
             .copied()
         {
-            let feature = data.feature_as::<E>(&f)?;
-            data.session.observe_feature(&feature);
+            if let Ok(feature) = data.feature_as::<E>(&f) {
+                data.session.observe_feature(&feature);
+            }
         }
         Ok(data)
+    }
+
+    /// The ids section of each attr (file layout; empty in pipe layout), as the attrs
+    /// section gives them.
+    pub fn attr_id_sections(&self) -> Result<Vec<FileSection>, Error> {
+        let Some(header) = &self.header else {
+            return Ok(vec![]);
+        };
+        let (start, end) = section(self.bytes, &header.attrs, "attrs")?;
+        let size = usize::try_from(header.attr_size).unwrap_or(usize::MAX);
+        let mut sections = vec![];
+        let mut at = start;
+        while at < end && size > 0 {
+            let next = at.saturating_add(size).min(end);
+            let entry = match self.format.endian {
+                Endianness::Little => AttrEntry::decode(
+                    &mut Reader::<LittleEndian>::new(&self.bytes[at..next], at as u64),
+                    &Ctx::default(),
+                    header.attr_size,
+                ),
+                Endianness::Big => AttrEntry::decode(
+                    &mut Reader::<BigEndian>::new(&self.bytes[at..next], at as u64),
+                    &Ctx::default(),
+                    header.attr_size,
+                ),
+            }
+            .map_err(|e| e.in_field("attrs"))?;
+            sections.push(entry.ids);
+            at = next;
+        }
+        Ok(sections)
     }
 
     /// The payload bytes of a feature section.
@@ -204,8 +249,50 @@ impl<'a> PerfData<'a> {
                 size: f.size,
             },
             "feature",
-        )?;
+        )
+        .map_err(|e| e.with_feature(feature_label(f.id)))?;
         Ok(&self.bytes[start..end])
+    }
+
+    /// The bytes of a feature section that are in the file: all of them, or those before
+    /// the end of a file that cuts the section short (what a rewrite keeps of a damaged
+    /// feature: its bytes as they are).
+    pub fn feature_bytes_in_file(&self, f: &FeatureSection) -> &'a [u8] {
+        let len = self.bytes.len() as u64;
+        let start = f.offset.min(len);
+        let end = f.offset.saturating_add(f.size).min(len);
+        &self.bytes[start as usize..end as usize]
+    }
+
+    /// Every problem with the header features, in id order: a feature table cut short,
+    /// sections outside the file, payloads that do not decode. Each error names the
+    /// feature and the byte offset. Features are metadata: the records read regardless,
+    /// and rewrites keep a damaged section's bytes as they are.
+    pub fn feature_problems(&self) -> Vec<Error> {
+        let mut problems: Vec<Error> = self
+            .features
+            .iter()
+            .filter_map(|f| self.feature(f).err())
+            .collect();
+        if let Some(id) = self.feature_table_cut {
+            let at = self.data_end as u64 + 16 * self.features.len() as u64;
+            let available = (self.bytes.len() as u64).saturating_sub(at);
+            problems.push(
+                Error::unexpected_end(at, 16, available.min(16))
+                    .in_field("feature section table")
+                    .with_feature(feature_label(id)),
+            );
+        }
+        problems
+    }
+
+    /// The features that [`PerfData::feature_problems`] reports.
+    pub fn damaged_features(&self) -> Vec<FeatureId> {
+        self.features
+            .iter()
+            .filter(|f| self.feature(f).is_err())
+            .map(|f| f.id)
+            .collect()
     }
 
     /// Decodes one feature section.
@@ -223,7 +310,7 @@ impl<'a> PerfData<'a> {
             &mut Reader::<E>::new(bytes, f.offset),
             &self.session.feature_ctx(),
         )
-        .map_err(|e| e.with_feature(f.id.0))
+        .map_err(|e| e.or_offset(f.offset).with_feature(feature_label(f.id)))
     }
 
     /// Decodes a record's body (in this input's byte order) with the context
@@ -306,6 +393,18 @@ impl<'a> PerfData<'a> {
         f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
         self.walk(bytes, base, None, f)
+    }
+
+    /// [`PerfData::for_each_record_in`], salvaging as [`PerfData::for_each_record_salvaging`].
+    pub fn for_each_record_in_salvaging(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        f: &mut RecordFn<'_>,
+    ) -> Result<Vec<Error>, Error> {
+        let mut errors = vec![];
+        self.walk(bytes, base, Some(&mut errors), f)?;
+        Ok(errors)
     }
 
     /// Every walk: framing and decompression in this input's byte order, then each
@@ -429,16 +528,73 @@ where
             if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
                 continue;
             }
-            let chunk = (|| -> Result<(), Error> {
+            // The records it completes are walked as the data expands (a chunk at a
+            // time), so what is held stays small however much it expands to.
+            let mut visit_err: Option<Error> = None;
+            let mut inner_err: Option<Error> = None;
+            let mut stopped = false;
+            let fed = (|| -> Result<bool, Error> {
                 let at = rec.offset + HEADER_SIZE as u64;
                 let zdata = zstd_data::<E>(ty, rec.body, at)?.unwrap_or_default();
                 let d = match &mut decompressor {
                     Some(d) => d,
                     None => decompressor.insert(Decompressor::new()?),
                 };
-                d.feed(&zdata, rec.offset)
+                d.feed_with(&zdata, rec.offset, &mut |pending| {
+                    let mut walker = RecordWalker::<E>::new(pending, decompressed_offset);
+                    let mut taken = 0;
+                    let mut go_on = true;
+                    for inner in walker.by_ref() {
+                        match inner {
+                            Ok(inner) => {
+                                taken += inner.stream_len();
+                                let origin = Origin::Compressed {
+                                    record_offset: rec.offset,
+                                };
+                                match f(origin, inner) {
+                                    Ok(true) => {}
+                                    Ok(false) => {
+                                        stopped = true;
+                                        go_on = false;
+                                        break;
+                                    }
+                                    Err(e) => {
+                                        visit_err = Some(e);
+                                        go_on = false;
+                                        break;
+                                    }
+                                }
+                            }
+                            // The rest of this record is in output still to come.
+                            Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
+                            Err(e) => {
+                                // Framing lost inside the decompressed stream: drop
+                                // what is pending (salvaging) or stop.
+                                inner_err = Some(e);
+                                taken = pending.len();
+                                go_on = salvage.is_some();
+                                break;
+                            }
+                        }
+                    }
+                    decompressed_offset += taken as u64;
+                    (taken, go_on)
+                })
             })();
-            if let Err(e) = chunk {
+            if let Some(e) = visit_err {
+                return Err(e);
+            }
+            if stopped {
+                return Ok(());
+            }
+            if let Some(e) = inner_err {
+                let e = e.with_record(index - 1, record_name(ty));
+                let Some(errors) = salvage.as_deref_mut() else {
+                    return Err(e);
+                };
+                errors.push(e);
+            }
+            if let Err(e) = fed {
                 let e = e.with_record(index - 1, record_name(ty));
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
@@ -451,37 +607,6 @@ where
                 decompressor = None;
                 continue;
             }
-            let d = decompressor.as_mut().expect("fed above");
-            let mut inner_walker = RecordWalker::<E>::new(d.pending(), decompressed_offset);
-            let mut taken = 0;
-            for inner in inner_walker.by_ref() {
-                match inner {
-                    Ok(inner) => {
-                        taken += inner.stream_len();
-                        if !f(
-                            Origin::Compressed {
-                                record_offset: rec.offset,
-                            },
-                            inner,
-                        )? {
-                            return Ok(());
-                        }
-                    }
-                    // The rest of this record arrives with the next compressed record.
-                    Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                    Err(e) => {
-                        let e = e.with_record(index - 1, record_name(ty));
-                        let Some(errors) = salvage.as_deref_mut() else {
-                            return Err(e);
-                        };
-                        errors.push(e);
-                        taken = d.pending().len();
-                        break;
-                    }
-                }
-            }
-            d.consume(taken);
-            decompressed_offset += taken as u64;
         }
         break;
     }
@@ -501,14 +626,16 @@ where
     Ok(())
 }
 
-/// The first 8-byte-aligned position after `failed_at` from which records parse again:
-/// three known record types in a row, or known records up to the exact end of the stream.
+/// The first position after `failed_at` from which records parse again: three known
+/// record types in a row, or known records up to the exact end of the stream. Kernel
+/// records are multiples of 8 bytes, so the next record is first looked for 8, 16, …
+/// bytes after the damaged one, within the largest record size (in a pipe stream the
+/// unpadded setup records leave the kernel records off 8-byte alignment); then at every
+/// byte. Each byte is looked at a bounded number of times: salvaging stays linear.
 fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
-    const CHAIN: usize = 3;
-    let mut at = (failed_at / 8 + 1) * 8;
-    while at + HEADER_SIZE <= data.len() {
+    let parses_at = |at: usize| {
+        const CHAIN: usize = 3;
         let mut good = 0;
-        let mut clean_end = false;
         let mut walker = RecordWalker::<E>::new(&data[at..], 0);
         for rec in walker.by_ref().take(CHAIN) {
             match rec {
@@ -516,15 +643,16 @@ fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
                 _ => break,
             }
         }
-        if good < CHAIN && walker.rest().is_empty() && good > 0 {
-            clean_end = true;
-        }
-        if good == CHAIN || clean_end {
-            return Some(at);
-        }
-        at += 8;
-    }
-    None
+        good == CHAIN || (good > 0 && walker.rest().is_empty())
+    };
+    let candidates = |step: usize, window: usize| {
+        (failed_at + step..)
+            .step_by(step)
+            .take_while(move |&at| at + HEADER_SIZE <= data.len() && at - failed_at <= window)
+    };
+    candidates(8, usize::from(u16::MAX))
+        .find(|&at| parses_at(at))
+        .or_else(|| candidates(1, usize::MAX).find(|&at| parses_at(at)))
 }
 
 /// Decodes a record's body in byte order `endian` with context `ctx`: the one function
@@ -556,6 +684,15 @@ pub fn decode_body<'r>(
             RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, base), ctx)
         }
         Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, base), ctx),
+    }
+}
+
+/// A feature as errors name it: its id and, when the spec knows it, its name
+/// (`8 CPUDESC`).
+pub fn feature_label(id: FeatureId) -> String {
+    match id.name() {
+        Some(n) => format!("{} {n}", id.0),
+        None => id.0.to_string(),
     }
 }
 

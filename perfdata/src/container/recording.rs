@@ -92,6 +92,11 @@ impl Recording {
         self.streams[index].1.bytes()
     }
 
+    /// The bytes of the `data.N` files of a directory, in N order.
+    pub fn streams_bytes(&self) -> impl Iterator<Item = &[u8]> {
+        self.streams.iter().map(|(_, m)| m.bytes())
+    }
+
     /// The main file's bytes (`data` in a directory).
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()
@@ -122,5 +127,35 @@ impl Recording {
             .map_err(|e| Error::other(format!("{}: {e}", path.display())))?;
         }
         Ok(())
+    }
+
+    /// [`Recording::for_each_record`] going on past damage where the framing allows (see
+    /// [`PerfData::for_each_record_salvaging`]); returns the damage met, in order. Errors
+    /// in a `data.N` stream name its path.
+    pub fn for_each_record_salvaging(
+        &self,
+        f: &mut RecordVisitor<'_>,
+    ) -> Result<Vec<Error>, Error> {
+        let data = self.data()?;
+        let mut go_on = true;
+        let mut damage = data.for_each_record_salvaging(&mut |o, r, c| {
+            go_on = f(Place::Main, o, r, c)?;
+            Ok(go_on)
+        })?;
+        for (i, (path, bytes)) in self.streams.iter().enumerate() {
+            if !go_on {
+                break;
+            }
+            let errors = data.for_each_record_in_salvaging(bytes.bytes(), 0, &mut |o, r, c| {
+                go_on = f(Place::Stream(i), o, r, c)?;
+                Ok(go_on)
+            })?;
+            damage.extend(
+                errors
+                    .into_iter()
+                    .map(|e| Error::other(format!("{}: {e}", path.display()))),
+            );
+        }
+        Ok(damage)
     }
 }

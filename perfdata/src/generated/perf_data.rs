@@ -91,6 +91,7 @@ pub const BPF_TAG_SIZE: u32 = 8;
 /// `perf_event_attr.type` (`enum perf_type_id`). Values >= 6 are dynamic PMU types
 /// (see the PMU_MAPPINGS feature).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AttrType(pub u32);
 
 impl AttrType {
@@ -162,6 +163,7 @@ impl rt::FixedElem for AttrType {
 
 /// cpumode: the value of the `CPUMODE` range (bits 0-2) of a record header's `misc`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CpuMode(pub u16);
 
 impl CpuMode {
@@ -234,6 +236,7 @@ impl rt::FixedElem for CpuMode {
 /// `enum perf_callchain_context`: markers stored inline in callchains (`ips[]`), as the
 /// two's complement of small negative numbers.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CallchainContext(pub u64);
 
 impl CallchainContext {
@@ -312,6 +315,7 @@ impl rt::FixedElem for CallchainContext {
 
 /// `enum perf_sample_regs_abi`: the ABI of a register dump (REGS_USER / REGS_INTR).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SampleRegsAbi(pub u64);
 
 impl SampleRegsAbi {
@@ -374,6 +378,7 @@ impl rt::FixedElem for SampleRegsAbi {
 
 /// `enum perf_record_ksymbol_type`: KSYMBOL `ksym_type`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct KsymbolType(pub u16);
 
 impl KsymbolType {
@@ -436,6 +441,7 @@ impl rt::FixedElem for KsymbolType {
 
 /// `enum perf_bpf_event_type`: BPF_EVENT `type`.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BpfEventType(pub u16);
 
 impl BpfEventType {
@@ -498,6 +504,7 @@ impl rt::FixedElem for BpfEventType {
 
 /// STAT_CONFIG entry tag (`PERF_STAT_CONFIG_TERM__*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StatConfigTag(pub u64);
 
 impl StatConfigTag {
@@ -563,6 +570,7 @@ impl rt::FixedElem for StatConfigTag {
 
 /// STAT_ROUND `type` (`PERF_STAT_ROUND_TYPE__*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct StatRoundType(pub u64);
 
 impl StatRoundType {
@@ -622,6 +630,7 @@ impl rt::FixedElem for StatRoundType {
 
 /// EVENT_UPDATE `type` (`PERF_EVENT_UPDATE__*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct EventUpdateType(pub u64);
 
 impl EventUpdateType {
@@ -687,6 +696,7 @@ impl rt::FixedElem for EventUpdateType {
 
 /// `cpu_map_data.type` (`PERF_CPU_MAP__*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CpuMapType(pub u16);
 
 impl CpuMapType {
@@ -749,6 +759,7 @@ impl rt::FixedElem for CpuMapType {
 
 /// AUXTRACE_INFO `type` (perf's `enum auxtrace_type`): selects the `priv[]` layout.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AuxtraceType(pub u32);
 
 impl AuxtraceType {
@@ -829,6 +840,7 @@ impl rt::FixedElem for AuxtraceType {
 /// The C type is a signed `clockid_t`; negative values (dynamic, fd-based clocks) appear
 /// as their two's complement.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct PosixClock(pub u32);
 
 impl PosixClock {
@@ -915,6 +927,7 @@ impl rt::FixedElem for PosixClock {
 
 /// COMPRESSED feature `comp_type` (perf's `enum perf_compress_type`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CompressionType(pub u32);
 
 impl CompressionType {
@@ -977,6 +990,7 @@ impl rt::FixedElem for CompressionType {
 /// trailer of other records). Bit 63 (`__PERF_SAMPLE_CALLCHAIN_EARLY`) is kernel-internal
 /// and never appears on disk.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SampleType(pub u64);
 
 impl SampleType {
@@ -1219,6 +1233,7 @@ impl rt::FixedElem for SampleType {
 
 /// `perf_event_attr.read_format` (`enum perf_event_read_format`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ReadFormat(pub u64);
 
 impl ReadFormat {
@@ -1321,6 +1336,7 @@ impl rt::FixedElem for ReadFormat {
 /// `perf_event_attr.branch_sample_type` (`enum perf_branch_sample_type`). Only
 /// HW_INDEX and COUNTERS change the SAMPLE layout.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BranchSampleType(pub u64);
 
 impl BranchSampleType {
@@ -1529,6 +1545,7 @@ impl rt::FixedElem for BranchSampleType {
 /// record type; the aliases are listed per bit and spelled out by the per-family flags
 /// types below.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RecordMisc(pub u16);
 
 impl RecordMisc {
@@ -1645,6 +1662,7 @@ impl rt::FixedElem for RecordMisc {
 
 /// `misc` bits as named for SAMPLE records.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SampleMisc(pub u16);
 
 impl SampleMisc {
@@ -1735,6 +1753,7 @@ impl rt::FixedElem for SampleMisc {
 
 /// `misc` bits as named for COMM records.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CommMisc(pub u16);
 
 impl CommMisc {
@@ -1825,6 +1844,7 @@ impl rt::FixedElem for CommMisc {
 
 /// `misc` bits as named for FORK records synthesized by perf.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ForkMisc(pub u16);
 
 impl ForkMisc {
@@ -1915,6 +1935,7 @@ impl rt::FixedElem for ForkMisc {
 
 /// `misc` bits as named for SWITCH / SWITCH_CPU_WIDE records.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SwitchMisc(pub u16);
 
 impl SwitchMisc {
@@ -2012,6 +2033,7 @@ impl rt::FixedElem for SwitchMisc {
 
 /// `misc` bits as named for build-id entries (BUILD_ID feature, HEADER_BUILD_ID record).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BuildIdMisc(pub u16);
 
 impl BuildIdMisc {
@@ -2102,6 +2124,7 @@ impl rt::FixedElem for BuildIdMisc {
 
 /// `misc` bits as named for LOST_SAMPLES records.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct LostSamplesMisc(pub u16);
 
 impl LostSamplesMisc {
@@ -2192,6 +2215,7 @@ impl rt::FixedElem for LostSamplesMisc {
 
 /// KSYMBOL `flags` (`PERF_RECORD_KSYMBOL_FLAGS_*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct KsymbolFlags(pub u16);
 
 impl KsymbolFlags {
@@ -2263,6 +2287,7 @@ impl rt::FixedElem for KsymbolFlags {
 
 /// AUX record `flags` (`PERF_AUX_FLAG_*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AuxFlags(pub u64);
 
 impl AuxFlags {
@@ -2377,6 +2402,7 @@ impl rt::FixedElem for AuxFlags {
 /// bit-fields in reverse order for big-endian bit-field layout, so the positions hold on
 /// both byte orders. Each member is a multi-bit code (`PERF_MEM_*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct MemDataSrc(pub u64);
 
 impl MemDataSrc {
@@ -2604,6 +2630,7 @@ impl rt::FixedElem for MemDataSrc {
 
 /// SAMPLE TRANSACTION word (`PERF_TXN_*`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Transaction(pub u64);
 
 impl Transaction {
@@ -2746,6 +2773,7 @@ impl rt::FixedElem for Transaction {
 /// Holds the canonical value: members at their little-endian positions, whatever
 /// the byte order of the file.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AttrFlags(pub u64);
 
 impl AttrFlags {
@@ -3235,6 +3263,7 @@ impl rt::FixedElem for AttrFlags {
 /// Holds the canonical value: members at their little-endian positions, whatever
 /// the byte order of the file.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AuxAction(pub u32);
 
 impl AuxAction {
@@ -3328,6 +3357,7 @@ impl rt::FixedElem for AuxAction {
 /// Holds the canonical value: members at their little-endian positions, whatever
 /// the byte order of the file.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BranchFlags(pub u64);
 
 impl BranchFlags {
@@ -3509,6 +3539,7 @@ pub struct Ctx {
 /// A feature string (`do_write_string`): u32 length, then NUL-terminated text zero-padded
 /// to `len` bytes (perf writes `len` = NUL-inclusive length rounded up to 64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PerfString<'a> {
     /// the text up to the first NUL; the rest is padding.
@@ -3549,6 +3580,7 @@ impl<'a> rt::IntoOwned for PerfString<'a> {
 
 /// `struct perf_file_section`: a byte range of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FileSection {
     /// file offset in bytes.
@@ -3597,6 +3629,7 @@ impl rt::FixedElem for FileSection {
 /// `struct perf_file_header` (file mode). 104 bytes; an old 72-byte header (`size` = 72)
 /// has no feature bitmap, which means "no features".
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FileHeader<'a> {
     /// `PERF_MAGIC` (`"PERFILE2"`) in the producer's byte order, or the legacy `PERFFILE`.
@@ -3683,6 +3716,7 @@ impl<'a> rt::IntoOwned for FileHeader<'a> {
 
 /// `struct perf_pipe_file_header` (pipe mode): the record stream follows at offset 16.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PipeHeader {
     /// `PERF_MAGIC` in the producer's byte order.
@@ -3732,6 +3766,7 @@ impl rt::FixedElem for PipeHeader {
 /// `size` counts the header and the body (the trailing payload of AUXTRACE and
 /// HEADER_TRACING_DATA excluded); kernel records are 8-byte aligned, perf's are not always.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventHeader {
     /// record type (`PERF_RECORD_*`; 1-63 kernel, 64+ perf user records).
@@ -3787,6 +3822,7 @@ impl rt::FixedElem for EventHeader {
 /// fields are present when the size covers their version block; bytes past the known
 /// fields (newer attr versions) are kept as the tail.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Attr<'a> {
     /// major type (`PERF_TYPE_*` or a dynamic PMU type).
@@ -4071,6 +4107,7 @@ impl<'a> rt::IntoOwned for Attr<'a> {
 /// header's). perf reads the attr (attr.size bytes), then the ids section descriptor;
 /// bytes between that and the next entry (none in perf's files) are kept as the tail.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AttrEntry<'a> {
     /// the event attributes.
@@ -4133,6 +4170,7 @@ impl<'a> rt::IntoOwned for AttrEntry<'a> {
 
 /// The ids section of one attr (`AttrEntry.ids`): the event's sample ids.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleIds<'a> {
     /// `ids.size / 8` ids.
@@ -4171,6 +4209,7 @@ impl<'a> rt::IntoOwned for SampleIds<'a> {
 /// `struct perf_trace_event_type`: one entry of the obsolete event_types section (legacy
 /// files, e.g. `PERFFILE` v1): a tracepoint id and its name.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventTypeEntry<'a> {
     /// event id (tracepoint id).
@@ -4214,6 +4253,7 @@ impl<'a> rt::IntoOwned for EventTypeEntry<'a> {
 
 /// The event_types section: entries to the end of the section.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventTypes<'a> {
     /// the entries.
@@ -4256,6 +4296,7 @@ impl<'a> rt::IntoOwned for EventTypes<'a> {
 /// One tracefs file of the tracing data: u64 size + content (event `format` files,
 /// header files, saved_cmdlines).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingFile<'a> {
     /// file content (text).
@@ -4296,6 +4337,7 @@ impl<'a> rt::IntoOwned for TracingFile<'a> {
 
 /// A tracefs header file: its name (`header_page` / `header_event`), then size + content.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingHeaderFile<'a> {
     /// file name, NUL-terminated (`header_page` or `header_event`).
@@ -4341,6 +4383,7 @@ impl<'a> rt::IntoOwned for TracingHeaderFile<'a> {
 
 /// The event format files of one tracepoint system.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingSystem<'a> {
     /// system name (e.g. `sched`), NUL-terminated.
@@ -4391,6 +4434,7 @@ impl<'a> rt::IntoOwned for TracingSystem<'a> {
 /// HEADER_TRACING_DATA (1): a snapshot of the tracefs metadata needed to decode tracepoint
 /// RAW samples (`tracing_data_get`). Same bytes as the data that follows record 66.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingData<'a> {
     /// magic: bytes `17 08 44` then ASCII `tracing` (10 bytes).
@@ -4481,6 +4525,7 @@ impl<'a> rt::IntoOwned for TracingData<'a> {
 /// The tracing data after its byte-order byte (`HEADER_TRACING_DATA` / the
 /// `TRACING_DATA` feature), in the order `TracingData.big_endian` states.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingDataBody<'a> {
     /// `sizeof(long)` of the producer.
@@ -4604,6 +4649,7 @@ impl<'a> rt::IntoOwned for TracingDataBody<'a> {
 /// a first filename starting with `nel.kallsyms]`); such files decode with the id and name
 /// shifted and are still kept byte for byte.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildIdEntry<'a> {
     /// record type; left 0 by the feature writer (67 when copied from a record).
@@ -4705,6 +4751,7 @@ impl<'a> rt::IntoOwned for BuildIdEntry<'a> {
 
 /// HEADER_BUILD_ID (2): build ids of the DSOs hit, until the section end.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
     /// the entries.
@@ -4757,6 +4804,7 @@ impl<'a> rt::IntoOwned for BuildId<'a> {
 
 /// HEADER_HOSTNAME (3): `uname -n`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     /// host name.
@@ -4805,6 +4853,7 @@ impl<'a> rt::IntoOwned for Hostname<'a> {
 
 /// HEADER_OSRELEASE (4): `uname -r`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Osrelease<'a> {
     /// kernel release.
@@ -4853,6 +4902,7 @@ impl<'a> rt::IntoOwned for Osrelease<'a> {
 
 /// HEADER_VERSION (5): perf version string.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Version<'a> {
     /// perf version.
@@ -4901,6 +4951,7 @@ impl<'a> rt::IntoOwned for Version<'a> {
 
 /// HEADER_ARCH (6): `uname -m`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Arch<'a> {
     /// machine architecture.
@@ -4949,6 +5000,7 @@ impl<'a> rt::IntoOwned for Arch<'a> {
 
 /// HEADER_NRCPUS (7). Later features size per-CPU arrays with these values.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Nrcpus<'a> {
     /// CPUs available: highest present CPU + 1 (written first).
@@ -5006,6 +5058,7 @@ impl<'a> rt::IntoOwned for Nrcpus<'a> {
 
 /// HEADER_CPUDESC (8): CPU model string from /proc/cpuinfo, whitespace squashed.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpudesc<'a> {
     /// CPU description.
@@ -5054,6 +5107,7 @@ impl<'a> rt::IntoOwned for Cpudesc<'a> {
 
 /// HEADER_CPUID (9): arch-specific CPU id (x86: `GenuineIntel,6,85,4`).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpuid<'a> {
     /// CPU id.
@@ -5102,6 +5156,7 @@ impl<'a> rt::IntoOwned for Cpuid<'a> {
 
 /// HEADER_TOTAL_MEM (10).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TotalMem<'a> {
     /// MemTotal in kB (from /proc/meminfo).
@@ -5150,6 +5205,7 @@ impl<'a> rt::IntoOwned for TotalMem<'a> {
 
 /// HEADER_CMDLINE (11): the perf command line.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cmdline<'a> {
     /// path of the perf binary, then argv\[\].
@@ -5205,6 +5261,7 @@ impl<'a> rt::IntoOwned for Cmdline<'a> {
 
 /// One event of EVENT_DESC.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventDescEntry<'a> {
     /// the event's attributes (`attr_size` bytes on file).
@@ -5268,6 +5325,7 @@ impl<'a> rt::IntoOwned for EventDescEntry<'a> {
 
 /// HEADER_EVENT_DESC (12): event names and ids.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventDesc<'a> {
     /// on-file size of each attr (perf: its sizeof(struct perf_event_attr)).
@@ -5337,6 +5395,7 @@ impl<'a> rt::IntoOwned for EventDesc<'a> {
 
 /// Core and socket id of one CPU.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuTopologyIds {
     /// core id.
@@ -5384,6 +5443,7 @@ impl rt::FixedElem for CpuTopologyIds {
 
 /// The die part of CPU_TOPOLOGY (perf ~5.2+, only written when the host has dies).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuTopologyDies<'a> {
     /// CPUs of each die (cpu list strings).
@@ -5443,6 +5503,7 @@ impl<'a> rt::IntoOwned for CpuTopologyDies<'a> {
 /// conditions ask for at least the fixed part of each block so that the 4 zero bytes a
 /// perf >= ~6.14 pipe-mode HEADER_FEATURE record may end with are not read as one.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuTopology<'a> {
     /// CPUs of each package (cpu list strings).
@@ -5552,6 +5613,7 @@ impl<'a> rt::IntoOwned for CpuTopology<'a> {
 
 /// One NUMA node (fields packed: the u64s follow a u32 unaligned).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct NumaNode<'a> {
     /// node number.
@@ -5609,6 +5671,7 @@ impl<'a> rt::IntoOwned for NumaNode<'a> {
 
 /// HEADER_NUMA_TOPOLOGY (14).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct NumaTopology<'a> {
     /// the nodes.
@@ -5664,6 +5727,7 @@ impl<'a> rt::IntoOwned for NumaTopology<'a> {
 
 /// HEADER_BRANCH_STACK (15): flag only, empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchStack<'a> {
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -5707,6 +5771,7 @@ impl<'a> rt::IntoOwned for BranchStack<'a> {
 
 /// One PMU of PMU_MAPPINGS.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMapping<'a> {
     /// PMU type (value matching `attr.type`).
@@ -5749,6 +5814,7 @@ impl<'a> rt::IntoOwned for PmuMapping<'a> {
 
 /// HEADER_PMU_MAPPINGS (16).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMappings<'a> {
     /// the PMUs.
@@ -5804,6 +5870,7 @@ impl<'a> rt::IntoOwned for PmuMappings<'a> {
 
 /// One event group of GROUP_DESC (only groups with more than one member).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct GroupDescEntry<'a> {
     /// group name (`{anon_group}` when unnamed).
@@ -5855,6 +5922,7 @@ impl<'a> rt::IntoOwned for GroupDescEntry<'a> {
 
 /// HEADER_GROUP_DESC (17).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct GroupDesc<'a> {
     /// the groups.
@@ -5910,6 +5978,7 @@ impl<'a> rt::IntoOwned for GroupDesc<'a> {
 
 /// Location of one AUXTRACE record.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceIndexEntry {
     /// file offset of the AUXTRACE record.
@@ -5957,6 +6026,7 @@ impl rt::FixedElem for AuxtraceIndexEntry {
 
 /// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceFeature<'a> {
     /// the entries.
@@ -6008,6 +6078,7 @@ impl<'a> rt::IntoOwned for AuxtraceFeature<'a> {
 
 /// HEADER_STAT (19): flag only (file written by `perf stat record`), empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatFeature<'a> {
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -6051,6 +6122,7 @@ impl<'a> rt::IntoOwned for StatFeature<'a> {
 
 /// One cache level of CACHE.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CacheLevel<'a> {
     /// cache level (1, 2, 3...).
@@ -6126,6 +6198,7 @@ impl<'a> rt::IntoOwned for CacheLevel<'a> {
 
 /// HEADER_CACHE (20) (file mode only).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cache<'a> {
     /// format version; perf reads only 1.
@@ -6190,6 +6263,7 @@ impl<'a> rt::IntoOwned for Cache<'a> {
 
 /// HEADER_SAMPLE_TIME (21).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleTime<'a> {
     /// time of the first sample (ns).
@@ -6247,6 +6321,7 @@ impl<'a> rt::IntoOwned for SampleTime<'a> {
 
 /// The memory blocks of one node of MEM_TOPOLOGY.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct MemoryNode<'a> {
     /// node id.
@@ -6314,6 +6389,7 @@ impl<'a> rt::IntoOwned for MemoryNode<'a> {
 
 /// HEADER_MEM_TOPOLOGY (22).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct MemTopology<'a> {
     /// format version; perf reads only 1.
@@ -6384,6 +6460,7 @@ impl<'a> rt::IntoOwned for MemTopology<'a> {
 
 /// HEADER_CLOCKID (23).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Clockid<'a> {
     /// resolution of the recording clock in ns.
@@ -6436,6 +6513,7 @@ impl<'a> rt::IntoOwned for Clockid<'a> {
 /// HEADER_DIR_FORMAT (24): present in directory-format data (`perf.data/data` +
 /// `data.N` files).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct DirFormat<'a> {
     /// directory format version (1).
@@ -6484,6 +6562,7 @@ impl<'a> rt::IntoOwned for DirFormat<'a> {
 
 /// One BPF program of BPF_PROG_INFO (`struct perf_bpil` without pointers).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfProgInfoEntry<'a> {
     /// bit mask of the `info` arrays present in `data`.
@@ -6537,6 +6616,7 @@ impl<'a> rt::IntoOwned for BpfProgInfoEntry<'a> {
 
 /// HEADER_BPF_PROG_INFO (25) (libbpf builds; perf skips it cross-endian).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfProgInfo<'a> {
     /// the programs.
@@ -6592,6 +6672,7 @@ impl<'a> rt::IntoOwned for BpfProgInfo<'a> {
 
 /// One BTF object of BPF_BTF.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfBtfEntry<'a> {
     /// BTF object id.
@@ -6637,6 +6718,7 @@ impl<'a> rt::IntoOwned for BpfBtfEntry<'a> {
 
 /// HEADER_BPF_BTF (26) (perf skips it cross-endian).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfBtf<'a> {
     /// the BTF objects.
@@ -6692,6 +6774,7 @@ impl<'a> rt::IntoOwned for BpfBtf<'a> {
 
 /// HEADER_COMPRESSED (27): record compression parameters.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CompressedFeature<'a> {
     /// compression format version.
@@ -6767,6 +6850,7 @@ impl<'a> rt::IntoOwned for CompressedFeature<'a> {
 
 /// One PMU capability (`/sys/bus/event_source/devices/<pmu>/caps/<name>`).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuCap<'a> {
     /// capability name.
@@ -6809,6 +6893,7 @@ impl<'a> rt::IntoOwned for PmuCap<'a> {
 
 /// HEADER_CPU_PMU_CAPS (28): capabilities of the core `cpu` PMU.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuPmuCaps<'a> {
     /// the capabilities.
@@ -6864,6 +6949,7 @@ impl<'a> rt::IntoOwned for CpuPmuCaps<'a> {
 
 /// HEADER_CLOCK_DATA (29): a wall-clock / clockid reference pair.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ClockData<'a> {
     /// format version; perf reads only 1.
@@ -6933,6 +7019,7 @@ impl<'a> rt::IntoOwned for ClockData<'a> {
 
 /// One hybrid PMU of HYBRID_TOPOLOGY.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HybridNode<'a> {
     /// core PMU name (e.g. `cpu_core`, `cpu_atom`).
@@ -6975,6 +7062,7 @@ impl<'a> rt::IntoOwned for HybridNode<'a> {
 
 /// HEADER_HYBRID_TOPOLOGY (30) (file mode only).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HybridTopology<'a> {
     /// the PMUs.
@@ -7030,6 +7118,7 @@ impl<'a> rt::IntoOwned for HybridTopology<'a> {
 
 /// Capabilities of one PMU of PMU_CAPS; the name comes after the caps.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuCapsEntry<'a> {
     /// the capabilities.
@@ -7079,6 +7168,7 @@ impl<'a> rt::IntoOwned for PmuCapsEntry<'a> {
 
 /// HEADER_PMU_CAPS (31): capabilities of the PMUs other than `cpu`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuCaps<'a> {
     /// the PMUs.
@@ -7134,6 +7224,7 @@ impl<'a> rt::IntoOwned for PmuCaps<'a> {
 
 /// One scheduler domain of a CPU (CPU_DOMAIN_INFO).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct DomainInfo<'a> {
     /// domain index (`domain<N>` in /proc/schedstat).
@@ -7213,6 +7304,7 @@ impl<'a> rt::IntoOwned for DomainInfo<'a> {
 
 /// The scheduler domains of one CPU (CPU_DOMAIN_INFO).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuDomains<'a> {
     /// CPU number.
@@ -7278,6 +7370,7 @@ impl<'a> rt::IntoOwned for CpuDomains<'a> {
 /// reader reads `nr_cpus_online` (NRCPUS) entries, and so does this spec: anything after
 /// them (e.g. the zero padding of a HEADER_FEATURE record) stays in the tail.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuDomainInfo<'a> {
     /// /proc/schedstat format version (15, 16, 17).
@@ -7359,6 +7452,7 @@ impl<'a> rt::IntoOwned for CpuDomainInfo<'a> {
 /// `attr.sample_id_all` is set (read from the end of the record). Only these six
 /// sample_type bits contribute, in this order.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleId {
     /// process id (TID).
@@ -7558,6 +7652,7 @@ impl SampleId {
 
 /// Values read from a counter without `PERF_FORMAT_GROUP`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadSingle {
     /// counter value.
@@ -7660,6 +7755,7 @@ impl ReadSingle {
 
 /// One member value of a group read.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadGroupValue {
     /// counter value.
@@ -7722,6 +7818,7 @@ impl ReadGroupValue {
 
 /// Values read from a whole group (`PERF_FORMAT_GROUP`).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadGroup {
     /// time the group was enabled, ns (TOTAL_TIME_ENABLED).
@@ -7796,6 +7893,7 @@ impl ReadGroup {
 /// `struct read_format`: the layout selected by `attr.read_format` (READ records and the
 /// READ sample field).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadData {
     /// single counter or group.
@@ -7840,6 +7938,7 @@ impl ReadData {
 
 /// PERF_RECORD_MMAP (1): an executable mapping (misc MMAP_DATA: non-exec).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap<'a> {
     /// process id.
@@ -7947,6 +8046,7 @@ impl<'a> rt::IntoOwned for Mmap<'a> {
 
 /// PERF_RECORD_LOST (2): records lost in the ring buffer.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Lost<'a> {
     /// id of the event that lost records.
@@ -8030,6 +8130,7 @@ impl<'a> rt::IntoOwned for Lost<'a> {
 
 /// PERF_RECORD_COMM (3): a task's command name (misc COMM_EXEC: set by exec).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Comm<'a> {
     /// process id.
@@ -8119,6 +8220,7 @@ impl<'a> rt::IntoOwned for Comm<'a> {
 
 /// PERF_RECORD_EXIT (4): a task exited.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Exit<'a> {
     /// process id.
@@ -8220,6 +8322,7 @@ impl<'a> rt::IntoOwned for Exit<'a> {
 
 /// PERF_RECORD_THROTTLE (5): sampling throttled.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Throttle<'a> {
     /// timestamp.
@@ -8309,6 +8412,7 @@ impl<'a> rt::IntoOwned for Throttle<'a> {
 
 /// PERF_RECORD_UNTHROTTLE (6): sampling unthrottled.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Unthrottle<'a> {
     /// timestamp.
@@ -8398,6 +8502,7 @@ impl<'a> rt::IntoOwned for Unthrottle<'a> {
 
 /// PERF_RECORD_FORK (7): a task was created.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Fork<'a> {
     /// process id.
@@ -8499,6 +8604,7 @@ impl<'a> rt::IntoOwned for Fork<'a> {
 
 /// PERF_RECORD_READ (8): counter values read at task exit (inherit_stat).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Read<'a> {
     /// process id.
@@ -8588,6 +8694,7 @@ impl<'a> rt::IntoOwned for Read<'a> {
 
 /// MMAP2 inode identification of the mapped file.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap2Inode {
     /// device major number.
@@ -8652,6 +8759,7 @@ impl rt::FixedElem for Mmap2Inode {
 
 /// MMAP2 build-id identification of the mapped file (misc MMAP_BUILD_ID, 5.12+).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap2BuildId<'a> {
     /// number of valid bytes of `build_id`.
@@ -8710,6 +8818,7 @@ impl<'a> rt::IntoOwned for Mmap2BuildId<'a> {
 
 /// PERF_RECORD_MMAP2 (10): a mapping with inode or build-id data and protections.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap2<'a> {
     /// process id.
@@ -8851,6 +8960,7 @@ impl<'a> rt::IntoOwned for Mmap2<'a> {
 
 /// PERF_RECORD_AUX (11): new data in the AUX buffer.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Aux<'a> {
     /// offset of the data in the AUX buffer.
@@ -8940,6 +9050,7 @@ impl<'a> rt::IntoOwned for Aux<'a> {
 
 /// PERF_RECORD_ITRACE_START (12): instruction tracing started for a task.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ItraceStart<'a> {
     /// process id.
@@ -9024,6 +9135,7 @@ impl<'a> rt::IntoOwned for ItraceStart<'a> {
 /// PERF_RECORD_LOST_SAMPLES (13): samples lost by the PMU / a BPF filter
 /// (misc LOST_SAMPLES_BPF).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct LostSamples<'a> {
     /// number of lost samples.
@@ -9102,6 +9214,7 @@ impl<'a> rt::IntoOwned for LostSamples<'a> {
 /// PERF_RECORD_SWITCH (14): context switch of the monitored task (misc SWITCH_OUT,
 /// SWITCH_OUT_PREEMPT).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Switch<'a> {
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -9170,6 +9283,7 @@ impl<'a> rt::IntoOwned for Switch<'a> {
 
 /// PERF_RECORD_SWITCH_CPU_WIDE (15): context switch on a CPU.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SwitchCpuWide<'a> {
     /// pid of the next (switch out) or previous (switch in) task.
@@ -9253,6 +9367,7 @@ impl<'a> rt::IntoOwned for SwitchCpuWide<'a> {
 
 /// One namespace of a NAMESPACES record (`struct perf_ns_link_info`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct NsLinkInfo {
     /// device of the nsfs inode.
@@ -9300,6 +9415,7 @@ impl rt::FixedElem for NsLinkInfo {
 
 /// PERF_RECORD_NAMESPACES (16): namespaces of a task.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Namespaces<'a> {
     /// process id.
@@ -9392,6 +9508,7 @@ impl<'a> rt::IntoOwned for Namespaces<'a> {
 
 /// PERF_RECORD_KSYMBOL (17): a kernel symbol was registered or unregistered.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Ksymbol<'a> {
     /// symbol address.
@@ -9493,6 +9610,7 @@ impl<'a> rt::IntoOwned for Ksymbol<'a> {
 
 /// PERF_RECORD_BPF_EVENT (18): a BPF program was loaded or unloaded.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfEvent<'a> {
     /// event type.
@@ -9589,6 +9707,7 @@ impl<'a> rt::IntoOwned for BpfEvent<'a> {
 
 /// PERF_RECORD_CGROUP (19): a cgroup was created.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cgroup<'a> {
     /// cgroup id.
@@ -9673,6 +9792,7 @@ impl<'a> rt::IntoOwned for Cgroup<'a> {
 /// PERF_RECORD_TEXT_POKE (20): kernel text was modified. The kernel zero-pads the body so
 /// that `4 + old_len + new_len` is a multiple of 8.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TextPoke<'a> {
     /// address of the change.
@@ -9768,6 +9888,7 @@ impl<'a> rt::IntoOwned for TextPoke<'a> {
 
 /// PERF_RECORD_AUX_OUTPUT_HW_ID (21): hardware id of the AUX output event.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxOutputHwId<'a> {
     /// PMU-specific hardware id (e.g. Intel PT PEBS-via-PT counter).
@@ -9846,6 +9967,7 @@ impl<'a> rt::IntoOwned for AuxOutputHwId<'a> {
 /// PERF_RECORD_CALLCHAIN_DEFERRED (22): the user callchain of earlier samples whose
 /// callchain ended with `USER_DEFERRED` + the same cookie.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CallchainDeferred<'a> {
     /// cookie matching the entry after `PERF_CONTEXT_USER_DEFERRED`.
@@ -9933,6 +10055,7 @@ impl<'a> rt::IntoOwned for CallchainDeferred<'a> {
 /// PERF_RECORD_HEADER_ATTR (64): an event's attr and ids (pipe mode). The ids start at
 /// `attr.size`, not at perf's own sizeof(attr).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderAttr<'a> {
     /// the event attributes.
@@ -9989,6 +10112,7 @@ impl<'a> rt::IntoOwned for HeaderAttr<'a> {
 /// writes only the name rounded up to 8 bytes (`header.size = sizeof(ev.event_type) -
 /// (MAX_EVENT_NAME - PERF_ALIGN(strlen(name), 8))`), so the record is 16 + 8k bytes.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderEventType<'a> {
     /// event id (tracepoint id).
@@ -10049,6 +10173,7 @@ impl<'a> rt::IntoOwned for HeaderEventType<'a> {
 /// TRACING_DATA feature layout, zero-padded to 8) that follow the record outside
 /// `header.size`. header.size is 16 in current perf (explicit pad), 12 in older files.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderTracingData<'a> {
     /// the tracing data (decode with the TracingData feature layout).
@@ -10114,6 +10239,7 @@ impl<'a> rt::IntoOwned for HeaderTracingData<'a> {
 /// a `BuildIdEntry` after its header. perf synthesizes it 8-aligned; perf inject may
 /// append a sample_id (it stays inside `filename`'s padding region).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderBuildId<'a> {
     /// machine pid: -1 host kernel, 0 default guest.
@@ -10197,6 +10323,7 @@ impl<'a> rt::IntoOwned for HeaderBuildId<'a> {
 /// PERF_RECORD_FINISHED_ROUND (68): all earlier records of the round may be sorted and
 /// flushed.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedRound<'a> {
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -10240,6 +10367,7 @@ impl<'a> rt::IntoOwned for FinishedRound<'a> {
 
 /// One entry of ID_INDEX.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct IdIndexEntry {
     /// event id.
@@ -10299,6 +10427,7 @@ impl rt::FixedElem for IdIndexEntry {
 
 /// Guest information of one ID_INDEX entry (perf ~5.19+).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct IdIndexEntry2 {
     /// pid of the guest machine (0 for host).
@@ -10346,6 +10475,7 @@ impl rt::FixedElem for IdIndexEntry2 {
 
 /// PERF_RECORD_ID_INDEX (69): maps sample ids to events, CPUs and threads.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct IdIndex<'a> {
     /// the entries.
@@ -10415,6 +10545,7 @@ impl<'a> rt::IntoOwned for IdIndex<'a> {
 
 /// PERF_RECORD_AUXTRACE_INFO (70): AUX tracing parameters.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceInfo<'a> {
     /// AUX trace type (selects the `priv` layout).
@@ -10479,6 +10610,7 @@ impl<'a> rt::IntoOwned for AuxtraceInfo<'a> {
 /// PERF_RECORD_AUXTRACE (71): a chunk of AUX area data; `size` bytes of data follow the
 /// record outside `header.size` (header.size is 48).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Auxtrace<'a> {
     /// offset of the data in the AUX buffer.
@@ -10582,6 +10714,7 @@ impl<'a> rt::IntoOwned for Auxtrace<'a> {
 /// PERF_RECORD_AUXTRACE_ERROR (72): an AUX trace decoding error. Variable size: with
 /// fmt < 2 perf truncates after the NUL of `msg` and pads to 8; fmt 0 has no `time`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceError<'a> {
     /// error type (`PERF_AUXTRACE_ERROR_*`: 1 ITRACE, 2 MAX).
@@ -10720,6 +10853,7 @@ impl<'a> rt::IntoOwned for AuxtraceError<'a> {
 
 /// One thread of THREAD_MAP.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMapEntry<'a> {
     /// thread id.
@@ -10763,6 +10897,7 @@ impl<'a> rt::IntoOwned for ThreadMapEntry<'a> {
 
 /// PERF_RECORD_THREAD_MAP (73): threads of `perf stat record`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMap<'a> {
     /// the threads.
@@ -10818,6 +10953,7 @@ impl<'a> rt::IntoOwned for ThreadMap<'a> {
 
 /// cpu_map_data CPUS variant: explicit CPU numbers.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapCpus<'a> {
     /// the CPU numbers (u16; 65535 means "any", -1).
@@ -10858,6 +10994,7 @@ impl<'a> rt::IntoOwned for CpuMapCpus<'a> {
 
 /// cpu_map_data MASK variant with 32-bit words (`long_size` 4).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapMask32<'a> {
     /// bitmap words (unaligned in the packed struct).
@@ -10905,6 +11042,7 @@ impl<'a> rt::IntoOwned for CpuMapMask32<'a> {
 
 /// cpu_map_data MASK variant with 64-bit words (`long_size` 8, the legacy layout).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapMask64<'a> {
     /// legacy padding.
@@ -10957,6 +11095,7 @@ impl<'a> rt::IntoOwned for CpuMapMask64<'a> {
 
 /// cpu_map_data MASK variant: a CPU bitmap.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapMask<'a> {
     /// number of mask words.
@@ -11030,6 +11169,7 @@ impl<'a> rt::IntoOwned for CpuMapMask<'a> {
 
 /// cpu_map_data RANGE_CPUS variant: CPUs `start_cpu..=end_cpu`.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapRange {
     /// 1 if the map also contains the "any CPU" value -1.
@@ -11094,6 +11234,7 @@ impl rt::FixedElem for CpuMapRange {
 
 /// `struct perf_record_cpu_map_data` (packed): a CPU map in one of three encodings.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapData<'a> {
     /// encoding.
@@ -11162,6 +11303,7 @@ impl<'a> rt::IntoOwned for CpuMapData<'a> {
 
 /// PERF_RECORD_CPU_MAP (74): CPUs of `perf stat record`; zero-padded to 8.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMap<'a> {
     /// the CPU map.
@@ -11210,6 +11352,7 @@ impl<'a> rt::IntoOwned for CpuMap<'a> {
 
 /// One STAT_CONFIG term.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatConfigEntry {
     /// term.
@@ -11257,6 +11400,7 @@ impl rt::FixedElem for StatConfigEntry {
 
 /// PERF_RECORD_STAT_CONFIG (75): `perf stat` configuration.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatConfig<'a> {
     /// the terms.
@@ -11308,6 +11452,7 @@ impl<'a> rt::IntoOwned for StatConfig<'a> {
 
 /// PERF_RECORD_STAT (76): one counter reading of `perf stat record`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Stat<'a> {
     /// event id.
@@ -11389,6 +11534,7 @@ impl<'a> rt::IntoOwned for Stat<'a> {
 
 /// PERF_RECORD_STAT_ROUND (77): end of a `perf stat` interval / run.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatRound<'a> {
     /// round type.
@@ -11444,6 +11590,7 @@ impl<'a> rt::IntoOwned for StatRound<'a> {
 /// perf_record_event_update)` — whose union is as large as its largest member — plus the
 /// scale, so zero bytes follow the value (16 with perf 6.1); they are kept here.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventUpdateScale<'a> {
     /// the event's scale factor.
@@ -11487,6 +11634,7 @@ impl<'a> rt::IntoOwned for EventUpdateScale<'a> {
 /// PERF_RECORD_EVENT_UPDATE (78): additional event information (pipe / stat mode);
 /// zero-padded to 8.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventUpdate<'a> {
     /// what is updated.
@@ -11582,6 +11730,7 @@ impl<'a> rt::IntoOwned for EventUpdate<'a> {
 /// PERF_RECORD_TIME_CONV (79): perf clock <-> hardware clock (TSC) conversion. Older
 /// files stop after `time_zero` (header.size 32).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TimeConv<'a> {
     /// shift of the conversion.
@@ -11715,6 +11864,7 @@ impl<'a> rt::IntoOwned for TimeConv<'a> {
 /// CPU_DOMAIN_INFO existed, so it may name a real feature of a newer reader).
 /// perf >= ~6.14 zero-pads these records to 8; older ones may be 4 mod 8 in size.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderFeature<'a> {
     /// feature id (`HEADER_*`).
@@ -11794,6 +11944,7 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 /// PERF_RECORD_COMPRESSED (81): a chunk of the zstd-compressed record stream; size is
 /// not 8-aligned.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed<'a> {
     /// zstd data (one continuous stream across all COMPRESSED records).
@@ -11842,6 +11993,7 @@ impl<'a> rt::IntoOwned for Compressed<'a> {
 
 /// PERF_RECORD_FINISHED_INIT (82): end of the synthesized initial records.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedInit<'a> {
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -11886,6 +12038,7 @@ impl<'a> rt::IntoOwned for FinishedInit<'a> {
 /// PERF_RECORD_COMPRESSED2 (83): a chunk of the zstd stream with an explicit length,
 /// zero-padded to 8 (perf 6.16+).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed2<'a> {
     /// zstd data.
@@ -11937,6 +12090,7 @@ impl<'a> rt::IntoOwned for Compressed2<'a> {
 
 /// One key/value pair of BPF_METADATA.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfMetadataEntry<'a> {
     /// key, NUL-terminated, 64 bytes.
@@ -11983,6 +12137,7 @@ impl<'a> rt::IntoOwned for BpfMetadataEntry<'a> {
 /// `machine->id_hdr_size` zero bytes (bpf-event.c `synthesize_perf_record_bpf_metadata`):
 /// a zeroed sample_id of the first event, present when it has `sample_id_all`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfMetadata<'a> {
     /// program name, NUL-terminated, `KSYM_NAME_LEN` (512) bytes.
@@ -12075,6 +12230,7 @@ impl<'a> rt::IntoOwned for BpfMetadata<'a> {
 /// CALLCHAIN: instruction pointers, innermost first, with `CallchainContext` markers
 /// inline (values >= `PERF_CONTEXT_MAX` as u64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Callchain<'a> {
     /// entries (addresses and context markers).
@@ -12115,6 +12271,7 @@ impl<'a> rt::IntoOwned for Callchain<'a> {
 
 /// RAW: raw tracepoint or PMU data.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct RawData<'a> {
     /// the raw data (tracepoint record: decode with the TRACING_DATA formats).
@@ -12155,6 +12312,7 @@ impl<'a> rt::IntoOwned for RawData<'a> {
 
 /// `struct perf_branch_entry`: one branch record.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchEntry {
     /// branch source address.
@@ -12215,6 +12373,7 @@ impl rt::FixedElem for BranchEntry {
 
 /// BRANCH_STACK: last branch records.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleBranchStack<'a> {
     /// hardware index of the most recent entry (branch_sample_type HW_INDEX).
@@ -12297,6 +12456,7 @@ impl<'a> rt::IntoOwned for SampleBranchStack<'a> {
 /// REGS_USER / REGS_INTR: a register dump; one u64 per bit set in `mask`, in ascending
 /// register-bit order (arch `asm/perf_regs.h`).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Regs<'a> {
     /// ABI of the dump (`ABI_NONE`: no registers).
@@ -12364,6 +12524,7 @@ impl<'a> rt::IntoOwned for Regs<'a> {
 
 /// STACK_USER: a copy of the user stack.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StackUser<'a> {
     /// stack bytes (only the first `dyn_size` are valid).
@@ -12417,6 +12578,7 @@ impl<'a> rt::IntoOwned for StackUser<'a> {
 
 /// AUX: a snapshot of the AUX area.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxSample<'a> {
     /// the AUX data.
@@ -12458,6 +12620,7 @@ impl<'a> rt::IntoOwned for AuxSample<'a> {
 /// PERF_RECORD_SAMPLE (9): a sample; the fields present are selected by the event's
 /// `attr.sample_type` and appear in this order (not bit order). No sample_id trailer.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Sample<'a> {
     /// event id at a fixed position (IDENTIFIER).
@@ -13002,6 +13165,7 @@ impl<'a> rt::IntoOwned for Sample<'a> {
 /// Per-CPU /proc/schedstat counters; identical in versions 15, 16 and 17
 /// (`CPU_FIELD` of schedstat-v15.h .. -v17.h).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatCpuFields {
     /// `sched_yield()` count.
@@ -13102,6 +13266,7 @@ impl rt::FixedElem for SchedstatCpuFields {
 /// PERF_RECORD_SCHEDSTAT_CPU (85): a /proc/schedstat `cpu<N>` line. header.size is
 /// sizeof(struct) aligned to 8 (72). perf has no cross-endian swap for it.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatCpu<'a> {
     /// time of the snapshot (the /proc/schedstat `timestamp` line, jiffies).
@@ -13203,6 +13368,7 @@ impl<'a> rt::IntoOwned for SchedstatCpu<'a> {
 
 /// One load-balancing category of schedstat v15/v16 domain counters.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatLb {
     /// `load_balance()` count.
@@ -13295,6 +13461,7 @@ impl rt::FixedElem for SchedstatLb {
 
 /// One load-balancing category of schedstat v17 domain counters (imbalance split).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatLbV17 {
     /// `load_balance()` count.
@@ -13408,6 +13575,7 @@ impl rt::FixedElem for SchedstatLbV17 {
 
 /// Domain counters after the load-balancing categories (all versions).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomainTail {
     /// `active_load_balance()` count.
@@ -13528,6 +13696,7 @@ impl rt::FixedElem for SchedstatDomainTail {
 
 /// Domain counters of schedstat version 15 (categories idle, busy, newidle).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomainV15 {
     /// CPU idle (`idle_lb_*`).
@@ -13592,6 +13761,7 @@ impl rt::FixedElem for SchedstatDomainV15 {
 
 /// Domain counters of schedstat version 16 (categories busy, idle, newidle).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomainV16 {
     /// CPU busy (`busy_lb_*`).
@@ -13657,6 +13827,7 @@ impl rt::FixedElem for SchedstatDomainV16 {
 /// Domain counters of schedstat version 17 (categories busy, idle, newidle; imbalance
 /// split into load/util/task/misfit).
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomainV17 {
     /// CPU busy (`busy_lb_*`).
@@ -13725,6 +13896,7 @@ impl rt::FixedElem for SchedstatDomainV17 {
 /// version's counters (40 for v15/v16, 4 of struct padding for v17) are `union_rest`.
 /// perf has no cross-endian swap for it.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SchedstatDomain<'a> {
     /// time of the snapshot (jiffies).
@@ -13833,6 +14005,7 @@ impl<'a> rt::IntoOwned for SchedstatDomain<'a> {
 
 /// The choice made by `switch ctx.read_format has GROUP`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum ReadValues {
     /// `ctx.read_format has GROUP` is false.
@@ -13856,6 +14029,7 @@ impl ReadValues {
 
 /// The choice made by `switch ctx.misc has MMAP_BUILD_ID`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum Mmap2FileId<'a> {
     /// `ctx.misc has MMAP_BUILD_ID` is false.
@@ -13889,6 +14063,7 @@ impl<'a> rt::IntoOwned for Mmap2FileId<'a> {
 
 /// The choice made by `switch long_size`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum CpuMapMaskWords<'a> {
     /// `long_size` is 4.
@@ -13925,6 +14100,7 @@ impl<'a> rt::IntoOwned for CpuMapMaskWords<'a> {
 
 /// The choice made by `switch type`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum CpuMapEncoding<'a> {
     /// `type` is 0.
@@ -13964,6 +14140,7 @@ impl<'a> rt::IntoOwned for CpuMapEncoding<'a> {
 
 /// The choice made by `switch type`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum EventUpdateData<'a> {
     /// `type` is 0.
@@ -14006,6 +14183,7 @@ impl<'a> rt::IntoOwned for EventUpdateData<'a> {
 
 /// The choice made by `switch version`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum SchedstatCpuStats<'a> {
     /// `version` is 15.
@@ -14045,6 +14223,7 @@ impl<'a> rt::IntoOwned for SchedstatCpuStats<'a> {
 
 /// The choice made by `switch version`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum SchedstatDomainStats<'a> {
     /// `version` is 15.
@@ -14084,6 +14263,7 @@ impl<'a> rt::IntoOwned for SchedstatDomainStats<'a> {
 
 /// A record type (`perf_event_header.type`): an open enum over every `record` of the spec.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RecordType(pub u32);
 
 impl RecordType {
@@ -14265,6 +14445,7 @@ impl rt::Serialize for RecordType {
 
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum RecordBody<'a> {
     /// `MMAP` (1).
@@ -14929,6 +15110,7 @@ impl<'a> From<SchedstatDomain<'a>> for RecordBody<'a> {
 
 /// A header feature id (feature bit): an open enum over every `feature` of the spec.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct FeatureId(pub u32);
 
 impl FeatureId {
@@ -15065,6 +15247,7 @@ impl rt::Serialize for FeatureId {
 
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum FeatureBody<'a> {
     /// `TRACING_DATA` (1).

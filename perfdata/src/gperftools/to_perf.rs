@@ -188,5 +188,7 @@ pub fn to_perf(profile: &Profile, opts: &ToPerfOptions) -> Result<PerfFile<'stat
         feature_table_slack: Default::default(),
         pipe_end_marker: None,
         records,
+        // A new file: perf's own layout.
+        placement: None,
     })
 }

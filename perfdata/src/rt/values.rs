@@ -306,3 +306,37 @@ impl<T: IntoOwned> IntoOwned for Box<T> {
         Box::new((*self).into_owned())
     }
 }
+
+/// Arbitrary values of the runtime's types, for the generated types' `Arbitrary` derive
+/// (the `structured` fuzz target): bytes borrowed from the fuzzer's input, arrays owned.
+#[cfg(feature = "arbitrary")]
+mod arbitrary_impls {
+    use super::{Bytes, Payload, Str};
+    use crate::rt::Array;
+    use arbitrary::{Arbitrary, Result, Unstructured};
+    use std::borrow::Cow;
+
+    impl<'a> Arbitrary<'a> for Bytes<'a> {
+        fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+            Ok(Bytes(Cow::Borrowed(<&'a [u8]>::arbitrary(u)?)))
+        }
+    }
+
+    impl<'a> Arbitrary<'a> for Str<'a> {
+        fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+            Ok(Str::from_raw(<&'a [u8]>::arbitrary(u)?))
+        }
+    }
+
+    impl<'a> Arbitrary<'a> for Payload<'a> {
+        fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+            Ok(Payload::Data(Bytes::arbitrary(u)?))
+        }
+    }
+
+    impl<'a, T: Arbitrary<'a>> Arbitrary<'a> for Array<'a, T> {
+        fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+            Ok(Array::Owned(Vec::<T>::arbitrary(u)?))
+        }
+    }
+}

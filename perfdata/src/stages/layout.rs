@@ -45,6 +45,7 @@ impl Stage for ToPipe {
         head.features.clear();
         head.feature_table_slack = Bytes::default();
         head.event_types = None;
+        head.placement = None;
         head.layout = Layout::Pipe;
         Ok(())
     }

@@ -27,6 +27,7 @@ pub const SMALL: u16 = 7;
 
 /// Kinds of things.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Kind(pub u32);
 
 impl Kind {
@@ -89,6 +90,7 @@ impl rt::FixedElem for Kind {
 
 /// Markers stored as the two's complement of negative numbers.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Marker(pub u64);
 
 impl Marker {
@@ -146,6 +148,7 @@ impl rt::FixedElem for Marker {
 
 /// Which optional fields are present.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Bits(pub u64);
 
 impl Bits {
@@ -249,6 +252,7 @@ impl rt::FixedElem for Bits {
 
 /// A header misc word with a bit range.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Misc(pub u16);
 
 impl Misc {
@@ -347,6 +351,7 @@ impl rt::FixedElem for Misc {
 /// Holds the canonical value: members at their little-endian positions, whatever
 /// the byte order of the file.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AttrFlags(pub u64);
 
 impl AttrFlags {
@@ -448,6 +453,7 @@ impl rt::FixedElem for AttrFlags {
 /// Holds the canonical value: members at their little-endian positions, whatever
 /// the byte order of the file.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Nibbles(pub u8);
 
 impl Nibbles {
@@ -652,6 +658,7 @@ impl<'a> rt::IntoOwned for SizedWords<'a> {
 
 /// A trailer of fixed size given the context.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Trailer<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -769,6 +776,7 @@ impl<'a> rt::IntoOwned for Trailer<'a> {
 
 /// A fixed-size element: arrays of it are zero-copy.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Entry {
     pub from: u64,
@@ -831,6 +839,7 @@ impl rt::FixedElem for Entry {
 
 /// Text with a computed length.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Name<'a> {
     pub text: rt::Str<'a>,
@@ -877,6 +886,7 @@ impl<'a> rt::IntoOwned for Name<'a> {
 
 /// Registers selected by a mask parameter.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Regs<'a> {
     pub abi: u64,
@@ -942,6 +952,7 @@ impl<'a> rt::IntoOwned for Regs<'a> {
 
 /// Self-delimiting and versioned.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Versioned<'a> {
     pub kind: Kind,
@@ -1041,6 +1052,7 @@ impl<'a> rt::IntoOwned for Versioned<'a> {
 
 /// A plain struct padded to 8 bytes.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Padded {
     pub a: u8,
@@ -1082,6 +1094,7 @@ impl Padded {
 
 /// Inode identification.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Inode {
     pub maj: u32,
@@ -1134,6 +1147,7 @@ impl rt::FixedElem for Inode {
 
 /// Build-id identification.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
     pub id: rt::Bytes<'a>,
@@ -1180,6 +1194,7 @@ impl<'a> rt::IntoOwned for BuildId<'a> {
 
 /// A switch without a default arm.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Choice {
     pub tag: u8,
@@ -1233,6 +1248,7 @@ impl Choice {
 
 /// Words of a bitmap (division and arithmetic in a count).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Bitmap<'a> {
     pub nbits: u64,
@@ -1291,6 +1307,7 @@ impl<'a> rt::IntoOwned for Bitmap<'a> {
 
 /// Signed and floating fields.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Signed {
     pub a: i8,
@@ -1358,6 +1375,7 @@ impl rt::FixedElem for Signed {
 
 /// Every kind of field, selected by the context.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Sample<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1576,6 +1594,7 @@ impl<'a> rt::IntoOwned for Sample<'a> {
 
 /// A record with a trailer and a switch on a flag.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Map<'a> {
     pub pid: u32,
@@ -1678,6 +1697,7 @@ impl<'a> rt::IntoOwned for Map<'a> {
 
 /// A switch on an integer field, with a default arm.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Update<'a> {
     pub type_: u16,
@@ -1763,6 +1783,7 @@ impl<'a> rt::IntoOwned for Update<'a> {
 
 /// Bytes after the record outside its size.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Tracing<'a> {
     ///
@@ -1832,6 +1853,7 @@ impl<'a> rt::IntoOwned for Tracing<'a> {
 
 /// Versioned by the bytes left.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Conv<'a> {
     pub shift: u64,
@@ -1901,6 +1923,7 @@ impl<'a> rt::IntoOwned for Conv<'a> {
 
 /// A bounded struct and the ids after it.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Attrs<'a> {
     pub attr: Versioned<'a>,
@@ -1959,6 +1982,7 @@ impl<'a> rt::IntoOwned for Attrs<'a> {
 
 /// `within` with a computed and a stored size.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Sized<'a> {
     pub body: Padded,
@@ -2046,6 +2070,7 @@ impl<'a> rt::IntoOwned for Sized<'a> {
 
 /// Numbers in the byte order the data states.
 #[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct OwnOrder {
     pub a: u32,
@@ -2098,6 +2123,7 @@ impl rt::FixedElem for OwnOrder {
 
 /// A byte that says the order of what follows.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Own<'a> {
     pub order: u8,
@@ -2182,6 +2208,7 @@ impl<'a> rt::IntoOwned for Own<'a> {
 
 /// Scalars of every kind.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Scalars<'a> {
     pub s: Signed,
@@ -2296,6 +2323,7 @@ impl<'a> rt::IntoOwned for Scalars<'a> {
 
 /// The payload of a feature, by id.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct HeaderFeature<'a> {
     pub feat_id: u64,
@@ -2366,6 +2394,7 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 
 /// A host name.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     pub value: Name<'a>,
@@ -2420,6 +2449,7 @@ impl<'a> rt::IntoOwned for Hostname<'a> {
 
 /// CPU counts.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct NrCpus<'a> {
     pub avail: u32,
@@ -2478,6 +2508,7 @@ impl<'a> rt::IntoOwned for NrCpus<'a> {
 
 /// Self-delimiting entries to the end.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Entries<'a> {
     pub entries: Vec<Versioned<'a>>,
@@ -2534,6 +2565,7 @@ impl<'a> rt::IntoOwned for Entries<'a> {
 
 /// The choice made by `switch tag`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum ChoiceValue {
     /// `tag` is 1.
@@ -2557,6 +2589,7 @@ impl ChoiceValue {
 
 /// The choice made by `switch ctx.misc has BUILD_ID`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum FileId<'a> {
     /// `ctx.misc has BUILD_ID` is false.
@@ -2590,6 +2623,7 @@ impl<'a> rt::IntoOwned for FileId<'a> {
 
 /// The choice made by `switch type`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum UpdateData<'a> {
     /// `type` is 0.
@@ -2629,6 +2663,7 @@ impl<'a> rt::IntoOwned for UpdateData<'a> {
 
 /// A record type (`perf_event_header.type`): an open enum over every `record` of the spec.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RecordType(pub u32);
 
 impl RecordType {
@@ -2705,6 +2740,7 @@ impl rt::Serialize for RecordType {
 
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum RecordBody<'a> {
     /// `SAMPLE` (9).
@@ -2927,6 +2963,7 @@ impl<'a> From<HeaderFeature<'a>> for RecordBody<'a> {
 
 /// A header feature id (feature bit): an open enum over every `feature` of the spec.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct FeatureId(pub u32);
 
 impl FeatureId {
@@ -2976,6 +3013,7 @@ impl rt::Serialize for FeatureId {
 
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub enum FeatureBody<'a> {
     /// `HOSTNAME` (3).

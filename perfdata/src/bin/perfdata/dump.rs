@@ -1,15 +1,40 @@
 //! `perfdata dump`: every part of a file, as text or one JSON object per line.
 
-use perfdata::container::{Origin, Place, Recording};
+use perfdata::container::{Origin, Place, RawRecord, RecordCtx, Recording};
 use perfdata::generated::perf_data::{EventHeader, RecordBody, RecordType};
 use std::io::Write;
 use std::path::Path;
 
-pub fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> Result<(), String> {
+/// What `dump` is asked for besides the file.
+pub struct DumpOptions {
+    pub header_only: bool,
+    pub limit: Option<u64>,
+    pub json: bool,
+    /// Go on past damaged records (see `PerfData::for_each_record_salvaging`).
+    pub salvage: bool,
+}
+
+/// Prints everything readable. Damage that does not stop the reading (a damaged feature;
+/// with `salvage`, damaged records) is printed where it is, as a line of its own and on
+/// stderr with the path, and the dump goes on; it then ends with an error, so the exit
+/// status is 1 whenever something was not printed.
+pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
+    let DumpOptions {
+        header_only,
+        limit,
+        json,
+        salvage,
+    } = *opts;
     if path == Path::new("-") {
+        if salvage {
+            return Err(
+                "--salvage needs a file: it searches forward for the next record, which a pipe cannot do in bounded memory (save the stream to a file first)"
+                    .into(),
+            );
+        }
         return dump_stream(std::io::stdin().lock(), limit, json);
     }
-    let recording = Recording::open(path).map_err(|e| e.to_string())?;
+    let recording = Recording::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let data = recording
         .data()
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -50,8 +75,28 @@ pub fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> R
             format!("# attr {i}: ids {:?} {}", a.ids, to_json(&a.attr)),
         )?;
     }
+    let mut damage = 0usize;
+    let mut report = |e: &dyn std::fmt::Display| {
+        damage += 1;
+        eprintln!("perfdata: {}: {e}", path.display());
+    };
     for fs in &data.features {
-        let value = data.feature(fs).map_err(|e| e.to_string())?;
+        let value = match data.feature(fs) {
+            Ok(v) => v,
+            Err(e) => {
+                // Features are metadata: report the damaged one and go on.
+                line(
+                    serde_json::json!({"feature": fs.id.0, "name": fs.id.name(), "offset": fs.offset, "size": fs.size, "error": e.to_string()}),
+                    format!(
+                        "# feature {} {}: damaged, skipped: {e}",
+                        fs.id.0,
+                        fs.id.name().unwrap_or("?")
+                    ),
+                )?;
+                report(&format_args!("{e} (feature skipped)"));
+                continue;
+            }
+        };
         line(
             serde_json::json!({"feature": fs.id.0, "name": fs.id.name(), "value": value}),
             format!(
@@ -62,8 +107,26 @@ pub fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> R
             ),
         )?;
     }
+    if let Some(id) = data.feature_table_cut {
+        let e = data.feature_problems().pop().expect("the cut table");
+        line(
+            serde_json::json!({"feature": id.0, "name": id.name(), "error": e.to_string()}),
+            format!("# feature table: cut short from feature {}: {e}", id.0),
+        )?;
+        report(&format_args!("{e} (this feature and later ones skipped)"));
+    }
+    let damaged = |n: usize| {
+        format!(
+            "{}: {n} problem(s) reported above; everything else was printed",
+            path.display()
+        )
+    };
     if header_only {
-        return Ok(());
+        return if damage > 0 {
+            Err(damaged(damage))
+        } else {
+            Ok(())
+        };
     }
     let mut count = 0u64;
     let mut error = None;
@@ -71,30 +134,54 @@ pub fn dump(path: &Path, header_only: bool, limit: Option<u64>, json: bool) -> R
         .stream_paths()
         .map(|p| p.display().to_string())
         .collect();
-    let walk = recording.for_each_record(&mut |place, origin, rec, ctx| {
+    let mut record_damage = vec![];
+    let mut visit = |place: Place, origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
         if limit.is_some_and(|l| count >= l) {
             return Ok(false);
         }
         count += 1;
         let ty = rec.record_type();
-        let body = match data.decode(&rec, ctx) {
-            Ok(b) => b,
-            Err(e) => return Err(e.with_record(count - 1, ty)),
-        };
         let mut where_ = location(origin, rec.offset);
         if let Place::Stream(i) = place {
             where_ = format!("{}@{where_}", streams[i]);
         }
+        let body = match data.decode(&rec, ctx) {
+            Ok(b) => b,
+            Err(e) if salvage => {
+                // The framing holds: report the record and go on to the next.
+                record_damage.push(format!("{where_}: {}", e.with_record(count - 1, ty)));
+                return Ok(true);
+            }
+            Err(e) => return Err(e.with_record(count - 1, ty)),
+        };
         if let Err(e) = record_line(&mut out, json, &where_, &rec.header, &body) {
             error = Some(e);
             return Ok(false);
         }
         Ok(true)
-    });
+    };
+    let walk = if salvage {
+        recording
+            .for_each_record_salvaging(&mut visit)
+            .map(|errors| {
+                for e in errors {
+                    record_damage.push(e.to_string());
+                }
+            })
+    } else {
+        recording.for_each_record(&mut visit)
+    };
     if let Some(e) = error {
         return Err(e);
     }
-    walk.map_err(|e| format!("{}: {e}", path.display()))
+    walk.map_err(|e| format!("{}: {e}", path.display()))?;
+    for e in &record_damage {
+        report(e);
+    }
+    if damage > 0 {
+        return Err(damaged(damage));
+    }
+    Ok(())
 }
 
 /// Where a record is: its offset, or the compressed record's plus the offset within the

@@ -5,6 +5,7 @@
 //! `report`, `collapse`, `flamegraph`, `stats` and `info` answer "where did the time go?".
 
 mod analyze;
+mod check;
 mod convert;
 mod dump;
 #[cfg(feature = "parquet")]
@@ -28,6 +29,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Validate a perf.data file and list every problem (offset, record or feature,
+    /// field, expected/found). Exit status: 0 clean, 1 damaged but readable, 2 unreadable.
+    #[command(
+        after_help = "Examples:\n  perfdata check perf.data\n  perfdata check perf.data --json"
+    )]
+    Check {
+        file: PathBuf,
+        /// One JSON object per problem, then a summary object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the header, attrs, features and records of a perf.data file (or the header,
     /// records and maps of a gperftools CPU profile).
     #[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
@@ -47,6 +59,9 @@ enum Command {
         /// One JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Go on past damaged records where the framing allows (each skip is reported).
+        #[arg(long)]
+        salvage: bool,
     },
     /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
@@ -241,11 +256,13 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Check { file, json } => return check::check(&file, json),
         Command::Dump {
             file,
             header_only,
             limit,
             json,
+            ..
         } if gperftools::is_profile(&file) => {
             gperftools::dump(&file, if header_only { Some(0) } else { limit }, json)
         }
@@ -254,7 +271,16 @@ fn main() -> ExitCode {
             header_only,
             limit,
             json,
-        } => dump::dump(&file, header_only, limit, json),
+            salvage,
+        } => dump::dump(
+            &file,
+            &dump::DumpOptions {
+                header_only,
+                limit,
+                json,
+                salvage,
+            },
+        ),
         Command::Convert {
             input,
             output,

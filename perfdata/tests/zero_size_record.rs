@@ -1,0 +1,171 @@
+//! A pipe-mode stream with a zero-size record (`header.size = 0`, as a crashed perf
+//! leaves): every record before it, then a precise error (offset, record, field,
+//! expected); salvaging goes on after it. Made here from a pipe fixture by zeroing one
+//! record's size.
+
+mod common;
+use common::fixture;
+
+use perfdata::container::{PerfData, StreamReader};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+const FIXTURE: &str = "pipe-callchain.pipe.data";
+/// The record whose size is zeroed.
+const BAD: usize = 20;
+
+/// Offsets of every record of the intact stream, and the damaged stream.
+fn streams() -> (Vec<u64>, u64, Vec<u8>) {
+    let good = fixture(FIXTURE);
+    let data = PerfData::open(&good).unwrap();
+    let mut offsets = vec![];
+    data.for_each_record(&mut |origin, rec, _| {
+        if origin == perfdata::container::Origin::Stream {
+            offsets.push(rec.offset);
+        }
+        Ok(true)
+    })
+    .unwrap();
+    assert!(offsets.len() > BAD + 10, "{FIXTURE}: too few records");
+    let at = offsets[BAD];
+    let mut bad = good.clone();
+    // perf_event_header.size is the u16 at byte 6.
+    bad[at as usize + 6..at as usize + 8].copy_from_slice(&0u16.to_le_bytes());
+    (offsets, at, bad)
+}
+
+fn is_the_precise_error(e: &perfdata::rt::Error, at: u64) {
+    assert_eq!(e.offset(), Some(at + 6), "{e}");
+    assert_eq!(e.record().map(|r| r.0), Some(BAD as u64), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("a record size of at least 8"), "{text}");
+    assert!(text.contains("found 0"), "{text}");
+}
+
+#[test]
+fn the_records_before_it_then_a_precise_error() {
+    let (offsets, at, bad) = streams();
+    let data = PerfData::open(&bad).unwrap();
+    let mut seen = vec![];
+    let err = data
+        .for_each_record(&mut |origin, rec, _| {
+            if origin == perfdata::container::Origin::Stream {
+                seen.push(rec.offset);
+            }
+            Ok(true)
+        })
+        .unwrap_err();
+    assert_eq!(seen, offsets[..BAD]);
+    is_the_precise_error(&err, at);
+
+    // The same from a Read, one record at a time.
+    let mut reader = StreamReader::new(&bad[..]).unwrap();
+    let mut streamed = vec![];
+    let err = loop {
+        match reader.next_record() {
+            Ok(Some(r)) => {
+                if r.origin == perfdata::container::Origin::Stream {
+                    streamed.push(r.raw.offset);
+                }
+            }
+            Ok(None) => panic!("no error at the zero-size record"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(streamed, offsets[..BAD]);
+    is_the_precise_error(&err, at);
+}
+
+#[test]
+fn salvaging_goes_on_after_it() {
+    let (offsets, at, bad) = streams();
+    let data = PerfData::open(&bad).unwrap();
+    let mut seen = vec![];
+    let errors = data
+        .for_each_record_salvaging(&mut |origin, rec, ctx| {
+            if origin == perfdata::container::Origin::Stream {
+                data.decode(&rec, ctx)?;
+                seen.push(rec.offset);
+            }
+            Ok(true)
+        })
+        .unwrap();
+    // Every record but the damaged one, at its own offset.
+    let mut want = offsets.clone();
+    want.remove(BAD);
+    assert_eq!(seen, want);
+    is_the_precise_error(&errors[0], at);
+    let skipped = errors[1].to_string();
+    assert!(
+        skipped.contains(&format!("{at:#x}..{:#x}", offsets[BAD + 1])),
+        "{skipped}"
+    );
+}
+
+fn dump(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .arg("dump")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        // The reader stops at the damage: the rest may not be read (EPIPE).
+        let _ = input.write_all(bytes);
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Record lines of a text dump that are not inside compressed records.
+fn stream_records(stdout: &str) -> usize {
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains("+z"))
+        .count()
+}
+
+#[test]
+fn dump_prints_every_record_before_it_and_salvage_goes_on() {
+    let (offsets, at, bad) = streams();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crashed.pipe.data");
+    std::fs::write(&path, &bad).unwrap();
+    let p = path.to_str().unwrap();
+    let where_ = format!("at byte {:#x}", at + 6);
+
+    let (code, stdout, stderr) = dump(&[p], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stream_records(&stdout), BAD);
+    assert!(
+        stderr.contains("crashed.pipe.data") && stderr.contains(&where_),
+        "{stderr}"
+    );
+    assert!(stderr.contains("record #20"), "{stderr}");
+
+    let (code, stdout, stderr) = dump(&["-"], Some(&bad));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stream_records(&stdout), BAD);
+    assert!(
+        stderr.contains("<stdin>") && stderr.contains(&where_),
+        "{stderr}"
+    );
+
+    let (code, stdout, stderr) = dump(&[p, "--salvage"], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert_eq!(stream_records(&stdout), offsets.len() - 1);
+    assert!(stderr.contains(&where_), "{stderr}");
+    assert!(stderr.contains("salvage: skipped bytes"), "{stderr}");
+
+    let (code, _, stderr) = dump(&["-", "--salvage"], Some(&bad));
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("--salvage needs a file"), "{stderr}");
+}

@@ -1,0 +1,261 @@
+//! `cargo xtask fuzz`: seeds the corpora and runs the cargo-fuzz targets of `fuzz/`.
+//!
+//! cargo-fuzz needs nightly flags (`-Zsanitizer`): the nightly toolchain when rustup has
+//! one, else the stable one with `RUSTC_BOOTSTRAP=1`; a clear error when neither works
+//! or cargo-fuzz is not installed. Seeds are copied at run time into `fuzz/corpus/`
+//! (ignored by git): the conformance fixtures, `../shared/corpus` when present, the spec
+//! files, and the committed `fuzz/regressions/`.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Every target (`fuzz/fuzz_targets/<name>.rs`).
+pub const TARGETS: &[&str] = &[
+    "read_file",
+    "read_stream",
+    "reencode",
+    "convert",
+    "structured",
+    "spec_language",
+];
+
+pub struct Options {
+    pub targets: Vec<String>,
+    pub seconds: u64,
+}
+
+impl Options {
+    pub fn parse(args: &[&str]) -> Result<Self> {
+        let mut opts = Options {
+            targets: vec![],
+            seconds: 60,
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match *a {
+                "--target" => {
+                    let t = it.next().context("--target T")?;
+                    if !TARGETS.contains(t) {
+                        bail!(
+                            "unknown fuzz target {t:?}; the targets: {}",
+                            TARGETS.join(", ")
+                        );
+                    }
+                    opts.targets.push(t.to_string());
+                }
+                "--seconds" => {
+                    opts.seconds = it
+                        .next()
+                        .context("--seconds N")?
+                        .parse()
+                        .context("--seconds N: a number")?
+                }
+                other => bail!("fuzz: unknown argument {other:?}"),
+            }
+        }
+        if opts.targets.is_empty() {
+            opts.targets = TARGETS.iter().map(|t| t.to_string()).collect();
+        }
+        Ok(opts)
+    }
+}
+
+/// How cargo-fuzz gets its nightly flags.
+enum Toolchain {
+    Nightly,
+    StableBootstrap,
+}
+
+fn succeeds(cmd: &mut Command) -> bool {
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn toolchain() -> Result<Toolchain> {
+    if succeeds(Command::new("rustup").args(["run", "nightly", "rustc", "--version"])) {
+        return Ok(Toolchain::Nightly);
+    }
+    if succeeds(Command::new("rustc").env("RUSTC_BOOTSTRAP", "1").args([
+        "-Z",
+        "unstable-options",
+        "--version",
+    ])) {
+        return Ok(Toolchain::StableBootstrap);
+    }
+    bail!(
+        "fuzzing needs nightly compiler flags: install a nightly toolchain (`rustup toolchain install nightly`), or a rustc that accepts RUSTC_BOOTSTRAP=1"
+    )
+}
+
+fn cargo_fuzz(tc: &Toolchain) -> Command {
+    let mut cmd = Command::new("cargo");
+    match tc {
+        Toolchain::Nightly => {
+            cmd.arg("+nightly");
+        }
+        Toolchain::StableBootstrap => {
+            cmd.env("RUSTC_BOOTSTRAP", "1");
+        }
+    }
+    cmd.arg("fuzz");
+    cmd
+}
+
+/// Where the fuzz build goes: `$FUZZ_TARGET_DIR`, else `fuzz` under the usual target dir.
+fn target_dir(root: &Path) -> PathBuf {
+    if let Some(d) = std::env::var_os("FUZZ_TARGET_DIR") {
+        return d.into();
+    }
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("fuzz")
+}
+
+pub fn run(root: &Path, opts: &Options) -> Result<()> {
+    let tc = toolchain()?;
+    if !succeeds(cargo_fuzz(&tc).arg("--version")) {
+        bail!("cargo-fuzz is not installed: `cargo install cargo-fuzz`");
+    }
+    println!(
+        "toolchain: {}",
+        match tc {
+            Toolchain::Nightly => "nightly",
+            Toolchain::StableBootstrap => "stable with RUSTC_BOOTSTRAP=1",
+        }
+    );
+    let fuzz = root.join("fuzz");
+    let target_dir = target_dir(root);
+    let mut summary = vec![];
+    for t in &opts.targets {
+        let corpus = fuzz.join("corpus").join(t);
+        let seeded = seed(root, t, &corpus)?;
+        println!("== {t}: {seeded} seed(s), {} s", opts.seconds);
+        let out = cargo_fuzz(&tc)
+            .current_dir(&fuzz)
+            .args(["run", "-O", "--target-dir"])
+            .arg(&target_dir)
+            .arg(t)
+            .arg(&corpus)
+            .arg("--")
+            .arg(format!("-max_total_time={}", opts.seconds))
+            .arg(format!("-dict={}", fuzz.join("perfdata.dict").display()))
+            .arg("-max_len=262144")
+            .arg("-rss_limit_mb=1024")
+            .arg("-timeout=10")
+            .arg("-print_final_stats=1")
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::piped())
+            .output()
+            .with_context(|| format!("running cargo fuzz for {t}"))?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        let line = stats(t, &log);
+        if !out.status.success() {
+            let tail: Vec<&str> = log.lines().rev().take(40).collect();
+            for l in tail.iter().rev() {
+                eprintln!("{l}");
+            }
+            bail!("fuzz target {t} failed (see fuzz/artifacts/{t}/): {line}");
+        }
+        println!("{line}");
+        summary.push(line);
+    }
+    println!("\nsummary:");
+    for l in summary {
+        println!("  {l}");
+    }
+    Ok(())
+}
+
+/// "target: N execs (M/s), cov C, ft F, corpus K" from libFuzzer's final output.
+fn stats(t: &str, log: &str) -> String {
+    let stat = |name: &str| {
+        log.lines()
+            .find_map(|l| l.strip_prefix(&format!("stat::{name}:")))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| "?".into())
+    };
+    // The last status line: "#123 DONE cov: 456 ft: 789 corp: 12/34Kb ..."
+    let last = log
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('#') && l.contains("cov:"))
+        .unwrap_or("");
+    let field = |key: &str| {
+        last.split_whitespace()
+            .skip_while(|w| *w != key)
+            .nth(1)
+            .unwrap_or("?")
+            .to_string()
+    };
+    format!(
+        "{t}: {} execs ({}/s), cov {}, ft {}, corpus {}",
+        stat("number_of_executed_units"),
+        stat("average_exec_per_sec"),
+        field("cov:"),
+        field("ft:"),
+        field("corp:"),
+    )
+}
+
+/// Copies the seeds of target `t` into `corpus` (named by content, so reruns add
+/// nothing twice); returns how many seeds there are.
+fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
+    std::fs::create_dir_all(corpus)?;
+    let files_in = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        v.retain(|p| p.is_file() && p.extension().is_none_or(|e| e != "md" && e != "gz"));
+        v.sort();
+        v
+    };
+    let mut seeds: Vec<Vec<u8>> = vec![];
+    let data_files: Vec<PathBuf> = files_in(&root.join("conformance/fixtures"))
+        .into_iter()
+        .chain(files_in(&root.join("../shared/corpus")))
+        .collect();
+    match t {
+        "spec_language" => {
+            for f in files_in(&root.join("spec/perf_data")) {
+                let text = std::fs::read(&f)?;
+                seeds.push([&[0u8][..], &text].concat());
+                seeds.push([&[1u8][..], &text].concat());
+            }
+        }
+        // Bytes for `arbitrary`: no file is a meaningful seed.
+        "structured" => {}
+        "read_stream" => {
+            for f in &data_files {
+                let bytes = std::fs::read(f)?;
+                seeds.push([&[0u8][..], &bytes].concat());
+                seeds.push([&[2u8, 7, 64][..], &bytes].concat());
+            }
+        }
+        _ => {
+            for f in &data_files {
+                seeds.push(std::fs::read(f)?);
+            }
+        }
+    }
+    for f in files_in(&root.join("fuzz/regressions").join(t)) {
+        seeds.push(std::fs::read(f)?);
+    }
+    for s in &seeds {
+        let name = format!("seed-{:016x}", fnv1a(s));
+        let path = corpus.join(name);
+        if !path.exists() {
+            std::fs::write(path, s)?;
+        }
+    }
+    Ok(seeds.len())
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
