@@ -38,6 +38,7 @@ pub struct Ctx {
 
 /// The binary header: 5 slots, `0, 3, 0, period, 0`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Header {
     /// Always 0 (the header reads as a record with count 0).
@@ -122,6 +123,7 @@ impl Header {
 /// appear in several records (evictions from the profiler's hash table); consumers sum
 /// them. A record with count 0, one PC and PC 0 is the trailer.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Record {
     /// Times this stack was sampled (at least 1).
@@ -168,6 +170,7 @@ impl Record {
 
 /// The end of the binary part: the record `0, 1, 0`.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Trailer {}
 impl Trailer {
@@ -205,6 +208,7 @@ impl Trailer {
 /// `build=PATH` lines (`$build` in later paths stands for the last build path). Unknown
 /// lines are kept and ignored.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct MapText<'a> {
     /// The text, unparsed.
