@@ -585,6 +585,10 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "perfdata-bench gperftools-synth",
         )?;
     }
+    if !opts.quick {
+        // Built only by the full bench (the `parquet` feature; see the build above).
+        workloads.push(("export", perfdata(&["export", file, "-o", &parquet_dir])));
+    }
     workloads.push(("gp-ours", bench(&["gperftools", &gp_file])));
     let go_env: Vec<String> = ["HOME", "GOCACHE", "PPROF_TMPDIR"]
         .iter()
