@@ -532,6 +532,7 @@ pub struct Ctx {
 
 /// Words of the producer's size, known at run time (a gperftools profile record).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Words {
     pub count: u64,
@@ -595,6 +596,7 @@ impl Words {
 
 /// A word parameter and a word computed from the structure's own size.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SizedWords<'a> {
     pub a: u64,
