@@ -1,6 +1,6 @@
 //! `perfdata dump`: every part of a file, as text or one JSON object per line.
 
-use perfdata::container::{Origin, Place, RawRecord, RecordCtx, Recording};
+use perfdata::container::{Origin, Place, RawRecord, RecordCtx};
 use perfdata::generated::perf_data::{EventHeader, RecordBody, RecordType};
 use std::io::Write;
 use std::path::Path;
@@ -34,7 +34,7 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
         }
         return dump_stream(std::io::stdin().lock(), limit, json);
     }
-    let recording = Recording::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let recording = crate::open_recording(path)?;
     let data = recording
         .data()
         .map_err(|e| format!("{}: {e}", path.display()))?;
