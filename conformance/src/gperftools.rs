@@ -659,8 +659,11 @@ fn perf_reads_profile(
     }
 }
 
-/// Self samples per function: `go tool pprof -top` on the profile against `perf report
-/// --no-children --sort sym -n` on our perf.data. Returns how many functions agree.
+/// Self samples per function of the profiled program: `go tool pprof -top` on the profile
+/// against `perf report --no-children --sort dso,sym -n` on our perf.data. Only the
+/// program's own functions are compared: given the program alone, pprof names a sample in
+/// a shared library `[libc.so.6]`, where perf names the library's function (the totals,
+/// which include them, are compared by the other checks). Returns how many agree.
 fn top_functions(
     tools: &Tools,
     bin: &Path,
@@ -686,7 +689,7 @@ fn top_functions(
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.len() == 6 && f[1].ends_with('%') && f[4].ends_with('%') {
             if let Ok(n) = f[0].parse::<u64>() {
-                if n > 0 {
+                if n > 0 && !f[5].starts_with('[') {
                     go.insert(f[5].to_string(), n);
                 }
             }
@@ -697,7 +700,7 @@ fn top_functions(
         "--stdio",
         "--no-children",
         "--sort",
-        "sym",
+        "dso,sym",
         "-n",
         "-q",
         "-g",
@@ -709,17 +712,21 @@ fn top_functions(
     let report = perf_run(perf_data, &args).map_err(|e| vec![e.to_string()])?;
     if !report.ok {
         return Err(vec![format!(
-            "perf report --sort sym: {}",
+            "perf report --sort dso,sym: {}",
             report.last_error()
         )]);
     }
-    // `    59.06%            75  [.] leaf_a`
+    // `    59.06%            75  prog  [.] leaf_a`
+    let program = bin
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let mut perf: BTreeMap<String, u64> = BTreeMap::new();
     for l in report.stdout.lines() {
         let f: Vec<&str> = l.split_whitespace().collect();
-        if f.len() >= 4 && f[0].ends_with('%') && f[2] == "[.]" {
+        if f.len() >= 5 && f[0].ends_with('%') && f[2] == program && f[3] == "[.]" {
             if let Ok(n) = f[1].parse::<u64>() {
-                *perf.entry(f[3..].join(" ")).or_default() += n;
+                *perf.entry(f[4..].join(" ")).or_default() += n;
             }
         }
     }

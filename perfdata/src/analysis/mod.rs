@@ -187,7 +187,19 @@ impl<'r> Analyzer<'r> {
         for (name, id) in build_ids {
             dsos.note_build_id(&name, id);
         }
-        let events = event_names(&data);
+        let mut events = event_names(&data);
+        if data.format.layout == crate::container::Layout::Pipe {
+            // Pipe mode names its events with EVENT_UPDATE records at the start of the
+            // stream: read them before the first sample, so names are known up front.
+            let mut dsos_unused = Dsos::new(SymbolSources::default());
+            data.for_each_record(&mut |_, rec, ctx| {
+                if rec.record_type() == RecordType::SAMPLE {
+                    return Ok(false);
+                }
+                note_header_record(&data, &rec, ctx, &mut dsos_unused, &mut events)?;
+                Ok(true)
+            })?;
+        }
         Ok(Analyzer {
             recording,
             data,
