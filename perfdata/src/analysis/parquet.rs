@@ -348,6 +348,8 @@ pub fn export_recording(
     let mut stack_ids: FxHashMap<Vec<u64>, u64> = FxHashMap::default();
     let mut frames: Vec<Frame> = vec![];
     let mut chain: Vec<u64> = vec![];
+    let mut raw_key: Vec<u64> = vec![];
+    let mut resolved: FxHashMap<Vec<u64>, (u64, u64)> = FxHashMap::default();
     let mut summary = ExportSummary::default();
     let (mut first, mut last) = (None::<u64>, None::<u64>);
     let symbolize = opts.symbolize;
@@ -359,6 +361,17 @@ pub fn export_recording(
         }
         let Some(smp) = &item.sample else {
             let ty = item.rec.record_type();
+            if matches!(
+                ty,
+                RecordType::COMM
+                    | RecordType::FORK
+                    | RecordType::EXIT
+                    | RecordType::MMAP
+                    | RecordType::MMAP2
+            ) {
+                // The maps may have changed: resolve stacks afresh.
+                resolved.clear();
+            }
             if matches!(ty, RecordType::COMM | RecordType::MMAP | RecordType::MMAP2) {
                 let body = item.decode()?;
                 match SideEvent::from_record(item.rec.header.misc.0, &body) {
@@ -403,57 +416,72 @@ pub fn export_recording(
             }
             return Ok(true);
         };
-        machine.frames(smp, &mut frames)?;
-        let mut frame_id = |fr: &Frame| -> u64 {
-            let key: FrameKey = match fr.dso {
-                Some((d, off)) => (fr.kernel, Some(d), off),
-                None => (fr.kernel, None, fr.ip),
-            };
-            if let Some(&id) = frame_ids.get(&key) {
-                return id;
-            }
-            let id = frame_ids.len() as u64;
-            frame_ids.insert(key, id);
-            f.id.append_value(id);
-            f.kernel.append_value(fr.kernel);
-            f.address.append_value(fr.ip);
-            let d = fr.dso.map(|(d, _)| machine.dsos.get(d));
-            f.dso.append_option(d.map(|d| d.name.as_str()));
-            f.offset.append_option(fr.dso.map(|(_, o)| o));
-            f.build_id
-                .append_option(d.and_then(|d| d.build_id.as_deref()).map(dso::hex));
-            let sym = fr.symbol.filter(|_| symbolize);
-            f.function
-                .append_option(sym.map(|s| machine.dsos.symbol_name(s)));
-            let line = match (sym, fr.dso) {
-                (Some(_), Some((d, off))) => {
-                    let addr = machine.dsos.lookup_address(d, off);
-                    machine.dsos.source_line(d, addr)
-                }
-                _ => None,
-            };
-            f.file
-                .append_option(line.as_ref().map(|(file, _)| file.as_str()));
-            f.line.append_option(line.map(|(_, l)| l));
-            f.rows += 1;
-            id
-        };
-        chain.clear();
-        for fr in &frames {
-            chain.push(frame_id(fr));
+        // The same raw stack in the same process resolves to the same ids until a side-band
+        // record changes the maps: most samples skip the resolution.
+        raw_key.clear();
+        raw_key.extend([smp.pid as u64, u64::from(smp.kernel), smp.ip]);
+        if let Some(chain) = smp.view.callchain()? {
+            raw_key.extend(chain.ips.iter());
         }
-        let leaf = machine.resolve(smp.pid, smp.kernel, smp.ip);
-        let leaf_id = frame_id(&leaf);
-        let stack_id = match stack_ids.get(&chain) {
-            Some(&id) => id,
+        let cached = resolved.get(raw_key.as_slice()).copied();
+        let (stack_id, leaf_id) = match cached {
+            Some(ids) => ids,
             None => {
-                let id = stack_ids.len() as u64;
-                stack_ids.insert(chain.clone(), id);
-                stack_rows.0.append_value(id);
-                stack_rows.1.values().append_slice(&chain);
-                stack_rows.1.append(true);
-                stack_rows.2 += 1;
-                id
+                machine.frames(smp, &mut frames)?;
+                let mut frame_id = |fr: &Frame| -> u64 {
+                    let key: FrameKey = match fr.dso {
+                        Some((d, off)) => (fr.kernel, Some(d), off),
+                        None => (fr.kernel, None, fr.ip),
+                    };
+                    if let Some(&id) = frame_ids.get(&key) {
+                        return id;
+                    }
+                    let id = frame_ids.len() as u64;
+                    frame_ids.insert(key, id);
+                    f.id.append_value(id);
+                    f.kernel.append_value(fr.kernel);
+                    f.address.append_value(fr.ip);
+                    let d = fr.dso.map(|(d, _)| machine.dsos.get(d));
+                    f.dso.append_option(d.map(|d| d.name.as_str()));
+                    f.offset.append_option(fr.dso.map(|(_, o)| o));
+                    f.build_id
+                        .append_option(d.and_then(|d| d.build_id.as_deref()).map(dso::hex));
+                    let sym = fr.symbol.filter(|_| symbolize);
+                    f.function
+                        .append_option(sym.map(|s| machine.dsos.symbol_name(s)));
+                    let line = match (sym, fr.dso) {
+                        (Some(_), Some((d, off))) => {
+                            let addr = machine.dsos.lookup_address(d, off);
+                            machine.dsos.source_line(d, addr)
+                        }
+                        _ => None,
+                    };
+                    f.file
+                        .append_option(line.as_ref().map(|(file, _)| file.as_str()));
+                    f.line.append_option(line.map(|(_, l)| l));
+                    f.rows += 1;
+                    id
+                };
+                chain.clear();
+                for fr in &frames {
+                    chain.push(frame_id(fr));
+                }
+                let leaf = machine.resolve(smp.pid, smp.kernel, smp.ip);
+                let leaf_id = frame_id(&leaf);
+                let stack_id = match stack_ids.get(&chain) {
+                    Some(&id) => id,
+                    None => {
+                        let id = stack_ids.len() as u64;
+                        stack_ids.insert(chain.clone(), id);
+                        stack_rows.0.append_value(id);
+                        stack_rows.1.values().append_slice(&chain);
+                        stack_rows.1.append(true);
+                        stack_rows.2 += 1;
+                        id
+                    }
+                };
+                resolved.insert(raw_key.clone(), (stack_id, leaf_id));
+                (stack_id, leaf_id)
             }
         };
         let v = &smp.view;
