@@ -63,7 +63,11 @@ impl SymbolTable {
         for s in symbols {
             match kept.last_mut() {
                 Some(last) if last.start == s.start => {
-                    if !keeps_first(last, &s) {
+                    // kallsyms: perf 6.1 keeps every alias and gives the earlier ones no
+                    // size, so the last one listed is what an address resolves to
+                    // (`__pi_memcpy` over `memcpy`, `__x64_sys_vfork` over
+                    // `__ia32_sys_vfork`). ELF files: perf's `choose_best_symbol`.
+                    if kallsyms || !keeps_first(last, &s) {
                         *last = s;
                     }
                 }
