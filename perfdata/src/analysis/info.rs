@@ -61,27 +61,7 @@ pub fn info(analyzer: &mut Analyzer<'_>, top: usize) -> Result<Info, Error> {
         kernel_symbols: analyzer.kernel_symbols(),
         ..Info::default()
     };
-    let text = |s: &crate::generated::perf_data::PerfString<'_>| s.text.to_str_lossy().into_owned();
-    for f in &data.features {
-        match data.feature(f) {
-            Ok(FeatureBody::Version(v)) => out.perf_version = Some(text(&v.value)),
-            Ok(FeatureBody::Hostname(v)) => out.hostname = Some(text(&v.value)),
-            Ok(FeatureBody::Arch(v)) => out.arch = Some(text(&v.value)),
-            Ok(FeatureBody::Osrelease(v)) => out.kernel = Some(text(&v.value)),
-            Ok(FeatureBody::Cmdline(c)) => {
-                out.command_line = Some(c.args.iter().map(text).collect::<Vec<_>>().join(" "))
-            }
-            Ok(FeatureBody::CompressedFeature(c)) => {
-                out.compression = Some(format!(
-                    "{} level {}, ratio {}",
-                    c.comp_type.name().unwrap_or("unknown").to_lowercase(),
-                    c.comp_level,
-                    c.comp_ratio
-                ))
-            }
-            _ => {}
-        }
-    }
+    describe_features(data, &mut out);
     let n = analyzer.events.len().max(1);
     let mut events = vec![(0u64, 0u64); n];
     let mut per_pid: HashMap<i32, u64> = HashMap::default();
@@ -220,4 +200,30 @@ pub fn render(i: &Info) -> String {
     }
     let _ = writeln!(s, "kernel symbols: {}", i.kernel_symbols);
     s
+}
+
+/// The producer fields of [`Info`] (version, host, arch, kernel, command line,
+/// compression), from the features.
+pub(crate) fn describe_features(data: &crate::container::PerfData<'_>, out: &mut Info) {
+    let text = |s: &crate::generated::perf_data::PerfString<'_>| s.text.to_str_lossy().into_owned();
+    for f in &data.features {
+        match data.feature(f) {
+            Ok(FeatureBody::Version(v)) => out.perf_version = Some(text(&v.value)),
+            Ok(FeatureBody::Hostname(v)) => out.hostname = Some(text(&v.value)),
+            Ok(FeatureBody::Arch(v)) => out.arch = Some(text(&v.value)),
+            Ok(FeatureBody::Osrelease(v)) => out.kernel = Some(text(&v.value)),
+            Ok(FeatureBody::Cmdline(c)) => {
+                out.command_line = Some(c.args.iter().map(text).collect::<Vec<_>>().join(" "))
+            }
+            Ok(FeatureBody::CompressedFeature(c)) => {
+                out.compression = Some(format!(
+                    "{} level {}, ratio {}",
+                    c.comp_type.name().unwrap_or("unknown").to_lowercase(),
+                    c.comp_level,
+                    c.comp_ratio
+                ))
+            }
+            _ => {}
+        }
+    }
 }

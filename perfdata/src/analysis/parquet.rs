@@ -6,7 +6,7 @@
 
 use super::{dso, Analyzer, Frame, SideEvent, SymbolOptions};
 use crate::container::Recording;
-use crate::generated::perf_data::{FeatureBody, RecordType};
+use crate::generated::perf_data::RecordType;
 use crate::rt::Error;
 use arrow_array::builder::{
     BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder,
@@ -606,19 +606,13 @@ fn recording_meta(a: &Analyzer<'_>) -> Meta {
         command_line: None,
         events: String::new(),
     };
-    let text = |s: &crate::generated::perf_data::PerfString<'_>| s.text.to_str_lossy().into_owned();
-    for f in &data.features {
-        match data.feature(f) {
-            Ok(FeatureBody::Hostname(v)) => m.hostname = Some(text(&v.value)),
-            Ok(FeatureBody::Osrelease(v)) => m.kernel = Some(text(&v.value)),
-            Ok(FeatureBody::Arch(v)) => m.arch = Some(text(&v.value)),
-            Ok(FeatureBody::Version(v)) => m.perf_version = Some(text(&v.value)),
-            Ok(FeatureBody::Cmdline(c)) => {
-                m.command_line = Some(c.args.iter().map(text).collect::<Vec<_>>().join(" "))
-            }
-            _ => {}
-        }
-    }
+    let mut info = super::info::Info::default();
+    super::info::describe_features(data, &mut info);
+    m.hostname = info.hostname;
+    m.kernel = info.kernel;
+    m.arch = info.arch;
+    m.perf_version = info.perf_version;
+    m.command_line = info.command_line;
     let events: Vec<serde_json::Value> = data
         .session
         .attrs
