@@ -600,8 +600,8 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
 }
 
 /// The record of a stream that holds byte `at` (`base`: offset of `buf[0]`).
-fn record_at<E: perfdata::rt::Endian>(buf: &[u8], base: u64, at: u64) -> String {
-    for (i, rec) in perfdata::container::RecordWalker::<E>::new(buf, base).enumerate() {
+fn record_at(buf: &[u8], base: u64, at: u64, endian: perfdata::rt::Endianness) -> String {
+    for (i, rec) in perfdata::container::RecordWalker::in_order(buf, base, endian).enumerate() {
         let Ok(rec) = rec else { break };
         let end = rec.offset + rec.stream_len() as u64;
         if (rec.offset..end).contains(&at) {
@@ -620,11 +620,7 @@ fn record_at<E: perfdata::rt::Endian>(buf: &[u8], base: u64, at: u64) -> String 
 /// the input is a bare record stream (a `data.N` file) in that byte order.
 pub fn locate(input: &[u8], stream: Option<perfdata::rt::Endianness>, at: u64) -> String {
     use perfdata::container::{Layout, PerfData};
-    use perfdata::rt::{BigEndian, Endianness, LittleEndian};
-    let records = |buf: &[u8], base: u64, endian: Endianness| match endian {
-        Endianness::Little => record_at::<LittleEndian>(buf, base, at),
-        Endianness::Big => record_at::<BigEndian>(buf, base, at),
-    };
+    let records = |buf: &[u8], base: u64, endian| record_at(buf, base, at, endian);
     if let Some(endian) = stream {
         return records(input, 0, endian);
     }

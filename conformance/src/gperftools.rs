@@ -554,13 +554,7 @@ fn rewrite(p: &Profile, bytes: &[u8]) -> Outcome {
         )),
         Err(e) => problems.push(e.to_string()),
     }
-    let other = Layout::new(
-        p.layout.word_size,
-        match p.layout.endian {
-            perfdata::rt::Endianness::Little => perfdata::rt::Endianness::Big,
-            perfdata::rt::Endianness::Big => perfdata::rt::Endianness::Little,
-        },
-    );
+    let other = Layout::new(p.layout.word_size, p.layout.endian.swapped());
     match p
         .encode(other)
         .and_then(|b| Profile::parse(&b))

@@ -9,7 +9,7 @@ use perfdata::generated::perf_data::{
     Attr, AttrType, Ctx, EventHeader, FeatureBody, FeatureId, RecordBody, RecordType, SampleId,
     SampleType, TracingData,
 };
-use perfdata::rt::{BigEndian, Endian, Endianness, LittleEndian, Reader};
+use perfdata::rt::{Endianness, Reader};
 use std::path::Path;
 
 /// One record of the input, decoded.
@@ -145,13 +145,8 @@ pub fn read_input(path: &Path) -> Result<(Vec<u8>, Streams)> {
 /// Decodes an input held in memory; `streams` are the `data.N` files of a directory.
 pub fn decode(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Decoded> {
     let data = PerfData::open(main).map_err(|e| anyhow::anyhow!("open: {e}"))?;
-    match data.format.endian {
-        Endianness::Little => decode_as::<LittleEndian>(&data, streams),
-        Endianness::Big => decode_as::<BigEndian>(&data, streams),
-    }
-}
-
-fn decode_as<E: Endian>(data: &PerfData<'_>, streams: &[(String, Vec<u8>)]) -> Result<Decoded> {
+    let data = &data;
+    let e = data.format.endian;
     let pipe = data.format.layout == Layout::Pipe;
     let directory = !streams.is_empty();
     let mut out = Decoded {
@@ -207,7 +202,7 @@ fn decode_as<E: Endian>(data: &PerfData<'_>, streams: &[(String, Vec<u8>)]) -> R
                 });
             }
         }
-        let mut bytes = raw_header::<E>(&rec.header);
+        let mut bytes = raw_header(&rec.header, e);
         bytes.extend_from_slice(rec.body);
         out.records.push(OurRecord {
             stream: stream.to_string(),
@@ -217,7 +212,7 @@ fn decode_as<E: Endian>(data: &PerfData<'_>, streams: &[(String, Vec<u8>)]) -> R
             misc: rec.header.misc.0,
             size: rec.header.size,
             bytes,
-            attr: data.session.attr_index::<E>(ty, rec.body),
+            attr: data.session.attr_index(ty, rec.body, e),
             attrs_before,
             body,
             payload: rec.payload.to_vec(),
@@ -252,8 +247,8 @@ fn decode_as<E: Endian>(data: &PerfData<'_>, streams: &[(String, Vec<u8>)]) -> R
 }
 
 /// The header bytes as they are on file (re-encoded from the decoded header).
-fn raw_header<E: Endian>(h: &EventHeader) -> Vec<u8> {
-    let mut w = perfdata::rt::Writer::<E>::new();
+fn raw_header(h: &EventHeader, e: Endianness) -> Vec<u8> {
+    let mut w = perfdata::rt::Writer::in_order(e);
     // An EventHeader always encodes (no computed fields).
     let _ = h.encode(&mut w, &Ctx::default());
     w.into_vec()
@@ -322,14 +317,8 @@ impl Decoded {
             .iter()
             .find(|r| r.type_ == RecordType::HEADER_TRACING_DATA)?;
         let ctx = Ctx::default();
-        let decoded = match self.endian {
-            Endianness::Little => {
-                TracingData::decode(&mut Reader::<LittleEndian>::new(&rec.payload, 0), &ctx)
-            }
-            Endianness::Big => {
-                TracingData::decode(&mut Reader::<BigEndian>::new(&rec.payload, 0), &ctx)
-            }
-        };
+        let decoded =
+            TracingData::decode(&mut Reader::in_order(&rec.payload, 0, self.endian), &ctx);
         decoded.ok().map(TracingData::into_owned)
     }
 

@@ -12,7 +12,7 @@
 use perfdata::container::{Layout, Origin, PerfData, RecordWalker};
 use perfdata::generated::perf_data::RecordType;
 use perfdata::model::{PerfFile, RecordData, RecordItem};
-use perfdata::rt::{BigEndian, Bytes, Endian, Endianness, LittleEndian};
+use perfdata::rt::{Bytes, Endianness};
 use perfdata::transform::{compress, decompress, to_file, to_pipe, CompressedKind};
 use perfdata::write::{write, WriteOptions};
 use std::io::Cursor;
@@ -58,30 +58,24 @@ fn data_section(bytes: Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
 /// The records of another stream of a recording (a `data.N` file), raw, as they sit in it
 /// (compressed records stay compressed), with their attrs resolved through `data`.
 fn stream_records<'b>(data: &PerfData<'_>, bytes: &'b [u8]) -> Result<Vec<RecordItem<'b>>, String> {
-    fn walk<'b, E: Endian>(
-        data: &PerfData<'_>,
-        bytes: &'b [u8],
-    ) -> Result<Vec<RecordItem<'b>>, String> {
-        let mut out = vec![];
-        for rec in RecordWalker::<E>::new(bytes, 0) {
+    let e = data.format.endian;
+    let mut out = vec![];
+    {
+        for rec in RecordWalker::in_order(bytes, 0, e) {
             let rec = rec.map_err(|e| e.to_string())?;
             let ty = rec.record_type();
             out.push(RecordItem {
                 ty,
                 misc: rec.header.misc,
-                attr: data.session.attr_index::<E>(ty, rec.body),
+                attr: data.session.attr_index(ty, rec.body, e),
                 data: RecordData::Raw {
                     body: Bytes::borrowed(rec.body),
                     payload: Bytes::borrowed(rec.payload),
                 },
             });
         }
-        Ok(out)
     }
-    match data.format.endian {
-        Endianness::Little => walk::<LittleEndian>(data, bytes),
-        Endianness::Big => walk::<BigEndian>(data, bytes),
-    }
+    Ok(out)
 }
 
 /// Check 4's writer side: the input read into the model and written back, copy-through
@@ -296,10 +290,7 @@ pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str)
     });
 
     // (b) the other byte order; a compressed input is decompressed first.
-    let other = match orig.endian {
-        Endianness::Little => Endianness::Big,
-        Endianness::Big => Endianness::Little,
-    };
+    let other = orig.endian.swapped();
     let kind = Kind::Swapped(other);
     out.push(if orig.legacy_v1 {
         // The writer refuses by design; make sure it does.
@@ -424,10 +415,7 @@ fn build_single_file(
                     if origin == Origin::Stream && is_compressed_frame(ty) {
                         return Ok(true);
                     }
-                    let attr = match data.format.endian {
-                        Endianness::Little => data.session.attr_index::<LittleEndian>(ty, rec.body),
-                        Endianness::Big => data.session.attr_index::<BigEndian>(ty, rec.body),
-                    };
+                    let attr = data.session.attr_index(ty, rec.body, data.format.endian);
                     f.records.push(RecordItem {
                         ty,
                         misc: rec.header.misc,

@@ -12,7 +12,7 @@ use crate::container::MappedFile;
 use crate::container::{Layout, Origin, PerfData, RecordWalker};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordItem};
-use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
+use crate::rt::{static_endian, Endianness, Error, StaticEndian};
 use crate::sink::{FileSink, PipeSink, RecordEncoder};
 use crate::stages::{
     decode_body, is_compressed, Compress, CompressedKind, Decompress, Pipeline, ToFile, ToPipe,
@@ -152,20 +152,10 @@ pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             return copy(&data, &mut src, out).map(|()| damaged);
         }
         let release = &|walked| map.release_before(walked);
-        match (plan.src, plan.dst) {
-            (Endianness::Little, Endianness::Little) => {
-                stream::<LittleEndian, LittleEndian>(&data, &plan, out, release)
-            }
-            (Endianness::Little, Endianness::Big) => {
-                stream::<LittleEndian, BigEndian>(&data, &plan, out, release)
-            }
-            (Endianness::Big, Endianness::Little) => {
-                stream::<BigEndian, LittleEndian>(&data, &plan, out, release)
-            }
-            (Endianness::Big, Endianness::Big) => {
-                stream::<BigEndian, BigEndian>(&data, &plan, out, release)
-            }
-        }
+        // The hot path: monomorphised for both the input's and the output's byte order.
+        static_endian!(plan.src, |s| static_endian!(plan.dst, |d| stream(
+            s, d, &data, &plan, out, release
+        )))
         .map(|()| damaged)
         .map_err(at)
     })
@@ -180,25 +170,21 @@ fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Resu
     src.seek(SeekFrom::Start(data.data_offset()))?;
     let len = data.data().len() as u64;
     let fctx = data.session.feature_ctx();
-    match (data.format.layout, data.format.endian) {
-        (Layout::File, Endianness::Little) => copy_file::<LittleEndian>(&head, fctx, src, len, out),
-        (Layout::File, Endianness::Big) => copy_file::<BigEndian>(&head, fctx, src, len, out),
-        (Layout::Pipe, Endianness::Little) => {
-            let enc = RecordEncoder::<LittleEndian>::new(head.endian, &head.attrs, fctx);
-            let mut sink = PipeSink::begin(out, enc)?;
-            sink.copy_records(src, len)?;
-            sink.finish().map(|_| ())
-        }
-        (Layout::Pipe, Endianness::Big) => {
-            let enc = RecordEncoder::<BigEndian>::new(head.endian, &head.attrs, fctx);
-            let mut sink = PipeSink::begin(out, enc)?;
-            sink.copy_records(src, len)?;
-            sink.finish().map(|_| ())
-        }
-    }
+    static_endian!(data.format.endian, |e| copy_as(
+        e,
+        data.format.layout,
+        &head,
+        fctx,
+        src,
+        len,
+        out
+    ))
 }
 
-fn copy_file<E: Endian>(
+/// [`copy`] with the header part written in byte order `E` (the input's).
+fn copy_as<E: StaticEndian>(
+    _: E,
+    layout: Layout,
     head: &PerfFile<'_>,
     fctx: Ctx,
     src: &mut std::fs::File,
@@ -206,19 +192,28 @@ fn copy_file<E: Endian>(
     out: &mut Out<'_>,
 ) -> Result<(), Error> {
     let enc = RecordEncoder::<E>::new(head.endian, &head.attrs, fctx);
-    let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
-    sink.copy_records(src, len)?;
-    sink.finish(&head.features, &head.feature_table_slack)?;
+    match layout {
+        Layout::File => {
+            let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish(&head.features, &head.feature_table_slack)?;
+        }
+        Layout::Pipe => {
+            let mut sink = PipeSink::begin(out, enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish()?;
+        }
+    }
     Ok(())
 }
 
 /// The output being written, in either layout.
-enum Sink<'o, 'w, E: Endian> {
+enum Sink<'o, 'w, E: StaticEndian> {
     File(FileSink<&'o mut Out<'w>, E>),
     Pipe(PipeSink<&'o mut Out<'w>, E>),
 }
 
-impl<E: Endian> Sink<'_, '_, E> {
+impl<E: StaticEndian> Sink<'_, '_, E> {
     fn record(&mut self, item: &RecordItem<'_>) -> Result<(), Error> {
         match self {
             Sink::File(s) => s.record(item),
@@ -228,7 +223,9 @@ impl<E: Endian> Sink<'_, '_, E> {
 }
 
 /// Records of the input (bytes in order `S`) through the stages into a sink in order `D`.
-fn stream<S: Endian, D: Endian>(
+fn stream<S: StaticEndian, D: StaticEndian>(
+    s: S,
+    _: D,
     data: &PerfData<'_>,
     plan: &Plan,
     out: &mut Out<'_>,
@@ -270,7 +267,7 @@ fn stream<S: Endian, D: Endian>(
     };
     let session = &data.session;
     let mut next_release = RELEASE_EVERY;
-    for (index, rec) in RecordWalker::<S>::new(data.data(), data.data_offset()).enumerate() {
+    for (index, rec) in RecordWalker::in_order(data.data(), data.data_offset(), s).enumerate() {
         let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
         if rec.offset >= next_release {
             // Records behind this one are written: their pages need not stay resident.
@@ -279,7 +276,7 @@ fn stream<S: Endian, D: Endian>(
         }
         let ty = rec.record_type();
         pipeline
-            .push(RecordItem::raw::<S>(session, &rec), &mut |it| {
+            .push(RecordItem::raw(session, &rec, s), &mut |it| {
                 sink.record(&it)
             })
             .map_err(|e| e.with_record(index as u64, ty))?;

@@ -204,10 +204,7 @@ pub fn convert(bytes: &[u8]) {
     // An input whose records do not all read (a damaged compressed stream) may give an
     // output that carries the damage: only an intact input's outputs must read entirely.
     let intact = data.for_each_record(&mut |_, _, _| Ok(true)).is_ok();
-    let other = match file.endian {
-        Endianness::Little => Endianness::Big,
-        Endianness::Big => Endianness::Little,
-    };
+    let other = file.endian.swapped();
     type Step = fn(&mut PerfFile<'_>, Endianness) -> Result<(), crate::rt::Error>;
     let steps: [Step; 5] = [
         |f, _| transform::to_pipe(f),

@@ -11,7 +11,7 @@ use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
 };
 use crate::placement::Placement;
-use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader};
+use crate::rt::{Bytes, Endian, Endianness, Error, Reader};
 
 /// A header feature: raw section bytes, or its decoded value.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,14 +45,14 @@ pub struct RecordItem<'a> {
 }
 
 impl<'a> RecordItem<'a> {
-    /// A record as it sits in the stream (bytes in the input's order `E`), borrowed; its
+    /// A record as it sits in the stream (bytes in the input's order `e`), borrowed; its
     /// attr found with `session`.
-    pub fn raw<E: Endian>(session: &Session<'_>, rec: &RawRecord<'a>) -> Self {
+    pub fn raw<E: Endian>(session: &Session<'_>, rec: &RawRecord<'a>, e: E) -> Self {
         let ty = rec.record_type();
         RecordItem {
             ty,
             misc: rec.header.misc,
-            attr: session.attr_index::<E>(ty, rec.body),
+            attr: session.attr_index(ty, rec.body, e),
             data: RecordData::Raw {
                 body: rec.body.into(),
                 payload: rec.payload.into(),
@@ -117,22 +117,20 @@ impl<'a> PerfFile<'a> {
     /// Everything `data` holds, raw (no record or feature is decoded except what finding
     /// each record's attr needs).
     pub fn read(data: &PerfData<'a>) -> Result<Self, Error> {
-        match data.format.endian {
-            Endianness::Little => Self::read_as::<LittleEndian>(data),
-            Endianness::Big => Self::read_as::<BigEndian>(data),
+        let mut file = Self::read_head(data)?;
+        let (session, e) = (&data.session, data.format.endian);
+        // Only the records as they sit in the stream: those inside compressed records stay
+        // inside them.
+        for (index, rec) in RecordWalker::in_order(data.data(), data.data_offset(), e).enumerate() {
+            let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+            file.records.push(RecordItem::raw(session, &rec, e));
         }
+        Ok(file)
     }
 
     /// Everything but the records: header, attrs, event_types and (raw) features — what
     /// a streaming conversion needs before the first record.
     pub fn read_head(data: &PerfData<'a>) -> Result<Self, Error> {
-        match data.format.endian {
-            Endianness::Little => Self::read_head_as::<LittleEndian>(data),
-            Endianness::Big => Self::read_head_as::<BigEndian>(data),
-        }
-    }
-
-    fn read_head_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
         let mut features = vec![];
         for f in &data.features {
             // A section the file cuts short keeps the bytes it has (a damaged feature is
@@ -147,7 +145,7 @@ impl<'a> PerfFile<'a> {
                 let bytes = slice(data.bytes, h.event_types.offset, h.event_types.size)?;
                 Some(
                     EventTypes::decode(
-                        &mut Reader::<E>::new(bytes, h.event_types.offset),
+                        &mut Reader::in_order(bytes, h.event_types.offset, data.format.endian),
                         &Ctx::default(),
                     )
                     .map_err(|e| e.in_field("event_types"))?,
@@ -168,18 +166,6 @@ impl<'a> PerfFile<'a> {
             records: vec![],
             placement: data.header.as_ref().and_then(|h| Placement::of(data, h)),
         })
-    }
-
-    fn read_as<E: Endian>(data: &PerfData<'a>) -> Result<Self, Error> {
-        let mut file = Self::read_head_as::<E>(data)?;
-        let session = &data.session;
-        // Only the records as they sit in the stream: those inside compressed records stay
-        // inside them.
-        for (index, rec) in RecordWalker::<E>::new(data.data(), data.data_offset()).enumerate() {
-            let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
-            file.records.push(RecordItem::raw::<E>(session, &rec));
-        }
-        Ok(file)
     }
 
     /// The decoding context of record `i` (its attr, misc and the CPU counts).
@@ -248,15 +234,8 @@ impl<'a> PerfFile<'a> {
         bytes: &Bytes<'_>,
     ) -> Result<FeatureBody<'static>, Error> {
         let ctx = Ctx::default();
-        let b = match self.endian {
-            Endianness::Little => {
-                FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), &ctx)
-            }
-            Endianness::Big => {
-                FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), &ctx)
-            }
-        };
-        b.map(FeatureBody::into_owned)
+        FeatureBody::decode(id, &mut Reader::in_order(bytes, 0, self.endian), &ctx)
+            .map(FeatureBody::into_owned)
     }
 
     fn decode_body(
@@ -343,13 +322,8 @@ fn decode_feature_in<'b>(
     bytes: &'b [u8],
     fctx: &Ctx,
 ) -> Result<FeatureBody<'b>, Error> {
-    match endian {
-        Endianness::Little => {
-            FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), fctx)
-        }
-        Endianness::Big => FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), fctx),
-    }
-    .map_err(|e| e.with_feature(crate::container::file::feature_label(id)))
+    FeatureBody::decode(id, &mut Reader::in_order(bytes, 0, endian), fctx)
+        .map_err(|e| e.with_feature(crate::container::file::feature_label(id)))
 }
 
 fn slice(bytes: &[u8], offset: u64, size: u64) -> Result<&[u8], Error> {

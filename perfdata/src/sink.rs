@@ -20,12 +20,12 @@ use crate::generated::perf_data::{
 };
 use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
 use crate::placement::{after_data_fits, Part};
-use crate::rt::{Array, BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader, Writer};
+use crate::rt::{Array, Bytes, Endianness, Error, Reader, StaticEndian, Writer};
 use std::io::{Read, Seek, SeekFrom, Write};
 
 /// Encodes records and features for an output in byte order `E`. Raw bytes are in the
 /// input's order (`src`): copied when the orders agree, decoded and encoded otherwise.
-pub struct RecordEncoder<E: Endian> {
+pub struct RecordEncoder<E: StaticEndian> {
     src: Endianness,
     /// The decoding context each attr gives (by index, as `RecordItem::attr`).
     attr_ctx: Vec<Ctx>,
@@ -35,7 +35,7 @@ pub struct RecordEncoder<E: Endian> {
     body: Writer<E>,
 }
 
-impl<E: Endian> RecordEncoder<E> {
+impl<E: StaticEndian> RecordEncoder<E> {
     /// `feature_ctx`: the CPU counts (see [`PerfFile::feature_ctx`]).
     pub fn new(src: Endianness, attrs: &[EventAttr<'_>], feature_ctx: Ctx) -> Self {
         RecordEncoder {
@@ -78,12 +78,7 @@ impl<E: Endian> RecordEncoder<E> {
         body: &'b [u8],
         ctx: &Ctx,
     ) -> Result<RecordBody<'b>, Error> {
-        match self.src {
-            Endianness::Little => {
-                RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, 0), ctx)
-            }
-            Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, 0), ctx),
-        }
+        crate::container::file::decode_body(self.src, ty, body, 0, ctx)
     }
 
     /// Writes one record (header, body, payload) to `out`; returns the bytes written.
@@ -159,14 +154,8 @@ impl<E: Endian> RecordEncoder<E> {
             }
             FeatureData::Raw(bytes) => {
                 // Another byte order: through the typed value.
-                let typed = match self.src {
-                    Endianness::Little => {
-                        FeatureBody::decode(id, &mut Reader::<LittleEndian>::new(bytes, 0), &ctx)
-                    }
-                    Endianness::Big => {
-                        FeatureBody::decode(id, &mut Reader::<BigEndian>::new(bytes, 0), &ctx)
-                    }
-                }?;
+                let typed =
+                    FeatureBody::decode(id, &mut Reader::in_order(bytes, 0, self.src), &ctx)?;
                 refuse_unknown_feature(&typed, id)?;
                 typed.encode(w, &ctx)
             }
@@ -196,7 +185,7 @@ struct DataSection {
 }
 
 /// A file-layout output being written.
-pub struct FileSink<W: Write + Seek, E: Endian> {
+pub struct FileSink<W: Write + Seek, E: StaticEndian> {
     out: W,
     enc: RecordEncoder<E>,
     start: u64,
@@ -212,7 +201,7 @@ pub struct FileSink<W: Write + Seek, E: Endian> {
     trailing: Bytes<'static>,
 }
 
-impl<W: Write + Seek, E: Endian> FileSink<W, E> {
+impl<W: Write + Seek, E: StaticEndian> FileSink<W, E> {
     /// Writes everything before the data: a placeholder header, the ids and attrs sections
     /// and event_types, from `head` (its records are ignored), in the order and with the
     /// gaps of `head.placement` when it still fits, else in perf's order. `features_follow`:
@@ -505,12 +494,12 @@ impl<W: Write + Seek, E: Endian> FileSink<W, E> {
 }
 
 /// A pipe-layout output being written: the header, then records as they come.
-pub struct PipeSink<W: Write, E: Endian> {
+pub struct PipeSink<W: Write, E: StaticEndian> {
     out: W,
     enc: RecordEncoder<E>,
 }
 
-impl<W: Write, E: Endian> PipeSink<W, E> {
+impl<W: Write, E: StaticEndian> PipeSink<W, E> {
     pub fn begin(mut out: W, enc: RecordEncoder<E>) -> Result<Self, Error> {
         let mut w = Writer::<E>::new();
         PipeHeader {

@@ -5,7 +5,7 @@
 //! code `perfdata convert` streams a file through.
 
 use crate::model::{PerfFile, RecordData};
-use crate::rt::{BigEndian, Bytes, Endianness, Error, LittleEndian};
+use crate::rt::{static_endian, Bytes, Endianness, Error};
 use crate::stages::{
     encode_body, is_compressed, run_on_model, Compress, Decompress, Reencode, ToFile, ToPipe,
 };
@@ -25,10 +25,10 @@ pub fn decompress(file: &mut PerfFile<'_>) -> Result<(), Error> {
 /// records inside are in the model's byte order: to write another order, call
 /// [`set_endian`] first.
 pub fn compress(file: &mut PerfFile<'_>, kind: CompressedKind, level: i32) -> Result<(), Error> {
-    match file.endian {
-        Endianness::Little => run_on_model(file, Compress::<LittleEndian>::new(kind, level)?),
-        Endianness::Big => run_on_model(file, Compress::<BigEndian>::new(kind, level)?),
-    }?;
+    static_endian!(file.endian, |e| run_on_model(
+        file,
+        Compress::for_order(e, kind, level)?
+    ))?;
     // Kept as bytes in the model's order, like records read from a file: the writer then
     // refuses to write them in another order (their content would stay in this one).
     let fctx = file.feature_ctx();
@@ -50,10 +50,7 @@ pub fn compress(file: &mut PerfFile<'_>, kind: CompressedKind, level: i32) -> Re
 /// the model's order. Needed before [`compress`] when the output is to have another byte
 /// order than the input (compressed records hold records in one order).
 pub fn set_endian(file: &mut PerfFile<'_>, endian: Endianness) -> Result<(), Error> {
-    match endian {
-        Endianness::Little => run_on_model(file, Reencode::<LittleEndian>::new()),
-        Endianness::Big => run_on_model(file, Reencode::<BigEndian>::new()),
-    }
+    static_endian!(endian, |e| run_on_model(file, Reencode::for_order(e)))
 }
 
 /// File layout → pipe layout, as `perf record -o -` would have streamed it: HEADER_ATTR

@@ -7,7 +7,7 @@
 use crate::container::Layout;
 use crate::generated::perf_data::FeatureId;
 use crate::model::PerfFile;
-use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
+use crate::rt::{static_endian, Endianness, Error, StaticEndian};
 use crate::sink::{FileSink, PipeSink, RecordEncoder};
 use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
@@ -122,12 +122,11 @@ pub fn write<W: Write + Seek>(
     out: &mut W,
     opts: WriteOptions,
 ) -> Result<(), Error> {
-    match (opts.endian.unwrap_or(file.endian), file.layout) {
-        (Endianness::Little, Layout::File) => write_file_as::<LittleEndian, W>(file, out),
-        (Endianness::Big, Layout::File) => write_file_as::<BigEndian, W>(file, out),
-        (Endianness::Little, Layout::Pipe) => write_pipe_as::<LittleEndian>(file, out),
-        (Endianness::Big, Layout::Pipe) => write_pipe_as::<BigEndian>(file, out),
-    }
+    let order = opts.endian.unwrap_or(file.endian);
+    static_endian!(order, |e| match file.layout {
+        Layout::File => write_file_as(e, file, out),
+        Layout::Pipe => write_pipe_as(e, file, out),
+    })
 }
 
 /// Writes a pipe-layout `file` to any `Write` (a pipe, stdout).
@@ -141,13 +140,16 @@ pub fn write_pipe<W: Write>(
             "write_pipe needs a pipe-layout PerfFile (convert it first)",
         ));
     }
-    match opts.endian.unwrap_or(file.endian) {
-        Endianness::Little => write_pipe_as::<LittleEndian>(file, out),
-        Endianness::Big => write_pipe_as::<BigEndian>(file, out),
-    }
+    static_endian!(opts.endian.unwrap_or(file.endian), |e| write_pipe_as(
+        e, file, out
+    ))
 }
 
-fn write_pipe_as<E: Endian>(file: &PerfFile<'_>, out: &mut impl Write) -> Result<(), Error> {
+fn write_pipe_as<E: StaticEndian>(
+    _: E,
+    file: &PerfFile<'_>,
+    out: &mut impl Write,
+) -> Result<(), Error> {
     let mut sink = PipeSink::<_, E>::begin(out, RecordEncoder::for_file(file))?;
     for (i, item) in file.records.iter().enumerate() {
         sink.record(item)
@@ -157,7 +159,8 @@ fn write_pipe_as<E: Endian>(file: &PerfFile<'_>, out: &mut impl Write) -> Result
     Ok(())
 }
 
-fn write_file_as<E: Endian, W: Write + Seek>(
+fn write_file_as<E: StaticEndian, W: Write + Seek>(
+    _: E,
     file: &PerfFile<'_>,
     out: &mut W,
 ) -> Result<(), Error> {

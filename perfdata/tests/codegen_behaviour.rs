@@ -7,7 +7,7 @@
 mod test_spec;
 
 use perfdata::rt::{
-    Array, BigEndian, Bytes, Endian, ErrorKind, LittleEndian, Payload, Reader, Str, Writer,
+    Array, BigEndian, Bytes, ErrorKind, LittleEndian, Payload, Reader, StaticEndian, Str, Writer,
 };
 use test_spec::*;
 
@@ -19,9 +19,9 @@ type BE = BigEndian;
 // ---------------------------------------------------------------------------------------
 
 /// Bytes in byte order `E`, built field by field.
-struct Buf<E: Endian>(Writer<E>);
+struct Buf<E: StaticEndian>(Writer<E>);
 
-impl<E: Endian> Buf<E> {
+impl<E: StaticEndian> Buf<E> {
     fn new() -> Self {
         Buf(Writer::new())
     }
@@ -54,14 +54,14 @@ fn le() -> Buf<LE> {
     Buf::new()
 }
 
-fn decode<'a, E: Endian>(ty: RecordType, bytes: &'a [u8], ctx: &Ctx) -> RecordBody<'a> {
+fn decode<'a, E: StaticEndian>(ty: RecordType, bytes: &'a [u8], ctx: &Ctx) -> RecordBody<'a> {
     let mut r = Reader::<E>::new(bytes, 0);
     let body = RecordBody::decode(ty, &mut r, ctx).unwrap_or_else(|e| panic!("decode {ty}: {e}"));
     assert_eq!(r.remaining(), 0, "a record body is consumed entirely");
     body
 }
 
-fn try_decode<'a, E: Endian>(
+fn try_decode<'a, E: StaticEndian>(
     ty: RecordType,
     bytes: &'a [u8],
     ctx: &Ctx,
@@ -69,14 +69,14 @@ fn try_decode<'a, E: Endian>(
     RecordBody::decode(ty, &mut Reader::<E>::new(bytes, 0x1000), ctx)
 }
 
-fn encode<E: Endian>(body: &RecordBody<'_>, ctx: &Ctx) -> Vec<u8> {
+fn encode<E: StaticEndian>(body: &RecordBody<'_>, ctx: &Ctx) -> Vec<u8> {
     let mut w = Writer::<E>::new();
     body.encode(&mut w, ctx)
         .unwrap_or_else(|e| panic!("encode: {e}"));
     w.into_vec()
 }
 
-fn encode_err<E: Endian>(body: &RecordBody<'_>, ctx: &Ctx) -> perfdata::rt::Error {
+fn encode_err<E: StaticEndian>(body: &RecordBody<'_>, ctx: &Ctx) -> perfdata::rt::Error {
     let mut w = Writer::<E>::new();
     match body.encode(&mut w, ctx) {
         Ok(()) => panic!("encoding {body:?} should fail"),
@@ -805,10 +805,10 @@ fn bitfield_members_move_on_big_endian() {
     f.set_type(0xf);
     assert_eq!(f.0, 1 | (2 << 2) | (0xf << 4));
     // On a big-endian producer `disabled` is the MSB, precise_ip bits 60-61, type 56-59.
-    let be = f.to_file::<BE>();
+    let be = f.to_file(BE::default());
     assert_eq!(be, (1 << 63) | (2 << 60) | (0xf << 56));
-    assert_eq!(AttrFlags::from_file::<BE>(be), f);
-    assert_eq!(f.to_file::<LE>(), f.0);
+    assert_eq!(AttrFlags::from_file(be, BE::default()), f);
+    assert_eq!(f.to_file(LE::default()), f.0);
     // In a record: the BE bytes of the word start with 0xa f...
     let v = Versioned {
         kind: Kind::A,
@@ -823,9 +823,9 @@ fn bitfield_members_move_on_big_endian() {
     assert_eq!(back.attr_flags.precise_ip(), 2);
     // A narrow word.
     // `lo` (LE bits 0-3) is the high nibble on a big-endian producer.
-    let n = Nibbles::from_file::<BE>(0x3a);
+    let n = Nibbles::from_file(0x3a, BE::default());
     assert_eq!((n.lo(), n.hi()), (0x3, 0xa));
-    assert_eq!(n.to_file::<BE>(), 0x3a);
+    assert_eq!(n.to_file(BE::default()), 0x3a);
     assert_eq!(
         format!("{f:?}"),
         "AttrFlags { disabled, precise_ip: 2, type: 15 }"
@@ -1219,7 +1219,7 @@ fn word_ctx(word_size: u8) -> Ctx {
 }
 
 /// `Words` bytes with `ws`-byte words in byte order `E`: count 2, pcs [a, b], extra, fixed.
-fn words_bytes<E: Endian>(ws: u8) -> Vec<u8> {
+fn words_bytes<E: StaticEndian>(ws: u8) -> Vec<u8> {
     let put = |b: Buf<E>, v: u64| if ws == 4 { b.u32(v as u32) } else { b.u64(v) };
     let b = Buf::<E>::new();
     let b = put(b, 2);
@@ -1230,7 +1230,7 @@ fn words_bytes<E: Endian>(ws: u8) -> Vec<u8> {
     b.u64(0x1122_3344_5566_7788).done()
 }
 
-fn words_in<E: Endian>(ws: u8) {
+fn words_in<E: StaticEndian>(ws: u8) {
     let ctx = word_ctx(ws);
     let bytes = words_bytes::<E>(ws);
     assert_eq!(bytes.len(), 5 * usize::from(ws) + 8);

@@ -6,9 +6,9 @@ perfdata_derive::spec! {
 }
 
 use perfdata::generated::gperftools as committed;
-use perfdata::rt::{BigEndian, Endian, LittleEndian, Reader, Writer};
+use perfdata::rt::{BigEndian, LittleEndian, Reader, StaticEndian, Writer};
 
-fn both_agree<E: Endian>(word_size: u8) {
+fn both_agree<E: StaticEndian>(word_size: u8) {
     // A header with one extra slot, a record, the trailer.
     let slots: [u64; 12] = [0, 4, 0, 250, 0, 9, 3, 2, 0x401000, 0x402000, 0, 1];
     let mut w = Writer::<E>::new();

@@ -30,7 +30,7 @@ mod common;
 use common::{hex, tails};
 
 use perfdata::generated::perf_data::*;
-use perfdata::rt::{Array, BigEndian, Endian, LittleEndian, Payload, Reader, Writer};
+use perfdata::rt::{Array, BigEndian, LittleEndian, Payload, Reader, StaticEndian, Writer};
 
 // ---------------------------------------------------------------------------------------
 // Helpers
@@ -119,7 +119,7 @@ fn both(f: impl Fn(&mut B)) -> (Vec<u8>, Vec<u8>) {
     (le.v, be.v)
 }
 
-fn encode_record<E: Endian>(v: &RecordBody<'_>, ctx: &Ctx) -> Vec<u8> {
+fn encode_record<E: StaticEndian>(v: &RecordBody<'_>, ctx: &Ctx) -> Vec<u8> {
     let mut w = Writer::<E>::new();
     v.encode(&mut w, ctx)
         .unwrap_or_else(|e| panic!("encode {:?}: {e}", v.record_type()));
@@ -163,7 +163,7 @@ fn record<'a>(ty: RecordType, le: &'a [u8], be: &[u8], ctx: &Ctx) -> RecordBody<
     v
 }
 
-fn encode_feature<E: Endian>(v: &FeatureBody<'_>, ctx: &Ctx) -> Vec<u8> {
+fn encode_feature<E: StaticEndian>(v: &FeatureBody<'_>, ctx: &Ctx) -> Vec<u8> {
     let mut w = Writer::<E>::new();
     v.encode(&mut w, ctx)
         .unwrap_or_else(|e| panic!("encode: {e}"));

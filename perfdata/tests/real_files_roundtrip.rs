@@ -12,7 +12,7 @@ use perfdata::container::{Origin, PerfData};
 use perfdata::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, RecordBody, RecordType,
 };
-use perfdata::rt::{BigEndian, Endian, Endianness, LittleEndian, Reader, Writer};
+use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader, StaticEndian, Writer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ macro_rules! roundtrip {
 /// The opposite byte order of `E`.
 type Other<E> = <E as Swap>::Other;
 trait Swap {
-    type Other: Endian;
+    type Other: StaticEndian;
 }
 impl Swap for LittleEndian {
     type Other = BigEndian;
@@ -98,7 +98,7 @@ fn check_file(path: &Path, cov: &mut Coverage) -> Option<perfdata::rt::Error> {
     }
 }
 
-fn check_as<E: Endian + Swap>(
+fn check_as<E: StaticEndian + Swap>(
     path: &Path,
     data: &PerfData<'_>,
     cov: &mut Coverage,
@@ -296,7 +296,7 @@ fn threads_directory_streams_round_trip() {
             let ty = rec.record_type();
             let ctx = data
                 .session
-                .record_ctx::<LittleEndian>(ty, rec.header.misc, rec.body);
+                .record_ctx(ty, rec.header.misc, rec.body, LittleEndian);
             roundtrip!(
                 LittleEndian,
                 rec.body,

@@ -1134,7 +1134,7 @@ impl<'s> Gen<'s> {
             impl rt::FixedElem for #name {
                 const SIZE: usize = #size;
                 #[inline]
-                fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+                fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
                     #decode
                 }
                 #[inline]
@@ -1167,7 +1167,7 @@ impl<'s> Gen<'s> {
         let fixed = self.newtype_fixed_elem(
             &name,
             e.repr,
-            quote!(Self(rt::elem_at::<#repr, E>(b, 0))),
+            quote!(Self(rt::elem_at::<#repr, E>(b, 0, e))),
             quote!(w.#put(self.0);),
         );
         quote! {
@@ -1255,7 +1255,7 @@ impl<'s> Gen<'s> {
         let fixed = self.newtype_fixed_elem(
             &name,
             fl.repr,
-            quote!(Self(rt::elem_at::<#repr, E>(b, 0))),
+            quote!(Self(rt::elem_at::<#repr, E>(b, 0, e))),
             quote!(w.#put(self.0);),
         );
         let as_u64 = prim_to_u64(fl.repr, quote!(self.0));
@@ -1398,14 +1398,14 @@ impl<'s> Gen<'s> {
                 quote!(#x as #repr)
             }
         };
-        let from = narrow(quote!(rt::bitfield_from_file::<E>(#to64, #bits_lit, Self::FIELDS)));
-        let to = narrow(quote!(rt::bitfield_to_file::<E>(#self64, #bits_lit, Self::FIELDS)));
+        let from = narrow(quote!(rt::bitfield_from_file(#to64, #bits_lit, Self::FIELDS, e)));
+        let to = narrow(quote!(rt::bitfield_to_file(#self64, #bits_lit, Self::FIELDS, e)));
         let put = prim_put(p);
         let fixed = self.newtype_fixed_elem(
             &name,
             p,
-            quote!(Self::from_file::<E>(rt::elem_at::<#repr, E>(b, 0))),
-            quote!(w.#put(self.to_file::<E>());),
+            quote!(Self::from_file(rt::elem_at::<#repr, E>(b, 0, e), e)),
+            quote!(w.#put(self.to_file(w.endian()));),
         );
         quote! {
             #doc
@@ -1420,12 +1420,12 @@ impl<'s> Gen<'s> {
                 /// producer.
                 pub const FIELDS: &'static [(&'static str, u8, u8)] = &[#table];
                 /// The canonical value of a word read in file order from a producer of byte
-                /// order `E` (a big-endian producer allocates members from the MSB).
-                pub fn from_file<E: rt::Endian>(raw: #repr) -> Self {
+                /// order `e` (a big-endian producer allocates members from the MSB).
+                pub fn from_file<E: rt::Endian>(raw: #repr, e: E) -> Self {
                     Self(#from)
                 }
-                /// The word to write in byte order `E`.
-                pub fn to_file<E: rt::Endian>(self) -> #repr {
+                /// The word to write in byte order `e`.
+                pub fn to_file<E: rt::Endian>(self, e: E) -> #repr {
                     #to
                 }
                 #accessors
@@ -1712,7 +1712,7 @@ impl<'s> Gen<'s> {
                     let p = self.spec.scalar_repr(st);
                     let id = format_ident!("{}", n);
                     let rd = prim_read(p);
-                    ok(quote!(#rd.map(#id::from_file::<E>)))
+                    ok(quote!(#rd.map(|v| #id::from_file(v, r.endian()))))
                 }
             },
             TypeRef::Struct { name, args } => {
@@ -1976,11 +1976,10 @@ impl<'s> Gen<'s> {
                 if let Some(be) = &f.big_endian_if {
                     let ct = self.bool_expr(be, &env).ts;
                     inner = quote! {
-                        if #ct {
-                            r.with_endian::<rt::BigEndian, _>(|r| #inner)
-                        } else {
-                            r.with_endian::<rt::LittleEndian, _>(|r| #inner)
-                        }
+                        r.with_endian(
+                            if #ct { rt::Endianness::Big } else { rt::Endianness::Little },
+                            |r| #inner,
+                        )
                     };
                 }
                 if d.fallible
@@ -2312,7 +2311,7 @@ impl<'s> Gen<'s> {
                         quote!(w.#put(#v);)
                     }
                     ScalarType::Enum(_) | ScalarType::Flags(_) => quote!(w.#put(#place.0);),
-                    ScalarType::Bitfield(_) => quote!(w.#put(#place.to_file::<E>());),
+                    ScalarType::Bitfield(_) => quote!(w.#put(#place.to_file(w.endian()));),
                 }
             }
             TypeRef::Struct { name, args } => {
@@ -2616,11 +2615,10 @@ impl<'s> Gen<'s> {
                     if let Some(be) = &f.big_endian_if {
                         let ct = self.bool_expr(be, &env).ts;
                         inner = quote! {
-                            if #ct {
-                                w.with_endian::<rt::BigEndian, _>(|w| -> rt::Result<()> { #inner Ok(()) })?;
-                            } else {
-                                w.with_endian::<rt::LittleEndian, _>(|w| -> rt::Result<()> { #inner Ok(()) })?;
-                            }
+                            w.with_endian(
+                                if #ct { rt::Endianness::Big } else { rt::Endianness::Little },
+                                |w| -> rt::Result<()> { #inner Ok(()) },
+                            )?;
                         };
                     }
                     match &f.within {
@@ -2857,7 +2855,7 @@ impl<'s> Gen<'s> {
             let id = ident(&f.name);
             let ty = self.rust_ty(&f.ty);
             let o = lit_usize(off);
-            dec.extend(quote!(#id: rt::elem_at::<#ty, E>(b, #o),));
+            dec.extend(quote!(#id: rt::elem_at::<#ty, E>(b, #o, e),));
             enc.extend(quote!(rt::FixedElem::encode_elem(&self.#id, w);));
             off += self.fixed_size(&f.ty);
         }
@@ -2865,7 +2863,7 @@ impl<'s> Gen<'s> {
         quote! {
             impl rt::FixedElem for #name {
                 const SIZE: usize = #size;
-                fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+                fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
                     Self { #dec }
                 }
                 fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {

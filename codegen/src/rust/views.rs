@@ -131,7 +131,7 @@ impl Gen<'_> {
             let size = u16::try_from(size).expect("a fixed field is smaller than 64 KiB");
             let ty = self.rust_ty(&f.ty);
             let fdoc = doc_attrs(&f.doc);
-            let read = quote!(rt::FixedElem::decode_elem_in(
+            let read = quote!(rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian
             ));
@@ -210,7 +210,7 @@ impl Gen<'_> {
                     }
                 }
                 #[inline]
-                fn #id_in<E: rt::Endian>(&self) -> rt::Result<#ret> {
+                fn #id_in<E: rt::StaticEndian>(&self) -> rt::Result<#ret> {
                     let ctx = self.ctx;
                     let _ = ctx;
                     let r = &mut self.walk_reader::<E>();
@@ -238,7 +238,7 @@ impl Gen<'_> {
                     }
                 }
                 #[inline]
-                fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+                fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
                     let ctx = self.ctx;
                     let _ = ctx;
                     let r = &mut self.walk_reader::<E>();
@@ -253,7 +253,7 @@ impl Gen<'_> {
             quote! {
                 /// A reader over the bytes after the fixed prefix (the trailer excluded).
                 #[inline]
-                fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+                fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
                     let start = usize::from(self.layout.fixed_len);
                     rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
                 }

@@ -93,12 +93,13 @@ pub fn zstd_data<E: Endian>(
     ty: RecordType,
     body: &[u8],
     at: u64,
+    e: E,
 ) -> Result<Option<Bytes<'_>>, Error> {
     if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
         return Ok(None);
     }
     Ok(
-        match RecordBody::decode(ty, &mut Reader::<E>::new(body, at), &Ctx::default())? {
+        match RecordBody::decode(ty, &mut Reader::in_order(body, at, e), &Ctx::default())? {
             RecordBody::Compressed(c) => Some(c.data),
             RecordBody::Compressed2(c) => Some(c.data),
             _ => None,

@@ -8,7 +8,7 @@ use crate::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, FileSection, RecordBody, RecordType,
     SampleIds, SampleView,
 };
-use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
+use crate::rt::{static_endian, Endian, Endianness, Error, ErrorKind, Reader};
 
 /// Where a feature's payload is (file mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,13 +77,7 @@ impl<'a> PerfData<'a> {
     /// mode also walks the stream once to collect HEADER_ATTR and NRCPUS.
     pub fn open(bytes: &'a [u8]) -> Result<Self, Error> {
         let format = detect(bytes)?;
-        match format.endian {
-            Endianness::Little => Self::open_as::<LittleEndian>(bytes, format),
-            Endianness::Big => Self::open_as::<BigEndian>(bytes, format),
-        }
-    }
-
-    fn open_as<E: Endian>(bytes: &'a [u8], format: Format) -> Result<Self, Error> {
+        let e = format.endian;
         let ctx = Ctx::default();
         if format.layout == Layout::Pipe {
             let mut data = PerfData {
@@ -104,16 +98,16 @@ impl<'a> PerfData<'a> {
             // stream without decompressing it. A stream that breaks off later still opens:
             // the records before the break are readable, and `for_each_record` reports the
             // break where it is.
-            for rec in RecordWalker::<E>::new(data.data(), data.data_start as u64) {
+            for rec in RecordWalker::in_order(data.data(), data.data_start as u64, e) {
                 let Ok(rec) = rec else { break };
-                if session.note_record::<E>(&rec).is_err() {
+                if session.note_record(&rec, e).is_err() {
                     break;
                 }
             }
             data.session = session;
             return Ok(data);
         }
-        let header = FileHeader::decode(&mut Reader::<E>::new(bytes, 0), &ctx)
+        let header = FileHeader::decode(&mut Reader::in_order(bytes, 0, e), &ctx)
             .map_err(|e| e.in_field("perf_file_header"))?;
         let (data_start, mut data_end) = section(bytes, &header.data, "data")?;
         // perf writes the header first with data.size 0 and rewrites it when recording
@@ -123,7 +117,7 @@ impl<'a> PerfData<'a> {
         // at the data offset.
         let unfinished = header.data.size == 0
             && bytes.len() > data_start
-            && !feature_table_at::<E>(bytes, data_start, header.adds_features.as_ref());
+            && !feature_table_at(bytes, data_start, header.adds_features.as_ref(), e);
         if unfinished {
             data_end = bytes.len();
         }
@@ -136,12 +130,12 @@ impl<'a> PerfData<'a> {
         let mut at = attrs_start;
         while at < attrs_end {
             let end = at.saturating_add(entry_size).min(attrs_end);
-            let mut r = Reader::<E>::new(&bytes[at..end], at as u64);
+            let mut r = Reader::in_order(&bytes[at..end], at as u64, e);
             let entry = AttrEntry::decode(&mut r, &ctx, header.attr_size)
                 .map_err(|e| e.in_field("attrs"))?;
             let (ids_start, ids_end) = section(bytes, &entry.ids, "attr ids")?;
             let ids = SampleIds::decode(
-                &mut Reader::<E>::new(&bytes[ids_start..ids_end], ids_start as u64),
+                &mut Reader::in_order(&bytes[ids_start..ids_end], ids_start as u64, e),
                 &ctx,
             )
             .map_err(|e| e.in_field("attr ids"))?;
@@ -155,7 +149,8 @@ impl<'a> PerfData<'a> {
         let mut features = vec![];
         let mut feature_table_cut = None;
         if let Some(bitmap) = header.adds_features.as_ref().filter(|_| !unfinished) {
-            let mut table = Reader::<E>::new(bytes.get(data_end..).unwrap_or(&[]), data_end as u64);
+            let mut table =
+                Reader::in_order(bytes.get(data_end..).unwrap_or(&[]), data_end as u64, e);
             for bit in 0..256u32 {
                 let word = bitmap.get(bit as usize / 64).unwrap_or(0);
                 if word & (1u64 << (bit % 64)) == 0 {
@@ -202,7 +197,7 @@ impl<'a> PerfData<'a> {
             .find(|f| f.id == FeatureId::NRCPUS)
             .copied()
         {
-            if let Ok(feature) = data.feature_as::<E>(&f) {
+            if let Ok(feature) = data.feature(&f) {
                 data.session.observe_feature(&feature);
             }
         }
@@ -221,18 +216,11 @@ impl<'a> PerfData<'a> {
         let mut at = start;
         while at < end && size > 0 {
             let next = at.saturating_add(size).min(end);
-            let entry = match self.format.endian {
-                Endianness::Little => AttrEntry::decode(
-                    &mut Reader::<LittleEndian>::new(&self.bytes[at..next], at as u64),
-                    &Ctx::default(),
-                    header.attr_size,
-                ),
-                Endianness::Big => AttrEntry::decode(
-                    &mut Reader::<BigEndian>::new(&self.bytes[at..next], at as u64),
-                    &Ctx::default(),
-                    header.attr_size,
-                ),
-            }
+            let entry = AttrEntry::decode(
+                &mut Reader::in_order(&self.bytes[at..next], at as u64, self.format.endian),
+                &Ctx::default(),
+                header.attr_size,
+            )
             .map_err(|e| e.in_field("attrs"))?;
             sections.push(entry.ids);
             at = next;
@@ -297,17 +285,10 @@ impl<'a> PerfData<'a> {
 
     /// Decodes one feature section.
     pub fn feature(&self, f: &FeatureSection) -> Result<FeatureBody<'a>, Error> {
-        match self.format.endian {
-            Endianness::Little => self.feature_as::<LittleEndian>(f),
-            Endianness::Big => self.feature_as::<BigEndian>(f),
-        }
-    }
-
-    fn feature_as<E: Endian>(&self, f: &FeatureSection) -> Result<FeatureBody<'a>, Error> {
         let bytes = self.feature_bytes(f)?;
         FeatureBody::decode(
             f.id,
-            &mut Reader::<E>::new(bytes, f.offset),
+            &mut Reader::in_order(bytes, f.offset, self.format.endian),
             &self.session.feature_ctx(),
         )
         .map_err(|e| e.or_offset(f.offset).with_feature(feature_label(f.id)))
@@ -342,16 +323,8 @@ impl<'a> PerfData<'a> {
     /// offset its event's plan gives; `None` when the record has none.
     #[inline]
     pub fn time(&self, rec: &RawRecord<'_>, ctx: &RecordCtx) -> Option<u64> {
-        match self.format.endian {
-            Endianness::Little => {
-                self.session
-                    .record_time::<LittleEndian>(rec.record_type(), rec.body, ctx)
-            }
-            Endianness::Big => {
-                self.session
-                    .record_time::<BigEndian>(rec.record_type(), rec.body, ctx)
-            }
-        }
+        self.session
+            .record_time(rec.record_type(), rec.body, ctx, self.format.endian)
     }
 
     /// The record stream: the data section (file) or everything after the pipe header.
@@ -416,10 +389,8 @@ impl<'a> PerfData<'a> {
         salvage: Option<&mut Vec<Error>>,
         f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
-        match self.format.endian {
-            Endianness::Little => self.walk_as::<LittleEndian, _>(bytes, base, salvage, f),
-            Endianness::Big => self.walk_as::<BigEndian, _>(bytes, base, salvage, f),
-        }
+        static_endian!(self.format.endian, |e| self
+            .walk_as(e, bytes, base, salvage, &mut *f))
     }
 
     /// [`PerfData::walk`] in byte order `E` with a visitor the compiler can inline into
@@ -427,6 +398,7 @@ impl<'a> PerfData<'a> {
     #[inline]
     pub(crate) fn walk_as<E: Endian, F>(
         &self,
+        e: E,
         bytes: &[u8],
         base: u64,
         salvage: Option<&mut Vec<Error>>,
@@ -437,13 +409,14 @@ impl<'a> PerfData<'a> {
     {
         let session = &self.session;
         // Inlined into the walk: the record goes to `f` without another copy.
-        walk_stream_with::<E, _>(
+        walk_stream_with(
+            e,
             bytes,
             base,
             salvage,
             #[inline(always)]
             |origin, rec| {
-                let ctx = session.record_ctx::<E>(rec.record_type(), rec.header.misc, rec.body);
+                let ctx = session.record_ctx(rec.record_type(), rec.header.misc, rec.body, e);
                 f(origin, rec, &ctx)
             },
         )
@@ -452,10 +425,11 @@ impl<'a> PerfData<'a> {
 
 /// True when a feature table for `bitmap` sits at `at`: every section it lists lies in
 /// the file after the table (record bytes read as sections give offsets far outside).
-fn feature_table_at<E: Endian>(
+fn feature_table_at(
     bytes: &[u8],
     at: usize,
     bitmap: Option<&crate::rt::Array<'_, u64>>,
+    e: Endianness,
 ) -> bool {
     let Some(bitmap) = bitmap else {
         return false;
@@ -465,7 +439,7 @@ fn feature_table_at<E: Endian>(
     if n == 0 || table_end > bytes.len() {
         return false;
     }
-    let mut table = Reader::<E>::new(&bytes[at..table_end], at as u64);
+    let mut table = Reader::in_order(&bytes[at..table_end], at as u64, e);
     (0..n).all(|_| match FileSection::decode(&mut table, &Ctx::default()) {
         Ok(s) => {
             s.offset >= table_end as u64
@@ -481,6 +455,7 @@ fn feature_table_at<E: Endian>(
 /// framing error skips to the next place where records parse again ([`resync`]), a bad
 /// compressed chunk drops what is pending and restarts the zstd stream.
 fn walk_stream_with<E: Endian, F>(
+    order: E,
     data: &[u8],
     data_start: u64,
     mut salvage: Option<&mut Vec<Error>>,
@@ -495,7 +470,7 @@ where
     let mut index = 0u64;
     let mut start = 0usize;
     'stream: loop {
-        let mut walker = RecordWalker::<E>::new(&data[start..], data_start + start as u64);
+        let mut walker = RecordWalker::in_order(&data[start..], data_start + start as u64, order);
         while let Some(rec) = walker.next() {
             let rec = match rec {
                 Ok(rec) => rec,
@@ -506,7 +481,7 @@ where
                     };
                     errors.push(e);
                     let failed_at = data.len() - walker.rest().len();
-                    match resync::<E>(data, failed_at) {
+                    match resync(data, failed_at, order) {
                         Some(next) => {
                             errors.push(Error::other(format!(
                                 "salvage: skipped bytes {:#x}..{:#x}",
@@ -535,13 +510,13 @@ where
             let mut stopped = false;
             let fed = (|| -> Result<bool, Error> {
                 let at = rec.offset + HEADER_SIZE as u64;
-                let zdata = zstd_data::<E>(ty, rec.body, at)?.unwrap_or_default();
+                let zdata = zstd_data(ty, rec.body, at, order)?.unwrap_or_default();
                 let d = match &mut decompressor {
                     Some(d) => d,
                     None => decompressor.insert(Decompressor::new()?),
                 };
                 d.feed_with(&zdata, rec.offset, &mut |pending| {
-                    let mut walker = RecordWalker::<E>::new(pending, decompressed_offset);
+                    let mut walker = RecordWalker::in_order(pending, decompressed_offset, order);
                     let mut taken = 0;
                     let mut go_on = true;
                     for inner in walker.by_ref() {
@@ -632,11 +607,11 @@ where
 /// bytes after the damaged one, within the largest record size (in a pipe stream the
 /// unpadded setup records leave the kernel records off 8-byte alignment); then at every
 /// byte. Each byte is looked at a bounded number of times: salvaging stays linear.
-fn resync<E: Endian>(data: &[u8], failed_at: usize) -> Option<usize> {
+fn resync<E: Endian>(data: &[u8], failed_at: usize, e: E) -> Option<usize> {
     let parses_at = |at: usize| {
         const CHAIN: usize = 3;
         let mut good = 0;
-        let mut walker = RecordWalker::<E>::new(&data[at..], 0);
+        let mut walker = RecordWalker::in_order(&data[at..], 0, e);
         for rec in walker.by_ref().take(CHAIN) {
             match rec {
                 Ok(r) if r.record_type().name().is_some() => good += 1,
@@ -679,12 +654,12 @@ pub fn decode_body<'r>(
     base: u64,
     ctx: &Ctx,
 ) -> Result<RecordBody<'r>, Error> {
-    match endian {
-        Endianness::Little => {
-            RecordBody::decode(ty, &mut Reader::<LittleEndian>::new(body, base), ctx)
-        }
-        Endianness::Big => RecordBody::decode(ty, &mut Reader::<BigEndian>::new(body, base), ctx),
-    }
+    // Hot (every record of `dump`, `convert --typed`): monomorphised per byte order.
+    static_endian!(endian, |e| RecordBody::decode(
+        ty,
+        &mut Reader::in_order(body, base, e),
+        ctx
+    ))
 }
 
 /// A feature as errors name it: its id and, when the spec knows it, its name

@@ -4,7 +4,7 @@ use crate::generated::perf_data::{
     PERF_FILE_HEADER_SIZE, PERF_FILE_HEADER_SIZE_NO_FEATURES, PERF_MAGIC, PERF_MAGIC_V1,
     PERF_PIPE_HEADER_SIZE,
 };
-use crate::rt::{Endianness, Error};
+use crate::rt::{Endian, Endianness, Error};
 
 /// How the records are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -28,10 +28,7 @@ pub struct Format {
 
 fn u64_at(bytes: &[u8], at: usize, endian: Endianness) -> Option<u64> {
     let b: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
-    Some(match endian {
-        Endianness::Little => u64::from_le_bytes(b),
-        Endianness::Big => u64::from_be_bytes(b),
-    })
+    Some(endian.read_u64(b))
 }
 
 /// Detects the format from the first bytes (at least 16; 24 for legacy files).

@@ -19,7 +19,7 @@ use super::file::{Origin, PerfData, RecordFn};
 use super::session::{RecordCtx, Session};
 use super::stream::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{EventHeader, RecordType};
-use crate::rt::{BigEndian, Endian, Endianness, Error, LittleEndian};
+use crate::rt::{static_endian, Endian, Error};
 
 /// A queued record: its time, header and where its body is.
 #[derive(Clone, Copy)]
@@ -159,14 +159,12 @@ impl<'a> PerfData<'a> {
     }
 
     fn ordered_in(&self, data: &[u8], data_start: u64, f: &mut RecordFn<'_>) -> Result<(), Error> {
-        match self.format.endian {
-            Endianness::Little => self.ordered::<LittleEndian>(data, data_start, f),
-            Endianness::Big => self.ordered::<BigEndian>(data, data_start, f),
-        }
+        static_endian!(self.format.endian, |e| self.ordered(e, data, data_start, f))
     }
 
     fn ordered<E: Endian>(
         &self,
+        e: E,
         data: &[u8],
         data_start: u64,
         f: &mut RecordFn<'_>,
@@ -175,7 +173,7 @@ impl<'a> PerfData<'a> {
         let mut queue = Queue::default();
         let (mut next_flush, mut max_time) = (0u64, 0u64);
         let mut stopped = false;
-        self.walk_as::<E, _>(data, data_start, None, |origin, rec, ctx: &RecordCtx| {
+        self.walk_as(e, data, data_start, None, |origin, rec, ctx: &RecordCtx| {
             let ty = rec.record_type();
             if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
                 return Ok(true);
@@ -190,7 +188,7 @@ impl<'a> PerfData<'a> {
                 stopped = true;
                 return Ok(false);
             }
-            match session.record_time::<E>(ty, rec.body, ctx) {
+            match session.record_time(ty, rec.body, ctx, e) {
                 Some(t) => {
                     max_time = max_time.max(t);
                     queue.push(t, origin, &rec, data_start, ctx.attr);

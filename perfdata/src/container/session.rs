@@ -58,17 +58,17 @@ impl AttrPlan {
 
     /// The timestamp of a record of this event: SAMPLE's `time` or the trailer's.
     #[inline]
-    pub fn time<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<u64> {
+    pub fn time<E: Endian>(&self, ty: RecordType, body: &[u8], e: E) -> Option<u64> {
         let at = self.u64_at(ty, body, self.sample.time, self.sample_id.time)?;
-        Some(get_u64::<E>(body, at))
+        Some(get_u64(body, at, e))
     }
 
     /// The sample id at perf's fixed position: IDENTIFIER when sampled, else ID.
-    fn sample_id<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<u64> {
+    fn sample_id<E: Endian>(&self, ty: RecordType, body: &[u8], e: E) -> Option<u64> {
         let at = self
             .u64_at(ty, body, self.sample.identifier, self.sample_id.identifier)
             .or_else(|| self.u64_at(ty, body, self.sample.id, self.sample_id.id))?;
-        Some(get_u64::<E>(body, at))
+        Some(get_u64(body, at, e))
     }
 }
 
@@ -143,14 +143,14 @@ impl<'a> Session<'a> {
 
     /// Learns from a pipe-mode setup record: HEADER_ATTR declares an attr and its ids,
     /// HEADER_FEATURE may carry NRCPUS. Other records are ignored.
-    pub fn note_record<E: Endian>(&mut self, rec: &RawRecord<'_>) -> Result<(), Error> {
+    pub fn note_record<E: Endian>(&mut self, rec: &RawRecord<'_>, e: E) -> Result<(), Error> {
         let ty = rec.record_type();
         if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
             return Ok(());
         }
         let body = RecordBody::decode(
             ty,
-            &mut Reader::<E>::new(rec.body, rec.offset + HEADER_SIZE as u64),
+            &mut Reader::in_order(rec.body, rec.offset + HEADER_SIZE as u64, e),
             &self.feature_ctx(),
         )?;
         match body {
@@ -190,14 +190,14 @@ impl<'a> Session<'a> {
 
     /// Index of the attr that `body` (of a record of type `ty`) belongs to, if any attr.
     #[inline]
-    pub fn attr_index<E: Endian>(&self, ty: RecordType, body: &[u8]) -> Option<usize> {
+    pub fn attr_index<E: Endian>(&self, ty: RecordType, body: &[u8], e: E) -> Option<usize> {
         let first = self.plans.first()?;
         if self.plans.len() == 1 {
             return Some(0);
         }
         // perf reads the id where the first attr's sample_type puts it (all attrs of a
         // session that carry ids share those bits).
-        let id = first.sample_id::<E>(ty, body)?;
+        let id = first.sample_id(ty, body, e)?;
         Some(self.by_id.get(&id).copied().unwrap_or(0))
     }
 
@@ -208,8 +208,9 @@ impl<'a> Session<'a> {
         ty: RecordType,
         misc: RecordMisc,
         body: &[u8],
+        e: E,
     ) -> RecordCtx {
-        self.ctx_of(self.attr_index::<E>(ty, body), misc)
+        self.ctx_of(self.attr_index(ty, body, e), misc)
     }
 
     /// The context of a record of attr `attr` with header bits `misc`.
@@ -235,8 +236,9 @@ impl<'a> Session<'a> {
         ty: RecordType,
         body: &[u8],
         rctx: &RecordCtx,
+        e: E,
     ) -> Option<u64> {
-        self.plan(rctx.attr?)?.time::<E>(ty, body)
+        self.plan(rctx.attr?)?.time(ty, body, e)
     }
 }
 

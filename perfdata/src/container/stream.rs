@@ -4,7 +4,7 @@
 //! Only mechanics live here: the header and every body are decoded by generated code.
 
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{Endian, Error, FixedElem, Reader};
+use crate::rt::{Endian, Error, FixedElem, Reader, StaticEndian};
 
 /// Size of `perf_event_header`, from the spec.
 pub const HEADER_SIZE: usize = <EventHeader as crate::rt::FixedElem>::SIZE;
@@ -38,18 +38,25 @@ pub struct RecordWalker<'a, E: Endian> {
     base: u64,
     pos: usize,
     failed: bool,
-    _endian: core::marker::PhantomData<E>,
+    endian: E,
+}
+
+impl<'a, E: StaticEndian> RecordWalker<'a, E> {
+    /// `base` is the absolute offset of `buf[0]`, used in offsets and errors.
+    pub fn new(buf: &'a [u8], base: u64) -> Self {
+        Self::in_order(buf, base, E::default())
+    }
 }
 
 impl<'a, E: Endian> RecordWalker<'a, E> {
-    /// `base` is the absolute offset of `buf[0]`, used in offsets and errors.
-    pub fn new(buf: &'a [u8], base: u64) -> Self {
+    /// A walk in byte order `endian` (run-time or compile-time); `base` as for `new`.
+    pub fn in_order(buf: &'a [u8], base: u64, endian: E) -> Self {
         RecordWalker {
             buf,
             base,
             pos: 0,
             failed: false,
-            _endian: core::marker::PhantomData,
+            endian,
         }
     }
 
@@ -68,7 +75,7 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
                     .in_field("perf_event_header"),
             );
         };
-        let header = <EventHeader as FixedElem>::decode_elem::<E>(head);
+        let header = <EventHeader as FixedElem>::decode_elem(head, self.endian);
         let size = usize::from(header.size);
         if size < HEADER_SIZE || size > rest.len() {
             return Err(bad_size(at, size, rest.len()));
@@ -76,7 +83,7 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
         let body = &rest[HEADER_SIZE..size];
         let ty = RecordType(header.type_);
         let payload_len = if ty.has_payload() {
-            payload_len::<E>(ty, body, at)?
+            payload_len(ty, body, at, self.endian)?
         } else {
             0
         };
@@ -131,8 +138,8 @@ fn bad_size(at: u64, size: usize, available: usize) -> Error {
 /// records: no trailer, no context), as its body declares it. Rare: kept out of the
 /// per-record path.
 #[inline(never)]
-fn payload_len<E: Endian>(ty: RecordType, body: &[u8], at: u64) -> Result<usize, Error> {
-    let mut br = Reader::<E>::new(body, at + HEADER_SIZE as u64);
+fn payload_len<E: Endian>(ty: RecordType, body: &[u8], at: u64, e: E) -> Result<usize, Error> {
+    let mut br = Reader::in_order(body, at + HEADER_SIZE as u64, e);
     let decoded = RecordBody::decode(ty, &mut br, &Ctx::default())?;
     Ok(usize::try_from(decoded.payload_len()).unwrap_or(usize::MAX))
 }

@@ -7,7 +7,7 @@ use super::format::{detect, Layout};
 use super::session::{AttrPlan, EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType, SampleView};
-use crate::rt::{BigEndian, Endian, Endianness, Error, ErrorKind, LittleEndian, Reader};
+use crate::rt::{Endianness, Error, ErrorKind, Reader};
 use std::io::Read;
 
 /// One record read from a stream; borrows the reader's buffer until the next call.
@@ -109,13 +109,8 @@ impl<R: Read> StreamReader<R> {
 
     /// The next record, `None` at the end of the stream.
     pub fn next_record(&mut self) -> Result<Option<StreamRecord<'_>>, Error> {
-        match self.endian {
-            Endianness::Little => self.next_as::<LittleEndian>(),
-            Endianness::Big => self.next_as::<BigEndian>(),
-        }
-    }
-
-    fn next_as<E: Endian>(&mut self) -> Result<Option<StreamRecord<'_>>, Error> {
+        // Reading is bounded by I/O: the run-time byte order costs nothing measurable here.
+        let e = self.endian;
         // Records still inside the last compressed chunk come first. (The walk is done
         // twice — once to decide, once to lend — so that no borrow outlives the decision.)
         if let Some(d) = &mut self.decompressor {
@@ -124,25 +119,27 @@ impl<R: Read> StreamReader<R> {
             self.consume_next = 0;
         }
         let next_inner = match &self.decompressor {
-            Some(d) => match RecordWalker::<E>::new(d.pending(), self.decompressed_offset).next() {
-                Some(Ok(rec)) => Some(rec.stream_len()),
-                Some(Err(e)) if !matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => {
-                    return Err(e.with_record(self.index, "?"));
+            Some(d) => {
+                match RecordWalker::in_order(d.pending(), self.decompressed_offset, e).next() {
+                    Some(Ok(rec)) => Some(rec.stream_len()),
+                    Some(Err(e)) if !matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => {
+                        return Err(e.with_record(self.index, "?"));
+                    }
+                    // Empty, or the rest arrives with the next compressed record.
+                    _ => None,
                 }
-                // Empty, or the rest arrives with the next compressed record.
-                _ => None,
-            },
+            }
             None => None,
         };
         if let Some(len) = next_inner {
             self.consume_next = len;
             let d = self.decompressor.as_ref().expect("checked above");
-            let raw = RecordWalker::<E>::new(d.pending(), self.decompressed_offset)
+            let raw = RecordWalker::in_order(d.pending(), self.decompressed_offset, e)
                 .next()
                 .expect("walked above")?;
             let ctx = self
                 .session
-                .record_ctx::<E>(raw.record_type(), raw.header.misc, raw.body);
+                .record_ctx(raw.record_type(), raw.header.misc, raw.body, e);
             let origin = Origin::Compressed {
                 record_offset: self.compressed_at,
             };
@@ -171,7 +168,7 @@ impl<R: Read> StreamReader<R> {
             }
             return Ok(None);
         }
-        let header = EventHeader::decode(&mut Reader::<E>::new(&self.buf, at), &Ctx::default())?;
+        let header = EventHeader::decode(&mut Reader::in_order(&self.buf, at, e), &Ctx::default())?;
         let size = usize::from(header.size);
         if size < HEADER_SIZE {
             return Err(Error::invalid(
@@ -192,7 +189,7 @@ impl<R: Read> StreamReader<R> {
         if ty.has_payload() {
             let body = RecordBody::decode(
                 ty,
-                &mut Reader::<E>::new(&self.buf[HEADER_SIZE..], at + 8),
+                &mut Reader::in_order(&self.buf[HEADER_SIZE..], at + 8, e),
                 &Ctx::default(),
             )?;
             let len = usize::try_from(body.payload_len()).unwrap_or(usize::MAX);
@@ -220,9 +217,9 @@ impl<R: Read> StreamReader<R> {
             payload: &buf[size..],
         };
         session
-            .note_record::<E>(&rec)
+            .note_record(&rec, e)
             .map_err(|e| e.with_record(self.index - 1, ty))?;
-        if let Some(data) = zstd_data::<E>(ty, rec.body, at + HEADER_SIZE as u64)? {
+        if let Some(data) = zstd_data(ty, rec.body, at + HEADER_SIZE as u64, e)? {
             let d = match decompressor {
                 Some(d) => d,
                 None => decompressor.insert(Decompressor::new()?),
@@ -232,7 +229,7 @@ impl<R: Read> StreamReader<R> {
         }
         let ctx = self
             .session
-            .record_ctx::<E>(ty, header.misc, &self.buf[HEADER_SIZE..size]);
+            .record_ctx(ty, header.misc, &self.buf[HEADER_SIZE..size], e);
         let raw = RawRecord {
             offset: at,
             header,

@@ -151,8 +151,8 @@ impl rt::Serialize for AttrType {
 impl rt::FixedElem for AttrType {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
     }
 
     #[inline]
@@ -223,8 +223,8 @@ impl rt::Serialize for CpuMode {
 impl rt::FixedElem for CpuMode {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -303,8 +303,8 @@ impl rt::Serialize for CallchainContext {
 impl rt::FixedElem for CallchainContext {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -366,8 +366,8 @@ impl rt::Serialize for SampleRegsAbi {
 impl rt::FixedElem for SampleRegsAbi {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -429,8 +429,8 @@ impl rt::Serialize for KsymbolType {
 impl rt::FixedElem for KsymbolType {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -492,8 +492,8 @@ impl rt::Serialize for BpfEventType {
 impl rt::FixedElem for BpfEventType {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -558,8 +558,8 @@ impl rt::Serialize for StatConfigTag {
 impl rt::FixedElem for StatConfigTag {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -618,8 +618,8 @@ impl rt::Serialize for StatRoundType {
 impl rt::FixedElem for StatRoundType {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -684,8 +684,8 @@ impl rt::Serialize for EventUpdateType {
 impl rt::FixedElem for EventUpdateType {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -747,8 +747,8 @@ impl rt::Serialize for CpuMapType {
 impl rt::FixedElem for CpuMapType {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -826,8 +826,8 @@ impl rt::Serialize for AuxtraceType {
 impl rt::FixedElem for AuxtraceType {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
     }
 
     #[inline]
@@ -915,8 +915,8 @@ impl rt::Serialize for PosixClock {
 impl rt::FixedElem for PosixClock {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
     }
 
     #[inline]
@@ -975,8 +975,8 @@ impl rt::Serialize for CompressionType {
 impl rt::FixedElem for CompressionType {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
     }
 
     #[inline]
@@ -1221,8 +1221,8 @@ impl rt::Serialize for SampleType {
 impl rt::FixedElem for SampleType {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -1323,8 +1323,8 @@ impl rt::Serialize for ReadFormat {
 impl rt::FixedElem for ReadFormat {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -1531,8 +1531,8 @@ impl rt::Serialize for BranchSampleType {
 impl rt::FixedElem for BranchSampleType {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -1650,8 +1650,8 @@ impl rt::Serialize for RecordMisc {
 impl rt::FixedElem for RecordMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -1741,8 +1741,8 @@ impl rt::Serialize for SampleMisc {
 impl rt::FixedElem for SampleMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -1832,8 +1832,8 @@ impl rt::Serialize for CommMisc {
 impl rt::FixedElem for CommMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -1923,8 +1923,8 @@ impl rt::Serialize for ForkMisc {
 impl rt::FixedElem for ForkMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -2021,8 +2021,8 @@ impl rt::Serialize for SwitchMisc {
 impl rt::FixedElem for SwitchMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -2112,8 +2112,8 @@ impl rt::Serialize for BuildIdMisc {
 impl rt::FixedElem for BuildIdMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -2203,8 +2203,8 @@ impl rt::Serialize for LostSamplesMisc {
 impl rt::FixedElem for LostSamplesMisc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -2275,8 +2275,8 @@ impl rt::Serialize for KsymbolFlags {
 impl rt::FixedElem for KsymbolFlags {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -2388,8 +2388,8 @@ impl rt::Serialize for AuxFlags {
 impl rt::FixedElem for AuxFlags {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -2618,8 +2618,8 @@ impl rt::Serialize for MemDataSrc {
 impl rt::FixedElem for MemDataSrc {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -2758,8 +2758,8 @@ impl rt::Serialize for Transaction {
 impl rt::FixedElem for Transaction {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -2822,14 +2822,14 @@ impl AttrFlags {
         ("reserved_1", 40, 24),
     ];
     /// The canonical value of a word read in file order from a producer of byte
-    /// order `E` (a big-endian producer allocates members from the MSB).
-    pub fn from_file<E: rt::Endian>(raw: u64) -> Self {
-        Self(rt::bitfield_from_file::<E>(raw, 64, Self::FIELDS))
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u64, e: E) -> Self {
+        Self(rt::bitfield_from_file(raw, 64, Self::FIELDS, e))
     }
 
-    /// The word to write in byte order `E`.
-    pub fn to_file<E: rt::Endian>(self) -> u64 {
-        rt::bitfield_to_file::<E>(self.0, 64, Self::FIELDS)
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u64 {
+        rt::bitfield_to_file(self.0, 64, Self::FIELDS, e)
     }
 
     /// off by default.
@@ -3248,13 +3248,13 @@ impl rt::Serialize for AttrFlags {
 impl rt::FixedElem for AttrFlags {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self::from_file::<E>(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u64, E>(b, 0, e), e)
     }
 
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
-        w.put_u64(self.to_file::<E>());
+        w.put_u64(self.to_file(w.endian()));
     }
 }
 
@@ -3276,14 +3276,14 @@ impl AuxAction {
         ("reserved_3", 3, 29),
     ];
     /// The canonical value of a word read in file order from a producer of byte
-    /// order `E` (a big-endian producer allocates members from the MSB).
-    pub fn from_file<E: rt::Endian>(raw: u32) -> Self {
-        Self(rt::bitfield_from_file::<E>(u64::from(raw), 32, Self::FIELDS) as u32)
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u32, e: E) -> Self {
+        Self(rt::bitfield_from_file(u64::from(raw), 32, Self::FIELDS, e) as u32)
     }
 
-    /// The word to write in byte order `E`.
-    pub fn to_file<E: rt::Endian>(self) -> u32 {
-        rt::bitfield_to_file::<E>(u64::from(self.0), 32, Self::FIELDS) as u32
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u32 {
+        rt::bitfield_to_file(u64::from(self.0), 32, Self::FIELDS, e) as u32
     }
 
     /// start AUX area tracing paused.
@@ -3342,13 +3342,13 @@ impl rt::Serialize for AuxAction {
 impl rt::FixedElem for AuxAction {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self::from_file::<E>(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u32, E>(b, 0, e), e)
     }
 
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
-        w.put_u32(self.to_file::<E>());
+        w.put_u32(self.to_file(w.endian()));
     }
 }
 
@@ -3376,14 +3376,14 @@ impl BranchFlags {
         ("reserved", 33, 31),
     ];
     /// The canonical value of a word read in file order from a producer of byte
-    /// order `E` (a big-endian producer allocates members from the MSB).
-    pub fn from_file<E: rt::Endian>(raw: u64) -> Self {
-        Self(rt::bitfield_from_file::<E>(raw, 64, Self::FIELDS))
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u64, e: E) -> Self {
+        Self(rt::bitfield_from_file(raw, 64, Self::FIELDS, e))
     }
 
-    /// The word to write in byte order `E`.
-    pub fn to_file<E: rt::Endian>(self) -> u64 {
-        rt::bitfield_to_file::<E>(self.0, 64, Self::FIELDS)
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u64 {
+        rt::bitfield_to_file(self.0, 64, Self::FIELDS, e)
     }
 
     /// target mispredicted.
@@ -3502,13 +3502,13 @@ impl rt::Serialize for BranchFlags {
 impl rt::FixedElem for BranchFlags {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self::from_file::<E>(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u64, E>(b, 0, e), e)
     }
 
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
-        w.put_u64(self.to_file::<E>());
+        w.put_u64(self.to_file(w.endian()));
     }
 }
 
@@ -3613,10 +3613,10 @@ impl FileSection {
 
 impl rt::FixedElem for FileSection {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            offset: rt::elem_at::<u64, E>(b, 0),
-            size: rt::elem_at::<u64, E>(b, 8),
+            offset: rt::elem_at::<u64, E>(b, 0, e),
+            size: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -3749,10 +3749,10 @@ impl PipeHeader {
 
 impl rt::FixedElem for PipeHeader {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            magic: rt::elem_at::<u64, E>(b, 0),
-            size: rt::elem_at::<u64, E>(b, 8),
+            magic: rt::elem_at::<u64, E>(b, 0, e),
+            size: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -3803,11 +3803,11 @@ impl EventHeader {
 
 impl rt::FixedElem for EventHeader {
     const SIZE: usize = 8;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            type_: rt::elem_at::<u32, E>(b, 0),
-            misc: rt::elem_at::<RecordMisc, E>(b, 4),
-            size: rt::elem_at::<u16, E>(b, 6),
+            type_: rt::elem_at::<u32, E>(b, 0, e),
+            misc: rt::elem_at::<RecordMisc, E>(b, 4, e),
+            size: rt::elem_at::<u16, E>(b, 6, e),
         }
     }
 
@@ -3903,7 +3903,10 @@ impl<'a> Attr<'a> {
         let sample_period_or_freq = r.u64().field("sample_period_or_freq")?;
         let sample_type = r.u64().map(SampleType).field("sample_type")?;
         let read_format = r.u64().map(ReadFormat).field("read_format")?;
-        let attr_flags = r.u64().map(AttrFlags::from_file::<E>).field("attr_flags")?;
+        let attr_flags = r
+            .u64()
+            .map(|v| AttrFlags::from_file(v, r.endian()))
+            .field("attr_flags")?;
         let wakeup_events_or_watermark = r.u32().field("wakeup_events_or_watermark")?;
         let bp_type = r.u32().field("bp_type")?;
         let config1 = r.u64().field("config1")?;
@@ -3958,7 +3961,11 @@ impl<'a> Attr<'a> {
             None
         };
         let aux_action = if (r.remaining() as u64) >= 4 {
-            Some(r.u32().map(AuxAction::from_file::<E>).field("aux_action")?)
+            Some(
+                r.u32()
+                    .map(|v| AuxAction::from_file(v, r.endian()))
+                    .field("aux_action")?,
+            )
         } else {
             None
         };
@@ -4012,7 +4019,7 @@ impl<'a> Attr<'a> {
         w.put_u64(self.sample_period_or_freq);
         w.put_u64(self.sample_type.0);
         w.put_u64(self.read_format.0);
-        w.put_u64(self.attr_flags.to_file::<E>());
+        w.put_u64(self.attr_flags.to_file(w.endian()));
         w.put_u32(self.wakeup_events_or_watermark);
         w.put_u32(self.bp_type);
         w.put_u64(self.config1);
@@ -4047,7 +4054,7 @@ impl<'a> Attr<'a> {
             w.put_u32(*v_);
         }
         if let Some(v_) = &self.aux_action {
-            w.put_u32(v_.to_file::<E>());
+            w.put_u32(v_.to_file(w.endian()));
         }
         if let Some(v_) = &self.sig_data {
             w.put_u64(*v_);
@@ -4463,11 +4470,14 @@ impl<'a> TracingData<'a> {
         let version = r.cstr().field("version")?;
         let big_endian = r.u8().field("big_endian")?;
         let body = rt::in_field("body", || {
-            if u64::from(big_endian) != 0 {
-                r.with_endian::<rt::BigEndian, _>(|r| TracingDataBody::decode(r, ctx))
-            } else {
-                r.with_endian::<rt::LittleEndian, _>(|r| TracingDataBody::decode(r, ctx))
-            }
+            r.with_endian(
+                if u64::from(big_endian) != 0 {
+                    rt::Endianness::Big
+                } else {
+                    rt::Endianness::Little
+                },
+                |r| TracingDataBody::decode(r, ctx),
+            )
         })?;
         let tail = r.tail(start, 1);
         Ok(Self {
@@ -4488,17 +4498,17 @@ impl<'a> TracingData<'a> {
         w.put_cstr(&self.version).field("version")?;
         w.put_u8(self.big_endian);
         let big_endian = self.big_endian;
-        if u64::from(big_endian) != 0 {
-            w.with_endian::<rt::BigEndian, _>(|w| -> rt::Result<()> {
+        w.with_endian(
+            if u64::from(big_endian) != 0 {
+                rt::Endianness::Big
+            } else {
+                rt::Endianness::Little
+            },
+            |w| -> rt::Result<()> {
                 self.body.encode(w, ctx).field("body")?;
                 Ok(())
-            })?;
-        } else {
-            w.with_endian::<rt::LittleEndian, _>(|w| -> rt::Result<()> {
-                self.body.encode(w, ctx).field("body")?;
-                Ok(())
-            })?;
-        }
+            },
+        )?;
         w.put_tail(&self.tail, start, 1);
         Ok(())
     }
@@ -5428,10 +5438,10 @@ impl CpuTopologyIds {
 
 impl rt::FixedElem for CpuTopologyIds {
     const SIZE: usize = 8;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            core_id: rt::elem_at::<u32, E>(b, 0),
-            socket_id: rt::elem_at::<u32, E>(b, 4),
+            core_id: rt::elem_at::<u32, E>(b, 0, e),
+            socket_id: rt::elem_at::<u32, E>(b, 4, e),
         }
     }
 
@@ -6011,10 +6021,10 @@ impl AuxtraceIndexEntry {
 
 impl rt::FixedElem for AuxtraceIndexEntry {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            file_offset: rt::elem_at::<u64, E>(b, 0),
-            sz: rt::elem_at::<u64, E>(b, 8),
+            file_offset: rt::elem_at::<u64, E>(b, 0, e),
+            sz: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -8740,12 +8750,12 @@ impl Mmap2Inode {
 
 impl rt::FixedElem for Mmap2Inode {
     const SIZE: usize = 24;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            maj: rt::elem_at::<u32, E>(b, 0),
-            min: rt::elem_at::<u32, E>(b, 4),
-            ino: rt::elem_at::<u64, E>(b, 8),
-            ino_generation: rt::elem_at::<u64, E>(b, 16),
+            maj: rt::elem_at::<u32, E>(b, 0, e),
+            min: rt::elem_at::<u32, E>(b, 4, e),
+            ino: rt::elem_at::<u64, E>(b, 8, e),
+            ino_generation: rt::elem_at::<u64, E>(b, 16, e),
         }
     }
 
@@ -9400,10 +9410,10 @@ impl NsLinkInfo {
 
 impl rt::FixedElem for NsLinkInfo {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            dev: rt::elem_at::<u64, E>(b, 0),
-            ino: rt::elem_at::<u64, E>(b, 8),
+            dev: rt::elem_at::<u64, E>(b, 0, e),
+            ino: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -10408,12 +10418,12 @@ impl IdIndexEntry {
 
 impl rt::FixedElem for IdIndexEntry {
     const SIZE: usize = 32;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            id: rt::elem_at::<u64, E>(b, 0),
-            idx: rt::elem_at::<u64, E>(b, 8),
-            cpu: rt::elem_at::<u64, E>(b, 16),
-            tid: rt::elem_at::<u64, E>(b, 24),
+            id: rt::elem_at::<u64, E>(b, 0, e),
+            idx: rt::elem_at::<u64, E>(b, 8, e),
+            cpu: rt::elem_at::<u64, E>(b, 16, e),
+            tid: rt::elem_at::<u64, E>(b, 24, e),
         }
     }
 
@@ -10460,10 +10470,10 @@ impl IdIndexEntry2 {
 
 impl rt::FixedElem for IdIndexEntry2 {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            machine_pid: rt::elem_at::<u64, E>(b, 0),
-            vcpu: rt::elem_at::<u64, E>(b, 8),
+            machine_pid: rt::elem_at::<u64, E>(b, 0, e),
+            vcpu: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -11215,12 +11225,12 @@ impl CpuMapRange {
 
 impl rt::FixedElem for CpuMapRange {
     const SIZE: usize = 6;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            any_cpu: rt::elem_at::<u8, E>(b, 0),
-            pad: rt::elem_at::<u8, E>(b, 1),
-            start_cpu: rt::elem_at::<u16, E>(b, 2),
-            end_cpu: rt::elem_at::<u16, E>(b, 4),
+            any_cpu: rt::elem_at::<u8, E>(b, 0, e),
+            pad: rt::elem_at::<u8, E>(b, 1, e),
+            start_cpu: rt::elem_at::<u16, E>(b, 2, e),
+            end_cpu: rt::elem_at::<u16, E>(b, 4, e),
         }
     }
 
@@ -11385,10 +11395,10 @@ impl StatConfigEntry {
 
 impl rt::FixedElem for StatConfigEntry {
     const SIZE: usize = 16;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            tag: rt::elem_at::<StatConfigTag, E>(b, 0),
-            val: rt::elem_at::<u64, E>(b, 8),
+            tag: rt::elem_at::<StatConfigTag, E>(b, 0, e),
+            val: rt::elem_at::<u64, E>(b, 8, e),
         }
     }
 
@@ -12330,7 +12340,7 @@ impl BranchEntry {
         let to = r.u64().field("to")?;
         let branch_flags = r
             .u64()
-            .map(BranchFlags::from_file::<E>)
+            .map(|v| BranchFlags::from_file(v, r.endian()))
             .field("branch_flags")?;
         Ok(Self {
             from,
@@ -12344,7 +12354,7 @@ impl BranchEntry {
     pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
         w.put_u64(self.from);
         w.put_u64(self.to);
-        w.put_u64(self.branch_flags.to_file::<E>());
+        w.put_u64(self.branch_flags.to_file(w.endian()));
         Ok(())
     }
 
@@ -12356,11 +12366,11 @@ impl BranchEntry {
 
 impl rt::FixedElem for BranchEntry {
     const SIZE: usize = 24;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            from: rt::elem_at::<u64, E>(b, 0),
-            to: rt::elem_at::<u64, E>(b, 8),
-            branch_flags: rt::elem_at::<BranchFlags, E>(b, 16),
+            from: rt::elem_at::<u64, E>(b, 0, e),
+            to: rt::elem_at::<u64, E>(b, 8, e),
+            branch_flags: rt::elem_at::<BranchFlags, E>(b, 16, e),
         }
     }
 
@@ -13236,17 +13246,17 @@ impl SchedstatCpuFields {
 
 impl rt::FixedElem for SchedstatCpuFields {
     const SIZE: usize = 48;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            yld_count: rt::elem_at::<u32, E>(b, 0),
-            array_exp: rt::elem_at::<u32, E>(b, 4),
-            sched_count: rt::elem_at::<u32, E>(b, 8),
-            sched_goidle: rt::elem_at::<u32, E>(b, 12),
-            ttwu_count: rt::elem_at::<u32, E>(b, 16),
-            ttwu_local: rt::elem_at::<u32, E>(b, 20),
-            rq_cpu_time: rt::elem_at::<u64, E>(b, 24),
-            run_delay: rt::elem_at::<u64, E>(b, 32),
-            pcount: rt::elem_at::<u64, E>(b, 40),
+            yld_count: rt::elem_at::<u32, E>(b, 0, e),
+            array_exp: rt::elem_at::<u32, E>(b, 4, e),
+            sched_count: rt::elem_at::<u32, E>(b, 8, e),
+            sched_goidle: rt::elem_at::<u32, E>(b, 12, e),
+            ttwu_count: rt::elem_at::<u32, E>(b, 16, e),
+            ttwu_local: rt::elem_at::<u32, E>(b, 20, e),
+            rq_cpu_time: rt::elem_at::<u64, E>(b, 24, e),
+            run_delay: rt::elem_at::<u64, E>(b, 32, e),
+            pcount: rt::elem_at::<u64, E>(b, 40, e),
         }
     }
 
@@ -13434,16 +13444,16 @@ impl SchedstatLb {
 
 impl rt::FixedElem for SchedstatLb {
     const SIZE: usize = 32;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            lb_count: rt::elem_at::<u32, E>(b, 0),
-            lb_balanced: rt::elem_at::<u32, E>(b, 4),
-            lb_failed: rt::elem_at::<u32, E>(b, 8),
-            lb_imbalance: rt::elem_at::<u32, E>(b, 12),
-            lb_gained: rt::elem_at::<u32, E>(b, 16),
-            lb_hot_gained: rt::elem_at::<u32, E>(b, 20),
-            lb_nobusyq: rt::elem_at::<u32, E>(b, 24),
-            lb_nobusyg: rt::elem_at::<u32, E>(b, 28),
+            lb_count: rt::elem_at::<u32, E>(b, 0, e),
+            lb_balanced: rt::elem_at::<u32, E>(b, 4, e),
+            lb_failed: rt::elem_at::<u32, E>(b, 8, e),
+            lb_imbalance: rt::elem_at::<u32, E>(b, 12, e),
+            lb_gained: rt::elem_at::<u32, E>(b, 16, e),
+            lb_hot_gained: rt::elem_at::<u32, E>(b, 20, e),
+            lb_nobusyq: rt::elem_at::<u32, E>(b, 24, e),
+            lb_nobusyg: rt::elem_at::<u32, E>(b, 28, e),
         }
     }
 
@@ -13542,19 +13552,19 @@ impl SchedstatLbV17 {
 
 impl rt::FixedElem for SchedstatLbV17 {
     const SIZE: usize = 44;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            lb_count: rt::elem_at::<u32, E>(b, 0),
-            lb_balanced: rt::elem_at::<u32, E>(b, 4),
-            lb_failed: rt::elem_at::<u32, E>(b, 8),
-            lb_imbalance_load: rt::elem_at::<u32, E>(b, 12),
-            lb_imbalance_util: rt::elem_at::<u32, E>(b, 16),
-            lb_imbalance_task: rt::elem_at::<u32, E>(b, 20),
-            lb_imbalance_misfit: rt::elem_at::<u32, E>(b, 24),
-            lb_gained: rt::elem_at::<u32, E>(b, 28),
-            lb_hot_gained: rt::elem_at::<u32, E>(b, 32),
-            lb_nobusyq: rt::elem_at::<u32, E>(b, 36),
-            lb_nobusyg: rt::elem_at::<u32, E>(b, 40),
+            lb_count: rt::elem_at::<u32, E>(b, 0, e),
+            lb_balanced: rt::elem_at::<u32, E>(b, 4, e),
+            lb_failed: rt::elem_at::<u32, E>(b, 8, e),
+            lb_imbalance_load: rt::elem_at::<u32, E>(b, 12, e),
+            lb_imbalance_util: rt::elem_at::<u32, E>(b, 16, e),
+            lb_imbalance_task: rt::elem_at::<u32, E>(b, 20, e),
+            lb_imbalance_misfit: rt::elem_at::<u32, E>(b, 24, e),
+            lb_gained: rt::elem_at::<u32, E>(b, 28, e),
+            lb_hot_gained: rt::elem_at::<u32, E>(b, 32, e),
+            lb_nobusyq: rt::elem_at::<u32, E>(b, 36, e),
+            lb_nobusyg: rt::elem_at::<u32, E>(b, 40, e),
         }
     }
 
@@ -13661,20 +13671,20 @@ impl SchedstatDomainTail {
 
 impl rt::FixedElem for SchedstatDomainTail {
     const SIZE: usize = 48;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            alb_count: rt::elem_at::<u32, E>(b, 0),
-            alb_failed: rt::elem_at::<u32, E>(b, 4),
-            alb_pushed: rt::elem_at::<u32, E>(b, 8),
-            sbe_count: rt::elem_at::<u32, E>(b, 12),
-            sbe_balanced: rt::elem_at::<u32, E>(b, 16),
-            sbe_pushed: rt::elem_at::<u32, E>(b, 20),
-            sbf_count: rt::elem_at::<u32, E>(b, 24),
-            sbf_balanced: rt::elem_at::<u32, E>(b, 28),
-            sbf_pushed: rt::elem_at::<u32, E>(b, 32),
-            ttwu_wake_remote: rt::elem_at::<u32, E>(b, 36),
-            ttwu_move_affine: rt::elem_at::<u32, E>(b, 40),
-            ttwu_move_balance: rt::elem_at::<u32, E>(b, 44),
+            alb_count: rt::elem_at::<u32, E>(b, 0, e),
+            alb_failed: rt::elem_at::<u32, E>(b, 4, e),
+            alb_pushed: rt::elem_at::<u32, E>(b, 8, e),
+            sbe_count: rt::elem_at::<u32, E>(b, 12, e),
+            sbe_balanced: rt::elem_at::<u32, E>(b, 16, e),
+            sbe_pushed: rt::elem_at::<u32, E>(b, 20, e),
+            sbf_count: rt::elem_at::<u32, E>(b, 24, e),
+            sbf_balanced: rt::elem_at::<u32, E>(b, 28, e),
+            sbf_pushed: rt::elem_at::<u32, E>(b, 32, e),
+            ttwu_wake_remote: rt::elem_at::<u32, E>(b, 36, e),
+            ttwu_move_affine: rt::elem_at::<u32, E>(b, 40, e),
+            ttwu_move_balance: rt::elem_at::<u32, E>(b, 44, e),
         }
     }
 
@@ -13742,12 +13752,12 @@ impl SchedstatDomainV15 {
 
 impl rt::FixedElem for SchedstatDomainV15 {
     const SIZE: usize = 144;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            idle: rt::elem_at::<SchedstatLb, E>(b, 0),
-            busy: rt::elem_at::<SchedstatLb, E>(b, 32),
-            newidle: rt::elem_at::<SchedstatLb, E>(b, 64),
-            other: rt::elem_at::<SchedstatDomainTail, E>(b, 96),
+            idle: rt::elem_at::<SchedstatLb, E>(b, 0, e),
+            busy: rt::elem_at::<SchedstatLb, E>(b, 32, e),
+            newidle: rt::elem_at::<SchedstatLb, E>(b, 64, e),
+            other: rt::elem_at::<SchedstatDomainTail, E>(b, 96, e),
         }
     }
 
@@ -13807,12 +13817,12 @@ impl SchedstatDomainV16 {
 
 impl rt::FixedElem for SchedstatDomainV16 {
     const SIZE: usize = 144;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            busy: rt::elem_at::<SchedstatLb, E>(b, 0),
-            idle: rt::elem_at::<SchedstatLb, E>(b, 32),
-            newidle: rt::elem_at::<SchedstatLb, E>(b, 64),
-            other: rt::elem_at::<SchedstatDomainTail, E>(b, 96),
+            busy: rt::elem_at::<SchedstatLb, E>(b, 0, e),
+            idle: rt::elem_at::<SchedstatLb, E>(b, 32, e),
+            newidle: rt::elem_at::<SchedstatLb, E>(b, 64, e),
+            other: rt::elem_at::<SchedstatDomainTail, E>(b, 96, e),
         }
     }
 
@@ -13873,12 +13883,12 @@ impl SchedstatDomainV17 {
 
 impl rt::FixedElem for SchedstatDomainV17 {
     const SIZE: usize = 180;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            busy: rt::elem_at::<SchedstatLbV17, E>(b, 0),
-            idle: rt::elem_at::<SchedstatLbV17, E>(b, 44),
-            newidle: rt::elem_at::<SchedstatLbV17, E>(b, 88),
-            other: rt::elem_at::<SchedstatDomainTail, E>(b, 132),
+            busy: rt::elem_at::<SchedstatLbV17, E>(b, 0, e),
+            idle: rt::elem_at::<SchedstatLbV17, E>(b, 44, e),
+            newidle: rt::elem_at::<SchedstatLbV17, E>(b, 88, e),
+            other: rt::elem_at::<SchedstatDomainTail, E>(b, 132, e),
         }
     }
 
@@ -15845,7 +15855,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn pid(&self) -> Option<u32> {
         self.layout.pid.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15853,7 +15863,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn tid(&self) -> Option<u32> {
         self.layout.tid.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15861,7 +15871,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn time(&self) -> Option<u64> {
         self.layout.time.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15869,7 +15879,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn id(&self) -> Option<u64> {
         self.layout.id.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15877,7 +15887,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn stream_id(&self) -> Option<u64> {
         self.layout.stream_id.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15885,7 +15895,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn cpu(&self) -> Option<u32> {
         self.layout.cpu.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15893,7 +15903,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn cpu_res(&self) -> Option<u32> {
         self.layout.cpu_res.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -15901,7 +15911,7 @@ impl<'a> SampleIdView<'a> {
     #[inline]
     pub fn identifier(&self) -> Option<u64> {
         self.layout.identifier.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 }
@@ -16012,35 +16022,35 @@ impl<'a> MmapView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// start address.
     #[inline]
     pub fn addr(&self) -> u64 {
         let o = self.layout.addr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// length in bytes.
     #[inline]
     pub fn len(&self) -> u64 {
         let o = self.layout.len;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// file offset of the mapping.
     #[inline]
     pub fn pgoff(&self) -> u64 {
         let o = self.layout.pgoff;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// mapped file, NUL-terminated, zero-padded to 8.
@@ -16055,7 +16065,7 @@ impl<'a> MmapView<'a> {
     }
 
     #[inline]
-    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16072,7 +16082,7 @@ impl<'a> MmapView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16082,7 +16092,7 @@ impl<'a> MmapView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -16182,14 +16192,14 @@ impl<'a> LostView<'a> {
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// number of lost records.
     #[inline]
     pub fn lost(&self) -> u64 {
         let o = self.layout.lost;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -16284,14 +16294,14 @@ impl<'a> CommView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// command name, NUL-terminated, zero-padded to 8.
@@ -16306,7 +16316,7 @@ impl<'a> CommView<'a> {
     }
 
     #[inline]
-    fn comm_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn comm_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16323,7 +16333,7 @@ impl<'a> CommView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16333,7 +16343,7 @@ impl<'a> CommView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -16448,35 +16458,35 @@ impl<'a> ExitView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// parent process id.
     #[inline]
     pub fn ppid(&self) -> u32 {
         let o = self.layout.ppid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// parent thread id.
     #[inline]
     pub fn ptid(&self) -> u32 {
         let o = self.layout.ptid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// timestamp.
     #[inline]
     pub fn time(&self) -> u64 {
         let o = self.layout.time;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -16576,21 +16586,21 @@ impl<'a> ThrottleView<'a> {
     #[inline]
     pub fn time(&self) -> u64 {
         let o = self.layout.time;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// event id.
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// stream id.
     #[inline]
     pub fn stream_id(&self) -> u64 {
         let o = self.layout.stream_id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -16690,21 +16700,21 @@ impl<'a> UnthrottleView<'a> {
     #[inline]
     pub fn time(&self) -> u64 {
         let o = self.layout.time;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// event id.
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// stream id.
     #[inline]
     pub fn stream_id(&self) -> u64 {
         let o = self.layout.stream_id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -16814,35 +16824,35 @@ impl<'a> ForkView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// parent process id.
     #[inline]
     pub fn ppid(&self) -> u32 {
         let o = self.layout.ppid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// parent thread id.
     #[inline]
     pub fn ptid(&self) -> u32 {
         let o = self.layout.ptid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// timestamp.
     #[inline]
     pub fn time(&self) -> u64 {
         let o = self.layout.time;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -16937,14 +16947,14 @@ impl<'a> ReadView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// the values, as selected by `attr.read_format`.
@@ -16959,7 +16969,7 @@ impl<'a> ReadView<'a> {
     }
 
     #[inline]
-    fn values_in<E: rt::Endian>(&self) -> rt::Result<ReadData> {
+    fn values_in<E: rt::StaticEndian>(&self) -> rt::Result<ReadData> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16976,7 +16986,7 @@ impl<'a> ReadView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -16986,7 +16996,7 @@ impl<'a> ReadView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -17101,35 +17111,35 @@ impl<'a> Mmap2View<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// start address.
     #[inline]
     pub fn addr(&self) -> u64 {
         let o = self.layout.addr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// length in bytes.
     #[inline]
     pub fn len(&self) -> u64 {
         let o = self.layout.len;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// file offset of the mapping.
     #[inline]
     pub fn pgoff(&self) -> u64 {
         let o = self.layout.pgoff;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// 24 bytes: inode data, or the build id when misc has MMAP_BUILD_ID.
@@ -17144,7 +17154,7 @@ impl<'a> Mmap2View<'a> {
     }
 
     #[inline]
-    fn file_id_in<E: rt::Endian>(&self) -> rt::Result<Mmap2FileId<'a>> {
+    fn file_id_in<E: rt::StaticEndian>(&self) -> rt::Result<Mmap2FileId<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17167,7 +17177,7 @@ impl<'a> Mmap2View<'a> {
     }
 
     #[inline]
-    fn prot_in<E: rt::Endian>(&self) -> rt::Result<u32> {
+    fn prot_in<E: rt::StaticEndian>(&self) -> rt::Result<u32> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17191,7 +17201,7 @@ impl<'a> Mmap2View<'a> {
     }
 
     #[inline]
-    fn map_flags_in<E: rt::Endian>(&self) -> rt::Result<u32> {
+    fn map_flags_in<E: rt::StaticEndian>(&self) -> rt::Result<u32> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17216,7 +17226,7 @@ impl<'a> Mmap2View<'a> {
     }
 
     #[inline]
-    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17240,7 +17250,7 @@ impl<'a> Mmap2View<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17257,7 +17267,7 @@ impl<'a> Mmap2View<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -17362,21 +17372,21 @@ impl<'a> AuxView<'a> {
     #[inline]
     pub fn aux_offset(&self) -> u64 {
         let o = self.layout.aux_offset;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// size of the data.
     #[inline]
     pub fn aux_size(&self) -> u64 {
         let o = self.layout.aux_size;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// `PERF_AUX_FLAG_*`.
     #[inline]
     pub fn aux_flags(&self) -> AuxFlags {
         let o = self.layout.aux_flags;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -17471,14 +17481,14 @@ impl<'a> ItraceStartView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -17568,7 +17578,7 @@ impl<'a> LostSamplesView<'a> {
     #[inline]
     pub fn lost(&self) -> u64 {
         let o = self.layout.lost;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -17663,14 +17673,14 @@ impl<'a> SwitchCpuWideView<'a> {
     #[inline]
     pub fn next_prev_pid(&self) -> u32 {
         let o = self.layout.next_prev_pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// tid of the next or previous task.
     #[inline]
     pub fn next_prev_tid(&self) -> u32 {
         let o = self.layout.next_prev_tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -17770,21 +17780,21 @@ impl<'a> NamespacesView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// number of namespaces (`NR_NAMESPACES` = 7).
     #[inline]
     pub fn nr_namespaces(&self) -> u64 {
         let o = self.layout.nr_namespaces;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -17889,28 +17899,28 @@ impl<'a> KsymbolView<'a> {
     #[inline]
     pub fn addr(&self) -> u64 {
         let o = self.layout.addr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// symbol length in bytes.
     #[inline]
     pub fn len(&self) -> u32 {
         let o = self.layout.len;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// symbol type.
     #[inline]
     pub fn ksym_type(&self) -> KsymbolType {
         let o = self.layout.ksym_type;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// `PERF_RECORD_KSYMBOL_FLAGS_*`.
     #[inline]
     pub fn ksym_flags(&self) -> KsymbolFlags {
         let o = self.layout.ksym_flags;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// symbol name, NUL-terminated, zero-padded to 8.
@@ -17925,7 +17935,7 @@ impl<'a> KsymbolView<'a> {
     }
 
     #[inline]
-    fn name_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17942,7 +17952,7 @@ impl<'a> KsymbolView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -17952,7 +17962,7 @@ impl<'a> KsymbolView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -18057,21 +18067,21 @@ impl<'a> BpfEventView<'a> {
     #[inline]
     pub fn type_(&self) -> BpfEventType {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// flags (none defined).
     #[inline]
     pub fn bpf_flags(&self) -> u16 {
         let o = self.layout.bpf_flags;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// BPF program id.
     #[inline]
     pub fn id(&self) -> u32 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// program tag (`BPF_TAG_SIZE` bytes).
@@ -18086,7 +18096,7 @@ impl<'a> BpfEventView<'a> {
     }
 
     #[inline]
-    fn tag_in<E: rt::Endian>(&self) -> rt::Result<rt::Bytes<'a>> {
+    fn tag_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18103,7 +18113,7 @@ impl<'a> BpfEventView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18113,7 +18123,7 @@ impl<'a> BpfEventView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -18205,7 +18215,7 @@ impl<'a> CgroupView<'a> {
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// cgroup path, NUL-terminated, zero-padded to 8.
@@ -18220,7 +18230,7 @@ impl<'a> CgroupView<'a> {
     }
 
     #[inline]
-    fn path_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn path_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18237,7 +18247,7 @@ impl<'a> CgroupView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18247,7 +18257,7 @@ impl<'a> CgroupView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -18352,21 +18362,21 @@ impl<'a> TextPokeView<'a> {
     #[inline]
     pub fn addr(&self) -> u64 {
         let o = self.layout.addr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// bytes replaced.
     #[inline]
     pub fn old_len(&self) -> u16 {
         let o = self.layout.old_len;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// bytes written.
     #[inline]
     pub fn new_len(&self) -> u16 {
         let o = self.layout.new_len;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -18456,7 +18466,7 @@ impl<'a> AuxOutputHwIdView<'a> {
     #[inline]
     pub fn hw_id(&self) -> u64 {
         let o = self.layout.hw_id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -18551,14 +18561,14 @@ impl<'a> CallchainDeferredView<'a> {
     #[inline]
     pub fn cookie(&self) -> u64 {
         let o = self.layout.cookie;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// number of entries.
     #[inline]
     pub fn nr(&self) -> u64 {
         let o = self.layout.nr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -18645,7 +18655,7 @@ impl<'a> HeaderEventTypeView<'a> {
     #[inline]
     pub fn event_id(&self) -> u64 {
         let o = self.layout.event_id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -18732,7 +18742,7 @@ impl<'a> HeaderTracingDataView<'a> {
     #[inline]
     pub fn size(&self) -> u32 {
         let o = self.layout.size;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -18816,7 +18826,7 @@ impl<'a> HeaderBuildIdView<'a> {
     #[inline]
     pub fn pid(&self) -> i32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// build-id bytes (first `build_id_size` valid when misc has BUILD_ID_SIZE, else 20).
@@ -18831,7 +18841,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn build_id_in<E: rt::Endian>(&self) -> rt::Result<rt::Bytes<'a>> {
+    fn build_id_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18850,7 +18860,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn build_id_size_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+    fn build_id_size_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18870,7 +18880,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn reserved1_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+    fn reserved1_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18891,7 +18901,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn reserved2_in<E: rt::Endian>(&self) -> rt::Result<u16> {
+    fn reserved2_in<E: rt::StaticEndian>(&self) -> rt::Result<u16> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18913,7 +18923,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18934,7 +18944,7 @@ impl<'a> HeaderBuildIdView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -18948,7 +18958,7 @@ impl<'a> HeaderBuildIdView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -19037,7 +19047,7 @@ impl<'a> IdIndexView<'a> {
     #[inline]
     pub fn nr(&self) -> u64 {
         let o = self.layout.nr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19129,14 +19139,14 @@ impl<'a> AuxtraceInfoView<'a> {
     #[inline]
     pub fn type_(&self) -> AuxtraceType {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// reserved (alignment).
     #[inline]
     pub fn reserved(&self) -> u32 {
         let o = self.layout.reserved;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// type-specific data (PMU type, TSC parameters, snapshot mode...).
@@ -19151,7 +19161,7 @@ impl<'a> AuxtraceInfoView<'a> {
     }
 
     #[inline]
-    fn priv_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, u64>> {
+    fn priv_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -19168,7 +19178,7 @@ impl<'a> AuxtraceInfoView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -19178,7 +19188,7 @@ impl<'a> AuxtraceInfoView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -19300,49 +19310,49 @@ impl<'a> AuxtraceView<'a> {
     #[inline]
     pub fn size(&self) -> u64 {
         let o = self.layout.size;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// offset of the data in the AUX buffer.
     #[inline]
     pub fn offset(&self) -> u64 {
         let o = self.layout.offset;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// unique reference (e.g. TSC) of the chunk.
     #[inline]
     pub fn reference(&self) -> u64 {
         let o = self.layout.reference;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// mmap index (per-CPU or per-thread buffer).
     #[inline]
     pub fn idx(&self) -> u32 {
         let o = self.layout.idx;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id (per-thread mode).
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// CPU (per-CPU mode).
     #[inline]
     pub fn cpu(&self) -> u32 {
         let o = self.layout.cpu;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// reserved (alignment).
     #[inline]
     pub fn reserved(&self) -> u32 {
         let o = self.layout.reserved;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19459,49 +19469,49 @@ impl<'a> AuxtraceErrorView<'a> {
     #[inline]
     pub fn type_(&self) -> u32 {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// decoder-specific error code.
     #[inline]
     pub fn code(&self) -> u32 {
         let o = self.layout.code;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// CPU.
     #[inline]
     pub fn cpu(&self) -> u32 {
         let o = self.layout.cpu;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// process id.
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread id.
     #[inline]
     pub fn tid(&self) -> u32 {
         let o = self.layout.tid;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// record format: 0 no time, 1 time, 2 time + machine_pid/vcpu.
     #[inline]
     pub fn fmt(&self) -> u32 {
         let o = self.layout.fmt;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// instruction pointer.
     #[inline]
     pub fn ip(&self) -> u64 {
         let o = self.layout.ip;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19585,7 +19595,7 @@ impl<'a> ThreadMapView<'a> {
     #[inline]
     pub fn nr(&self) -> u64 {
         let o = self.layout.nr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19669,7 +19679,7 @@ impl<'a> StatConfigView<'a> {
     #[inline]
     pub fn nr(&self) -> u64 {
         let o = self.layout.nr;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19781,42 +19791,42 @@ impl<'a> StatView<'a> {
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// CPU index in the CPU map.
     #[inline]
     pub fn cpu(&self) -> u32 {
         let o = self.layout.cpu;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// thread index in the thread map.
     #[inline]
     pub fn thread(&self) -> u32 {
         let o = self.layout.thread;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// counter value.
     #[inline]
     pub fn val(&self) -> u64 {
         let o = self.layout.val;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// time enabled, ns.
     #[inline]
     pub fn ena(&self) -> u64 {
         let o = self.layout.ena;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// time running, ns.
     #[inline]
     pub fn run(&self) -> u64 {
         let o = self.layout.run;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -19908,14 +19918,14 @@ impl<'a> StatRoundView<'a> {
     #[inline]
     pub fn type_(&self) -> StatRoundType {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// timestamp.
     #[inline]
     pub fn time(&self) -> u64 {
         let o = self.layout.time;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -20007,14 +20017,14 @@ impl<'a> EventUpdateView<'a> {
     #[inline]
     pub fn type_(&self) -> EventUpdateType {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// event id.
     #[inline]
     pub fn id(&self) -> u64 {
         let o = self.layout.id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -20111,21 +20121,21 @@ impl<'a> TimeConvView<'a> {
     #[inline]
     pub fn time_shift(&self) -> u64 {
         let o = self.layout.time_shift;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// multiplier of the conversion.
     #[inline]
     pub fn time_mult(&self) -> u64 {
         let o = self.layout.time_mult;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// time at counter value zero.
     #[inline]
     pub fn time_zero(&self) -> u64 {
         let o = self.layout.time_zero;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -20212,7 +20222,7 @@ impl<'a> HeaderFeatureView<'a> {
     #[inline]
     pub fn feat_id(&self) -> u64 {
         let o = self.layout.feat_id;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -20299,7 +20309,7 @@ impl<'a> Compressed2View<'a> {
     #[inline]
     pub fn data_size(&self) -> u64 {
         let o = self.layout.data_size;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -20490,7 +20500,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn identifier(&self) -> Option<u64> {
         self.layout.identifier.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20498,7 +20508,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn ip(&self) -> Option<u64> {
         self.layout.ip.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20506,7 +20516,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn pid(&self) -> Option<u32> {
         self.layout.pid.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20514,7 +20524,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn tid(&self) -> Option<u32> {
         self.layout.tid.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20522,7 +20532,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn time(&self) -> Option<u64> {
         self.layout.time.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20530,7 +20540,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn addr(&self) -> Option<u64> {
         self.layout.addr.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20538,7 +20548,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn id(&self) -> Option<u64> {
         self.layout.id.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20546,7 +20556,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn stream_id(&self) -> Option<u64> {
         self.layout.stream_id.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20554,7 +20564,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn cpu(&self) -> Option<u32> {
         self.layout.cpu.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20562,7 +20572,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn cpu_res(&self) -> Option<u32> {
         self.layout.cpu_res.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20570,7 +20580,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn period(&self) -> Option<u64> {
         self.layout.period.map(|o| {
-            rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+            rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
         })
     }
 
@@ -20586,7 +20596,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn read_in<E: rt::Endian>(&self) -> rt::Result<Option<ReadData>> {
+    fn read_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<ReadData>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20609,7 +20619,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn callchain_in<E: rt::Endian>(&self) -> rt::Result<Option<Callchain<'a>>> {
+    fn callchain_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Callchain<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20637,7 +20647,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn raw_in<E: rt::Endian>(&self) -> rt::Result<Option<RawData<'a>>> {
+    fn raw_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<RawData<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20670,7 +20680,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn branch_stack_in<E: rt::Endian>(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
+    fn branch_stack_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20708,7 +20718,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn regs_user_in<E: rt::Endian>(&self) -> rt::Result<Option<Regs<'a>>> {
+    fn regs_user_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20752,7 +20762,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn stack_user_in<E: rt::Endian>(&self) -> rt::Result<Option<StackUser<'a>>> {
+    fn stack_user_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<StackUser<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20802,7 +20812,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn weight_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+    fn weight_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20860,7 +20870,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn data_src_in<E: rt::Endian>(&self) -> rt::Result<Option<MemDataSrc>> {
+    fn data_src_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<MemDataSrc>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20921,7 +20931,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn transaction_in<E: rt::Endian>(&self) -> rt::Result<Option<Transaction>> {
+    fn transaction_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Transaction>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -20987,7 +20997,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn regs_intr_in<E: rt::Endian>(&self) -> rt::Result<Option<Regs<'a>>> {
+    fn regs_intr_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21058,7 +21068,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn phys_addr_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+    fn phys_addr_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21134,7 +21144,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn cgroup_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+    fn cgroup_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21215,7 +21225,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn data_page_size_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+    fn data_page_size_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21301,7 +21311,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn code_page_size_in<E: rt::Endian>(&self) -> rt::Result<Option<u64>> {
+    fn code_page_size_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21392,7 +21402,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn aux_in<E: rt::Endian>(&self) -> rt::Result<Option<AuxSample<'a>>> {
+    fn aux_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<AuxSample<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21486,7 +21496,7 @@ impl<'a> SampleView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -21573,7 +21583,7 @@ impl<'a> SampleView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -21680,28 +21690,28 @@ impl<'a> SchedstatCpuView<'a> {
     #[inline]
     pub fn timestamp(&self) -> u64 {
         let o = self.layout.timestamp;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// CPU number.
     #[inline]
     pub fn cpu(&self) -> u32 {
         let o = self.layout.cpu;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// /proc/schedstat version.
     #[inline]
     pub fn version(&self) -> u16 {
         let o = self.layout.version;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// `__pad[2]` (explicit C padding).
     #[inline]
     pub fn pad(&self) -> u16 {
         let o = self.layout.pad;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 
@@ -21803,28 +21813,28 @@ impl<'a> SchedstatDomainView<'a> {
     #[inline]
     pub fn timestamp(&self) -> u64 {
         let o = self.layout.timestamp;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// CPU number.
     #[inline]
     pub fn cpu(&self) -> u32 {
         let o = self.layout.cpu;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// /proc/schedstat version.
     #[inline]
     pub fn version(&self) -> u16 {
         let o = self.layout.version;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 
     /// domain index.
     #[inline]
     pub fn domain(&self) -> u16 {
         let o = self.layout.domain;
-        rt::FixedElem::decode_elem_in(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
     }
 }
 

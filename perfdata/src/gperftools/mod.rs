@@ -34,7 +34,7 @@ pub use to_perf::{to_perf, ToPerfOptions};
 pub use write::{save, save_bytes};
 
 use crate::generated::gperftools::{Ctx, Header, Record, Trailer, HEADER_WORDS};
-use crate::rt::{self, BigEndian, Endian, Endianness, Error, LittleEndian, Reader, Writer};
+use crate::rt::{self, Endianness, Error, Reader, Writer};
 
 /// The producer's word size and byte order: what a profile does not state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -75,18 +75,12 @@ impl Layout {
 
 /// The first `N` slots of `bytes` read in `layout`, or `None` when the file is shorter.
 fn slots<const N: usize>(bytes: &[u8], layout: Layout) -> Option<[u64; N]> {
-    fn read<E: Endian, const N: usize>(bytes: &[u8], ws: u8) -> Option<[u64; N]> {
-        let mut r = Reader::<E>::new(bytes, 0);
-        let mut out = [0u64; N];
-        for v in &mut out {
-            *v = r.word(u64::from(ws)).ok()?;
-        }
-        Some(out)
+    let mut r = Reader::in_order(bytes, 0, layout.endian);
+    let mut out = [0u64; N];
+    for v in &mut out {
+        *v = r.word(u64::from(layout.word_size)).ok()?;
     }
-    match layout.endian {
-        Endianness::Little => read::<LittleEndian, N>(bytes, layout.word_size),
-        Endianness::Big => read::<BigEndian, N>(bytes, layout.word_size),
-    }
+    Some(out)
 }
 
 /// Finds the word size and byte order from the header, as the real readers do.
@@ -159,10 +153,8 @@ impl Profile {
         let Some(layout) = detect(bytes) else {
             return Err(not_a_profile(bytes));
         };
-        match layout.endian {
-            Endianness::Little => parse_as::<LittleEndian>(bytes, layout),
-            Endianness::Big => parse_as::<BigEndian>(bytes, layout),
-        }
+        // Profiles are small next to perf.data files: the run-time byte order is enough.
+        parse_as(bytes, layout)
     }
 
     /// The sampling period in microseconds.
@@ -191,20 +183,16 @@ impl Profile {
     /// The profile's bytes in `layout` (header, records, trailer, map text). In the
     /// layout it was read in, an unmodified profile gives back the bytes it was read from.
     pub fn encode(&self, layout: Layout) -> rt::Result<Vec<u8>> {
-        match layout.endian {
-            Endianness::Little => self.encode_as::<LittleEndian>(layout),
-            Endianness::Big => self.encode_as::<BigEndian>(layout),
-        }
-    }
-
-    fn encode_as<E: Endian>(&self, layout: Layout) -> rt::Result<Vec<u8>> {
         let ctx = layout.ctx();
         let ws = usize::from(layout.word_size);
         let slots = self
             .records
             .iter()
             .fold(8usize, |n, r| n.saturating_add(r.pcs.len() + 2));
-        let mut w = Writer::<E>::with_capacity(slots.saturating_mul(ws) + self.map_text.len());
+        let mut w = Writer::from_vec_in(
+            Vec::with_capacity(slots.saturating_mul(ws) + self.map_text.len()),
+            layout.endian,
+        );
         self.header
             .encode(&mut w, &ctx)
             .map_err(|e| e.in_field("header"))?;
@@ -234,9 +222,9 @@ fn not_a_profile(bytes: &[u8]) -> Error {
     )
 }
 
-fn parse_as<E: Endian>(bytes: &[u8], layout: Layout) -> rt::Result<(Profile, Option<Error>)> {
+fn parse_as(bytes: &[u8], layout: Layout) -> rt::Result<(Profile, Option<Error>)> {
     let ctx = layout.ctx();
-    let mut r = Reader::<E>::new(bytes, 0);
+    let mut r = Reader::in_order(bytes, 0, layout.endian);
     let header = Header::decode(&mut r, &ctx).map_err(|e| e.in_field("header"))?;
     let mut profile = Profile {
         layout,

@@ -16,24 +16,15 @@ use super::writer::Writer;
 pub trait FixedElem: Copy {
     /// Encoded size in bytes (at least 1).
     const SIZE: usize;
-    /// Decodes from exactly `SIZE` bytes in order `E`.
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self;
+    /// Decodes from exactly `SIZE` bytes in order `e`.
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self;
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>);
-
-    /// Decodes from exactly `SIZE` bytes in a byte order known at run time.
-    #[inline]
-    fn decode_elem_in(b: &[u8], endian: Endianness) -> Self {
-        match endian {
-            Endianness::Little => Self::decode_elem::<LittleEndian>(b),
-            Endianness::Big => Self::decode_elem::<BigEndian>(b),
-        }
-    }
 }
 
 /// Decodes one fixed element at `at` of `b` (used by generated `FixedElem` impls).
 #[inline]
-pub fn elem_at<T: FixedElem, E: Endian>(b: &[u8], at: usize) -> T {
-    T::decode_elem::<E>(b.get(at..).unwrap_or(&[]))
+pub fn elem_at<T: FixedElem, E: Endian>(b: &[u8], at: usize, e: E) -> T {
+    T::decode_elem(b.get(at..).unwrap_or(&[]), e)
 }
 
 macro_rules! fixed_int {
@@ -41,7 +32,7 @@ macro_rules! fixed_int {
         impl FixedElem for $t {
             const SIZE: usize = $size;
             #[inline]
-            fn decode_elem<E: Endian>(b: &[u8]) -> Self {
+            fn decode_elem<E: Endian>(b: &[u8], _: E) -> Self {
                 let get: fn(&[u8]) -> $t = $get;
                 get(b)
             }
@@ -58,8 +49,8 @@ fixed_int!(i8, 1, |b| b.first().copied().unwrap_or(0) as i8, put_i8);
 impl FixedElem for u16 {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u16::<E>(b, 0)
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u16(b, 0, e)
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -69,8 +60,8 @@ impl FixedElem for u16 {
 impl FixedElem for i16 {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u16::<E>(b, 0) as i16
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u16(b, 0, e) as i16
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -80,8 +71,8 @@ impl FixedElem for i16 {
 impl FixedElem for u32 {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u32::<E>(b, 0)
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u32(b, 0, e)
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -91,8 +82,8 @@ impl FixedElem for u32 {
 impl FixedElem for i32 {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u32::<E>(b, 0) as i32
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u32(b, 0, e) as i32
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -102,8 +93,8 @@ impl FixedElem for i32 {
 impl FixedElem for u64 {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u64::<E>(b, 0)
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u64(b, 0, e)
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -113,8 +104,8 @@ impl FixedElem for u64 {
 impl FixedElem for i64 {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        get_u64::<E>(b, 0) as i64
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        get_u64(b, 0, e) as i64
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -124,8 +115,8 @@ impl FixedElem for i64 {
 impl FixedElem for f64 {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: Endian>(b: &[u8]) -> Self {
-        f64::from_bits(get_u64::<E>(b, 0))
+    fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self {
+        f64::from_bits(get_u64(b, 0, e))
     }
     #[inline]
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>) {
@@ -160,7 +151,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
         let bytes = r.bytes(len * T::SIZE)?;
         Ok(Array::Borrowed {
             bytes,
-            endian: E::KIND,
+            endian: r.endian().kind(),
             len,
         })
     }
@@ -174,7 +165,9 @@ impl<'a, T: FixedElem> Array<'a, T> {
     /// Writes the elements; borrowed bytes in the writer's byte order are copied as they are.
     pub fn encode<E: Endian>(&self, w: &mut Writer<E>) {
         match self {
-            Array::Borrowed { bytes, endian, .. } if *endian == E::KIND => w.put_bytes(bytes),
+            Array::Borrowed { bytes, endian, .. } if *endian == w.endian().kind() => {
+                w.put_bytes(bytes)
+            }
             _ => {
                 for x in self.iter() {
                     x.encode_elem(w);
@@ -207,7 +200,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
                     return None;
                 }
                 let at = i * T::SIZE;
-                Some(T::decode_elem_in(&bytes[at..at + T::SIZE], *endian))
+                Some(T::decode_elem(&bytes[at..at + T::SIZE], *endian))
             }
             Array::Owned(v) => v.get(i).copied(),
         }
@@ -250,8 +243,8 @@ impl<T: FixedElem> Iterator for ArrayIter<'_, '_, T> {
     #[inline]
     fn next(&mut self) -> Option<T> {
         match self {
-            ArrayIter::Little(c) => c.next().map(T::decode_elem::<LittleEndian>),
-            ArrayIter::Big(c) => c.next().map(T::decode_elem::<BigEndian>),
+            ArrayIter::Little(c) => c.next().map(|b| T::decode_elem(b, LittleEndian)),
+            ArrayIter::Big(c) => c.next().map(|b| T::decode_elem(b, BigEndian)),
             ArrayIter::Owned(it) => it.next().copied(),
         }
     }
@@ -265,10 +258,8 @@ impl<T: FixedElem> Iterator for ArrayIter<'_, '_, T> {
     #[inline]
     fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
         match self {
-            ArrayIter::Little(c) => {
-                c.fold(init, |acc, b| f(acc, T::decode_elem::<LittleEndian>(b)))
-            }
-            ArrayIter::Big(c) => c.fold(init, |acc, b| f(acc, T::decode_elem::<BigEndian>(b))),
+            ArrayIter::Little(c) => c.fold(init, |acc, b| f(acc, T::decode_elem(b, LittleEndian))),
+            ArrayIter::Big(c) => c.fold(init, |acc, b| f(acc, T::decode_elem(b, BigEndian))),
             ArrayIter::Owned(it) => it.fold(init, |acc, x| f(acc, *x)),
         }
     }

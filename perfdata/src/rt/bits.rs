@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::endian::{Endian, Endianness};
+use super::endian::Endian;
 
 #[inline]
 fn ones(width: u32) -> u64 {
@@ -41,21 +41,33 @@ pub fn remap_bitfield(
     out
 }
 
-/// A bit-field word as read in file order → canonical value.
+/// A bit-field word as read in file order `e` → canonical value.
 #[inline]
-pub fn bitfield_from_file<E: Endian>(raw: u64, word_bits: u32, members: &[(&str, u8, u8)]) -> u64 {
-    match E::KIND {
-        Endianness::Little => raw,
-        Endianness::Big => remap_bitfield(raw, word_bits, members, true),
+pub fn bitfield_from_file<E: Endian>(
+    raw: u64,
+    word_bits: u32,
+    members: &[(&str, u8, u8)],
+    e: E,
+) -> u64 {
+    if e.is_big() {
+        remap_bitfield(raw, word_bits, members, true)
+    } else {
+        raw
     }
 }
 
-/// A canonical bit-field value → the word to write in order `E`.
+/// A canonical bit-field value → the word to write in order `e`.
 #[inline]
-pub fn bitfield_to_file<E: Endian>(value: u64, word_bits: u32, members: &[(&str, u8, u8)]) -> u64 {
-    match E::KIND {
-        Endianness::Little => value,
-        Endianness::Big => remap_bitfield(value, word_bits, members, false),
+pub fn bitfield_to_file<E: Endian>(
+    value: u64,
+    word_bits: u32,
+    members: &[(&str, u8, u8)],
+    e: E,
+) -> u64 {
+    if e.is_big() {
+        remap_bitfield(value, word_bits, members, false)
+    } else {
+        value
     }
 }
 

@@ -1,7 +1,12 @@
-//! Byte order as a type parameter.
+//! Byte order as a value.
 //!
-//! Generated code is generic over [`Endian`]; the container picks [`LittleEndian`] or
-//! [`BigEndian`] once, from the file's magic, and everything below is monomorphised for it.
+//! [`Endian`] is implemented by two zero-sized types known at compile time
+//! ([`LittleEndian`], [`BigEndian`]) and by the run-time value [`Endianness`], as gimli's
+//! `Endianity` and object's `Endian` are. Code that learns the byte order from a file is
+//! written once over `Endianness`; a hot path that wants every read monomorphised picks a
+//! [`StaticEndian`] type instead, with [`static_endian!`](crate::static_endian). For the zero-sized types
+//! every method below folds to a constant, so generic code costs nothing over a
+//! hand-written little-endian reader.
 
 use core::fmt::Debug;
 
@@ -20,19 +25,79 @@ impl Endianness {
     } else {
         Endianness::Little
     };
+
+    /// The other byte order.
+    pub fn swapped(self) -> Endianness {
+        match self {
+            Endianness::Little => Endianness::Big,
+            Endianness::Big => Endianness::Little,
+        }
+    }
 }
 
-/// A byte order known at compile time.
-pub trait Endian: Copy + Default + Debug + Send + Sync + 'static {
+/// A byte order: a compile-time type or the run-time [`Endianness`].
+pub trait Endian: Copy + Debug + Send + Sync + 'static {
+    /// This byte order as a run-time value.
+    fn kind(self) -> Endianness;
+
+    #[inline]
+    fn is_big(self) -> bool {
+        self.kind() == Endianness::Big
+    }
+    #[inline]
+    fn read_u16(self, b: [u8; 2]) -> u16 {
+        if self.is_big() {
+            u16::from_be_bytes(b)
+        } else {
+            u16::from_le_bytes(b)
+        }
+    }
+    #[inline]
+    fn read_u32(self, b: [u8; 4]) -> u32 {
+        if self.is_big() {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    }
+    #[inline]
+    fn read_u64(self, b: [u8; 8]) -> u64 {
+        if self.is_big() {
+            u64::from_be_bytes(b)
+        } else {
+            u64::from_le_bytes(b)
+        }
+    }
+    #[inline]
+    fn write_u16(self, v: u16) -> [u8; 2] {
+        if self.is_big() {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    #[inline]
+    fn write_u32(self, v: u32) -> [u8; 4] {
+        if self.is_big() {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+    #[inline]
+    fn write_u64(self, v: u64) -> [u8; 8] {
+        if self.is_big() {
+            v.to_be_bytes()
+        } else {
+            v.to_le_bytes()
+        }
+    }
+}
+
+/// A byte order fixed at compile time (a zero-sized type): the monomorphised fast path.
+pub trait StaticEndian: Endian + Default {
     /// The run-time value of this byte order.
     const KIND: Endianness;
-
-    fn read_u16(b: [u8; 2]) -> u16;
-    fn read_u32(b: [u8; 4]) -> u32;
-    fn read_u64(b: [u8; 8]) -> u64;
-    fn write_u16(v: u16) -> [u8; 2];
-    fn write_u32(v: u32) -> [u8; 4];
-    fn write_u64(v: u64) -> [u8; 8];
 }
 
 /// Least significant byte first (x86, arm64, most perf.data files).
@@ -50,85 +115,77 @@ pub type NativeEndian = LittleEndian;
 #[cfg(target_endian = "big")]
 pub type NativeEndian = BigEndian;
 
+impl Endian for Endianness {
+    #[inline]
+    fn kind(self) -> Endianness {
+        self
+    }
+}
+
 impl Endian for LittleEndian {
+    #[inline]
+    fn kind(self) -> Endianness {
+        Endianness::Little
+    }
+}
+impl StaticEndian for LittleEndian {
     const KIND: Endianness = Endianness::Little;
-    #[inline]
-    fn read_u16(b: [u8; 2]) -> u16 {
-        u16::from_le_bytes(b)
-    }
-    #[inline]
-    fn read_u32(b: [u8; 4]) -> u32 {
-        u32::from_le_bytes(b)
-    }
-    #[inline]
-    fn read_u64(b: [u8; 8]) -> u64 {
-        u64::from_le_bytes(b)
-    }
-    #[inline]
-    fn write_u16(v: u16) -> [u8; 2] {
-        v.to_le_bytes()
-    }
-    #[inline]
-    fn write_u32(v: u32) -> [u8; 4] {
-        v.to_le_bytes()
-    }
-    #[inline]
-    fn write_u64(v: u64) -> [u8; 8] {
-        v.to_le_bytes()
-    }
 }
 
 impl Endian for BigEndian {
+    #[inline]
+    fn kind(self) -> Endianness {
+        Endianness::Big
+    }
+}
+impl StaticEndian for BigEndian {
     const KIND: Endianness = Endianness::Big;
-    #[inline]
-    fn read_u16(b: [u8; 2]) -> u16 {
-        u16::from_be_bytes(b)
-    }
-    #[inline]
-    fn read_u32(b: [u8; 4]) -> u32 {
-        u32::from_be_bytes(b)
-    }
-    #[inline]
-    fn read_u64(b: [u8; 8]) -> u64 {
-        u64::from_be_bytes(b)
-    }
-    #[inline]
-    fn write_u16(v: u16) -> [u8; 2] {
-        v.to_be_bytes()
-    }
-    #[inline]
-    fn write_u32(v: u32) -> [u8; 4] {
-        v.to_be_bytes()
-    }
-    #[inline]
-    fn write_u64(v: u64) -> [u8; 8] {
-        v.to_be_bytes()
-    }
 }
 
-/// Reads a `u16` at `at` of `b` in order `E`; 0 when out of range (callers check sizes first).
+/// Reads a `u16` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
 #[inline]
-pub fn get_u16<E: Endian>(b: &[u8], at: usize) -> u16 {
+pub fn get_u16<E: Endian>(b: &[u8], at: usize, e: E) -> u16 {
     match b.get(at..at.saturating_add(2)) {
-        Some(s) => E::read_u16([s[0], s[1]]),
+        Some(s) => e.read_u16([s[0], s[1]]),
         None => 0,
     }
 }
 
-/// Reads a `u32` at `at` of `b` in order `E`; 0 when out of range (callers check sizes first).
+/// Reads a `u32` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
 #[inline]
-pub fn get_u32<E: Endian>(b: &[u8], at: usize) -> u32 {
+pub fn get_u32<E: Endian>(b: &[u8], at: usize, e: E) -> u32 {
     match b.get(at..at.saturating_add(4)) {
-        Some(s) => E::read_u32([s[0], s[1], s[2], s[3]]),
+        Some(s) => e.read_u32([s[0], s[1], s[2], s[3]]),
         None => 0,
     }
 }
 
-/// Reads a `u64` at `at` of `b` in order `E`; 0 when out of range (callers check sizes first).
+/// Reads a `u64` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
 #[inline]
-pub fn get_u64<E: Endian>(b: &[u8], at: usize) -> u64 {
+pub fn get_u64<E: Endian>(b: &[u8], at: usize, e: E) -> u64 {
     match b.get(at..at.saturating_add(8)) {
-        Some(s) => E::read_u64([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
+        Some(s) => e.read_u64([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
         None => 0,
     }
+}
+
+/// `static_endian!(endianness, |e| body)`: evaluates `body` with `e` bound to the
+/// compile-time byte order ([`LittleEndian`] or [`BigEndian`]) matching the run-time
+/// `endianness`, so `body` is monomorphised for each. For hot paths only (the record walk,
+/// the time-ordered walk, `convert --typed`); everything else passes the [`Endianness`]
+/// value itself.
+#[macro_export]
+macro_rules! static_endian {
+    ($endian:expr, |$e:ident| $body:expr) => {
+        match $endian {
+            $crate::rt::Endianness::Little => {
+                let $e = $crate::rt::LittleEndian;
+                $body
+            }
+            $crate::rt::Endianness::Big => {
+                let $e = $crate::rt::BigEndian;
+                $body
+            }
+        }
+    };
 }

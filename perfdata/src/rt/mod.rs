@@ -10,6 +10,7 @@ mod reader;
 mod values;
 mod writer;
 
+pub use crate::static_endian;
 pub use array::{elem_at, Array, ArrayIter, FixedElem};
 pub use bits::{
     bitfield_from_file, bitfield_to_file, bits_get, bits_set, fmt_bitfield, fmt_flags,
@@ -17,6 +18,7 @@ pub use bits::{
 };
 pub use endian::{
     get_u16, get_u32, get_u64, BigEndian, Endian, Endianness, LittleEndian, NativeEndian,
+    StaticEndian,
 };
 pub use error::{in_field, Error, ErrorKind, PathElem, Result, ResultExt};
 pub use expr::{

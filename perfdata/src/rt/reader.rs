@@ -1,8 +1,6 @@
 //! A bounded, checked cursor over borrowed bytes.
 
-use core::marker::PhantomData;
-
-use super::endian::Endian;
+use super::endian::{Endian, StaticEndian};
 use super::error::{Error, Result, ResultExt};
 use super::values::{Bytes, Str, Tail};
 
@@ -15,19 +13,35 @@ pub struct Reader<'a, E: Endian> {
     buf: &'a [u8],
     pos: usize,
     base: u64,
-    _endian: PhantomData<E>,
+    endian: E,
+}
+
+impl<'a, E: StaticEndian> Reader<'a, E> {
+    /// A reader over `buf`, whose first byte is at absolute offset `base_offset`, in the
+    /// compile-time byte order `E`.
+    #[inline]
+    pub fn new(buf: &'a [u8], base_offset: u64) -> Self {
+        Reader::in_order(buf, base_offset, E::default())
+    }
 }
 
 impl<'a, E: Endian> Reader<'a, E> {
-    /// A reader over `buf`, whose first byte is at absolute offset `base_offset`.
+    /// A reader over `buf`, whose first byte is at absolute offset `base_offset`, in byte
+    /// order `endian` (a run-time [`Endianness`](super::Endianness) or a compile-time type).
     #[inline]
-    pub fn new(buf: &'a [u8], base_offset: u64) -> Self {
+    pub fn in_order(buf: &'a [u8], base_offset: u64, endian: E) -> Self {
         Reader {
             buf,
             pos: 0,
             base: base_offset,
-            _endian: PhantomData,
+            endian,
         }
+    }
+
+    /// The byte order this reader decodes in.
+    #[inline]
+    pub fn endian(&self) -> E {
+        self.endian
     }
 
     /// Bytes consumed so far.
@@ -115,7 +129,7 @@ impl<'a, E: Endian> Reader<'a, E> {
     }
     #[inline]
     pub fn u16(&mut self) -> Result<u16> {
-        Ok(E::read_u16(self.array()?))
+        Ok(self.endian.read_u16(self.array()?))
     }
     #[inline]
     pub fn i16(&mut self) -> Result<i16> {
@@ -123,7 +137,7 @@ impl<'a, E: Endian> Reader<'a, E> {
     }
     #[inline]
     pub fn u32(&mut self) -> Result<u32> {
-        Ok(E::read_u32(self.array()?))
+        Ok(self.endian.read_u32(self.array()?))
     }
     #[inline]
     pub fn i32(&mut self) -> Result<i32> {
@@ -131,7 +145,7 @@ impl<'a, E: Endian> Reader<'a, E> {
     }
     #[inline]
     pub fn u64(&mut self) -> Result<u64> {
-        Ok(E::read_u64(self.array()?))
+        Ok(self.endian.read_u64(self.array()?))
     }
     #[inline]
     pub fn i64(&mut self) -> Result<i64> {
@@ -157,7 +171,7 @@ impl<'a, E: Endian> Reader<'a, E> {
     pub fn sub(&mut self, n: u64) -> Result<Reader<'a, E>> {
         let base = self.offset();
         let s = self.take(n)?;
-        Ok(Reader::new(s, base))
+        Ok(Reader::in_order(s, base, self.endian))
     }
 
     /// Splits off the last `n` bytes as a trailer reader; `self` ends where the trailer starts.
@@ -170,7 +184,7 @@ impl<'a, E: Endian> Reader<'a, E> {
             ));
         }
         let at = self.buf.len() - n;
-        let trailer = Reader::new(&self.buf[at..], self.base + at as u64);
+        let trailer = Reader::in_order(&self.buf[at..], self.base + at as u64, self.endian);
         self.buf = &self.buf[..at];
         Ok(trailer)
     }
@@ -244,17 +258,18 @@ impl<'a, E: Endian> Reader<'a, E> {
         Ok(v)
     }
 
-    /// `big_endian_if`: decodes with `f` in byte order `E2` from where this reader is, then
-    /// continues after what `f` consumed (a structure that states its own byte order).
+    /// `big_endian_if`: decodes with `f` in byte order `endian` from where this reader is,
+    /// then continues after what `f` consumed (a structure that states its own byte order).
     pub fn with_endian<E2: Endian, T>(
         &mut self,
+        endian: E2,
         f: impl FnOnce(&mut Reader<'a, E2>) -> Result<T>,
     ) -> Result<T> {
         let mut other = Reader::<'a, E2> {
             buf: self.buf,
             pos: self.pos,
             base: self.base,
-            _endian: PhantomData,
+            endian,
         };
         let out = f(&mut other)?;
         self.pos = other.pos;

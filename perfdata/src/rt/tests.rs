@@ -226,8 +226,8 @@ fn bitfields_remap_between_byte_orders() {
     let be = remap_bitfield(v, 64, &members, false);
     assert_eq!(be, (1 << 63) | (2 << 61) | 5);
     assert_eq!(remap_bitfield(be, 64, &members, true), v);
-    assert_eq!(bitfield_from_file::<LE>(v, 64, &members), v);
-    assert_eq!(bitfield_to_file::<BE>(v, 64, &members), be);
+    assert_eq!(bitfield_from_file(v, 64, &members, LE::default()), v);
+    assert_eq!(bitfield_to_file(v, 64, &members, BE::default()), be);
     // Any value survives the trip.
     let mut x = 0x1234_5678_9abc_def0u64;
     for _ in 0..100 {

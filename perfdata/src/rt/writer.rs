@@ -1,37 +1,43 @@
 //! Appending bytes in a chosen byte order.
 
-use core::marker::PhantomData;
-
-use super::endian::Endian;
+use super::endian::{Endian, StaticEndian};
 use super::error::{Error, Result};
 use super::values::{Str, Tail};
 
-/// Appends to a `Vec<u8>` in byte order `E`.
+/// Appends to a `Vec<u8>` in byte order `E` (a compile-time type or a run-time
+/// [`Endianness`](super::Endianness)).
 #[derive(Clone, Debug, Default)]
 pub struct Writer<E: Endian> {
     buf: Vec<u8>,
-    _endian: PhantomData<E>,
+    endian: E,
 }
 
-impl<E: Endian> Writer<E> {
+impl<E: StaticEndian> Writer<E> {
     pub fn new() -> Self {
-        Writer {
-            buf: Vec::new(),
-            _endian: PhantomData,
-        }
+        Self::in_order(E::default())
     }
     pub fn with_capacity(n: usize) -> Self {
-        Writer {
-            buf: Vec::with_capacity(n),
-            _endian: PhantomData,
-        }
+        Self::from_vec_in(Vec::with_capacity(n), E::default())
     }
     /// Continues writing after the bytes already in `buf`.
     pub fn from_vec(buf: Vec<u8>) -> Self {
-        Writer {
-            buf,
-            _endian: PhantomData,
-        }
+        Self::from_vec_in(buf, E::default())
+    }
+}
+
+impl<E: Endian> Writer<E> {
+    /// An empty writer in byte order `endian`.
+    pub fn in_order(endian: E) -> Self {
+        Self::from_vec_in(Vec::new(), endian)
+    }
+    /// Continues writing, in byte order `endian`, after the bytes already in `buf`.
+    pub fn from_vec_in(buf: Vec<u8>, endian: E) -> Self {
+        Writer { buf, endian }
+    }
+    /// The byte order this writer encodes in.
+    #[inline]
+    pub fn endian(&self) -> E {
+        self.endian
     }
     /// Bytes written so far.
     #[inline]
@@ -47,12 +53,13 @@ impl<E: Endian> Writer<E> {
         &self.buf
     }
     #[inline]
-    /// `big_endian_if`: encodes with `f` in byte order `E2`, appending to these bytes.
+    /// `big_endian_if`: encodes with `f` in byte order `endian`, appending to these bytes.
     pub fn with_endian<E2: Endian, T>(
         &mut self,
+        endian: E2,
         f: impl FnOnce(&mut Writer<E2>) -> Result<T>,
     ) -> Result<T> {
-        let mut other = Writer::<E2>::from_vec(std::mem::take(&mut self.buf));
+        let mut other = Writer::from_vec_in(std::mem::take(&mut self.buf), endian);
         let out = f(&mut other);
         self.buf = other.into_vec();
         out
@@ -86,7 +93,7 @@ impl<E: Endian> Writer<E> {
     }
     #[inline]
     pub fn put_u16(&mut self, v: u16) {
-        self.put_bytes(&E::write_u16(v));
+        self.put_bytes(&self.endian.write_u16(v));
     }
     #[inline]
     pub fn put_i16(&mut self, v: i16) {
@@ -94,7 +101,7 @@ impl<E: Endian> Writer<E> {
     }
     #[inline]
     pub fn put_u32(&mut self, v: u32) {
-        self.put_bytes(&E::write_u32(v));
+        self.put_bytes(&self.endian.write_u32(v));
     }
     #[inline]
     pub fn put_i32(&mut self, v: i32) {
@@ -102,7 +109,7 @@ impl<E: Endian> Writer<E> {
     }
     #[inline]
     pub fn put_u64(&mut self, v: u64) {
-        self.put_bytes(&E::write_u64(v));
+        self.put_bytes(&self.endian.write_u64(v));
     }
     #[inline]
     pub fn put_i64(&mut self, v: i64) {
@@ -143,13 +150,13 @@ impl<E: Endian> Writer<E> {
         self.patch(at, &[v]);
     }
     pub fn patch_u16(&mut self, at: usize, v: u16) {
-        self.patch(at, &E::write_u16(v));
+        self.patch(at, &self.endian.write_u16(v));
     }
     pub fn patch_u32(&mut self, at: usize, v: u32) {
-        self.patch(at, &E::write_u32(v));
+        self.patch(at, &self.endian.write_u32(v));
     }
     pub fn patch_u64(&mut self, at: usize, v: u64) {
-        self.patch(at, &E::write_u64(v));
+        self.patch(at, &self.endian.write_u64(v));
     }
 
     /// Zero bytes that bring what was written since `start` to a multiple of `align`.

@@ -10,7 +10,7 @@ use crate::generated::perf_data::{
     RecordBody, RecordMisc, RecordType,
 };
 use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
-use crate::rt::{Bytes, Endian, Endianness, Error};
+use crate::rt::{Bytes, Endianness, Error, StaticEndian};
 use crate::sink::RecordEncoder;
 use zstd::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
 
@@ -31,7 +31,7 @@ const MAX_ZSTD_PER_RECORD: usize = 65_504;
 /// HEADER_COMPRESSED.comp_mmap_len, which perf uses to size its decompression buffer.
 const CHUNK: usize = 256 << 10;
 
-pub struct Compress<E: Endian> {
+pub struct Compress<E: StaticEndian> {
     kind: CompressedKind,
     level: i32,
     zstd: Encoder<'static>,
@@ -48,7 +48,13 @@ pub struct Compress<E: Endian> {
     announced: bool,
 }
 
-impl<E: Endian> Compress<E> {
+impl<E: StaticEndian> Compress<E> {
+    /// [`Compress::new`] with the output order given as a value (for
+    /// [`static_endian!`](crate::rt::static_endian)).
+    pub fn for_order(_: E, kind: CompressedKind, level: i32) -> Result<Self, Error> {
+        Self::new(kind, level)
+    }
+
     pub fn new(kind: CompressedKind, level: i32) -> Result<Self, Error> {
         Ok(Compress {
             kind,
@@ -127,7 +133,7 @@ impl<E: Endian> Compress<E> {
     }
 }
 
-impl<E: Endian> Stage for Compress<E> {
+impl<E: StaticEndian> Stage for Compress<E> {
     fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
         self.layout = head.layout;
         self.src = head.endian;

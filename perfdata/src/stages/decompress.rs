@@ -8,7 +8,7 @@ use crate::container::session::Session;
 use crate::container::RecordWalker;
 use crate::generated::perf_data::{Ctx, FeatureId};
 use crate::model::{PerfFile, RecordData, RecordItem};
-use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, ErrorKind, LittleEndian};
+use crate::rt::{Bytes, Endianness, Error, ErrorKind};
 
 /// Replaces every compressed record with the records it holds and drops HEADER_COMPRESSED
 /// (the feature, or its HEADER_FEATURE record in a pipe).
@@ -55,10 +55,7 @@ impl Stage for Decompress {
                 &owned_body
             }
         };
-        match endian {
-            Endianness::Little => self.expand::<LittleEndian>(&item, body, out),
-            Endianness::Big => self.expand::<BigEndian>(&item, body, out),
-        }
+        self.expand(&item, body, out, endian)
     }
 
     fn finish(&mut self, _head: &mut PerfFile<'_>, _out: &mut Emit<'_>) -> Result<(), Error> {
@@ -76,20 +73,21 @@ impl Stage for Decompress {
 
 impl Decompress {
     /// Feeds one compressed record and emits the complete records it finishes.
-    fn expand<E: Endian>(
+    fn expand(
         &mut self,
         item: &RecordItem<'_>,
         body: &[u8],
         out: &mut Emit<'_>,
+        endian: Endianness,
     ) -> Result<(), Error> {
-        let zdata = zstd_data::<E>(item.ty, body, 0)?.unwrap_or_else(Bytes::default);
+        let zdata = zstd_data(item.ty, body, 0, endian)?.unwrap_or_else(Bytes::default);
         let d = match &mut self.decompressor {
             Some(d) => d,
             None => self.decompressor.insert(Decompressor::new()?),
         };
         d.feed(&zdata, 0)?;
         let mut taken = 0;
-        for rec in RecordWalker::<E>::new(d.pending(), 0) {
+        for rec in RecordWalker::in_order(d.pending(), 0, endian) {
             match rec {
                 Ok(rec) => {
                     taken += rec.stream_len();
@@ -97,7 +95,7 @@ impl Decompress {
                     out(RecordItem {
                         ty,
                         misc: rec.header.misc,
-                        attr: self.session.attr_index::<E>(ty, rec.body),
+                        attr: self.session.attr_index(ty, rec.body, endian),
                         data: RecordData::Raw {
                             body: rec.body.into(),
                             payload: rec.payload.into(),

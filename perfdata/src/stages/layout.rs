@@ -9,9 +9,7 @@ use crate::generated::perf_data::{
     HeaderFeature, HeaderTracingData, RecordBody, RecordMisc, RecordType, HEADER_LAST_FEATURE,
 };
 use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
-use crate::rt::{
-    Array, BigEndian, Bytes, Endianness, Error, LittleEndian, Payload, Reader, Writer,
-};
+use crate::rt::{Array, Bytes, Endianness, Error, Payload, Reader, Writer};
 
 /// File layout → pipe layout, as `perf record -o -` would have streamed it: HEADER_ATTR
 /// records, then every feature as a HEADER_FEATURE record (TRACING_DATA as
@@ -160,30 +158,17 @@ fn feature_value(
 ) -> Result<FeatureBody<'static>, Error> {
     match &f.data {
         FeatureData::Typed(b) => Ok((**b).clone().into_owned()),
-        FeatureData::Raw(bytes) => match endian {
-            Endianness::Little => {
-                FeatureBody::decode(f.id, &mut Reader::<LittleEndian>::new(bytes, 0), fctx)
-            }
-            Endianness::Big => {
-                FeatureBody::decode(f.id, &mut Reader::<BigEndian>::new(bytes, 0), fctx)
-            }
+        FeatureData::Raw(bytes) => {
+            FeatureBody::decode(f.id, &mut Reader::in_order(bytes, 0, endian), fctx)
+                .map(FeatureBody::into_owned)
+                .map_err(|e| e.with_feature(f.id))
         }
-        .map(FeatureBody::into_owned)
-        .map_err(|e| e.with_feature(f.id)),
     }
 }
 
 fn encode_feature(endian: Endianness, b: &FeatureBody<'_>, fctx: &Ctx) -> Result<Vec<u8>, Error> {
-    match endian {
-        Endianness::Little => {
-            let mut w = Writer::<LittleEndian>::new();
-            b.encode(&mut w, fctx).map(|_| w.into_vec())
-        }
-        Endianness::Big => {
-            let mut w = Writer::<BigEndian>::new();
-            b.encode(&mut w, fctx).map(|_| w.into_vec())
-        }
-    }
+    let mut w = Writer::in_order(endian);
+    b.encode(&mut w, fctx).map(|_| w.into_vec())
 }
 
 /// The id that ends the features of a pipe made from `head`. Readers stop at their own

@@ -20,7 +20,7 @@ pub use typed::{Reencode, Typed};
 
 use crate::generated::perf_data::{Ctx, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordData, RecordItem};
-use crate::rt::{BigEndian, Endianness, Error, LittleEndian};
+use crate::rt::{Endianness, Error};
 
 /// Where a stage sends its records.
 pub type Emit<'e> = dyn FnMut(RecordItem<'_>) -> Result<(), Error> + 'e;
@@ -160,14 +160,6 @@ pub(crate) fn encode_body(
     body: &RecordBody<'_>,
     ctx: &Ctx,
 ) -> Result<Vec<u8>, Error> {
-    match endian {
-        Endianness::Little => {
-            let mut w = crate::rt::Writer::<LittleEndian>::new();
-            body.encode(&mut w, ctx).map(|_| w.into_vec())
-        }
-        Endianness::Big => {
-            let mut w = crate::rt::Writer::<BigEndian>::new();
-            body.encode(&mut w, ctx).map(|_| w.into_vec())
-        }
-    }
+    let mut w = crate::rt::Writer::in_order(endian);
+    body.encode(&mut w, ctx).map(|_| w.into_vec())
 }

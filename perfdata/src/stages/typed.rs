@@ -5,7 +5,7 @@ use crate::container::session::attr_ctx;
 use crate::container::stream::HEADER_SIZE;
 use crate::generated::perf_data::{Ctx, FeatureBody, RecordBody, RecordType, Sample};
 use crate::model::{FeatureData, PerfFile, RecordData, RecordItem};
-use crate::rt::{BigEndian, Bytes, Endian, Endianness, Error, LittleEndian, Reader, Writer};
+use crate::rt::{static_endian, Bytes, Endianness, Error, Reader, StaticEndian, Writer};
 use crate::sink::{refuse_unknown_feature, RecordEncoder};
 
 /// The decoding context of `item` given the attrs' contexts and the CPU counts (shared
@@ -31,8 +31,8 @@ pub struct Typed {
     /// Encode each value again at once (in the input's byte order) and pass on its bytes:
     /// the same round trip without a boxed value per record, for streaming conversions.
     reencode: bool,
-    little: Writer<LittleEndian>,
-    big: Writer<BigEndian>,
+    /// The re-encoded body, one buffer reused for every record.
+    buf: Vec<u8>,
 }
 
 impl Typed {
@@ -68,18 +68,14 @@ impl Stage for Typed {
         let ctx = item_ctx(&self.attr_ctx, &self.fctx, &item);
         let endian = self.endian.unwrap_or(Endianness::Little);
         if self.reencode {
-            let bytes = match endian {
-                Endianness::Little => {
-                    self.little.clear();
-                    round_trip(item.ty, body, &ctx, &mut self.little)?;
-                    self.little.as_slice()
-                }
-                Endianness::Big => {
-                    self.big.clear();
-                    round_trip(item.ty, body, &ctx, &mut self.big)?;
-                    self.big.as_slice()
-                }
-            };
+            // Hot (`convert --typed`): the round trip monomorphised per byte order.
+            self.buf.clear();
+            self.buf = static_endian!(endian, |e| {
+                let mut w = Writer::from_vec_in(std::mem::take(&mut self.buf), e);
+                round_trip(item.ty, body, &ctx, &mut w)?;
+                w.into_vec()
+            });
+            let bytes = self.buf.as_slice();
             return out(RecordItem {
                 ty: item.ty,
                 misc: item.misc,
@@ -106,13 +102,13 @@ impl Stage for Typed {
 /// Decodes a record body of type `ty` into its value and encodes that into `w`. Samples
 /// (nearly every record) go through their own type rather than the `RecordBody` enum,
 /// which would move each one into the enum and out again.
-fn round_trip<E: Endian>(
+fn round_trip<E: StaticEndian>(
     ty: RecordType,
     body: &[u8],
     ctx: &Ctx,
     w: &mut Writer<E>,
 ) -> Result<(), Error> {
-    let r = &mut Reader::<E>::new(body, 0);
+    let r = &mut Reader::in_order(body, 0, w.endian());
     if ty == RecordType::SAMPLE {
         Sample::decode(r, ctx)?.encode(w, ctx)
     } else {
@@ -122,12 +118,12 @@ fn round_trip<E: Endian>(
 
 /// Re-encodes a model's raw records and features in byte order `E` (the model then has
 /// that order): what makes compressing a model for another byte order possible.
-pub struct Reencode<E: Endian> {
+pub struct Reencode<E: StaticEndian> {
     enc: Option<RecordEncoder<E>>,
     buf: Vec<u8>,
 }
 
-impl<E: Endian> Default for Reencode<E> {
+impl<E: StaticEndian> Default for Reencode<E> {
     fn default() -> Self {
         Reencode {
             enc: None,
@@ -136,13 +132,18 @@ impl<E: Endian> Default for Reencode<E> {
     }
 }
 
-impl<E: Endian> Reencode<E> {
+impl<E: StaticEndian> Reencode<E> {
     pub fn new() -> Self {
+        Self::default()
+    }
+    /// [`Reencode::new`] with the output order given as a value (for
+    /// [`static_endian!`](crate::rt::static_endian)).
+    pub fn for_order(_: E) -> Self {
         Self::default()
     }
 }
 
-impl<E: Endian> Stage for Reencode<E> {
+impl<E: StaticEndian> Stage for Reencode<E> {
     fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
         if head.legacy_v1 && head.endian != E::KIND {
             return Err(Error::other(
@@ -153,18 +154,11 @@ impl<E: Endian> Stage for Reencode<E> {
         if head.endian != E::KIND {
             for f in &mut head.features {
                 if let FeatureData::Raw(bytes) = &f.data {
-                    let typed = match head.endian {
-                        Endianness::Little => FeatureBody::decode(
-                            f.id,
-                            &mut Reader::<LittleEndian>::new(bytes, 0),
-                            &fctx,
-                        ),
-                        Endianness::Big => FeatureBody::decode(
-                            f.id,
-                            &mut Reader::<BigEndian>::new(bytes, 0),
-                            &fctx,
-                        ),
-                    }
+                    let typed = FeatureBody::decode(
+                        f.id,
+                        &mut Reader::in_order(bytes, 0, head.endian),
+                        &fctx,
+                    )
                     .map_err(|e| e.with_feature(f.id))?
                     .into_owned();
                     refuse_unknown_feature(&typed, f.id)?;

@@ -78,8 +78,8 @@ impl rt::Serialize for Kind {
 impl rt::FixedElem for Kind {
     const SIZE: usize = 4;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u32, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
     }
 
     #[inline]
@@ -136,8 +136,8 @@ impl rt::Serialize for Marker {
 impl rt::FixedElem for Marker {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -240,8 +240,8 @@ impl rt::Serialize for Bits {
 impl rt::FixedElem for Bits {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
     }
 
     #[inline]
@@ -336,8 +336,8 @@ impl rt::Serialize for Misc {
 impl rt::FixedElem for Misc {
     const SIZE: usize = 2;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self(rt::elem_at::<u16, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u16, E>(b, 0, e))
     }
 
     #[inline]
@@ -365,14 +365,14 @@ impl AttrFlags {
         ("reserved", 8, 56),
     ];
     /// The canonical value of a word read in file order from a producer of byte
-    /// order `E` (a big-endian producer allocates members from the MSB).
-    pub fn from_file<E: rt::Endian>(raw: u64) -> Self {
-        Self(rt::bitfield_from_file::<E>(raw, 64, Self::FIELDS))
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u64, e: E) -> Self {
+        Self(rt::bitfield_from_file(raw, 64, Self::FIELDS, e))
     }
 
-    /// The word to write in byte order `E`.
-    pub fn to_file<E: rt::Endian>(self) -> u64 {
-        rt::bitfield_to_file::<E>(self.0, 64, Self::FIELDS)
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u64 {
+        rt::bitfield_to_file(self.0, 64, Self::FIELDS, e)
     }
 
     /// off by default
@@ -438,13 +438,13 @@ impl rt::Serialize for AttrFlags {
 impl rt::FixedElem for AttrFlags {
     const SIZE: usize = 8;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self::from_file::<E>(rt::elem_at::<u64, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u64, E>(b, 0, e), e)
     }
 
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
-        w.put_u64(self.to_file::<E>());
+        w.put_u64(self.to_file(w.endian()));
     }
 }
 
@@ -461,14 +461,14 @@ impl Nibbles {
     /// producer.
     pub const FIELDS: &'static [(&'static str, u8, u8)] = &[("lo", 0, 4), ("hi", 4, 4)];
     /// The canonical value of a word read in file order from a producer of byte
-    /// order `E` (a big-endian producer allocates members from the MSB).
-    pub fn from_file<E: rt::Endian>(raw: u8) -> Self {
-        Self(rt::bitfield_from_file::<E>(u64::from(raw), 8, Self::FIELDS) as u8)
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u8, e: E) -> Self {
+        Self(rt::bitfield_from_file(u64::from(raw), 8, Self::FIELDS, e) as u8)
     }
 
-    /// The word to write in byte order `E`.
-    pub fn to_file<E: rt::Endian>(self) -> u8 {
-        rt::bitfield_to_file::<E>(u64::from(self.0), 8, Self::FIELDS) as u8
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u8 {
+        rt::bitfield_to_file(u64::from(self.0), 8, Self::FIELDS, e) as u8
     }
 
     pub fn lo(self) -> u8 {
@@ -505,13 +505,13 @@ impl rt::Serialize for Nibbles {
 impl rt::FixedElem for Nibbles {
     const SIZE: usize = 1;
     #[inline]
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
-        Self::from_file::<E>(rt::elem_at::<u8, E>(b, 0))
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u8, E>(b, 0, e), e)
     }
 
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
-        w.put_u8(self.to_file::<E>());
+        w.put_u8(self.to_file(w.endian()));
     }
 }
 
@@ -795,7 +795,10 @@ impl Entry {
     ) -> rt::Result<Self> {
         let from = r.u64().field("from")?;
         let to = r.u64().field("to")?;
-        let attr_flags = r.u64().map(AttrFlags::from_file::<E>).field("attr_flags")?;
+        let attr_flags = r
+            .u64()
+            .map(|v| AttrFlags::from_file(v, r.endian()))
+            .field("attr_flags")?;
         let kind = r.u32().map(Kind).field("kind")?;
         Ok(Self { from, to, attr_flags, kind })
     }
@@ -809,7 +812,7 @@ impl Entry {
     ) -> rt::Result<()> {
         w.put_u64(self.from);
         w.put_u64(self.to);
-        w.put_u64(self.attr_flags.to_file::<E>());
+        w.put_u64(self.attr_flags.to_file(w.endian()));
         w.put_u32(self.kind.0);
         Ok(())
     }
@@ -822,12 +825,12 @@ impl Entry {
 
 impl rt::FixedElem for Entry {
     const SIZE: usize = 28;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            from: rt::elem_at::<u64, E>(b, 0),
-            to: rt::elem_at::<u64, E>(b, 8),
-            attr_flags: rt::elem_at::<AttrFlags, E>(b, 16),
-            kind: rt::elem_at::<Kind, E>(b, 24),
+            from: rt::elem_at::<u64, E>(b, 0, e),
+            to: rt::elem_at::<u64, E>(b, 8, e),
+            attr_flags: rt::elem_at::<AttrFlags, E>(b, 16, e),
+            kind: rt::elem_at::<Kind, E>(b, 24, e),
         }
     }
 
@@ -979,7 +982,10 @@ impl<'a> Versioned<'a> {
         let kind = r.u32().map(Kind).field("kind")?;
         let size = r.u32().field("size")?;
         let r = &mut r.limit_to(start, u64::from(size).max(16))?;
-        let attr_flags = r.u64().map(AttrFlags::from_file::<E>).field("attr_flags")?;
+        let attr_flags = r
+            .u64()
+            .map(|v| AttrFlags::from_file(v, r.endian()))
+            .field("attr_flags")?;
         let extra = if (r.remaining() as u64) >= 8 {
             Some(r.u64().field("extra")?)
         } else {
@@ -1013,7 +1019,7 @@ impl<'a> Versioned<'a> {
         w.put_u32(self.kind.0);
         let size_at = w.len();
         w.put_u32(0);
-        w.put_u64(self.attr_flags.to_file::<E>());
+        w.put_u64(self.attr_flags.to_file(w.endian()));
         if let Some(v_) = &self.extra {
             w.put_u64(*v_);
         }
@@ -1134,10 +1140,10 @@ impl Inode {
 
 impl rt::FixedElem for Inode {
     const SIZE: usize = 8;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            maj: rt::elem_at::<u32, E>(b, 0),
-            min: rt::elem_at::<u32, E>(b, 4),
+            maj: rt::elem_at::<u32, E>(b, 0, e),
+            min: rt::elem_at::<u32, E>(b, 4, e),
         }
     }
 
@@ -1356,13 +1362,13 @@ impl Signed {
 
 impl rt::FixedElem for Signed {
     const SIZE: usize = 23;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            a: rt::elem_at::<i8, E>(b, 0),
-            b: rt::elem_at::<i16, E>(b, 1),
-            c: rt::elem_at::<i32, E>(b, 3),
-            d: rt::elem_at::<i64, E>(b, 7),
-            e: rt::elem_at::<f64, E>(b, 15),
+            a: rt::elem_at::<i8, E>(b, 0, e),
+            b: rt::elem_at::<i16, E>(b, 1, e),
+            c: rt::elem_at::<i32, E>(b, 3, e),
+            d: rt::elem_at::<i64, E>(b, 7, e),
+            e: rt::elem_at::<f64, E>(b, 15, e),
         }
     }
 
@@ -2110,10 +2116,10 @@ impl OwnOrder {
 
 impl rt::FixedElem for OwnOrder {
     const SIZE: usize = 6;
-    fn decode_elem<E: rt::Endian>(b: &[u8]) -> Self {
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
         Self {
-            a: rt::elem_at::<u32, E>(b, 0),
-            b: rt::elem_at::<u16, E>(b, 4),
+            a: rt::elem_at::<u32, E>(b, 0, e),
+            b: rt::elem_at::<u16, E>(b, 4, e),
         }
     }
 
@@ -2149,11 +2155,15 @@ impl<'a> Own<'a> {
         let body = rt::in_field(
             "body",
             || {
-                if u64::from(order) != 0 {
-                    r.with_endian::<rt::BigEndian, _>(|r| OwnOrder::decode(r, ctx))
-                } else {
-                    r.with_endian::<rt::LittleEndian, _>(|r| OwnOrder::decode(r, ctx))
-                }
+                r
+                    .with_endian(
+                        if u64::from(order) != 0 {
+                            rt::Endianness::Big
+                        } else {
+                            rt::Endianness::Little
+                        },
+                        |r| OwnOrder::decode(r, ctx),
+                    )
             },
         )?;
         let tail = r.tail(start, 1);
@@ -2170,23 +2180,17 @@ impl<'a> Own<'a> {
         let start = w.len();
         w.put_u8(self.order);
         let order = self.order;
-        if u64::from(order) != 0 {
-            w.with_endian::<
-                    rt::BigEndian,
-                    _,
-                >(|w| -> rt::Result<()> {
+        w.with_endian(
+            if u64::from(order) != 0 {
+                rt::Endianness::Big
+            } else {
+                rt::Endianness::Little
+            },
+            |w| -> rt::Result<()> {
                 self.body.encode(w, ctx).field("body")?;
                 Ok(())
-            })?;
-        } else {
-            w.with_endian::<
-                    rt::LittleEndian,
-                    _,
-                >(|w| -> rt::Result<()> {
-                self.body.encode(w, ctx).field("body")?;
-                Ok(())
-            })?;
-        }
+            },
+        )?;
         w.put_tail(&self.tail, start, 1);
         Ok(())
     }
@@ -2237,7 +2241,7 @@ impl<'a> Scalars<'a> {
     ) -> rt::Result<Self> {
         let start = r.offset();
         let s = Signed::decode(r, ctx).field("s")?;
-        let nib = r.u8().map(Nibbles::from_file::<E>).field("nib")?;
+        let nib = r.u8().map(|v| Nibbles::from_file(v, r.endian())).field("nib")?;
         let marks = rt::Array::decode(r, 2).field("marks")?;
         let bitmap = Bitmap::decode(r, ctx).field("bitmap")?;
         let choice = Choice::decode(r, ctx).field("choice")?;
@@ -2274,7 +2278,7 @@ impl<'a> Scalars<'a> {
     ) -> rt::Result<()> {
         let start = w.len();
         self.s.encode(w, ctx).field("s")?;
-        w.put_u8(self.nib.to_file::<E>());
+        w.put_u8(self.nib.to_file(w.endian()));
         rt::check_len(self.marks.len(), 2, "elements", "2").field("marks")?;
         self.marks.encode(w);
         self.bitmap.encode(w, ctx).field("bitmap")?;
@@ -3217,7 +3221,7 @@ impl<'a> TrailerView<'a> {
     pub fn pid(&self) -> Option<u32> {
         self.layout
             .pid
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3227,7 +3231,7 @@ impl<'a> TrailerView<'a> {
     pub fn tid(&self) -> Option<u32> {
         self.layout
             .tid
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3237,7 +3241,7 @@ impl<'a> TrailerView<'a> {
     pub fn time(&self) -> Option<u64> {
         self.layout
             .time
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3254,7 +3258,7 @@ impl<'a> TrailerView<'a> {
     }
 
     #[inline]
-    fn cpus_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, u16>> {
+    fn cpus_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u16>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -3271,7 +3275,7 @@ impl<'a> TrailerView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -3282,7 +3286,7 @@ impl<'a> TrailerView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
     }
@@ -3396,7 +3400,7 @@ impl<'a> SampleView<'a> {
     pub fn ip(&self) -> Option<u64> {
         self.layout
             .ip
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3406,7 +3410,7 @@ impl<'a> SampleView<'a> {
     pub fn pid(&self) -> Option<u32> {
         self.layout
             .pid
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3416,7 +3420,7 @@ impl<'a> SampleView<'a> {
     pub fn tid(&self) -> Option<u32> {
         self.layout
             .tid
-            .map(|o| rt::FixedElem::decode_elem_in(
+            .map(|o| rt::FixedElem::decode_elem(
                 self.bytes.get(o as usize..).unwrap_or(&[]),
                 self.endian,
             ))
@@ -3425,7 +3429,7 @@ impl<'a> SampleView<'a> {
     #[inline]
     pub fn nr(&self) -> u64 {
         let o = self.layout.nr;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3506,7 +3510,7 @@ impl<'a> MapView<'a> {
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3523,7 +3527,7 @@ impl<'a> MapView<'a> {
     }
 
     #[inline]
-    fn file_in<E: rt::Endian>(&self) -> rt::Result<FileId<'a>> {
+    fn file_in<E: rt::StaticEndian>(&self) -> rt::Result<FileId<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -3547,7 +3551,7 @@ impl<'a> MapView<'a> {
     }
 
     #[inline]
-    fn filename_in<E: rt::Endian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -3569,7 +3573,7 @@ impl<'a> MapView<'a> {
     }
 
     #[inline]
-    fn validate_in<E: rt::Endian>(&self) -> rt::Result<()> {
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -3584,7 +3588,7 @@ impl<'a> MapView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
     }
@@ -3665,7 +3669,7 @@ impl<'a> UpdateView<'a> {
     #[inline]
     pub fn type_(&self) -> u16 {
         let o = self.layout.type_;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3747,7 +3751,7 @@ impl<'a> TracingView<'a> {
     #[inline]
     pub fn size(&self) -> u32 {
         let o = self.layout.size;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3829,7 +3833,7 @@ impl<'a> ConvView<'a> {
     #[inline]
     pub fn shift(&self) -> u64 {
         let o = self.layout.shift;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3911,7 +3915,7 @@ impl<'a> SizedView<'a> {
     #[inline]
     pub fn len(&self) -> u32 {
         let o = self.layout.len;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -3993,7 +3997,7 @@ impl<'a> OwnView<'a> {
     #[inline]
     pub fn order(&self) -> u8 {
         let o = self.layout.order;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -4079,7 +4083,7 @@ impl<'a> ScalarsView<'a> {
     #[inline]
     pub fn s(&self) -> Signed {
         let o = self.layout.s;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -4088,7 +4092,7 @@ impl<'a> ScalarsView<'a> {
     #[inline]
     pub fn nib(&self) -> Nibbles {
         let o = self.layout.nib;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
@@ -4105,7 +4109,7 @@ impl<'a> ScalarsView<'a> {
     }
 
     #[inline]
-    fn marks_in<E: rt::Endian>(&self) -> rt::Result<rt::Array<'a, Marker>> {
+    fn marks_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, Marker>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -4123,7 +4127,7 @@ impl<'a> ScalarsView<'a> {
     }
 
     #[inline]
-    fn bitmap_in<E: rt::Endian>(&self) -> rt::Result<Bitmap<'a>> {
+    fn bitmap_in<E: rt::StaticEndian>(&self) -> rt::Result<Bitmap<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -4142,7 +4146,7 @@ impl<'a> ScalarsView<'a> {
     }
 
     #[inline]
-    fn choice_in<E: rt::Endian>(&self) -> rt::Result<Choice> {
+    fn choice_in<E: rt::StaticEndian>(&self) -> rt::Result<Choice> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -4162,7 +4166,7 @@ impl<'a> ScalarsView<'a> {
     }
 
     #[inline]
-    fn small_in<E: rt::Endian>(&self) -> rt::Result<u8> {
+    fn small_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
         let r = &mut self.walk_reader::<E>();
@@ -4174,7 +4178,7 @@ impl<'a> ScalarsView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::Endian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
     }
@@ -4255,7 +4259,7 @@ impl<'a> HeaderFeatureView<'a> {
     #[inline]
     pub fn feat_id(&self) -> u64 {
         let o = self.layout.feat_id;
-        rt::FixedElem::decode_elem_in(
+        rt::FixedElem::decode_elem(
             self.bytes.get(o as usize..).unwrap_or(&[]),
             self.endian,
         )
