@@ -1,17 +1,20 @@
 //! Read and write every variant of the Linux `perf.data` format, losslessly.
 //!
-//! Layouts are declared in the spec (`spec/perf_data/`) and generated into
-//! [`generated`]; [`rt`] is the hand-written, layout-free runtime they use; [`container`]
-//! is the file-level mechanics (format detection, sections, record framing, compressed
-//! streams, attr resolution); [`model`], [`transform`] and [`mod@write`] edit and write.
+//! Layouts are declared in the spec (`spec/perf_data/`) and generated into the types of
+//! [`types`] (every record, feature, attr and sample part: `perfdata::types::Sample`);
+//! [`rt`] is the hand-written, layout-free runtime they use; [`container`] is the
+//! file-level mechanics (format detection, sections, record framing, compressed streams,
+//! attr resolution); [`model`], [`transform`] and [`mod@write`] edit and write. The entry
+//! points are re-exported here: [`Recording`], [`PerfData`], [`StreamReader`],
+//! [`PerfFile`].
 //!
 //! # Reading
 //! Open a file or a `perf record --threads` directory, look at the header, and decode the
 //! records you need (nothing is decoded that you do not ask for; samples borrow from the
 //! memory map):
 //! ```
-//! use perfdata::container::Recording;
-//! use perfdata::generated::perf_data::{FeatureBody, FeatureId, RecordBody, RecordType};
+//! use perfdata::types::{FeatureBody, FeatureId, RecordBody, RecordType};
+//! use perfdata::Recording;
 //!
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
 //! let recording = Recording::open(path)?;
@@ -39,7 +42,7 @@
 //!     Ok(true) // keep going
 //! })?;
 //! assert!(deepest > 1 && comms > 0);
-//! # Ok::<(), perfdata::rt::Error>(())
+//! # Ok::<(), perfdata::Error>(())
 //! ```
 //! [`container::PerfData::for_each_record_ordered`] gives perf's time order instead, and
 //! [`container::StreamReader`] reads a pipe-mode stream from any `Read` with bounded memory.
@@ -48,10 +51,8 @@
 //! Read into an editable [`model::PerfFile`], change it, and save: sizes, offsets, the
 //! feature table and every `header.size` are computed; the file is replaced atomically.
 //! ```
-//! use perfdata::container::PerfData;
-//! use perfdata::model::PerfFile;
-//! use perfdata::rt::Endianness;
 //! use perfdata::write::{save, WriteOptions};
+//! use perfdata::{Endianness, PerfData, PerfFile};
 //!
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
 //! let bytes = std::fs::read(path)?;
@@ -73,6 +74,9 @@ pub mod check;
 pub mod container;
 pub mod convert;
 pub mod fuzzing;
+/// The code generated from the specs (reached through [`types`] and
+/// [`gperftools::types`]).
+#[doc(hidden)]
 pub mod generated;
 pub mod gperftools;
 pub mod model;
@@ -83,3 +87,15 @@ pub mod stages;
 pub mod transform;
 pub mod verify;
 pub mod write;
+
+/// Every type the perf.data spec (`spec/perf_data/`) declares, generated: the file header,
+/// `perf_event_attr`, every `HEADER_*` feature, every record and the SAMPLE with its parts,
+/// the sample_id trailer, the open enums and flag sets, and the zero-copy views with their
+/// per-event layouts. The layouts are documented in `docs/perf-data-format.md`.
+pub mod types {
+    pub use crate::generated::perf_data::*;
+}
+
+pub use container::{PerfData, Recording, StreamReader};
+pub use model::PerfFile;
+pub use rt::{Endianness, Error};

@@ -97,7 +97,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     if opts.quick {
         // Without the Parquet export (arrow and parquet double the release build); its row
         // is measured by the full bench only.
-        build.push("--no-default-features");
+        build.extend(["--no-default-features", "--features", "perfdata/cli"]);
     }
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(&build)

@@ -1,13 +1,13 @@
 //! The gperftools CPU profile: detection, reading, the map text, writing.
 //!
 //! Layouts (header, records, trailer) are the spec's (`spec/gperftools/`, generated into
-//! [`crate::generated::gperftools`]); this module does the mechanics the spec cannot say:
+//! [`types`]); this module does the mechanics the spec cannot say:
 //! finding the producer's word size and byte order, the record loop that ends at the
 //! trailer, a file cut short, the text after the binary part, and atomic writing.
 //!
 //! ```
 //! use perfdata::gperftools::{Layout, Profile};
-//! use perfdata::generated::gperftools::{Header, Record};
+//! use perfdata::gperftools::types::{Header, Record};
 //!
 //! let profile = Profile {
 //!     layout: Layout::B64_LE,
@@ -32,6 +32,12 @@ pub use from_perf::{from_perf, FromPerfOptions, FromPerfSummary};
 pub use maps::{format_mapping, parse_map_text, resolve_mappings, MapLine, Mapping};
 pub use to_perf::{to_perf, ToPerfOptions};
 pub use write::{save, save_bytes};
+
+/// Every type the gperftools spec (`spec/gperftools/`) declares, generated: the header,
+/// a sample record, the trailer (`docs/gperftools-cpu-profile.md`).
+pub mod types {
+    pub use crate::generated::gperftools::*;
+}
 
 use crate::generated::gperftools::{Ctx, Header, Record, Trailer, HEADER_WORDS};
 use crate::rt::{self, Endianness, Error, Reader, Writer};

@@ -11,16 +11,26 @@ mod values;
 mod writer;
 
 pub use crate::static_endian;
-pub use array::{elem_at, Array, ArrayIter, FixedElem};
-pub use bits::{
-    bitfield_from_file, bitfield_to_file, bits_get, bits_set, fmt_bitfield, fmt_flags,
-    remap_bitfield, serialize_bitfield, FlagName,
-};
+pub use array::{Array, ArrayIter, FixedElem};
+pub use bits::{remap_bitfield, FlagName};
 pub use endian::{
     get_u16, get_u32, get_u64, BigEndian, Endian, Endianness, LittleEndian, NativeEndian,
     StaticEndian,
 };
-pub use error::{in_field, Error, ErrorKind, PathElem, Result, ResultExt};
+pub use error::{Error, ErrorKind, PathElem, Result, ResultExt};
+
+// What only generated code calls: public for it, hidden from the documented surface
+// (as prost's `encoding`).
+#[doc(hidden)]
+pub use array::elem_at;
+#[doc(hidden)]
+pub use bits::{
+    bitfield_from_file, bitfield_to_file, bits_get, bits_set, fmt_bitfield, fmt_flags,
+    serialize_bitfield,
+};
+#[doc(hidden)]
+pub use error::in_field;
+#[doc(hidden)]
 pub use expr::{
     align, check_computed, check_len, check_presence, check_variant, div, eval, fit, in_index,
     no_arm, saturate_u32, sub,
@@ -30,6 +40,7 @@ pub use values::{Bytes, IntoOwned, Payload, Str, Tail};
 pub use writer::Writer;
 
 /// The serde version generated code derives with (`#[serde(crate = "::perfdata::rt::serde")]`).
+#[doc(hidden)]
 pub use serde;
 pub use serde::Serialize;
 
