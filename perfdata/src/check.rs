@@ -9,7 +9,7 @@
 //! records delivered out of time order at a FINISHED_ROUND (perf's "out of order
 //! events"); sections that overlap; bytes after the last section.
 
-use crate::container::{Origin, PerfData, RawRecord, RecordCtx, Recording};
+use crate::container::{Damage, Origin, PerfData, RawRecord, RecordCtx, Recording, Recovery};
 use crate::generated::perf_data::RecordType;
 use crate::placement::Placement;
 use crate::rt::{Error, ErrorKind};
@@ -210,16 +210,10 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
         walk.record(data, o, &r, c);
         Ok(true)
     });
-    let mut framing = |errors: Vec<Error>| {
-        let last = errors.len().saturating_sub(1);
-        for (i, e) in errors.iter().enumerate() {
-            // Where salvaging went on belongs to the damage before it.
-            if let (ErrorKind::Other(m), Some(prev)) = (e.kind(), problems.last_mut()) {
-                if m.starts_with("salvage:") {
-                    prev.message = format!("{}; {m}", prev.message);
-                    continue;
-                }
-            }
+    let mut framing = |damage: Vec<Damage>| {
+        let last = damage.len().saturating_sub(1);
+        for (i, d) in damage.iter().enumerate() {
+            let e = &d.error;
             let cut = matches!(e.kind(), ErrorKind::UnexpectedEnd { .. });
             let kind = if cut && data.header.is_some() && e.offset().is_some_and(|o| o < data_end) {
                 ProblemKind::RecordOutsideData
@@ -230,12 +224,21 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
             } else {
                 ProblemKind::DamagedRecord
             };
-            problems.push(Problem::from_error(kind, e));
+            let mut p = Problem::from_error(kind, e);
+            // How salvaging went on belongs to the damage it went past.
+            p.message = d.to_string();
+            problems.push(p);
         }
     };
+    let fatal = |error| {
+        vec![Damage {
+            error,
+            recovery: Recovery::AtEnd,
+        }]
+    };
     match salvaged {
-        Ok(errors) => framing(errors),
-        Err(e) => framing(vec![e]),
+        Ok(damage) => framing(damage),
+        Err(e) => framing(fatal(e)),
     }
     for bytes in streams {
         walk.round = RoundCheck::default();
@@ -243,8 +246,8 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
             walk.record(data, o, &r, c);
             Ok(true)
         }) {
-            Ok(errors) => framing(errors),
-            Err(e) => framing(vec![e]),
+            Ok(damage) => framing(damage),
+            Err(e) => framing(fatal(e)),
         }
     }
     problems.append(&mut walk.problems);

@@ -65,3 +65,33 @@ fn a_single_file_opens_through_the_same_door() {
         .to_string()
         .contains("/nonexistent/perf.data"));
 }
+
+/// An I/O error stays an I/O error (a caller can match `ErrorKind::Io` and its
+/// `io::ErrorKind`), and names the path.
+#[test]
+fn io_errors_keep_their_kind_and_name_the_path() {
+    use perfdata::rt::ErrorKind;
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such.data");
+    let e = Recording::open(&missing).err().expect("a missing file");
+    match e.kind() {
+        ErrorKind::Io(io) => assert_eq!(io.kind(), std::io::ErrorKind::NotFound),
+        other => panic!("not an I/O error: {other:?}"),
+    }
+    assert_eq!(e.file(), Some(missing.as_path()));
+    assert!(
+        e.to_string().starts_with(&missing.display().to_string()),
+        "{e}"
+    );
+
+    // A directory whose data.N stream cannot be read: the error is the stream's, kind kept.
+    let dir = tmp.path().join("threads.data");
+    std::fs::create_dir(&dir).unwrap();
+    let fixtures =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/threads.data");
+    std::fs::copy(fixtures.join("data"), dir.join("data")).unwrap();
+    std::fs::create_dir(dir.join("data.0")).unwrap(); // a directory where a stream should be
+    let e = Recording::open(&dir).err().expect("an unreadable stream");
+    assert!(matches!(e.kind(), ErrorKind::Io(_)), "{e:?}");
+    assert!(e.to_string().contains("data.0"), "{e}");
+}

@@ -94,11 +94,24 @@ fn salvaging_goes_on_after_it() {
     let mut want = offsets.clone();
     want.remove(BAD);
     assert_eq!(seen, want);
-    is_the_precise_error(&errors[0], at);
-    let skipped = errors[1].to_string();
+    // One piece of damage, typed: the precise error and the bytes skipped to the next
+    // record.
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    is_the_precise_error(&errors[0].error, at);
+    assert_eq!(
+        errors[0].recovery,
+        perfdata::container::Recovery::Skipped {
+            start: at,
+            end: offsets[BAD + 1]
+        }
+    );
+    let text = errors[0].to_string();
     assert!(
-        skipped.contains(&format!("{at:#x}..{:#x}", offsets[BAD + 1])),
-        "{skipped}"
+        text.contains(&format!(
+            "salvage: skipped bytes {at:#x}..{:#x}",
+            offsets[BAD + 1]
+        )),
+        "{text}"
     );
 }
 

@@ -29,6 +29,57 @@ pub enum Origin {
     Compressed { record_offset: u64 },
 }
 
+/// Damage that a salvaging walk went past: the error where the damage is (offset, record,
+/// field) and how the walk went on after it.
+#[derive(Debug)]
+pub struct Damage {
+    pub error: Error,
+    pub recovery: Recovery,
+}
+
+/// How a salvaging walk went on after damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Bytes `start..end` (absolute offsets) were skipped: records parse again at `end`.
+    Skipped { start: u64, end: u64 },
+    /// Nothing parses after the damage: the rest of the stream, from `start`, is unread.
+    Stopped { start: u64 },
+    /// A compressed chunk did not decompress: the zstd stream was dropped and restarts at
+    /// the next compressed record after the one at `record_offset`.
+    CompressedStreamRestarted { record_offset: u64 },
+    /// The framing inside decompressed data was lost: the decompressed bytes pending were
+    /// dropped.
+    DecompressedBytesDropped,
+    /// The damage is at the end (the compressed stream stops inside a record): nothing
+    /// was left to skip.
+    AtEnd,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.error)?;
+        match self.recovery {
+            Recovery::Skipped { start, end } => {
+                write!(f, "; salvage: skipped bytes {start:#x}..{end:#x}")
+            }
+            Recovery::Stopped { start } => {
+                write!(
+                    f,
+                    "; salvage: nothing parses after it, bytes from {start:#x} unread"
+                )
+            }
+            Recovery::CompressedStreamRestarted { record_offset } => write!(
+                f,
+                "; salvage: dropped the compressed stream up to the record at {record_offset:#x}"
+            ),
+            Recovery::DecompressedBytesDropped => {
+                write!(f, "; salvage: dropped the decompressed bytes pending")
+            }
+            Recovery::AtEnd => Ok(()),
+        }
+    }
+}
+
 /// What the record walks call for each record: where it came from, its bytes, and its
 /// decoding context. It returns `false` to stop.
 pub type RecordFn<'f> = dyn FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error> + 'f;
@@ -350,7 +401,7 @@ impl<'a> PerfData<'a> {
     /// 8-byte-aligned place where known records parse again; after a compressed chunk that
     /// does not decompress, it restarts the zstd stream at the next chunk. Returns the
     /// errors met (and the byte ranges skipped), in order; empty for an intact input.
-    pub fn for_each_record_salvaging(&self, f: &mut RecordFn<'_>) -> Result<Vec<Error>, Error> {
+    pub fn for_each_record_salvaging(&self, f: &mut RecordFn<'_>) -> Result<Vec<Damage>, Error> {
         let mut errors = vec![];
         self.walk(self.data(), self.data_start as u64, Some(&mut errors), f)?;
         Ok(errors)
@@ -374,7 +425,7 @@ impl<'a> PerfData<'a> {
         bytes: &[u8],
         base: u64,
         f: &mut RecordFn<'_>,
-    ) -> Result<Vec<Error>, Error> {
+    ) -> Result<Vec<Damage>, Error> {
         let mut errors = vec![];
         self.walk(bytes, base, Some(&mut errors), f)?;
         Ok(errors)
@@ -386,7 +437,7 @@ impl<'a> PerfData<'a> {
         &self,
         bytes: &[u8],
         base: u64,
-        salvage: Option<&mut Vec<Error>>,
+        salvage: Option<&mut Vec<Damage>>,
         f: &mut RecordFn<'_>,
     ) -> Result<(), Error> {
         static_endian!(self.format.endian, |e| self
@@ -401,7 +452,7 @@ impl<'a> PerfData<'a> {
         e: E,
         bytes: &[u8],
         base: u64,
-        salvage: Option<&mut Vec<Error>>,
+        salvage: Option<&mut Vec<Damage>>,
         mut f: F,
     ) -> Result<(), Error>
     where
@@ -458,7 +509,7 @@ fn walk_stream_with<E: Endian, F>(
     order: E,
     data: &[u8],
     data_start: u64,
-    mut salvage: Option<&mut Vec<Error>>,
+    mut salvage: Option<&mut Vec<Damage>>,
     mut f: F,
 ) -> Result<(), Error>
 where
@@ -479,19 +530,29 @@ where
                     let Some(errors) = salvage.as_deref_mut() else {
                         return Err(e);
                     };
-                    errors.push(e);
                     let failed_at = data.len() - walker.rest().len();
+                    let at = |i: usize| data_start + i as u64;
                     match resync(data, failed_at, order) {
                         Some(next) => {
-                            errors.push(Error::other(format!(
-                                "salvage: skipped bytes {:#x}..{:#x}",
-                                data_start + failed_at as u64,
-                                data_start + next as u64
-                            )));
+                            errors.push(Damage {
+                                error: e,
+                                recovery: Recovery::Skipped {
+                                    start: at(failed_at),
+                                    end: at(next),
+                                },
+                            });
                             start = next;
                             continue 'stream;
                         }
-                        None => break 'stream,
+                        None => {
+                            errors.push(Damage {
+                                error: e,
+                                recovery: Recovery::Stopped {
+                                    start: at(failed_at),
+                                },
+                            });
+                            break 'stream;
+                        }
                     }
                 }
             };
@@ -567,18 +628,22 @@ where
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
                 };
-                errors.push(e);
+                errors.push(Damage {
+                    error: e,
+                    recovery: Recovery::DecompressedBytesDropped,
+                });
             }
             if let Err(e) = fed {
                 let e = e.with_record(index - 1, record_name(ty));
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
                 };
-                errors.push(e);
-                errors.push(Error::other(format!(
-                    "salvage: dropped the compressed stream up to the record at {:#x}",
-                    rec.offset
-                )));
+                errors.push(Damage {
+                    error: e,
+                    recovery: Recovery::CompressedStreamRestarted {
+                        record_offset: rec.offset,
+                    },
+                });
                 decompressor = None;
                 continue;
             }
@@ -593,7 +658,10 @@ where
                 format!("{} undecoded bytes", d.pending().len()),
             );
             match salvage {
-                Some(errors) => errors.push(e),
+                Some(errors) => errors.push(Damage {
+                    error: e,
+                    recovery: Recovery::AtEnd,
+                }),
                 None => return Err(e),
             }
         }

@@ -10,7 +10,7 @@ pub struct MappedFile {
 
 impl MappedFile {
     pub fn open(path: &Path) -> Result<Self, Error> {
-        let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
+        let io = |e: std::io::Error| Error::from(e).in_file(path);
         let file = std::fs::File::open(path).map_err(io)?;
         if file.metadata().map_err(io)?.len() == 0 {
             return Ok(MappedFile { map: None });

@@ -13,7 +13,7 @@ pub mod session;
 pub mod stream;
 pub mod stream_reader;
 
-pub use file::{FeatureSection, Origin, PerfData, RecordFn};
+pub use file::{Damage, FeatureSection, Origin, PerfData, RecordFn, Recovery};
 pub use format::{detect, Format, Layout};
 pub use mapped::MappedFile;
 pub use recording::{Place, Recording};

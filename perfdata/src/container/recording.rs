@@ -1,7 +1,7 @@
 //! Opening a path: a perf.data file (file or saved pipe layout) or a `perf record
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
-use super::file::{Origin, PerfData};
+use super::file::{Damage, Origin, PerfData};
 use super::mapped::MappedFile;
 use super::session::RecordCtx;
 use super::stream::RawRecord;
@@ -47,7 +47,7 @@ impl Recording {
             )));
         }
         let header = MappedFile::open(&path.join("data"))?;
-        let io = |e: std::io::Error| Error::other(format!("{}: {e}", path.display()));
+        let io = |e: std::io::Error| Error::from(e).in_file(&path);
         let mut numbered = vec![];
         for entry in std::fs::read_dir(&path).map_err(io)? {
             let p = entry.map_err(io)?.path();
@@ -124,7 +124,7 @@ impl Recording {
                 go_on = f(Place::Stream(i), o, r, c)?;
                 Ok(go_on)
             })
-            .map_err(|e| Error::other(format!("{}: {e}", path.display())))?;
+            .map_err(|e| e.in_file(path))?;
         }
         Ok(())
     }
@@ -135,7 +135,7 @@ impl Recording {
     pub fn for_each_record_salvaging(
         &self,
         f: &mut RecordVisitor<'_>,
-    ) -> Result<Vec<Error>, Error> {
+    ) -> Result<Vec<Damage>, Error> {
         let data = self.data()?;
         let mut go_on = true;
         let mut damage = data.for_each_record_salvaging(&mut |o, r, c| {
@@ -150,11 +150,10 @@ impl Recording {
                 go_on = f(Place::Stream(i), o, r, c)?;
                 Ok(go_on)
             })?;
-            damage.extend(
-                errors
-                    .into_iter()
-                    .map(|e| Error::other(format!("{}: {e}", path.display()))),
-            );
+            damage.extend(errors.into_iter().map(|d| Damage {
+                error: d.error.in_file(path),
+                recovery: d.recovery,
+            }));
         }
         Ok(damage)
     }

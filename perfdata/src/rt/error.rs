@@ -43,6 +43,9 @@ struct Inner {
     path: Vec<PathElem>,
     record: Option<(u64, String)>,
     feature: Option<String>,
+    /// The file the error is in, when it is not the one the caller opened (a `data.N`
+    /// stream of a directory) or when the error is about the file itself (I/O).
+    file: Option<std::path::PathBuf>,
 }
 
 /// An error with its location. Boxed, so that `Result<T, Error>` stays one word plus `T`.
@@ -62,6 +65,7 @@ impl Error {
             path: Vec::new(),
             record: None,
             feature: None,
+            file: None,
         }))
     }
     #[cold]
@@ -172,6 +176,17 @@ impl Error {
         self.0.feature = Some(id.to_string());
         self
     }
+    /// Names the file the error is in (printed first, as `path: …`); the kind is kept, so
+    /// an I/O error stays [`ErrorKind::Io`].
+    #[cold]
+    pub fn in_file(mut self, path: impl Into<std::path::PathBuf>) -> Error {
+        self.0.file = Some(path.into());
+        self
+    }
+    /// The file named with [`Error::in_file`].
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.0.file.as_deref()
+    }
     /// Sets the byte offset when the error has none yet.
     #[cold]
     pub fn or_offset(mut self, offset: u64) -> Error {
@@ -224,6 +239,9 @@ pub fn in_field<T>(name: &'static str, f: impl FnOnce() -> Result<T>) -> Result<
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let i = &*self.0;
+        if let Some(p) = &i.file {
+            write!(f, "{}: ", p.display())?;
+        }
         let mut sep = "";
         if let Some(o) = i.offset {
             write!(f, "at byte {o:#x}")?;
