@@ -677,3 +677,66 @@ fn build_single_file(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        std::fs::read(dir.join(name)).unwrap()
+    }
+
+    #[test]
+    fn combinations_name_the_framing_records_and_catch_a_changed_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = fixture("callchain.data");
+        let orig = PerfFile::read(&PerfData::open(&main).unwrap()).unwrap();
+        let built = build_combinations(&main, &orig, dir.path(), "callchain");
+        assert_eq!(built.len(), COMBINATIONS.len());
+        let mut pipe = None;
+        for b in &built {
+            match b {
+                Built::Made(v) => {
+                    let changed_layout = v.layout != orig.layout;
+                    assert_eq!(
+                        !v.only_variant.is_empty(),
+                        changed_layout,
+                        "{}: {v:?}",
+                        v.kind.name()
+                    );
+                    assert!(v.only_original.is_empty(), "{v:?}");
+                    assert!(v
+                        .only_variant
+                        .iter()
+                        .all(|(_, t)| HEADER_RECORDS.contains(t)));
+                    let name = v.kind.name();
+                    let round_trip = name.ends_with("-and-back");
+                    assert_eq!(v.swapped, name.contains("byte-order") && !round_trip);
+                    assert_eq!(changed_layout, name.contains("layout") && !round_trip);
+                    if v.kind == Kind::Combined("other-layout-compressed") {
+                        pipe = Some(v.path.clone());
+                    }
+                }
+                // A file's other byte order and layout is a byte-swapped pipe: made.
+                other => panic!("{other:?}"),
+            }
+        }
+        // A variant that lost a user record other than framing (a FINISHED_ROUND) is
+        // refused. (Kernel records, which perf prints, are compared in perf's output.)
+        let path = pipe.expect("the pipe variant");
+        let bytes = std::fs::read(&path).unwrap();
+        let mut file = PerfFile::read(&PerfData::open(&bytes).unwrap())
+            .unwrap()
+            .into_owned();
+        let round = file
+            .records
+            .iter()
+            .position(|r| r.ty == RecordType::FINISHED_ROUND)
+            .expect("a FINISHED_ROUND");
+        file.records.remove(round);
+        std::fs::write(&path, to_bytes(&file, WriteOptions::default()).unwrap()).unwrap();
+        let err = framing_records(&orig, &path).unwrap_err();
+        assert!(err.contains("other than framing records"), "{err}");
+    }
+}
