@@ -488,7 +488,7 @@ pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path
 
 /// perf's view of a variant, compared with the original's.
 fn read_variant(v: &Variant, d: &Decoded, plan: &ScriptPlan, original: &ReadsView) -> Outcome {
-    let swapped = matches!(v.kind, Kind::Swapped(_));
+    let swapped = v.swapped;
     if v.layout == Layout::File && v.max_attr_size > PERF_ATTR_SIZE_MAX {
         return Outcome::Skip(format!(
             "attr size {} newer than perf 6.1 (at most {PERF_ATTR_SIZE_MAX}): perf refuses the attrs of a file (a pipe's HEADER_ATTR it reads)",
@@ -560,7 +560,7 @@ fn read_variant(v: &Variant, d: &Decoded, plan: &ScriptPlan, original: &ReadsVie
             }
             Ok(r) => {
                 // perf says why only with -v.
-                let stat_pipe = v.kind == Kind::Pipe
+                let stat_pipe = v.layout == Layout::Pipe
                     && *plan == ScriptPlan::Stat
                     && run(vec!["script".into(), "-v".into()])
                         .is_ok_and(|r| r.stderr.contains("do not have IP attribute set"));
@@ -631,7 +631,7 @@ fn read_variant(v: &Variant, d: &Decoded, plan: &ScriptPlan, original: &ReadsVie
     let norm = ReadsNorm {
         label: v.kind.name().to_string(),
         // Same layout, same framing: the records are where they were.
-        offsets: v.kind == Kind::Copy || (swapped && !v.decompressed),
+        offsets: v.offsets_kept,
         hex: !swapped,
         swapped,
         sorted: v.kind == Kind::SingleFile,

@@ -234,8 +234,8 @@ fn stream<S: StaticEndian, D: StaticEndian>(
     let fctx = data.session.feature_ctx();
     let mut head = PerfFile::read_head(data)?;
     // Kept outside the pipeline (borrowed into it): its attrs are checked at the end.
-    let mut to_file =
-        (data.format.layout == Layout::Pipe && plan.layout == Layout::File).then(ToFile::new);
+    let pipe_to_file = data.format.layout == Layout::Pipe && plan.layout == Layout::File;
+    let mut to_file = pipe_to_file.then(ToFile::new);
     let mut pipeline = Pipeline::default();
     if plan.decompress {
         pipeline.push_stage(Decompress::new());
@@ -253,6 +253,11 @@ fn stream<S: StaticEndian, D: StaticEndian>(
         pipeline.push_stage(Compress::<D>::new(kind, level)?);
     }
     pipeline.begin(&mut head, fctx)?;
+    if pipe_to_file {
+        // A file's event_types section precedes its data: the HEADER_EVENT_TYPE records
+        // ToFile moves there are gathered first (ToFile sets the same at its finish).
+        head.event_types = crate::stages::pipe_event_types(data)?;
+    }
 
     let enc = RecordEncoder::<D>::new(head.endian, &head.attrs, fctx);
     let mut sink = match plan.layout {

@@ -348,3 +348,199 @@ fn tracing_data_is_padded_in_pipes_and_keeps_its_own_byte_order() {
         .unwrap();
     assert_eq!(be_data.feature_bytes(be_tracing).unwrap(), &original[..]);
 }
+
+/// The features of a file-layout output, as (id, section bytes).
+fn feature_sections(bytes: &[u8]) -> Vec<(u32, Vec<u8>)> {
+    let data = PerfData::open(bytes).unwrap();
+    data.features
+        .iter()
+        .map(|f| (f.id.0, data.feature_bytes(f).unwrap().to_vec()))
+        .collect()
+}
+
+fn model_with(bytes: &[u8], edit: impl FnOnce(&mut PerfFile<'static>)) -> Vec<u8> {
+    let data = PerfData::open(bytes).unwrap();
+    let mut file = PerfFile::read(&data).unwrap().into_owned();
+    edit(&mut file);
+    to_bytes(&file, WriteOptions::default())
+}
+
+#[test]
+fn empty_features_survive_file_to_pipe_to_file() {
+    // Issue 13.2: an empty feature (BRANCH_STACK) went into the pipe as a 16-byte
+    // HEADER_FEATURE record, which reading back took for the end of the features: it and
+    // every later feature were lost (perf report left branch mode). Issue 13.5: an empty
+    // BUILD_ID list was dropped (it has no HEADER_BUILD_ID record to travel in).
+    use perfdata::generated::perf_data::{BranchStack, BuildId, FeatureId};
+    use perfdata::model::FeatureItem;
+    let mut inputs = vec![(
+        "callchain.data + empty BRANCH_STACK and BUILD_ID".to_string(),
+        model_with(&fixture("callchain.data"), |f| {
+            f.features.retain(|x| x.id != FeatureId::BUILD_ID);
+            for (id, body) in [
+                (
+                    FeatureId::BRANCH_STACK,
+                    FeatureBody::BranchStack(BranchStack { tail: None }),
+                ),
+                (
+                    FeatureId::BUILD_ID,
+                    FeatureBody::BuildId(BuildId {
+                        entries: vec![],
+                        tail: None,
+                    }),
+                ),
+            ] {
+                f.features.push(FeatureItem {
+                    id,
+                    data: FeatureData::Typed(Box::new(body)),
+                });
+            }
+            f.features.sort_by_key(|x| x.id.0);
+            f.placement = None;
+        }),
+    )];
+    if let Some(b) = corpus("vector_static_gcc__perf.lbr.data") {
+        inputs.push(("vector_static_gcc__perf.lbr.data".into(), b));
+    }
+    for (name, bytes) in inputs {
+        let before = feature_sections(&bytes);
+        // (The LBR corpus file has branch-stack samples, not the feature.)
+        if !name.contains("lbr") {
+            assert!(before.iter().any(|(id, b)| *id == 15 && b.is_empty()));
+        }
+        let data = PerfData::open(&bytes).unwrap();
+        let mut file = PerfFile::read(&data).unwrap();
+        to_pipe(&mut file).unwrap();
+        let pipe = to_bytes(&file, WriteOptions::default());
+        let mut back = PerfFile::read(&PerfData::open(&pipe).unwrap()).unwrap();
+        to_file(&mut back).unwrap();
+        let out = to_bytes(&back, WriteOptions::default());
+        assert_eq!(feature_sections(&out), before, "{name}: features changed");
+        // No feature record is left in the data section.
+        let left = PerfFile::read(&PerfData::open(&out).unwrap()).unwrap();
+        assert!(
+            !left
+                .records
+                .iter()
+                .any(|r| r.ty == RecordType::HEADER_FEATURE),
+            "{name}: HEADER_FEATURE records left in the data section"
+        );
+        assert_eq!(content(&out), content(&bytes), "{name}: records changed");
+    }
+}
+
+#[test]
+fn padded_pipe_features_and_tracing_data_lose_their_padding_in_a_file() {
+    // Issue 13.5: features read from a pipe kept the records' zero padding to 8 (perf
+    // >= ~6.14 pads HEADER_FEATURE records; HEADER_TRACING_DATA's data is always padded)
+    // as a tail of the file's feature sections.
+    use perfdata::generated::perf_data::RecordBody;
+    use perfdata::model::RecordData;
+    for name in ["pipe-callchain.pipe.data", "pipe-tracepoint.pipe.data"] {
+        let original = fixture(name);
+        let mut padded_records = 0;
+        let padded = model_with(&original, |f| {
+            f.make_typed().unwrap();
+            for r in &mut f.records {
+                if let RecordData::Typed(b) = &mut r.data {
+                    if let RecordBody::HeaderFeature(h) = &mut **b {
+                        if h.data.is_some() {
+                            h.tail = None; // the canonical padding: written padded
+                            padded_records += 1;
+                        }
+                    }
+                }
+            }
+        });
+        assert!(
+            padded_records > 0 && padded.len() > original.len(),
+            "{name}"
+        );
+        let as_file = |bytes: &[u8]| {
+            let mut file = PerfFile::read(&PerfData::open(bytes).unwrap()).unwrap();
+            to_file(&mut file).unwrap();
+            to_bytes(&file, WriteOptions::default())
+        };
+        let (from_padded, from_unpadded) = (as_file(&padded), as_file(&original));
+        let sections = feature_sections(&from_padded);
+        assert_eq!(sections, feature_sections(&from_unpadded), "{name}");
+        let data = PerfData::open(&from_padded).unwrap();
+        for f in &data.features {
+            let value = data.feature(f).unwrap();
+            assert_eq!(
+                common::tails(&value),
+                Vec::<String>::new(),
+                "{name}: feature {} keeps bytes after its last field",
+                f.id
+            );
+        }
+        if name.contains("tracepoint") {
+            assert!(sections.iter().any(|(id, _)| *id == 1), "TRACING_DATA");
+        }
+    }
+}
+
+#[test]
+fn pipe_event_types_move_to_the_event_types_section_and_back() {
+    // Issue 13.5: pipe → file left HEADER_EVENT_TYPE records (perf 3.x pipes) in the data
+    // section; perf keeps them in the file's event_types section. (And file → pipe dropped
+    // the section.)
+    use perfdata::convert::{convert_file, ConvertOptions};
+    use perfdata::generated::perf_data::{HeaderEventType, RecordBody, RecordMisc};
+    use perfdata::model::{RecordData, RecordItem};
+    use perfdata::rt::Str;
+    let pipe = model_with(&fixture("pipe-callchain.pipe.data"), |f| {
+        let at = f
+            .records
+            .iter()
+            .position(|r| r.ty != RecordType::HEADER_ATTR)
+            .unwrap();
+        f.records.insert(
+            at,
+            RecordItem {
+                ty: RecordType::HEADER_EVENT_TYPE,
+                misc: RecordMisc::default(),
+                attr: None,
+                data: RecordData::Typed(Box::new(RecordBody::HeaderEventType(HeaderEventType {
+                    event_id: 1234,
+                    name: Str::from_raw(b"sched:sched_switch\0\0\0\0\0\0".to_vec()),
+                    tail: None,
+                }))),
+            },
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let (input, file, again) = (
+        dir.path().join("in.data"),
+        dir.path().join("file.data"),
+        dir.path().join("pipe.data"),
+    );
+    std::fs::write(&input, &pipe).unwrap();
+    let layout = |l| ConvertOptions {
+        layout: Some(l),
+        ..Default::default()
+    };
+    convert_file(&input, &file, &layout(Layout::File)).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let data = PerfData::open(&bytes).unwrap();
+    let model = PerfFile::read(&data).unwrap();
+    let types = model.event_types.as_ref().expect("an event_types section");
+    assert_eq!(types.entries.len(), 1);
+    assert_eq!(types.entries[0].event_id, 1234);
+    assert_eq!(types.entries[0].name.text(), b"sched:sched_switch");
+    assert_eq!(types.entries[0].name.len(), 64);
+    assert!(!model
+        .records
+        .iter()
+        .any(|r| r.ty == RecordType::HEADER_EVENT_TYPE));
+    // The model path writes the same bytes.
+    let mut m = PerfFile::read(&PerfData::open(&pipe).unwrap()).unwrap();
+    to_file(&mut m).unwrap();
+    assert!(to_bytes(&m, WriteOptions::default()) == bytes);
+    // And back: the record as perf 3.x wrote it.
+    convert_file(&file, &again, &layout(Layout::Pipe)).unwrap();
+    assert!(
+        std::fs::read(&again).unwrap() == pipe,
+        "pipe → file → pipe changed the bytes"
+    );
+}

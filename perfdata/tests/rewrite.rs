@@ -10,7 +10,7 @@ use perfdata::model::PerfFile;
 use perfdata::rt::Endianness;
 use perfdata::write::{save, write, WriteOptions};
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Inputs that cannot be rewritten as they are, with the reason; they are checked to
 /// fail for that reason (so the list cannot silently go stale).
@@ -30,24 +30,7 @@ fn not_convertible(data: &PerfData<'_>) -> Option<&'static str> {
 }
 
 fn inputs() -> Vec<PathBuf> {
-    let files_in = |dir: &Path| {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_file() && !p.extension().is_some_and(|e| e == "md" || e == "gz"))
-            .collect();
-        v.sort();
-        v
-    };
-    let mut files = files_in(&workspace().join("conformance/fixtures"));
-    files.push(workspace().join("conformance/fixtures/threads.data/data"));
-    let corpus = workspace().parent().unwrap().join("shared/corpus");
-    if corpus.is_dir() {
-        files.extend(files_in(&corpus));
-    } else {
-        eprintln!("SKIP external corpus: {} is absent", corpus.display());
-    }
-    files
+    common::fixture_and_corpus_files()
 }
 
 fn rewrite(file: &PerfFile<'_>, opts: WriteOptions) -> Vec<u8> {

@@ -2,14 +2,15 @@
 //! HEADER_FEATURE (one per feature, then an end-of-features marker), HEADER_TRACING_DATA
 //! and HEADER_BUILD_ID; a file carries it in the attrs section and the feature sections.
 
-use super::{decode_body, Emit, Stage};
+use super::{decode_body, is_empty_feature, unpadded_feature, Emit, Stage};
 use crate::container::{EventAttr, Layout};
 use crate::generated::perf_data::{
-    BuildId, BuildIdEntry, BuildIdMisc, Ctx, FeatureBody, FeatureId, HeaderAttr, HeaderBuildId,
-    HeaderFeature, HeaderTracingData, RecordBody, RecordMisc, RecordType, HEADER_LAST_FEATURE,
+    BuildId, BuildIdEntry, BuildIdMisc, Ctx, EventTypeEntry, EventTypes, FeatureBody, FeatureId,
+    HeaderAttr, HeaderBuildId, HeaderEventType, HeaderFeature, HeaderTracingData, RecordBody,
+    RecordMisc, RecordType, HEADER_LAST_FEATURE, MAX_EVENT_NAME,
 };
 use crate::model::{FeatureData, FeatureItem, PerfFile, RecordData, RecordItem};
-use crate::rt::{Array, Bytes, Endianness, Error, Payload, Reader, Writer};
+use crate::rt::{Array, Bytes, Endianness, Error, Payload, Reader, Str, Writer};
 
 /// File layout → pipe layout, as `perf record -o -` would have streamed it: HEADER_ATTR
 /// records, then every feature as a HEADER_FEATURE record (TRACING_DATA as
@@ -72,6 +73,26 @@ fn prologue(head: &PerfFile<'_>, fctx: Ctx) -> Result<Vec<RecordItem<'static>>, 
             }))),
         });
     }
+    // perf 3.x sent the event_types after the attrs (`perf_event__synthesize_event_types`).
+    for e in head.event_types.iter().flat_map(|t| &t.entries) {
+        records.push(RecordItem {
+            ty: RecordType::HEADER_EVENT_TYPE,
+            misc: RecordMisc::default(),
+            attr: None,
+            data: RecordData::Typed(Box::new(RecordBody::HeaderEventType(HeaderEventType {
+                event_id: e.event_id,
+                // Only the name, zero-padded to 8 (no NUL when its length is a multiple
+                // of 8), as perf wrote the record.
+                name: Str::from_raw({
+                    let text = e.name.text();
+                    let mut v = text.to_vec();
+                    v.resize(text.len().next_multiple_of(8), 0);
+                    v
+                }),
+                tail: None,
+            }))),
+        });
+    }
     for f in &head.features {
         match feature_value(head.endian, f, &fctx)? {
             FeatureBody::TracingData(_) => {
@@ -93,6 +114,10 @@ fn prologue(head: &PerfFile<'_>, fctx: Ctx) -> Result<Vec<RecordItem<'static>>, 
                         },
                     ))),
                 });
+            }
+            // An empty list has no record to travel in: it goes as an empty feature.
+            FeatureBody::BuildId(list) if list.entries.is_empty() && list.tail.is_none() => {
+                records.push(feature_record(f.id, FeatureBody::BuildId(list)))
             }
             FeatureBody::BuildId(list) => {
                 for entry in list.entries {
@@ -227,6 +252,7 @@ pub struct ToFile {
     attrs: Vec<EventAttr<'static>>,
     features: Vec<FeatureItem<'static>>,
     build_ids: Vec<BuildIdEntry<'static>>,
+    event_types: Vec<EventTypeEntry<'static>>,
     end_marker: Option<u64>,
 }
 
@@ -239,6 +265,50 @@ impl ToFile {
     pub fn attrs_changed(&self) -> bool {
         self.active && self.attrs != self.initial_attrs
     }
+
+    /// A feature read from a HEADER_FEATURE record, without the record's padding (see
+    /// [`unpadded_feature`]).
+    fn without_padding(
+        &self,
+        id: FeatureId,
+        value: FeatureBody<'_>,
+    ) -> Result<FeatureBody<'static>, Error> {
+        if value.feature_id().is_none() {
+            return Ok(value.into_owned());
+        }
+        let endian = self.endian.unwrap_or(Endianness::Little);
+        let bytes = encode_feature(endian, &value, &self.fctx)?;
+        match unpadded_feature(endian, id, &bytes, &self.fctx) {
+            Ok((v, _)) => Ok(v.into_owned()),
+            Err(_) => Ok(value.into_owned()),
+        }
+    }
+}
+
+/// The HEADER_EVENT_TYPE records of a pipe, as the event_types section a file made from
+/// it has (what [`ToFile`] gathers; a streaming writer needs it before the data).
+pub fn pipe_event_types(
+    data: &crate::container::PerfData<'_>,
+) -> Result<Option<EventTypes<'static>>, Error> {
+    let mut entries = vec![];
+    let e = data.format.endian;
+    for rec in crate::container::RecordWalker::in_order(data.data(), data.data_offset(), e) {
+        let rec = rec?;
+        if rec.record_type() != RecordType::HEADER_EVENT_TYPE {
+            continue;
+        }
+        if let RecordBody::HeaderEventType(e) =
+            decode_body(e, rec.record_type(), rec.body, &Ctx::default())?
+        {
+            let mut name = e.name.text().to_vec();
+            name.resize(MAX_EVENT_NAME as usize, 0);
+            entries.push(EventTypeEntry {
+                event_id: e.event_id,
+                name: Str::from_raw(name),
+            });
+        }
+    }
+    Ok((!entries.is_empty()).then_some(EventTypes { entries }))
 }
 
 impl Stage for ToFile {
@@ -263,7 +333,9 @@ impl Stage for ToFile {
             self.in_prologue = false;
         }
         let header_content = match item.ty {
-            RecordType::HEADER_ATTR | RecordType::HEADER_TRACING_DATA => true,
+            RecordType::HEADER_ATTR
+            | RecordType::HEADER_TRACING_DATA
+            | RecordType::HEADER_EVENT_TYPE => true,
             RecordType::HEADER_FEATURE | RecordType::HEADER_BUILD_ID => self.in_prologue,
             _ => false,
         };
@@ -285,7 +357,25 @@ impl Stage for ToFile {
                 ids: a.ids.iter().collect(),
                 entry_tail: None,
             }),
+            RecordBody::HeaderEventType(e) => {
+                // The event_types section's entries hold the name in 64 bytes.
+                let mut name = e.name.text().to_vec();
+                name.resize(MAX_EVENT_NAME as usize, 0);
+                self.event_types.push(EventTypeEntry {
+                    event_id: e.event_id,
+                    name: Str::from_raw(name),
+                });
+            }
             RecordBody::HeaderFeature(f) => match f.data {
+                None if is_empty_feature(f.feat_id) => {
+                    // An empty feature (BRANCH_STACK, STAT, an empty BUILD_ID list).
+                    let id = FeatureId(f.feat_id as u32);
+                    let (value, _) = unpadded_feature(Endianness::Little, id, &[], &self.fctx)?;
+                    self.features.push(FeatureItem {
+                        id,
+                        data: FeatureData::Typed(Box::new(value.into_owned())),
+                    });
+                }
                 None => {
                     self.in_prologue = false; // the end-of-features marker
                     self.end_marker = Some(f.feat_id);
@@ -295,17 +385,31 @@ impl Stage for ToFile {
                     if value.feature_id().is_some()
                         || !matches!(value, FeatureBody::Unknown(ref b) if b.is_empty())
                     {
+                        let id = FeatureId(f.feat_id as u32);
+                        let value = self.without_padding(id, value)?;
                         self.features.push(FeatureItem {
-                            id: FeatureId(f.feat_id as u32),
+                            id,
                             data: FeatureData::Typed(Box::new(value)),
                         });
                     }
                 }
             },
-            RecordBody::HeaderTracingData(t) => self.features.push(FeatureItem {
-                id: FeatureId::TRACING_DATA,
-                data: FeatureData::Raw(Bytes::from(t.data.bytes().unwrap_or(&[]).to_vec())),
-            }),
+            RecordBody::HeaderTracingData(t) => {
+                // The tracing data says its own byte order: the bytes stay as they are,
+                // without the pipe's padding to 8.
+                let bytes = t.data.bytes().unwrap_or(&[]);
+                let len = unpadded_feature(
+                    self.endian.unwrap_or(Endianness::Little),
+                    FeatureId::TRACING_DATA,
+                    bytes,
+                    &self.fctx,
+                )
+                .map_or(bytes.len(), |(_, len)| len);
+                self.features.push(FeatureItem {
+                    id: FeatureId::TRACING_DATA,
+                    data: FeatureData::Raw(Bytes::from(bytes[..len].to_vec())),
+                })
+            }
             RecordBody::HeaderBuildId(b) => self.build_ids.push(BuildIdEntry {
                 type_: 0,
                 misc: BuildIdMisc(item.misc.0),
@@ -330,6 +434,11 @@ impl Stage for ToFile {
     fn finish(&mut self, head: &mut PerfFile<'_>, _out: &mut Emit<'_>) -> Result<(), Error> {
         if !self.active {
             return Ok(());
+        }
+        if !self.event_types.is_empty() {
+            head.event_types = Some(EventTypes {
+                entries: std::mem::take(&mut self.event_types),
+            });
         }
         let mut features = std::mem::take(&mut self.features);
         let build_ids = std::mem::take(&mut self.build_ids);

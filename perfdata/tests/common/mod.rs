@@ -31,6 +31,27 @@ pub fn corpus_dir() -> Option<PathBuf> {
     }
 }
 
+/// Every perf.data file to convert: the committed fixtures (the `--threads` directory's
+/// `data`), then the external corpus when present (without MANIFEST.md and the gzip file
+/// that is not a perf.data file).
+pub fn fixture_and_corpus_files() -> Vec<PathBuf> {
+    let files_in = |dir: &Path| {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file() && !p.extension().is_some_and(|e| e == "md" || e == "gz"))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut files = files_in(&workspace().join("conformance/fixtures"));
+    files.push(workspace().join("conformance/fixtures/threads.data/data"));
+    if let Some(corpus) = corpus_dir() {
+        files.extend(files_in(&corpus));
+    }
+    files
+}
+
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
