@@ -3022,6 +3022,7 @@ impl<'s> Gen<'s> {
         let mut payload_len_arms = TokenStream::new();
         let mut set_payload_arms = TokenStream::new();
         let mut payload_arms = TokenStream::new();
+        let mut tail_arms = TokenStream::new();
         // Trailer accessors: one per trailer type, over every record that has it.
         let mut trailer_arms: std::collections::BTreeMap<String, TokenStream> = Default::default();
         let mut froms = TokenStream::new();
@@ -3072,6 +3073,9 @@ impl<'s> Gen<'s> {
                     .entry(t.ty.clone())
                     .or_default()
                     .extend(quote! { Self::#v(x) => x.#field.as_ref(), });
+            }
+            if s.is_bounded() {
+                tail_arms.extend(quote! { Self::#v(x) => x.tail.as_deref(), });
             }
             if let Some(payload) = &s.payload {
                 payload_len_arms.extend(quote! { Self::#v(x) => x.payload_len(), });
@@ -3232,6 +3236,14 @@ impl<'s> Gen<'s> {
                     }
                 }
                 #payload_fns
+                /// The bytes after the last field the spec knows (kept so that a rewrite is
+                /// exact): `None` when there are none, or for `Unknown`.
+                pub fn tail(&self) -> Option<&[u8]> {
+                    match self {
+                        #tail_arms
+                        _ => None,
+                    }
+                }
                 /// A copy that borrows nothing from the input.
                 pub fn into_owned(self) -> #body_ty<'static> {
                     match self {

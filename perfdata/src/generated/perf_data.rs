@@ -14788,6 +14788,59 @@ impl<'a> RecordBody<'a> {
         }
     }
 
+    /// The bytes after the last field the spec knows (kept so that a rewrite is
+    /// exact): `None` when there are none, or for `Unknown`.
+    pub fn tail(&self) -> Option<&[u8]> {
+        match self {
+            Self::Mmap(x) => x.tail.as_deref(),
+            Self::Lost(x) => x.tail.as_deref(),
+            Self::Comm(x) => x.tail.as_deref(),
+            Self::Exit(x) => x.tail.as_deref(),
+            Self::Throttle(x) => x.tail.as_deref(),
+            Self::Unthrottle(x) => x.tail.as_deref(),
+            Self::Fork(x) => x.tail.as_deref(),
+            Self::Read(x) => x.tail.as_deref(),
+            Self::Mmap2(x) => x.tail.as_deref(),
+            Self::Aux(x) => x.tail.as_deref(),
+            Self::ItraceStart(x) => x.tail.as_deref(),
+            Self::LostSamples(x) => x.tail.as_deref(),
+            Self::Switch(x) => x.tail.as_deref(),
+            Self::SwitchCpuWide(x) => x.tail.as_deref(),
+            Self::Namespaces(x) => x.tail.as_deref(),
+            Self::Ksymbol(x) => x.tail.as_deref(),
+            Self::BpfEvent(x) => x.tail.as_deref(),
+            Self::Cgroup(x) => x.tail.as_deref(),
+            Self::TextPoke(x) => x.tail.as_deref(),
+            Self::AuxOutputHwId(x) => x.tail.as_deref(),
+            Self::CallchainDeferred(x) => x.tail.as_deref(),
+            Self::HeaderAttr(x) => x.tail.as_deref(),
+            Self::HeaderEventType(x) => x.tail.as_deref(),
+            Self::HeaderTracingData(x) => x.tail.as_deref(),
+            Self::HeaderBuildId(x) => x.tail.as_deref(),
+            Self::FinishedRound(x) => x.tail.as_deref(),
+            Self::IdIndex(x) => x.tail.as_deref(),
+            Self::AuxtraceInfo(x) => x.tail.as_deref(),
+            Self::Auxtrace(x) => x.tail.as_deref(),
+            Self::AuxtraceError(x) => x.tail.as_deref(),
+            Self::ThreadMap(x) => x.tail.as_deref(),
+            Self::CpuMap(x) => x.tail.as_deref(),
+            Self::StatConfig(x) => x.tail.as_deref(),
+            Self::Stat(x) => x.tail.as_deref(),
+            Self::StatRound(x) => x.tail.as_deref(),
+            Self::EventUpdate(x) => x.tail.as_deref(),
+            Self::TimeConv(x) => x.tail.as_deref(),
+            Self::HeaderFeature(x) => x.tail.as_deref(),
+            Self::Compressed(x) => x.tail.as_deref(),
+            Self::FinishedInit(x) => x.tail.as_deref(),
+            Self::Compressed2(x) => x.tail.as_deref(),
+            Self::BpfMetadata(x) => x.tail.as_deref(),
+            Self::Sample(x) => x.tail.as_deref(),
+            Self::SchedstatCpu(x) => x.tail.as_deref(),
+            Self::SchedstatDomain(x) => x.tail.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A copy that borrows nothing from the input.
     pub fn into_owned(self) -> RecordBody<'static> {
         match self {
@@ -15456,6 +15509,46 @@ impl<'a> FeatureBody<'a> {
             Self::PmuCaps(_) => Some(FeatureId::PMU_CAPS),
             Self::CpuDomainInfo(_) => Some(FeatureId::CPU_DOMAIN_INFO),
             Self::Unknown(_) => None,
+        }
+    }
+
+    /// The bytes after the last field the spec knows (kept so that a rewrite is
+    /// exact): `None` when there are none, or for `Unknown`.
+    pub fn tail(&self) -> Option<&[u8]> {
+        match self {
+            Self::TracingData(x) => x.tail.as_deref(),
+            Self::BuildId(x) => x.tail.as_deref(),
+            Self::Hostname(x) => x.tail.as_deref(),
+            Self::Osrelease(x) => x.tail.as_deref(),
+            Self::Version(x) => x.tail.as_deref(),
+            Self::Arch(x) => x.tail.as_deref(),
+            Self::Nrcpus(x) => x.tail.as_deref(),
+            Self::Cpudesc(x) => x.tail.as_deref(),
+            Self::Cpuid(x) => x.tail.as_deref(),
+            Self::TotalMem(x) => x.tail.as_deref(),
+            Self::Cmdline(x) => x.tail.as_deref(),
+            Self::EventDesc(x) => x.tail.as_deref(),
+            Self::CpuTopology(x) => x.tail.as_deref(),
+            Self::NumaTopology(x) => x.tail.as_deref(),
+            Self::BranchStack(x) => x.tail.as_deref(),
+            Self::PmuMappings(x) => x.tail.as_deref(),
+            Self::GroupDesc(x) => x.tail.as_deref(),
+            Self::AuxtraceFeature(x) => x.tail.as_deref(),
+            Self::StatFeature(x) => x.tail.as_deref(),
+            Self::Cache(x) => x.tail.as_deref(),
+            Self::SampleTime(x) => x.tail.as_deref(),
+            Self::MemTopology(x) => x.tail.as_deref(),
+            Self::Clockid(x) => x.tail.as_deref(),
+            Self::DirFormat(x) => x.tail.as_deref(),
+            Self::BpfProgInfo(x) => x.tail.as_deref(),
+            Self::BpfBtf(x) => x.tail.as_deref(),
+            Self::CompressedFeature(x) => x.tail.as_deref(),
+            Self::CpuPmuCaps(x) => x.tail.as_deref(),
+            Self::ClockData(x) => x.tail.as_deref(),
+            Self::HybridTopology(x) => x.tail.as_deref(),
+            Self::PmuCaps(x) => x.tail.as_deref(),
+            Self::CpuDomainInfo(x) => x.tail.as_deref(),
+            _ => None,
         }
     }
 

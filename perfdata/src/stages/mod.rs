@@ -179,28 +179,18 @@ pub(crate) fn unpadded_feature<'b>(
         FeatureBody::decode(id, &mut crate::rt::Reader::in_order(bytes, 0, endian), fctx)
     };
     let full = decode(payload)?;
-    let padding = feature_tail(&full).filter(|t| t.len() < 8 && t.iter().all(|&b| b == 0));
+    let padding = full
+        .tail()
+        .filter(|t| t.len() < 8 && t.iter().all(|&b| b == 0));
     if let Some(pad) = padding.filter(|p| !p.is_empty()) {
         let len = payload.len() - pad.len();
         if let Ok(v) = decode(&payload[..len]) {
-            if feature_tail(&v).is_none_or(|t| t.is_empty()) {
+            if v.tail().is_none_or(|t| t.is_empty()) {
                 return Ok((v, len));
             }
         }
     }
     Ok((full, payload.len()))
-}
-
-/// The bytes after the last known field of a feature value (its `tail`), if any. Read
-/// through the value's serialized form: the tail is a field of every generated feature
-/// struct, with no accessor on [`FeatureBody`].
-fn feature_tail(body: &FeatureBody<'_>) -> Option<Vec<u8>> {
-    let v = serde_json::to_value(body).ok()?;
-    let fields = v.as_object()?.values().next()?.as_object()?;
-    let hex = fields.get("tail")?.as_str()?;
-    (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok())
-        .collect()
 }
 
 pub(crate) fn is_compressed(ty: RecordType) -> bool {

@@ -2882,6 +2882,24 @@ impl<'a> RecordBody<'a> {
         }
     }
 
+    /// The bytes after the last field the spec knows (kept so that a rewrite is
+    /// exact): `None` when there are none, or for `Unknown`.
+    pub fn tail(&self) -> Option<&[u8]> {
+        match self {
+            Self::Sample(x) => x.tail.as_deref(),
+            Self::Map(x) => x.tail.as_deref(),
+            Self::Update(x) => x.tail.as_deref(),
+            Self::Tracing(x) => x.tail.as_deref(),
+            Self::Conv(x) => x.tail.as_deref(),
+            Self::Attrs(x) => x.tail.as_deref(),
+            Self::Sized(x) => x.tail.as_deref(),
+            Self::Own(x) => x.tail.as_deref(),
+            Self::Scalars(x) => x.tail.as_deref(),
+            Self::HeaderFeature(x) => x.tail.as_deref(),
+            _ => None,
+        }
+    }
+
     /// A copy that borrows nothing from the input.
     pub fn into_owned(self) -> RecordBody<'static> {
         match self {
@@ -3079,6 +3097,17 @@ impl<'a> FeatureBody<'a> {
             Self::NrCpus(_) => Some(FeatureId::NR_CPUS),
             Self::Entries(_) => Some(FeatureId::ENTRIES),
             Self::Unknown(_) => None,
+        }
+    }
+
+    /// The bytes after the last field the spec knows (kept so that a rewrite is
+    /// exact): `None` when there are none, or for `Unknown`.
+    pub fn tail(&self) -> Option<&[u8]> {
+        match self {
+            Self::Hostname(x) => x.tail.as_deref(),
+            Self::NrCpus(x) => x.tail.as_deref(),
+            Self::Entries(x) => x.tail.as_deref(),
+            _ => None,
         }
     }
 
