@@ -5,4 +5,4 @@ pub mod docs;
 pub mod rust;
 
 pub use docs::generate_markdown;
-pub use rust::generate_rust;
+pub use rust::{generate_rust, generate_tokens, generated_header, rustfmt};

@@ -8,7 +8,7 @@ fn generate(spec_text: &str) -> String {
         Ok(s) => s,
         Err(d) => panic!("spec does not load:\n{d}"),
     };
-    codegen::generate_rust(&spec)
+    codegen::generate_rust(&spec, "snap.pds").expect("rustfmt formats the generated code")
 }
 
 #[test]

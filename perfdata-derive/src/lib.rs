@@ -70,37 +70,30 @@ pub fn spec(input: TokenStream) -> TokenStream {
 
 fn expand(input: &SpecInput) -> Result<TokenStream, String> {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").map_err(|e| e.to_string())?;
-    let mut sources = vec![];
-    let mut name = "inline".to_string();
-    let mut tracked = vec![];
-    if let Some(dir) = &input.dir {
-        let dir = std::path::Path::new(&manifest_dir).join(dir.value());
-        name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or(name);
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .map_err(|e| format!("reading {}: {e}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "pds"))
-            .collect();
-        files.sort();
-        for f in files {
-            let text =
-                std::fs::read_to_string(&f).map_err(|e| format!("reading {}: {e}", f.display()))?;
-            tracked.push(f.display().to_string());
-            sources.push((f.display().to_string(), text));
+    let extra: Vec<(String, String)> = input
+        .extra
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (format!("<extra {i}>"), e.value()))
+        .collect();
+    // The same loader and generator as `cargo xtask gen`, on tokens (no printing and
+    // re-parsing).
+    let (spec, tracked) = match &input.dir {
+        Some(dir) => {
+            let dir = std::path::Path::new(&manifest_dir).join(dir.value());
+            let files = spec::spec_files(&dir).map_err(|d| d.to_string())?;
+            let spec = spec::load_dir_with(&dir, &extra).map_err(|d| d.to_string())?;
+            (spec, files)
         }
-    }
-    for (i, extra) in input.extra.iter().enumerate() {
-        sources.push((format!("<extra {i}>"), extra.value()));
-    }
-    let spec = spec::load_sources(&name, &sources).map_err(|d| d.to_string())?;
-    let code: proc_macro2::TokenStream = codegen::generate_rust(&spec)
-        .parse()
-        .map_err(|e| format!("generated code does not parse: {e}"))?;
+        None => (
+            spec::load_sources("inline", &extra).map_err(|d| d.to_string())?,
+            vec![],
+        ),
+    };
+    let code = codegen::generate_tokens(&spec);
     // Rebuild when a spec file changes.
     let track = tracked.iter().map(|p| {
+        let p = p.display().to_string();
         quote!(
             const _: &str = include_str!(#p);
         )

@@ -2,7 +2,6 @@
 //! fixtures_gen/test_spec.rs, decoded and encoded in both byte orders.
 
 #[allow(dead_code)]
-#[rustfmt::skip]
 #[path = "fixtures_gen/test_spec.rs"]
 mod test_spec;
 

@@ -20,34 +20,53 @@ use diag::SourceMap;
 /// Loads every `*.pds` file of `dir`, in file-name order, as one spec named after the
 /// directory (e.g. `spec/perf_data/` gives `perf_data`).
 pub fn load_dir(dir: &Path) -> Result<ir::Spec, Diagnostics> {
+    load_dir_with(dir, &[])
+}
+
+/// The `.pds` files of a spec directory, sorted by name (the order they are loaded in).
+pub fn spec_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, Diagnostics> {
     let shown = dir.display().to_string();
     let entries = std::fs::read_dir(dir)
         .map_err(|e| Diagnostics::io(&shown, format!("cannot read directory `{shown}`: {e}")))?;
-    let mut names = Vec::new();
+    let mut files = Vec::new();
     for entry in entries {
         let entry =
             entry.map_err(|e| Diagnostics::io(&shown, format!("cannot read `{shown}`: {e}")))?;
         let path = entry.path();
         if path.extension().is_some_and(|ext| ext == "pds") && path.is_file() {
-            names.push(entry.file_name().to_string_lossy().into_owned());
+            files.push(path);
         }
     }
-    names.sort();
-    if names.is_empty() {
+    files.sort();
+    if files.is_empty() {
         return Err(Diagnostics::io(
             &shown,
             format!("no `.pds` files in `{shown}`"),
         ));
     }
+    Ok(files)
+}
+
+/// [`load_dir`] plus in-memory `(file name, text)` sources after the directory's files
+/// (what `spec!(dir = "…", extra = "…")` compiles).
+pub fn load_dir_with(dir: &Path, extra: &[(String, String)]) -> Result<ir::Spec, Diagnostics> {
     let mut sources = Vec::new();
-    for name in names {
-        let path = dir.join(&name);
+    for path in spec_files(dir)? {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             let shown = path.display().to_string();
             Diagnostics::io(&shown, format!("cannot read `{shown}`: {e}"))
         })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         sources.push((path.display().to_string(), name, text));
     }
+    sources.extend(
+        extra
+            .iter()
+            .map(|(file, text)| (file.clone(), file.clone(), text.clone())),
+    );
     let spec_name = match dir.file_name() {
         Some(n) => n.to_string_lossy().into_owned(),
         None => std::fs::canonicalize(dir)
