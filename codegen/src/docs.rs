@@ -173,11 +173,30 @@ fn context(spec: &Spec, out: &mut String) {
         "Values the reader supplies from outside the structure being decoded (written `ctx.NAME` \
          in the spec).\n"
     );
-    let _ = writeln!(out, "| name | type | meaning |\n|---|---|---|");
+    let _ = writeln!(
+        out,
+        "Where a value comes `from` a struct, the reader takes it from there: from the attr of \
+         the event a record belongs to, or from a feature (read before the other features).\n"
+    );
+    let _ = writeln!(out, "| name | type | from | meaning |\n|---|---|---|---|");
     for f in &spec.context.fields {
+        let from = match &f.source {
+            Some(src) => {
+                let mut path = src.strukt.clone();
+                for step in &src.path {
+                    path.push('.');
+                    path.push_str(match step {
+                        spec::ir::SourceStep::Field { name, .. }
+                        | spec::ir::SourceStep::Member { name } => name,
+                    });
+                }
+                format!("`{path}`")
+            }
+            None => "—".to_string(),
+        };
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} |",
+            "| `{}` | {} | {from} | {} |",
             f.name,
             scalar_name(spec, &f.ty),
             cell(&f.doc)

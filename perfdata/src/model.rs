@@ -5,7 +5,6 @@
 //! someone needs their values; [`PerfFile::make_typed`] decodes all of them into owned
 //! values (typed round trip). Both write back to the same bytes for perf-written files.
 
-use crate::container::session::attr_ctx;
 use crate::container::{EventAttr, Layout, PerfData, RawRecord, RecordWalker, Session};
 use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
@@ -168,50 +167,45 @@ impl<'a> PerfFile<'a> {
         })
     }
 
-    /// The decoding context of record `i` (its attr, misc and the CPU counts).
+    /// The decoding context of record `i` (its attr's values, the features' values, misc).
     pub fn record_ctx(&self, item: &RecordItem<'_>) -> Ctx {
         let mut ctx = match item.attr.and_then(|i| self.attrs.get(i)) {
-            Some(a) => attr_ctx(&a.attr),
+            Some(a) => Ctx::from_attr(&a.attr),
             None => Ctx::default(),
         };
+        ctx.take_feature_values(&self.feature_ctx());
         ctx.misc = item.misc;
-        let (avail, online) = self.nr_cpus();
-        ctx.nr_cpus_avail = avail;
-        ctx.nr_cpus_online = online;
         ctx
     }
 
-    /// The context for feature payloads (NRCPUS, from the features or, in a pipe stream,
-    /// from its HEADER_FEATURE records).
+    /// The context for feature payloads: the values the spec's context takes from
+    /// features (`FeatureId::CONTEXT_SOURCES`), from the feature sections or, in a pipe
+    /// stream, from its HEADER_FEATURE records.
     pub fn feature_ctx(&self) -> Ctx {
-        let (avail, online) = self.nr_cpus();
-        Ctx {
-            nr_cpus_avail: avail,
-            nr_cpus_online: online,
-            ..Ctx::default()
-        }
-    }
-
-    fn nr_cpus(&self) -> (u32, u32) {
-        let from_body = |b: &FeatureBody<'_>| match b {
-            FeatureBody::Nrcpus(n) => Some((n.nr_cpus_avail, n.nr_cpus_online)),
-            _ => None,
-        };
-        for f in &self.features {
-            if f.id == FeatureId::NRCPUS {
-                match &f.data {
-                    FeatureData::Typed(b) => return from_body(b).unwrap_or_default(),
-                    FeatureData::Raw(bytes) => {
-                        return self
-                            .decode_feature(f.id, bytes)
-                            .ok()
-                            .and_then(|b| from_body(&b))
-                            .unwrap_or_default()
+        let mut ctx = Ctx::default();
+        let is_source = |id: FeatureId| FeatureId::CONTEXT_SOURCES.contains(&id);
+        let mut found = false;
+        for f in self.features.iter().filter(|f| is_source(f.id)) {
+            found = true;
+            match &f.data {
+                FeatureData::Typed(b) => ctx.take_from_feature(b),
+                FeatureData::Raw(bytes) => {
+                    if let Ok(b) = self.decode_feature(f.id, bytes) {
+                        ctx.take_from_feature(&b);
                     }
                 }
             }
         }
+        if found {
+            return ctx;
+        }
+        // The first record of each source feature, as the reader's walk takes them; the
+        // scan stops once every source is found (perf streams them at the start).
+        let mut missing: Vec<FeatureId> = FeatureId::CONTEXT_SOURCES.to_vec();
         for r in &self.records {
+            if missing.is_empty() {
+                break;
+            }
             if r.ty != RecordType::HEADER_FEATURE {
                 continue;
             }
@@ -220,12 +214,15 @@ impl<'a> PerfFile<'a> {
                 RecordData::Raw { body, .. } => self.decode_body(r.ty, body, &Ctx::default()).ok(),
             };
             if let Some(RecordBody::HeaderFeature(h)) = body {
-                if let Some(found) = h.data.as_ref().and_then(|b| from_body(b)) {
-                    return found;
+                if let Some(f) = h.data.as_ref() {
+                    if let Some(at) = missing.iter().position(|&m| Some(m) == f.feature_id()) {
+                        missing.remove(at);
+                        ctx.take_from_feature(f);
+                    }
                 }
             }
         }
-        (0, 0)
+        ctx
     }
 
     fn decode_feature(

@@ -40,10 +40,7 @@ impl<E: StaticEndian> RecordEncoder<E> {
     pub fn new(src: Endianness, attrs: &[EventAttr<'_>], feature_ctx: Ctx) -> Self {
         RecordEncoder {
             src,
-            attr_ctx: attrs
-                .iter()
-                .map(|a| crate::container::session::attr_ctx(&a.attr))
-                .collect(),
+            attr_ctx: attrs.iter().map(|a| Ctx::from_attr(&a.attr)).collect(),
             feature_ctx,
             header: Writer::with_capacity(HEADER_SIZE),
             body: Writer::with_capacity(64 << 10),

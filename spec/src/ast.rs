@@ -135,6 +135,9 @@ pub struct ContextField {
     pub doc: String,
     pub name: Ident,
     pub ty: Ident,
+    /// `from Struct.field[.member]`: where the container takes the value from (an attr's
+    /// field, a feature's field); `None` for values it sets itself (a record's misc).
+    pub source: Option<Vec<Ident>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -163,6 +163,28 @@ pub struct ContextField {
     pub name: String,
     pub doc: String,
     pub ty: ScalarType,
+    /// `from Struct.field…`: where the container takes the value from.
+    pub source: Option<ContextSource>,
+}
+
+/// Where a context value comes from: a field (or a bit-field member of a field) of a
+/// struct the container decodes — an attr, a feature.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextSource {
+    /// The struct the value is read from.
+    pub strukt: String,
+    /// True when that struct is a feature (the container reads it before the others).
+    pub is_feature: bool,
+    /// From the struct to the value.
+    pub path: Vec<SourceStep>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum SourceStep {
+    /// A stored field; `optional` when it is conditional (absent reads as the default).
+    Field { name: String, optional: bool },
+    /// A member of the bit-field the previous step gives.
+    Member { name: String },
 }
 
 /// A type that decodes to one value of fixed size and can appear in expressions.

@@ -657,7 +657,34 @@ impl<'a> Parser<'a> {
             let (i, name) = self.name("a context field name")(i)?;
             let (i, _) = self.sym(":")(i)?;
             let (i, ty) = self.name("a type")(i)?;
-            Ok((i, ContextField { doc, name, ty }))
+            // `from Struct.field.member`: a contextual word, so `from` stays a valid name.
+            let (i, source) = match self.kw("from")(i) {
+                Ok((mut i, _)) => {
+                    let (rest, first) = self.name("a struct name")(i)?;
+                    let mut path = vec![first];
+                    i = rest;
+                    loop {
+                        let (rest, _) = self.sym(".")(i)?;
+                        let (rest, step) = self.name("a field name")(rest)?;
+                        path.push(step);
+                        i = rest;
+                        if self.sym(".")(i).is_err() {
+                            break;
+                        }
+                    }
+                    (i, Some(path))
+                }
+                Err(_) => (i, None),
+            };
+            Ok((
+                i,
+                ContextField {
+                    doc,
+                    name,
+                    ty,
+                    source,
+                },
+            ))
         })?;
         Ok((i, ContextItem { doc, span, fields }))
     }

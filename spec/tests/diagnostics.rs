@@ -171,9 +171,31 @@ case!(const_float_type, "const PI: f64 = 3\n");
 // ------------------------------------------------------------------ context
 
 case!(
-    two_context_blocks,
-    "context {\n  a: u32\n}\ncontext {\n  b: u32\n}\n"
+    context_field_in_two_blocks,
+    "context {\n  a: u32\n}\ncontext {\n  b: u32\n  a: u32\n}\n"
 );
+
+// `from`: where the container takes a context value.
+const SOURCES: &str = "bitfield F: u8 { on: 1, level: 3, rest: 4 }\nstruct Attr {\n  size: u32 = sizeof(self)\n  mask: u64\n  bits: F\n  extra: u64 if mask != 0\n  name: cstr\n}\n";
+
+#[test]
+fn context_source_mistakes() {
+    let cases = [
+        "context {\n  m: u64 from Atr.mask\n}\n",
+        "context {\n  m: u64 from Attr.mask_\n}\n",
+        "context {\n  m: u32 from Attr.mask\n}\n",
+        "context {\n  m: u32 from Attr.size\n}\n",
+        "context {\n  m: bool from Attr.bits.of\n}\n",
+        "context {\n  m: bool from Attr.mask.on\n}\n",
+        "context {\n  m: u64 from Attr.name\n}\n",
+        "context {\n  m: bool from Attr.bits.level\n}\n",
+    ];
+    let text: Vec<String> = cases
+        .iter()
+        .map(|c| diagnose(&[("test.pds", &format!("{SOURCES}{c}"))]))
+        .collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
 
 case!(
     context_bitfield_type,

@@ -1134,6 +1134,7 @@ impl<'s> Gen<'s> {
                 clippy::len_without_is_empty,
                 clippy::manual_range_patterns,
                 clippy::match_single_binding,
+                clippy::single_match,
                 clippy::needless_question_mark,
                 clippy::nonminimal_bool,
                 clippy::too_many_arguments,
@@ -1492,11 +1493,140 @@ impl<'s> Gen<'s> {
             let doc = doc_attrs(&f.doc);
             fields.extend(quote! { #doc pub #id: #ty, });
         }
+        let sources = self.context_sources();
         quote! {
             /// Values the surrounding program supplies while decoding and encoding (the spec's
             /// `context`).
             #[derive(Clone, Copy, Debug, Default, PartialEq)]
             pub struct Ctx { #fields }
+            #sources
+        }
+    }
+
+    /// For each struct the context takes values from (`from Struct.field…`): `from_S`
+    /// (those values, the others default) and `take_from_S`; `take_from_feature` over the
+    /// feature sources and `FeatureId::CONTEXT_SOURCES`, the features to read first. The
+    /// container builds every context through these, so a new source is a spec edit.
+    fn context_sources(&self) -> TokenStream {
+        let mut by_struct: Vec<(&str, bool, TokenStream)> = vec![];
+        let mut feature_copies = TokenStream::new();
+        for f in &self.spec.context.fields {
+            let Some(src) = &f.source else { continue };
+            let field = ident(&f.name);
+            if src.is_feature {
+                feature_copies.extend(quote! { self.#field = other.#field; });
+            }
+            let mut value = quote!(v);
+            let mut optional = false;
+            for step in &src.path {
+                match step {
+                    spec::ir::SourceStep::Field {
+                        name,
+                        optional: opt,
+                    } => {
+                        let id = ident(name);
+                        value = match (optional, *opt) {
+                            (false, _) => quote!(#value.#id),
+                            (true, true) => quote!(#value.as_ref().and_then(|x| x.#id)),
+                            (true, false) => quote!(#value.as_ref().map(|x| x.#id)),
+                        };
+                        optional |= *opt;
+                    }
+                    spec::ir::SourceStep::Member { name } => {
+                        let id = ident(name);
+                        value = if optional {
+                            quote!(#value.as_ref().map(|x| x.#id()))
+                        } else {
+                            quote!(#value.#id())
+                        };
+                    }
+                }
+            }
+            if optional {
+                value = quote!(#value.unwrap_or_default());
+            }
+            let assign = quote! { self.#field = #value; };
+            match by_struct.iter_mut().find(|(n, _, _)| *n == src.strukt) {
+                Some((_, _, body)) => body.extend(assign),
+                None => by_struct.push((&src.strukt, src.is_feature, assign)),
+            }
+        }
+        if by_struct.is_empty() {
+            return quote!();
+        }
+        let mut methods = TokenStream::new();
+        let mut feature_arms = TokenStream::new();
+        let mut feature_ids = vec![];
+        for (name, is_feature, body) in &by_struct {
+            let ty = {
+                let id = format_ident!("{}", name);
+                if self.struct_lt.get(*name).copied().unwrap_or(false) {
+                    quote!(#id<'_>)
+                } else {
+                    quote!(#id)
+                }
+            };
+            let snake_name = snake(name);
+            let from = format_ident!("from_{}", snake_name);
+            let take = format_ident!("take_from_{}", snake_name);
+            let from_doc = format!(" The context values `{name}` gives (`from {name}.…` in the spec); the others are their defaults.");
+            let take_doc = format!(" Sets the context values `{name}` gives, leaving the others.");
+            methods.extend(quote! {
+                #[doc = #from_doc]
+                pub fn #from(v: &#ty) -> Self {
+                    let mut c = Self::default();
+                    c.#take(v);
+                    c
+                }
+                #[doc = #take_doc]
+                pub fn #take(&mut self, v: &#ty) {
+                    #body
+                }
+            });
+            if *is_feature {
+                let v = format_ident!("{}", name);
+                feature_arms.extend(quote! { FeatureBody::#v(v) => self.#take(v), });
+                let c = format_ident!("{}", id_const_name(name, Dispatch::Feature));
+                feature_ids.push(quote!(FeatureId::#c));
+            }
+        }
+        let feature_fns = if feature_ids.is_empty() {
+            quote!()
+        } else {
+            quote! {
+                /// Sets the context values a feature gives (see
+                /// [`FeatureId::CONTEXT_SOURCES`]); other features change nothing.
+                pub fn take_from_feature(&mut self, f: &FeatureBody<'_>) {
+                    match f {
+                        #feature_arms
+                        _ => {}
+                    }
+                }
+                /// Copies the values that come from features from `other` (a per-event
+                /// context gets the recording's feature values this way).
+                pub fn take_feature_values(&mut self, other: &Ctx) {
+                    #feature_copies
+                }
+            }
+        };
+        let sources_const = if feature_ids.is_empty() {
+            quote!()
+        } else {
+            quote! {
+                impl FeatureId {
+                    /// The features the context takes values from (`from FEATURE.…` in the
+                    /// spec): a reader decodes these first, because other features are sized
+                    /// by them.
+                    pub const CONTEXT_SOURCES: &'static [FeatureId] = &[#(#feature_ids),*];
+                }
+            }
+        };
+        quote! {
+            impl Ctx {
+                #methods
+                #feature_fns
+            }
+            #sources_const
         }
     }
 

@@ -239,15 +239,16 @@ impl<'a> PerfData<'a> {
             data_start,
             data_end,
         };
-        // NRCPUS first: later features (CPU_TOPOLOGY, CPU_DOMAIN_INFO) loop per CPU. A
-        // damaged NRCPUS is reported by `feature_problems`; the per-CPU features then
-        // decode with no CPUs.
-        if let Some(f) = data
+        // The features the spec's context takes values from come first: others are sized
+        // by them (NRCPUS: CPU_TOPOLOGY, CPU_DOMAIN_INFO loop per CPU). A damaged one is
+        // reported by `feature_problems`; the features it sizes then decode without it.
+        let sources: Vec<FeatureSection> = data
             .features
             .iter()
-            .find(|f| f.id == FeatureId::NRCPUS)
+            .filter(|f| FeatureId::CONTEXT_SOURCES.contains(&f.id))
             .copied()
-        {
+            .collect();
+        for f in sources {
             if let Ok(feature) = data.feature(&f) {
                 data.session.observe_feature(&feature);
             }

@@ -28,7 +28,7 @@ pub struct AttrPlan {
 
 impl AttrPlan {
     pub fn new(attr: &Attr<'_>) -> Self {
-        let ctx = attr_ctx(attr);
+        let ctx = Ctx::from_attr(attr);
         AttrPlan {
             ctx,
             sample: SampleLayout::new(&ctx),
@@ -118,9 +118,9 @@ pub struct Session<'a> {
     /// One per attr, in the same order.
     plans: Vec<AttrPlan>,
     by_id: HashMap<u64, usize>,
-    /// From the NRCPUS feature; feature payloads that loop per CPU need them.
-    pub nr_cpus_avail: u32,
-    pub nr_cpus_online: u32,
+    /// The context values features give (the spec's `from FEATURE.…`: NRCPUS's CPU
+    /// counts, which feature payloads that loop per CPU need).
+    feature_values: Ctx,
 }
 
 impl<'a> Session<'a> {
@@ -133,16 +133,13 @@ impl<'a> Session<'a> {
         self.attrs.push(attr);
     }
 
-    /// Notes what a feature tells about later decoding (NRCPUS).
+    /// Notes what a feature tells about later decoding (the context values it gives).
     pub fn observe_feature(&mut self, feature: &FeatureBody<'_>) {
-        if let FeatureBody::Nrcpus(n) = feature {
-            self.nr_cpus_avail = n.nr_cpus_avail;
-            self.nr_cpus_online = n.nr_cpus_online;
-        }
+        self.feature_values.take_from_feature(feature);
     }
 
     /// Learns from a pipe-mode setup record: HEADER_ATTR declares an attr and its ids,
-    /// HEADER_FEATURE may carry NRCPUS. Other records are ignored.
+    /// HEADER_FEATURE may carry a context source (NRCPUS). Other records are ignored.
     pub fn note_record<E: Endian>(&mut self, rec: &RawRecord<'_>, e: E) -> Result<(), Error> {
         let ty = rec.record_type();
         if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
@@ -169,13 +166,9 @@ impl<'a> Session<'a> {
         Ok(())
     }
 
-    /// The context for decoding features.
+    /// The context for decoding features: the values features gave so far.
     pub fn feature_ctx(&self) -> Ctx {
-        Ctx {
-            nr_cpus_avail: self.nr_cpus_avail,
-            nr_cpus_online: self.nr_cpus_online,
-            ..Ctx::default()
-        }
+        self.feature_values
     }
 
     /// The precomputed plan of attr `index`.
@@ -220,9 +213,8 @@ impl<'a> Session<'a> {
             Some(p) => p.ctx,
             None => Ctx::default(),
         };
+        ctx.take_feature_values(&self.feature_values);
         ctx.misc = misc;
-        ctx.nr_cpus_avail = self.nr_cpus_avail;
-        ctx.nr_cpus_online = self.nr_cpus_online;
         RecordCtx {
             ctx,
             attr: attr.map(|i| i as u32),
@@ -239,18 +231,5 @@ impl<'a> Session<'a> {
         e: E,
     ) -> Option<u64> {
         self.plan(rctx.attr?)?.time(ty, body, e)
-    }
-}
-
-/// The part of the context an attr determines.
-pub fn attr_ctx(attr: &Attr<'_>) -> Ctx {
-    Ctx {
-        sample_type: attr.sample_type,
-        read_format: attr.read_format,
-        branch_sample_type: attr.branch_sample_type.unwrap_or_default(),
-        sample_regs_user: attr.sample_regs_user.unwrap_or(0),
-        sample_regs_intr: attr.sample_regs_intr.unwrap_or(0),
-        sample_id_all: attr.attr_flags.sample_id_all(),
-        ..Ctx::default()
     }
 }

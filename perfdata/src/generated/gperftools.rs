@@ -9,6 +9,7 @@
     clippy::len_without_is_empty,
     clippy::manual_range_patterns,
     clippy::match_single_binding,
+    clippy::single_match,
     clippy::needless_question_mark,
     clippy::nonminimal_bool,
     clippy::too_many_arguments,

@@ -9,6 +9,7 @@
     clippy::len_without_is_empty,
     clippy::manual_range_patterns,
     clippy::match_single_binding,
+    clippy::single_match,
     clippy::needless_question_mark,
     clippy::nonminimal_bool,
     clippy::too_many_arguments,
@@ -3528,12 +3529,67 @@ pub struct Ctx {
     pub sample_regs_intr: u64,
     /// `attr.sample_id_all` of that event (sample_id trailer present).
     pub sample_id_all: bool,
-    /// `misc` of the record header being decoded.
+    /// `misc` of the record header being decoded (set by the container per record).
     pub misc: RecordMisc,
     /// NRCPUS `nr_cpus_avail` (sizes per-CPU arrays of CPU_TOPOLOGY).
     pub nr_cpus_avail: u32,
     /// NRCPUS `nr_cpus_online`.
     pub nr_cpus_online: u32,
+}
+
+impl Ctx {
+    /// The context values `Attr` gives (`from Attr.…` in the spec); the others are their defaults.
+    pub fn from_attr(v: &Attr<'_>) -> Self {
+        let mut c = Self::default();
+        c.take_from_attr(v);
+        c
+    }
+
+    /// Sets the context values `Attr` gives, leaving the others.
+    pub fn take_from_attr(&mut self, v: &Attr<'_>) {
+        self.sample_type = v.sample_type;
+        self.read_format = v.read_format;
+        self.branch_sample_type = v.branch_sample_type.unwrap_or_default();
+        self.sample_regs_user = v.sample_regs_user.unwrap_or_default();
+        self.sample_regs_intr = v.sample_regs_intr.unwrap_or_default();
+        self.sample_id_all = v.attr_flags.sample_id_all();
+    }
+
+    /// The context values `Nrcpus` gives (`from Nrcpus.…` in the spec); the others are their defaults.
+    pub fn from_nrcpus(v: &Nrcpus<'_>) -> Self {
+        let mut c = Self::default();
+        c.take_from_nrcpus(v);
+        c
+    }
+
+    /// Sets the context values `Nrcpus` gives, leaving the others.
+    pub fn take_from_nrcpus(&mut self, v: &Nrcpus<'_>) {
+        self.nr_cpus_avail = v.nr_cpus_avail;
+        self.nr_cpus_online = v.nr_cpus_online;
+    }
+
+    /// Sets the context values a feature gives (see
+    /// [`FeatureId::CONTEXT_SOURCES`]); other features change nothing.
+    pub fn take_from_feature(&mut self, f: &FeatureBody<'_>) {
+        match f {
+            FeatureBody::Nrcpus(v) => self.take_from_nrcpus(v),
+            _ => {}
+        }
+    }
+
+    /// Copies the values that come from features from `other` (a per-event
+    /// context gets the recording's feature values this way).
+    pub fn take_feature_values(&mut self, other: &Ctx) {
+        self.nr_cpus_avail = other.nr_cpus_avail;
+        self.nr_cpus_online = other.nr_cpus_online;
+    }
+}
+
+impl FeatureId {
+    /// The features the context takes values from (`from FEATURE.…` in the
+    /// spec): a reader decodes these first, because other features are sized
+    /// by them.
+    pub const CONTEXT_SOURCES: &'static [FeatureId] = &[FeatureId::NRCPUS];
 }
 
 /// A feature string (`do_write_string`): u32 length, then NUL-terminated text zero-padded

@@ -1,23 +1,21 @@
 //! Record-by-record decoding: the typed round trip, and a byte-order change of a model.
 
 use super::{decode_body, is_compressed, Emit, Stage};
-use crate::container::session::attr_ctx;
 use crate::container::stream::HEADER_SIZE;
 use crate::generated::perf_data::{Ctx, FeatureBody, RecordBody, RecordType, Sample};
 use crate::model::{FeatureData, PerfFile, RecordData, RecordItem};
 use crate::rt::{static_endian, Bytes, Endianness, Error, Reader, StaticEndian, Writer};
 use crate::sink::{refuse_unknown_feature, RecordEncoder};
 
-/// The decoding context of `item` given the attrs' contexts and the CPU counts (shared
-/// with the sinks' encoder).
+/// The decoding context of `item` given the attrs' contexts and the features' values
+/// (shared with the sinks' encoder).
 pub(crate) fn item_ctx(attr_ctx: &[Ctx], fctx: &Ctx, item: &RecordItem<'_>) -> Ctx {
     let mut ctx = item
         .attr
         .and_then(|i| attr_ctx.get(i).copied())
         .unwrap_or_default();
+    ctx.take_feature_values(fctx);
     ctx.misc = item.misc;
-    ctx.nr_cpus_avail = fctx.nr_cpus_avail;
-    ctx.nr_cpus_online = fctx.nr_cpus_online;
     ctx
 }
 
@@ -53,7 +51,7 @@ impl Typed {
 impl Stage for Typed {
     fn begin(&mut self, head: &mut PerfFile<'_>, fctx: Ctx) -> Result<(), Error> {
         self.endian = Some(head.endian);
-        self.attr_ctx = head.attrs.iter().map(|a| attr_ctx(&a.attr)).collect();
+        self.attr_ctx = head.attrs.iter().map(|a| Ctx::from_attr(&a.attr)).collect();
         self.fctx = fctx;
         head.make_features_typed(&fctx)
     }
