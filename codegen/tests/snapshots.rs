@@ -177,3 +177,23 @@ struct Sized(ws: u8) bounded_by size {
 "#
     ));
 }
+
+#[test]
+fn display_attributes_spec_names_and_single_values() {
+    insta::assert_snapshot!(generate(
+        r#"
+enum Marker: u64 { KERNEL = -128 }
+struct Text {
+  len: u32 = len(text)
+  text: str[len]
+}
+record Sample = 9 {
+  @hex ip: u64
+  @signed pid: u32
+  @hex(Marker) ips: [u64; 2]
+  type: u32
+}
+feature Hostname = 3 { value: Text }
+"#
+    ));
+}

@@ -244,7 +244,20 @@ pub struct Field {
     /// and little-endian when false, whatever the file's order — for data that states its
     /// own byte order (the tracing data's `big_endian` byte).
     pub big_endian_if: Option<Expr>,
+    /// `@hex` / `@hex(Enum)` / `@signed`: how dumps show the value (not its bytes).
+    pub display: Option<Display>,
     pub span: Span,
+}
+
+/// How a dump (JSON, text) shows an integer field: a fact about what the number means.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Display {
+    /// An address or a 64-bit identifier: a `"0x…"` string (exact in every JSON reader).
+    /// With an enum, values the enum names (markers stored among addresses) print as
+    /// that name instead.
+    Hex { names: Option<String> },
+    /// An unsigned word that holds a signed value (`pid` -1): printed as signed.
+    Signed,
 }
 
 /// `payload NAME: bytes[EXPR]` of a record.

@@ -796,6 +796,7 @@ impl<'a> Parser<'a> {
                 })),
             ));
         }
+        let (i, display) = self.display(i)?;
         let (i, name) = self.name("a field name")(i)?;
         let (i, _) = self.sym(":")(i)?;
         let (i, ty) = self.ty(i)?;
@@ -807,6 +808,7 @@ impl<'a> Parser<'a> {
             i,
             Member::Field(Box::new(FieldDecl {
                 doc,
+                display,
                 name,
                 ty,
                 computed,
@@ -815,6 +817,25 @@ impl<'a> Parser<'a> {
                 big_endian_if,
             })),
         ))
+    }
+
+    /// A display attribute `@NAME` or `@NAME(ARG)` before a field, when present.
+    fn display(&self, i: &'a str) -> PResult<'a, Option<DisplayDecl>> {
+        let Ok((rest, _)) = self.sym("@")(i) else {
+            return Ok((i, None));
+        };
+        let start = sp(i)?.0;
+        let (rest, name) = self.name("a display attribute (`hex` or `signed`)")(rest)?;
+        let (rest, arg) = match self.sym("(")(rest) {
+            Ok((r, _)) => {
+                let (r, arg) = self.name("an enum name")(r)?;
+                let (r, _) = self.sym(")")(r)?;
+                (r, Some(arg))
+            }
+            Err(_) => (rest, None),
+        };
+        let span = self.span_between(start, rest);
+        Ok((rest, Some(DisplayDecl { span, name, arg })))
     }
 
     /// `= EXPR`, `if EXPR`, `within EXPR` or `big_endian_if EXPR`, when present.

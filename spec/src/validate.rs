@@ -275,6 +275,70 @@ impl<'a> Validator<'a> {
         self.reports.push(report);
     }
 
+    /// Checks a field's display attribute: `@hex` / `@hex(Enum)` / `@signed` on an
+    /// unsigned integer field (a primitive or a word) or an array of those.
+    fn display(&mut self, d: &ast::DisplayDecl, field: &str, ty: &TypeRef) -> Option<ir::Display> {
+        let mut elem = ty;
+        while let TypeRef::Array { elem: e, .. } = elem {
+            elem = e;
+        }
+        let unsigned = matches!(
+            elem,
+            TypeRef::Scalar(ScalarType::Prim(
+                Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64
+            )) | TypeRef::Word(_)
+        );
+        let display = match (d.name.name.as_str(), &d.arg) {
+            ("hex", None) => ir::Display::Hex { names: None },
+            ("hex", Some(arg)) => match self.items.get(&arg.name).map(|x| &x.0) {
+                Some(Named::Enum) => ir::Display::Hex {
+                    names: Some(arg.name.clone()),
+                },
+                _ => {
+                    self.error_help(
+                        arg.span,
+                        format!("`@hex({})`: `{}` is not an enum", arg.name, arg.name),
+                        "not an enum",
+                        Some("the argument of `@hex` names an enum whose values are printed by name (e.g. `@hex(CallchainContext)`)".to_string()),
+                    );
+                    return None;
+                }
+            },
+            ("signed", None) => ir::Display::Signed,
+            ("signed", Some(arg)) => {
+                self.error(
+                    arg.span,
+                    "`@signed` takes no argument",
+                    "unexpected argument",
+                );
+                return None;
+            }
+            (other, _) => {
+                self.error_help(
+                    d.name.span,
+                    format!("unknown display attribute `@{other}`"),
+                    "unknown attribute",
+                    Some("display attributes are `@hex`, `@hex(Enum)` and `@signed`".to_string()),
+                );
+                return None;
+            }
+        };
+        if !unsigned {
+            self.error_help(
+                d.span,
+                format!(
+                    "`@{}` on field `{field}`, which is {}",
+                    d.name.name,
+                    describe_type(ty)
+                ),
+                "display attribute here",
+                Some("display attributes apply to unsigned integer fields (`u8`…`u64`, `word[…]`) and arrays of them".to_string()),
+            );
+            return None;
+        }
+        Some(display)
+    }
+
     fn ir_span(&self, span: Span) -> ir::Span {
         let (line, col, _) = self.map.locate(span.file, span.lo);
         ir::Span {
@@ -959,6 +1023,10 @@ impl<'a> Validator<'a> {
                     if let (Some(e), Some(c)) = (&f.computed, &computed) {
                         computed_spans.push((f.name.name.clone(), e.span, c.clone()));
                     }
+                    let display = match (&f.display, &ty) {
+                        (Some(d), Some(t)) => self.display(d, &f.name.name, t),
+                        _ => None,
+                    };
                     visible.push((f.name.name.clone(), ty.clone()));
                     if let Some(ty) = ty {
                         fields.push(ir::Field {
@@ -969,6 +1037,7 @@ impl<'a> Validator<'a> {
                             cond,
                             within,
                             big_endian_if,
+                            display,
                             span: self.ir_span(f.name.span),
                         });
                     }

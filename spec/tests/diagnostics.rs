@@ -510,3 +510,27 @@ case!(
     word_used_with_has,
     "context {\n  ws: u8\n}\nflags F: u32 { A = 0 }\nstruct S {\n  w: word[ctx.ws]\n  x: u32 if w has A\n}\n"
 );
+
+// ------------------------------------------------------------------ display attributes
+
+case!(
+    display_unknown_attribute,
+    "struct A {\n  @octal a: u64\n}\n"
+);
+
+case!(
+    display_hex_on_text,
+    "struct A {\n  n: u32 = len(s)\n  @hex s: str[n]\n}\n"
+);
+
+case!(
+    display_hex_names_not_an_enum,
+    "flags F: u64 { X = 0 }\nstruct A {\n  @hex(F) a: u64\n}\n"
+);
+
+case!(
+    display_signed_with_argument,
+    "enum E: u32 { A = 1 }\nstruct A {\n  @signed(E) pid: u32\n}\n"
+);
+
+case!(display_attribute_without_field, "struct A {\n  @hex\n}\n");

@@ -21,8 +21,8 @@ mod views;
 use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use spec::ir::{
-    Arm, BinOp, BitfieldDef, EnumDef, Expr, Field, FlagsDef, Func, Len, Pattern, Prim, ScalarType,
-    Spec, StructDef, StructKind, Switch, TypeRef,
+    Arm, BinOp, BitfieldDef, Display, EnumDef, Expr, Field, FlagsDef, Func, Len, Pattern, Prim,
+    ScalarType, Spec, StructDef, StructKind, Switch, TypeRef,
 };
 
 /// Generates the Rust module for `spec`, formatted, starting with the `@generated` line.
@@ -1163,6 +1163,11 @@ impl<'s> Gen<'s> {
             }
         }
         let name_impls = named_value_impls(&name, self.serialize_number(e.repr));
+        let value_name = if e.repr == Prim::U64 {
+            quote!(Self(v).name())
+        } else {
+            quote!(#repr::try_from(v).ok().and_then(|x| Self(x).name()))
+        };
         let put = prim_put(e.repr);
         let fixed = self.newtype_fixed_elem(
             &name,
@@ -1186,6 +1191,11 @@ impl<'s> Gen<'s> {
                 }
             }
             #name_impls
+            impl rt::ValueNames for #name {
+                fn value_name(v: u64) -> Option<&'static str> {
+                    #value_name
+                }
+            }
             #fixed
         }
     }
@@ -1250,7 +1260,8 @@ impl<'s> Gen<'s> {
             );
             names.extend(quote! { rt::FlagName { name: #n, lo: #lo, hi: #hi }, });
         }
-        let ser = self.serialize_number(fl.repr);
+        let ser_value = prim_to_u64(fl.repr, quote!(self.0));
+        let ser = quote!(rt::serialize_flags(s, #ser_value, #table));
         let put = prim_put(fl.repr);
         let fixed = self.newtype_fixed_elem(
             &name,
@@ -1485,6 +1496,22 @@ impl<'s> Gen<'s> {
         let lt = self.lt_of(has_lt);
         let doc = doc_attrs(&s.doc);
         let fixed = self.fixed.contains(&s.name);
+        // A bounded structure holding one value (a feature that is one perf string) is
+        // shown as that value, or as `{value, tail}` when it has bytes after it: its
+        // `Serialize` is written out below instead of derived.
+        let stored: Vec<&Field> = s.fields.iter().filter(|f| f.computed.is_none()).collect();
+        let one_bounded_value = match stored.as_slice() {
+            [f] => {
+                s.is_bounded()
+                    && s.payload.is_none()
+                    && self.trailer_field(s).is_none()
+                    && f.cond.is_none()
+                    && f.display.is_none()
+                    && rust_name(&f.name) == f.name
+            }
+            _ => false,
+        };
+        let serde_attr = |t: TokenStream| if one_bounded_value { quote!() } else { t };
 
         let mut fields = TokenStream::new();
         let mut stored_names: Vec<String> = Vec::new();
@@ -1495,7 +1522,8 @@ impl<'s> Gen<'s> {
             let id = ident(&f.name);
             stored_names.push(rust_name(&f.name));
             let ty = self.rust_ty(&f.ty);
-            let fdoc = doc_attrs(&f.doc);
+            let mut fdoc = doc_attrs(&f.doc);
+            fdoc.extend(serde_field_attrs(f));
             if f.cond.is_some() {
                 fields.extend(quote! {
                     #fdoc
@@ -1520,10 +1548,11 @@ impl<'s> Gen<'s> {
         }
         if s.is_bounded() {
             stored_names.push("tail".into());
+            let skip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
             fields.extend(quote! {
                 /// Bytes after the last known field: `None` when there were none (or only the
                 /// canonical padding), else exactly these bytes.
-                #[serde(skip_serializing_if = "Option::is_none")]
+                #skip
                 pub tail: rt::Tail<'a>,
             });
         }
@@ -1551,6 +1580,53 @@ impl<'s> Gen<'s> {
             quote!(#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)])
         } else {
             quote!(#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)])
+        };
+        // A structure holding one value (a perf string: its length is computed) is shown
+        // as that value.
+        let single_value = stored_names.len() == 1
+            && s.fields
+                .iter()
+                .filter(|f| f.computed.is_none())
+                .all(|f| f.cond.is_none());
+        let derive = if single_value {
+            quote!(#derive #[serde(transparent)])
+        } else {
+            derive
+        };
+        let (derive, serde_crate, serialize_impl) = if one_bounded_value {
+            let f = stored[0];
+            let fid = ident(&f.name);
+            let fname = &f.name;
+            let sname = &s.name;
+            let impl_lt = if has_lt { quote!(<'a>) } else { quote!() };
+            let derive = if fixed {
+                quote!(#[derive(Debug, Clone, Copy, PartialEq, Default)])
+            } else {
+                quote!(#[derive(Debug, Clone, PartialEq, Default)])
+            };
+            let ser = quote! {
+                impl #impl_lt rt::Serialize for #name #lt {
+                    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        match &self.tail {
+                            None => rt::Serialize::serialize(&self.#fid, s),
+                            Some(tail) => {
+                                use rt::serde::ser::SerializeStruct;
+                                let mut st = s.serialize_struct(#sname, 2)?;
+                                st.serialize_field(#fname, &self.#fid)?;
+                                st.serialize_field("tail", tail)?;
+                                st.end()
+                            }
+                        }
+                    }
+                }
+            };
+            (derive, quote!(), ser)
+        } else {
+            (
+                derive,
+                quote!(#[serde(crate = "::perfdata::rt::serde")]),
+                quote!(),
+            )
         };
         let decode = self.decode_fn(s);
         let encode = self.encode_fn(s);
@@ -1583,8 +1659,9 @@ impl<'s> Gen<'s> {
             #doc
             #derive
             #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-            #[serde(crate = "::perfdata::rt::serde")]
+            #serde_crate
             pub struct #name #lt { #fields }
+            #serialize_impl
             impl #impl_lt #name #lt {
                 #extra
                 #decode
@@ -3197,7 +3274,7 @@ impl<'s> Gen<'s> {
             #[doc = #body_doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
             #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-            #[serde(crate = "::perfdata::rt::serde")]
+            #[serde(crate = "::perfdata::rt::serde", untagged)]
             pub enum #body_ty<'a> {
                 #variants
                 #[doc = #unknown_doc]
@@ -3251,6 +3328,24 @@ impl<'s> Gen<'s> {
             #froms
         }
     }
+}
+
+/// The serde attributes of a stored field: its spec name when Rust's differs (`type`
+/// for `type_`), and its display attribute (`@hex`, `@hex(Enum)`, `@signed`).
+fn serde_field_attrs(f: &Field) -> TokenStream {
+    let mut out = TokenStream::new();
+    if rust_name(&f.name) != f.name {
+        let n = &f.name;
+        out.extend(quote!(#[serde(rename = #n)]));
+    }
+    let with = match &f.display {
+        None => return out,
+        Some(Display::Hex { names: None }) => "rt::ser_hex".to_string(),
+        Some(Display::Hex { names: Some(e) }) => format!("rt::ser_hex_named::<{e}, _, _>"),
+        Some(Display::Signed) => "rt::ser_signed".to_string(),
+    };
+    out.extend(quote!(#[serde(serialize_with = #with)]));
+    out
 }
 
 /// `Debug`, `Display` and `Serialize` for an open value type with a `name()`: the name

@@ -148,6 +148,12 @@ impl rt::Serialize for AttrType {
     }
 }
 
+impl rt::ValueNames for AttrType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for AttrType {
     const SIZE: usize = 4;
     #[inline]
@@ -217,6 +223,12 @@ impl rt::Serialize for CpuMode {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for CpuMode {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -300,6 +312,12 @@ impl rt::Serialize for CallchainContext {
     }
 }
 
+impl rt::ValueNames for CallchainContext {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for CallchainContext {
     const SIZE: usize = 8;
     #[inline]
@@ -360,6 +378,12 @@ impl rt::Serialize for SampleRegsAbi {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for SampleRegsAbi {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -426,6 +450,12 @@ impl rt::Serialize for KsymbolType {
     }
 }
 
+impl rt::ValueNames for KsymbolType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for KsymbolType {
     const SIZE: usize = 2;
     #[inline]
@@ -486,6 +516,12 @@ impl rt::Serialize for BpfEventType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for BpfEventType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -555,6 +591,12 @@ impl rt::Serialize for StatConfigTag {
     }
 }
 
+impl rt::ValueNames for StatConfigTag {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for StatConfigTag {
     const SIZE: usize = 8;
     #[inline]
@@ -612,6 +654,12 @@ impl rt::Serialize for StatRoundType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for StatRoundType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -681,6 +729,12 @@ impl rt::Serialize for EventUpdateType {
     }
 }
 
+impl rt::ValueNames for EventUpdateType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for EventUpdateType {
     const SIZE: usize = 8;
     #[inline]
@@ -741,6 +795,12 @@ impl rt::Serialize for CpuMapType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for CpuMapType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -820,6 +880,12 @@ impl rt::Serialize for AuxtraceType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for AuxtraceType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -912,6 +978,12 @@ impl rt::Serialize for PosixClock {
     }
 }
 
+impl rt::ValueNames for PosixClock {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for PosixClock {
     const SIZE: usize = 4;
     #[inline]
@@ -969,6 +1041,12 @@ impl rt::Serialize for CompressionType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for CompressionType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -1214,7 +1292,7 @@ impl core::fmt::Debug for SampleType {
 
 impl rt::Serialize for SampleType {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, SAMPLE_TYPE_NAMES)
     }
 }
 
@@ -1316,7 +1394,7 @@ impl core::fmt::Debug for ReadFormat {
 
 impl rt::Serialize for ReadFormat {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, READ_FORMAT_NAMES)
     }
 }
 
@@ -1524,7 +1602,7 @@ impl core::fmt::Debug for BranchSampleType {
 
 impl rt::Serialize for BranchSampleType {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, BRANCH_SAMPLE_TYPE_NAMES)
     }
 }
 
@@ -1643,7 +1721,7 @@ impl core::fmt::Debug for RecordMisc {
 
 impl rt::Serialize for RecordMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), RECORD_MISC_NAMES)
     }
 }
 
@@ -1734,7 +1812,7 @@ impl core::fmt::Debug for SampleMisc {
 
 impl rt::Serialize for SampleMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), SAMPLE_MISC_NAMES)
     }
 }
 
@@ -1825,7 +1903,7 @@ impl core::fmt::Debug for CommMisc {
 
 impl rt::Serialize for CommMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), COMM_MISC_NAMES)
     }
 }
 
@@ -1916,7 +1994,7 @@ impl core::fmt::Debug for ForkMisc {
 
 impl rt::Serialize for ForkMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), FORK_MISC_NAMES)
     }
 }
 
@@ -2014,7 +2092,7 @@ impl core::fmt::Debug for SwitchMisc {
 
 impl rt::Serialize for SwitchMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), SWITCH_MISC_NAMES)
     }
 }
 
@@ -2105,7 +2183,7 @@ impl core::fmt::Debug for BuildIdMisc {
 
 impl rt::Serialize for BuildIdMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), BUILD_ID_MISC_NAMES)
     }
 }
 
@@ -2196,7 +2274,7 @@ impl core::fmt::Debug for LostSamplesMisc {
 
 impl rt::Serialize for LostSamplesMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), LOST_SAMPLES_MISC_NAMES)
     }
 }
 
@@ -2268,7 +2346,7 @@ impl core::fmt::Debug for KsymbolFlags {
 
 impl rt::Serialize for KsymbolFlags {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), KSYMBOL_FLAGS_NAMES)
     }
 }
 
@@ -2381,7 +2459,7 @@ impl core::fmt::Debug for AuxFlags {
 
 impl rt::Serialize for AuxFlags {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, AUX_FLAGS_NAMES)
     }
 }
 
@@ -2611,7 +2689,7 @@ impl core::fmt::Debug for MemDataSrc {
 
 impl rt::Serialize for MemDataSrc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, MEM_DATA_SRC_NAMES)
     }
 }
 
@@ -2751,7 +2829,7 @@ impl core::fmt::Debug for Transaction {
 
 impl rt::Serialize for Transaction {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, TRANSACTION_NAMES)
     }
 }
 
@@ -3539,6 +3617,7 @@ pub struct Ctx {
 /// A feature string (`do_write_string`): u32 length, then NUL-terminated text zero-padded
 /// to `len` bytes (perf writes `len` = NUL-inclusive length rounded up to 64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PerfString<'a> {
@@ -3633,6 +3712,7 @@ impl rt::FixedElem for FileSection {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FileHeader<'a> {
     /// `PERF_MAGIC` (`"PERFILE2"`) in the producer's byte order, or the legacy `PERFFILE`.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub magic: u64,
     /// size of this header: 104 (or 72 for the old form without `adds_features`).
     pub size: u64,
@@ -3645,6 +3725,7 @@ pub struct FileHeader<'a> {
     /// obsolete event-types section; written as zeros, ignored.
     pub event_types: FileSection,
     /// feature bitmap (256 bits): feature id n is bit n % 64 of word n / 64.
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adds_features: Option<rt::Array<'a, u64>>,
 }
@@ -3720,6 +3801,7 @@ impl<'a> rt::IntoOwned for FileHeader<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PipeHeader {
     /// `PERF_MAGIC` in the producer's byte order.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub magic: u64,
     /// size of this header: 16.
     pub size: u64,
@@ -3770,6 +3852,7 @@ impl rt::FixedElem for PipeHeader {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventHeader {
     /// record type (`PERF_RECORD_*`; 1-63 kernel, 64+ perf user records).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// cpumode and per-type flag bits.
     pub misc: RecordMisc,
@@ -3826,12 +3909,14 @@ impl rt::FixedElem for EventHeader {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Attr<'a> {
     /// major type (`PERF_TYPE_*` or a dynamic PMU type).
+    #[serde(rename = "type")]
     pub type_: AttrType,
     /// size of the structure (`PERF_ATTR_SIZE_VER*`); 0 in pre-VER0 producers means 64.
     /// Stored, not computed: it selects the ABI version (and 0 must survive a rewrite); the
     /// writer checks that the fields present and the tail add up to `max(size, 64)`.
     pub size: u32,
     /// type-specific configuration (HW/HW_CACHE: upper 32 bits may hold a PMU type).
+    #[serde(serialize_with = "rt::ser_hex")]
     pub config: u64,
     /// union `sample_period` / `sample_freq` (frequency when `attr_flags.freq`).
     pub sample_period_or_freq: u64,
@@ -3846,14 +3931,17 @@ pub struct Attr<'a> {
     /// breakpoint type (`HW_BREAKPOINT_*`).
     pub bp_type: u32,
     /// union `bp_addr` / `kprobe_func` / `uprobe_path` / `config1`.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub config1: u64,
     /// union `bp_len` / `kprobe_addr` / `probe_offset` / `config2` (VER1, 72).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config2: Option<u64>,
     /// branch records to sample (VER2, 80).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_sample_type: Option<BranchSampleType>,
     /// mask of user registers dumped by REGS_USER (VER3, 96).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_user: Option<u64>,
     /// bytes of user stack dumped by STACK_USER (VER3).
@@ -3863,6 +3951,7 @@ pub struct Attr<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub clockid: Option<PosixClock>,
     /// mask of registers dumped by REGS_INTR (VER4, 104).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_intr: Option<u64>,
     /// wakeup watermark for the AUX area, bytes (VER5, 112).
@@ -3884,6 +3973,7 @@ pub struct Attr<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sig_data: Option<u64>,
     /// extension of config2 (VER8, 136).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config3: Option<u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -4170,10 +4260,12 @@ impl<'a> rt::IntoOwned for AttrEntry<'a> {
 
 /// The ids section of one attr (`AttrEntry.ids`): the event's sample ids.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleIds<'a> {
     /// `ids.size / 8` ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
 }
 
@@ -4253,6 +4345,7 @@ impl<'a> rt::IntoOwned for EventTypeEntry<'a> {
 
 /// The event_types section: entries to the end of the section.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventTypes<'a> {
@@ -4296,6 +4389,7 @@ impl<'a> rt::IntoOwned for EventTypes<'a> {
 /// One tracefs file of the tracing data: u64 size + content (event `format` files,
 /// header files, saved_cmdlines).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingFile<'a> {
@@ -4653,6 +4747,7 @@ impl<'a> rt::IntoOwned for TracingDataBody<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildIdEntry<'a> {
     /// record type; left 0 by the feature writer (67 when copied from a record).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// cpumode (DSO space) and `BUILD_ID_SIZE`.
     pub misc: BuildIdMisc,
@@ -4750,16 +4845,29 @@ impl<'a> rt::IntoOwned for BuildIdEntry<'a> {
 }
 
 /// HEADER_BUILD_ID (2): build ids of the DSOs hit, until the section end.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
     /// the entries.
     pub entries: Vec<BuildIdEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BuildId<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BuildId", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BuildId<'a> {
@@ -4803,16 +4911,29 @@ impl<'a> rt::IntoOwned for BuildId<'a> {
 }
 
 /// HEADER_HOSTNAME (3): `uname -n`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     /// host name.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Hostname<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Hostname", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Hostname<'a> {
@@ -4852,16 +4973,29 @@ impl<'a> rt::IntoOwned for Hostname<'a> {
 }
 
 /// HEADER_OSRELEASE (4): `uname -r`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Osrelease<'a> {
     /// kernel release.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Osrelease<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Osrelease", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Osrelease<'a> {
@@ -4901,16 +5035,29 @@ impl<'a> rt::IntoOwned for Osrelease<'a> {
 }
 
 /// HEADER_VERSION (5): perf version string.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Version<'a> {
     /// perf version.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Version<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Version", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Version<'a> {
@@ -4950,16 +5097,29 @@ impl<'a> rt::IntoOwned for Version<'a> {
 }
 
 /// HEADER_ARCH (6): `uname -m`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Arch<'a> {
     /// machine architecture.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Arch<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Arch", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Arch<'a> {
@@ -5057,16 +5217,29 @@ impl<'a> rt::IntoOwned for Nrcpus<'a> {
 }
 
 /// HEADER_CPUDESC (8): CPU model string from /proc/cpuinfo, whitespace squashed.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpudesc<'a> {
     /// CPU description.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cpudesc<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cpudesc", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cpudesc<'a> {
@@ -5106,16 +5279,29 @@ impl<'a> rt::IntoOwned for Cpudesc<'a> {
 }
 
 /// HEADER_CPUID (9): arch-specific CPU id (x86: `GenuineIntel,6,85,4`).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpuid<'a> {
     /// CPU id.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cpuid<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cpuid", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cpuid<'a> {
@@ -5155,16 +5341,29 @@ impl<'a> rt::IntoOwned for Cpuid<'a> {
 }
 
 /// HEADER_TOTAL_MEM (10).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct TotalMem<'a> {
     /// MemTotal in kB (from /proc/meminfo).
     pub total_mem: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for TotalMem<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.total_mem, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("TotalMem", 2)?;
+                st.serialize_field("total_mem", &self.total_mem)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> TotalMem<'a> {
@@ -5204,16 +5403,29 @@ impl<'a> rt::IntoOwned for TotalMem<'a> {
 }
 
 /// HEADER_CMDLINE (11): the perf command line.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cmdline<'a> {
     /// path of the perf binary, then argv\[\].
     pub args: Vec<PerfString<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cmdline<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.args, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cmdline", 2)?;
+                st.serialize_field("args", &self.args)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cmdline<'a> {
@@ -5269,6 +5481,7 @@ pub struct EventDescEntry<'a> {
     /// event name as given on the command line.
     pub name: PerfString<'a>,
     /// the event's sample ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
 }
 
@@ -5670,16 +5883,29 @@ impl<'a> rt::IntoOwned for NumaNode<'a> {
 }
 
 /// HEADER_NUMA_TOPOLOGY (14).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct NumaTopology<'a> {
     /// the nodes.
     pub nodes: Vec<NumaNode<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for NumaTopology<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.nodes, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("NumaTopology", 2)?;
+                st.serialize_field("nodes", &self.nodes)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> NumaTopology<'a> {
@@ -5727,6 +5953,7 @@ impl<'a> rt::IntoOwned for NumaTopology<'a> {
 
 /// HEADER_BRANCH_STACK (15): flag only, empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchStack<'a> {
@@ -5775,6 +6002,7 @@ impl<'a> rt::IntoOwned for BranchStack<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMapping<'a> {
     /// PMU type (value matching `attr.type`).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// PMU name (sysfs event_source name).
     pub name: PerfString<'a>,
@@ -5813,16 +6041,29 @@ impl<'a> rt::IntoOwned for PmuMapping<'a> {
 }
 
 /// HEADER_PMU_MAPPINGS (16).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMappings<'a> {
     /// the PMUs.
     pub pmus: Vec<PmuMapping<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for PmuMappings<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.pmus, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("PmuMappings", 2)?;
+                st.serialize_field("pmus", &self.pmus)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> PmuMappings<'a> {
@@ -5921,16 +6162,29 @@ impl<'a> rt::IntoOwned for GroupDescEntry<'a> {
 }
 
 /// HEADER_GROUP_DESC (17).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct GroupDesc<'a> {
     /// the groups.
     pub groups: Vec<GroupDescEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for GroupDesc<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.groups, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("GroupDesc", 2)?;
+                st.serialize_field("groups", &self.groups)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> GroupDesc<'a> {
@@ -6025,16 +6279,29 @@ impl rt::FixedElem for AuxtraceIndexEntry {
 }
 
 /// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceFeature<'a> {
     /// the entries.
     pub entries: rt::Array<'a, AuxtraceIndexEntry>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for AuxtraceFeature<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("AuxtraceFeature", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> AuxtraceFeature<'a> {
@@ -6078,6 +6345,7 @@ impl<'a> rt::IntoOwned for AuxtraceFeature<'a> {
 
 /// HEADER_STAT (19): flag only (file written by `perf stat record`), empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatFeature<'a> {
@@ -6134,6 +6402,7 @@ pub struct CacheLevel<'a> {
     /// ways of associativity.
     pub ways: u32,
     /// cache type (`Data`, `Instruction`, `Unified`).
+    #[serde(rename = "type")]
     pub type_: PerfString<'a>,
     /// cache size string (e.g. `32K`).
     pub size: PerfString<'a>,
@@ -6331,6 +6600,7 @@ pub struct MemoryNode<'a> {
     /// the bitmap's own bit count (`do_write_bitmap` writes it again; same value).
     pub nbits: u64,
     /// bitmap of memory block indexes that belong to the node, 64 bits per word.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub words: rt::Array<'a, u64>,
 }
 
@@ -6459,16 +6729,29 @@ impl<'a> rt::IntoOwned for MemTopology<'a> {
 }
 
 /// HEADER_CLOCKID (23).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Clockid<'a> {
     /// resolution of the recording clock in ns.
     pub clockid_res_ns: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Clockid<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.clockid_res_ns, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Clockid", 2)?;
+                st.serialize_field("clockid_res_ns", &self.clockid_res_ns)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Clockid<'a> {
@@ -6512,16 +6795,29 @@ impl<'a> rt::IntoOwned for Clockid<'a> {
 
 /// HEADER_DIR_FORMAT (24): present in directory-format data (`perf.data/data` +
 /// `data.N` files).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct DirFormat<'a> {
     /// directory format version (1).
     pub version: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for DirFormat<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.version, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("DirFormat", 2)?;
+                st.serialize_field("version", &self.version)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> DirFormat<'a> {
@@ -6615,16 +6911,29 @@ impl<'a> rt::IntoOwned for BpfProgInfoEntry<'a> {
 }
 
 /// HEADER_BPF_PROG_INFO (25) (libbpf builds; perf skips it cross-endian).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfProgInfo<'a> {
     /// the programs.
     pub progs: Vec<BpfProgInfoEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BpfProgInfo<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.progs, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BpfProgInfo", 2)?;
+                st.serialize_field("progs", &self.progs)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BpfProgInfo<'a> {
@@ -6717,16 +7026,29 @@ impl<'a> rt::IntoOwned for BpfBtfEntry<'a> {
 }
 
 /// HEADER_BPF_BTF (26) (perf skips it cross-endian).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfBtf<'a> {
     /// the BTF objects.
     pub btfs: Vec<BpfBtfEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BpfBtf<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.btfs, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BpfBtf", 2)?;
+                st.serialize_field("btfs", &self.btfs)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BpfBtf<'a> {
@@ -6892,16 +7214,29 @@ impl<'a> rt::IntoOwned for PmuCap<'a> {
 }
 
 /// HEADER_CPU_PMU_CAPS (28): capabilities of the core `cpu` PMU.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuPmuCaps<'a> {
     /// the capabilities.
     pub caps: Vec<PmuCap<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for CpuPmuCaps<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.caps, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("CpuPmuCaps", 2)?;
+                st.serialize_field("caps", &self.caps)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> CpuPmuCaps<'a> {
@@ -7061,16 +7396,29 @@ impl<'a> rt::IntoOwned for HybridNode<'a> {
 }
 
 /// HEADER_HYBRID_TOPOLOGY (30) (file mode only).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct HybridTopology<'a> {
     /// the PMUs.
     pub nodes: Vec<HybridNode<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for HybridTopology<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.nodes, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("HybridTopology", 2)?;
+                st.serialize_field("nodes", &self.nodes)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> HybridTopology<'a> {
@@ -7167,16 +7515,29 @@ impl<'a> rt::IntoOwned for PmuCapsEntry<'a> {
 }
 
 /// HEADER_PMU_CAPS (31): capabilities of the PMUs other than `cpu`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuCaps<'a> {
     /// the PMUs.
     pub pmus: Vec<PmuCapsEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for PmuCaps<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.pmus, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("PmuCaps", 2)?;
+                st.serialize_field("pmus", &self.pmus)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> PmuCaps<'a> {
@@ -7456,18 +7817,22 @@ impl<'a> rt::IntoOwned for CpuDomainInfo<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleId {
     /// process id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// thread id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     /// timestamp (TIME).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// stream id (STREAM_ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_id: Option<u64>,
     /// CPU number (CPU).
@@ -7664,6 +8029,7 @@ pub struct ReadSingle {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_running: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// lost samples (LOST).
@@ -7761,6 +8127,7 @@ pub struct ReadGroupValue {
     /// counter value.
     pub value: u64,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// lost samples (LOST).
@@ -7893,6 +8260,7 @@ impl ReadGroup {
 /// `struct read_format`: the layout selected by `attr.read_format` (READ records and the
 /// READ sample field).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadData {
@@ -7942,14 +8310,18 @@ impl ReadData {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// start address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// length in bytes.
     pub len: u64,
     /// file offset of the mapping.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub pgoff: u64,
     /// mapped file, NUL-terminated, zero-padded to 8.
     pub filename: rt::Str<'a>,
@@ -8050,6 +8422,7 @@ impl<'a> rt::IntoOwned for Mmap<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Lost<'a> {
     /// id of the event that lost records.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// number of lost records.
     pub lost: u64,
@@ -8134,8 +8507,10 @@ impl<'a> rt::IntoOwned for Lost<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Comm<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// command name, NUL-terminated, zero-padded to 8.
     pub comm: rt::Str<'a>,
@@ -8224,12 +8599,16 @@ impl<'a> rt::IntoOwned for Comm<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Exit<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// parent process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ppid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// parent thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ptid: u32,
     /// timestamp.
     pub time: u64,
@@ -8328,8 +8707,10 @@ pub struct Throttle<'a> {
     /// timestamp.
     pub time: u64,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// stream id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub stream_id: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -8418,8 +8799,10 @@ pub struct Unthrottle<'a> {
     /// timestamp.
     pub time: u64,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// stream id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub stream_id: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -8506,12 +8889,16 @@ impl<'a> rt::IntoOwned for Unthrottle<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Fork<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// parent process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ppid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// parent thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ptid: u32,
     /// timestamp.
     pub time: u64,
@@ -8608,8 +8995,10 @@ impl<'a> rt::IntoOwned for Fork<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Read<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// the values, as selected by `attr.read_format`.
     pub values: ReadData,
@@ -8822,14 +9211,18 @@ impl<'a> rt::IntoOwned for Mmap2BuildId<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap2<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// start address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// length in bytes.
     pub len: u64,
     /// file offset of the mapping.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub pgoff: u64,
     /// 24 bytes: inode data, or the build id when misc has MMAP_BUILD_ID.
     pub file_id: Mmap2FileId<'a>,
@@ -9054,8 +9447,10 @@ impl<'a> rt::IntoOwned for Aux<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ItraceStart<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -9419,8 +9814,10 @@ impl rt::FixedElem for NsLinkInfo {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Namespaces<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// indexed net, uts, ipc, pid, user, mnt, cgroup.
     pub link_info: rt::Array<'a, NsLinkInfo>,
@@ -9512,6 +9909,7 @@ impl<'a> rt::IntoOwned for Namespaces<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Ksymbol<'a> {
     /// symbol address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// symbol length in bytes.
     pub len: u32,
@@ -9614,6 +10012,7 @@ impl<'a> rt::IntoOwned for Ksymbol<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfEvent<'a> {
     /// event type.
+    #[serde(rename = "type")]
     pub type_: BpfEventType,
     /// flags (none defined).
     pub bpf_flags: u16,
@@ -9711,6 +10110,7 @@ impl<'a> rt::IntoOwned for BpfEvent<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cgroup<'a> {
     /// cgroup id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// cgroup path, NUL-terminated, zero-padded to 8.
     pub path: rt::Str<'a>,
@@ -9796,6 +10196,7 @@ impl<'a> rt::IntoOwned for Cgroup<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TextPoke<'a> {
     /// address of the change.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// the old bytes.
     pub old_bytes: rt::Bytes<'a>,
@@ -9971,8 +10372,10 @@ impl<'a> rt::IntoOwned for AuxOutputHwId<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CallchainDeferred<'a> {
     /// cookie matching the entry after `PERF_CONTEXT_USER_DEFERRED`.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub cookie: u64,
     /// user callchain entries.
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContext, _, _>")]
     pub ips: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10061,6 +10464,7 @@ pub struct HeaderAttr<'a> {
     /// the event attributes.
     pub attr: Attr<'a>,
     /// the event's sample ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10323,6 +10727,7 @@ impl<'a> rt::IntoOwned for HeaderBuildId<'a> {
 /// PERF_RECORD_FINISHED_ROUND (68): all earlier records of the round may be sorted and
 /// flushed.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedRound<'a> {
@@ -10371,6 +10776,7 @@ impl<'a> rt::IntoOwned for FinishedRound<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct IdIndexEntry {
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// index of the event in attr order.
     pub idx: u64,
@@ -10549,10 +10955,12 @@ impl<'a> rt::IntoOwned for IdIndex<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceInfo<'a> {
     /// AUX trace type (selects the `priv` layout).
+    #[serde(rename = "type")]
     pub type_: AuxtraceType,
     /// reserved (alignment).
     pub reserved: u32,
     /// type-specific data (PMU type, TSC parameters, snapshot mode...).
+    #[serde(rename = "priv")]
     pub priv_: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10620,6 +11028,7 @@ pub struct Auxtrace<'a> {
     /// mmap index (per-CPU or per-thread buffer).
     pub idx: u32,
     /// thread id (per-thread mode).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// CPU (per-CPU mode).
     pub cpu: u32,
@@ -10718,18 +11127,22 @@ impl<'a> rt::IntoOwned for Auxtrace<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceError<'a> {
     /// error type (`PERF_AUXTRACE_ERROR_*`: 1 ITRACE, 2 MAX).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// decoder-specific error code.
     pub code: u32,
     /// CPU.
     pub cpu: u32,
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// record format: 0 no time, 1 time, 2 time + machine_pid/vcpu.
     pub fmt: u32,
     /// instruction pointer.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ip: u64,
     /// timestamp (fmt >= 1).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10896,16 +11309,29 @@ impl<'a> rt::IntoOwned for ThreadMapEntry<'a> {
 }
 
 /// PERF_RECORD_THREAD_MAP (73): threads of `perf stat record`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMap<'a> {
     /// the threads.
     pub entries: Vec<ThreadMapEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for ThreadMap<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("ThreadMap", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> ThreadMap<'a> {
@@ -10953,6 +11379,7 @@ impl<'a> rt::IntoOwned for ThreadMap<'a> {
 
 /// cpu_map_data CPUS variant: explicit CPU numbers.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapCpus<'a> {
@@ -10994,6 +11421,7 @@ impl<'a> rt::IntoOwned for CpuMapCpus<'a> {
 
 /// cpu_map_data MASK variant with 32-bit words (`long_size` 4).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapMask32<'a> {
@@ -11238,6 +11666,7 @@ impl rt::FixedElem for CpuMapRange {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapData<'a> {
     /// encoding.
+    #[serde(rename = "type")]
     pub type_: CpuMapType,
     /// the map.
     pub data: CpuMapEncoding<'a>,
@@ -11302,16 +11731,29 @@ impl<'a> rt::IntoOwned for CpuMapData<'a> {
 }
 
 /// PERF_RECORD_CPU_MAP (74): CPUs of `perf stat record`; zero-padded to 8.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMap<'a> {
     /// the CPU map.
     pub data: CpuMapData<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for CpuMap<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.data, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("CpuMap", 2)?;
+                st.serialize_field("data", &self.data)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> CpuMap<'a> {
@@ -11399,16 +11841,29 @@ impl rt::FixedElem for StatConfigEntry {
 }
 
 /// PERF_RECORD_STAT_CONFIG (75): `perf stat` configuration.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct StatConfig<'a> {
     /// the terms.
     pub data: rt::Array<'a, StatConfigEntry>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for StatConfig<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.data, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("StatConfig", 2)?;
+                st.serialize_field("data", &self.data)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> StatConfig<'a> {
@@ -11456,6 +11911,7 @@ impl<'a> rt::IntoOwned for StatConfig<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Stat<'a> {
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// CPU index in the CPU map.
     pub cpu: u32,
@@ -11538,6 +11994,7 @@ impl<'a> rt::IntoOwned for Stat<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatRound<'a> {
     /// round type.
+    #[serde(rename = "type")]
     pub type_: StatRoundType,
     /// timestamp.
     pub time: u64,
@@ -11638,8 +12095,10 @@ impl<'a> rt::IntoOwned for EventUpdateScale<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventUpdate<'a> {
     /// what is updated.
+    #[serde(rename = "type")]
     pub type_: EventUpdateType,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// the update.
     pub data: EventUpdateData<'a>,
@@ -11943,16 +12402,29 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 
 /// PERF_RECORD_COMPRESSED (81): a chunk of the zstd-compressed record stream; size is
 /// not 8-aligned.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed<'a> {
     /// zstd data (one continuous stream across all COMPRESSED records).
     pub data: rt::Bytes<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Compressed<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.data, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Compressed", 2)?;
+                st.serialize_field("data", &self.data)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Compressed<'a> {
@@ -11993,6 +12465,7 @@ impl<'a> rt::IntoOwned for Compressed<'a> {
 
 /// PERF_RECORD_FINISHED_INIT (82): end of the synthesized initial records.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedInit<'a> {
@@ -12037,16 +12510,29 @@ impl<'a> rt::IntoOwned for FinishedInit<'a> {
 
 /// PERF_RECORD_COMPRESSED2 (83): a chunk of the zstd stream with an explicit length,
 /// zero-padded to 8 (perf 6.16+).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed2<'a> {
     /// zstd data.
     pub data: rt::Bytes<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Compressed2<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.data, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Compressed2", 2)?;
+                st.serialize_field("data", &self.data)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Compressed2<'a> {
@@ -12230,10 +12716,12 @@ impl<'a> rt::IntoOwned for BpfMetadata<'a> {
 /// CALLCHAIN: instruction pointers, innermost first, with `CallchainContext` markers
 /// inline (values >= `PERF_CONTEXT_MAX` as u64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Callchain<'a> {
     /// entries (addresses and context markers).
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContext, _, _>")]
     pub ips: rt::Array<'a, u64>,
 }
 
@@ -12271,6 +12759,7 @@ impl<'a> rt::IntoOwned for Callchain<'a> {
 
 /// RAW: raw tracepoint or PMU data.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct RawData<'a> {
@@ -12316,8 +12805,10 @@ impl<'a> rt::IntoOwned for RawData<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchEntry {
     /// branch source address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub from: u64,
     /// branch target address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub to: u64,
     /// flags word.
     pub branch_flags: BranchFlags,
@@ -12578,6 +13069,7 @@ impl<'a> rt::IntoOwned for StackUser<'a> {
 
 /// AUX: a snapshot of the AUX area.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxSample<'a> {
@@ -12627,24 +13119,30 @@ pub struct Sample<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identifier: Option<u64>,
     /// instruction pointer (IP).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<u64>,
     /// process id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// thread id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     /// timestamp (TIME).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
     /// data address (ADDR).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub addr: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// stream id (STREAM_ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_id: Option<u64>,
     /// CPU number (CPU).
@@ -12688,6 +13186,7 @@ pub struct Sample<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regs_intr: Option<Regs<'a>>,
     /// physical data address (PHYS_ADDR).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phys_addr: Option<u64>,
     /// cgroup id (CGROUP).
@@ -14446,7 +14945,7 @@ impl rt::Serialize for RecordType {
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum RecordBody<'a> {
     /// `MMAP` (1).
     Mmap(Mmap<'a>),
@@ -15248,7 +15747,7 @@ impl rt::Serialize for FeatureId {
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum FeatureBody<'a> {
     /// `TRACING_DATA` (1).
     TracingData(TracingData<'a>),

@@ -3,6 +3,7 @@
 
 mod array;
 mod bits;
+mod display;
 mod endian;
 mod error;
 mod expr;
@@ -14,6 +15,10 @@ pub use array::{elem_at, Array, ArrayIter, FixedElem};
 pub use bits::{
     bitfield_from_file, bitfield_to_file, bits_get, bits_set, fmt_bitfield, fmt_flags,
     remap_bitfield, serialize_bitfield, FlagName,
+};
+pub use display::{
+    ser_hex, ser_hex_named, ser_signed, serialize_flags, serialize_hex_u64, DisplayValue, NoNames,
+    ValueNames,
 };
 pub use endian::{
     get_u16, get_u32, get_u64, BigEndian, Endian, Endianness, LittleEndian, NativeEndian,

@@ -75,6 +75,12 @@ impl rt::Serialize for Kind {
     }
 }
 
+impl rt::ValueNames for Kind {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for Kind {
     const SIZE: usize = 4;
     #[inline]
@@ -130,6 +136,12 @@ impl rt::Serialize for Marker {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for Marker {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -233,7 +245,7 @@ impl core::fmt::Debug for Bits {
 
 impl rt::Serialize for Bits {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, BITS_NAMES)
     }
 }
 
@@ -329,7 +341,7 @@ impl core::fmt::Debug for Misc {
 
 impl rt::Serialize for Misc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), MISC_NAMES)
     }
 }
 
@@ -595,15 +607,28 @@ impl Words {
 }
 
 /// A word parameter and a word computed from the structure's own size.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct SizedWords<'a> {
     pub a: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SizedWords<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.a, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SizedWords", 2)?;
+                st.serialize_field("a", &self.a)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> SizedWords<'a> {
@@ -841,6 +866,7 @@ impl rt::FixedElem for Entry {
 
 /// Text with a computed length.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Name<'a> {
@@ -1149,6 +1175,7 @@ impl rt::FixedElem for Inode {
 
 /// Build-id identification.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
@@ -1380,12 +1407,15 @@ impl rt::FixedElem for Signed {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Sample<'a> {
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<u64>,
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
+    #[serde(serialize_with = "rt::ser_hex_named::<Marker, _, _>")]
     pub ips: rt::Array<'a, u64>,
     /// zero-copy
     pub entries: rt::Array<'a, Entry>,
@@ -1702,6 +1732,7 @@ impl<'a> rt::IntoOwned for Map<'a> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Update<'a> {
+    #[serde(rename = "type")]
     pub type_: u16,
     pub data: UpdateData<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -2395,15 +2426,28 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 }
 
 /// A host name.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     pub value: Name<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Hostname<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Hostname", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Hostname<'a> {
@@ -2509,15 +2553,28 @@ impl<'a> rt::IntoOwned for NrCpus<'a> {
 }
 
 /// Self-delimiting entries to the end.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Entries<'a> {
     pub entries: Vec<Versioned<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Entries<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Entries", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Entries<'a> {
@@ -2743,7 +2800,7 @@ impl rt::Serialize for RecordType {
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum RecordBody<'a> {
     /// `SAMPLE` (9).
     Sample(Sample<'a>),
@@ -3016,7 +3073,7 @@ impl rt::Serialize for FeatureId {
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum FeatureBody<'a> {
     /// `HOSTNAME` (3).
     Hostname(Hostname<'a>),
