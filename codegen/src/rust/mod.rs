@@ -1496,13 +1496,13 @@ impl<'s> Gen<'s> {
         let lt = self.lt_of(has_lt);
         let doc = doc_attrs(&s.doc);
         let fixed = self.fixed.contains(&s.name);
-        // A bounded structure holding one value (a feature that is one perf string) is
-        // shown as that value, or as `{value, tail}` when it has bytes after it: its
+        // A feature holding one value (a perf string) is shown as that value (dumps name
+        // it by the feature), or as `{value, tail}` when it has bytes after it: its
         // `Serialize` is written out below instead of derived.
         let stored: Vec<&Field> = s.fields.iter().filter(|f| f.computed.is_none()).collect();
         let one_bounded_value = match stored.as_slice() {
             [f] => {
-                s.is_bounded()
+                matches!(s.kind, StructKind::Feature { .. })
                     && s.payload.is_none()
                     && self.trailer_field(s).is_none()
                     && f.cond.is_none()

@@ -11309,29 +11309,16 @@ impl<'a> rt::IntoOwned for ThreadMapEntry<'a> {
 }
 
 /// PERF_RECORD_THREAD_MAP (73): threads of `perf stat record`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMap<'a> {
     /// the threads.
     pub entries: Vec<ThreadMapEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for ThreadMap<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.entries, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("ThreadMap", 2)?;
-                st.serialize_field("entries", &self.entries)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> ThreadMap<'a> {
@@ -11731,29 +11718,16 @@ impl<'a> rt::IntoOwned for CpuMapData<'a> {
 }
 
 /// PERF_RECORD_CPU_MAP (74): CPUs of `perf stat record`; zero-padded to 8.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMap<'a> {
     /// the CPU map.
     pub data: CpuMapData<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for CpuMap<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.data, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("CpuMap", 2)?;
-                st.serialize_field("data", &self.data)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> CpuMap<'a> {
@@ -11841,29 +11815,16 @@ impl rt::FixedElem for StatConfigEntry {
 }
 
 /// PERF_RECORD_STAT_CONFIG (75): `perf stat` configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct StatConfig<'a> {
     /// the terms.
     pub data: rt::Array<'a, StatConfigEntry>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for StatConfig<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.data, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("StatConfig", 2)?;
-                st.serialize_field("data", &self.data)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> StatConfig<'a> {
@@ -12402,29 +12363,16 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 
 /// PERF_RECORD_COMPRESSED (81): a chunk of the zstd-compressed record stream; size is
 /// not 8-aligned.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed<'a> {
     /// zstd data (one continuous stream across all COMPRESSED records).
     pub data: rt::Bytes<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for Compressed<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.data, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("Compressed", 2)?;
-                st.serialize_field("data", &self.data)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> Compressed<'a> {
@@ -12510,29 +12458,16 @@ impl<'a> rt::IntoOwned for FinishedInit<'a> {
 
 /// PERF_RECORD_COMPRESSED2 (83): a chunk of the zstd stream with an explicit length,
 /// zero-padded to 8 (perf 6.16+).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct Compressed2<'a> {
     /// zstd data.
     pub data: rt::Bytes<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for Compressed2<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.data, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("Compressed2", 2)?;
-                st.serialize_field("data", &self.data)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> Compressed2<'a> {

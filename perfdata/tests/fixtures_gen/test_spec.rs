@@ -607,28 +607,15 @@ impl Words {
 }
 
 /// A word parameter and a word computed from the structure's own size.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
 pub struct SizedWords<'a> {
     pub a: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
-}
-
-impl<'a> rt::Serialize for SizedWords<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.a, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("SizedWords", 2)?;
-                st.serialize_field("a", &self.a)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
-        }
-    }
 }
 
 impl<'a> SizedWords<'a> {

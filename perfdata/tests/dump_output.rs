@@ -1,0 +1,190 @@
+//! `perfdata dump`: snapshots of its text and JSON, and the promises of
+//! `docs/dump-json.md` checked against the library's own decoding.
+
+mod common;
+
+use perfdata::container::PerfData;
+use perfdata::generated::perf_data::RecordBody;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn dump(args: &[&str], stdin: Option<&[u8]>) -> String {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .arg("dump")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        input.write_all(bytes).unwrap();
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn path(name: &str) -> String {
+    common::fixture_path(name).to_str().unwrap().to_string()
+}
+
+fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn hex(v: &serde_json::Value) -> u64 {
+    let s = v.as_str().unwrap_or_else(|| panic!("not a string: {v}"));
+    u64::from_str_radix(s.strip_prefix("0x").expect("0x"), 16).unwrap()
+}
+
+#[test]
+fn text_of_a_file() {
+    insta::assert_snapshot!(dump(&[&path("callchain.data")], None));
+}
+
+#[test]
+fn json_of_a_file() {
+    insta::assert_snapshot!(dump(&[&path("callchain.data"), "--json"], None));
+}
+
+#[test]
+fn text_and_json_of_a_pipe_stream_on_stdin() {
+    let bytes = common::fixture("pipe-tracepoint.pipe.data");
+    let text = dump(&["-", "--limit", "40"], Some(&bytes));
+    insta::assert_snapshot!("pipe_text", text);
+    let json = dump(&["-", "--limit", "40", "--json"], Some(&bytes));
+    insta::assert_snapshot!("pipe_json", json);
+}
+
+#[test]
+fn a_pipe_stream_dumps_as_its_saved_file_does() {
+    for name in ["pipe-callchain.pipe.data", "pipe-tracepoint.pipe.data"] {
+        let bytes = common::fixture(name);
+        for json in [false, true] {
+            let mut args = vec!["-"];
+            if json {
+                args.push("--json");
+            }
+            let from_stdin = dump(&args, Some(&bytes));
+            let p = path(name);
+            args[0] = &p;
+            let from_file = dump(&args, None);
+            assert_eq!(from_stdin, from_file, "{name} json={json}");
+            assert!(from_stdin.contains("# attr 0 ") || from_stdin.contains("{\"attr\":0,"));
+        }
+    }
+}
+
+#[test]
+fn json_is_versioned_and_text_is_the_same_values() {
+    let file = path("callchain.data");
+    let json = json_lines(&dump(&[&file, "--json"], None));
+    let text = dump(&[&file], None);
+    assert_eq!(json[0]["perfdata_dump"], 1);
+    assert_eq!(json[0]["format"]["layout"], "File");
+    let records: Vec<&serde_json::Value> =
+        json.iter().filter(|l| l.get("record").is_some()).collect();
+    let text_records: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(records.len(), text_records.len());
+    for (j, t) in records.iter().zip(&text_records) {
+        // `OFFSET [SIZE] TYPE [EVENT] misc M: VALUE`, VALUE being the JSON line's body.
+        let (prefix, value) = t.split_once(": ").unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(value).unwrap(),
+            j["body"],
+            "{t}"
+        );
+        assert!(prefix.starts_with(j["offset"].as_str().unwrap()), "{t}");
+        assert!(prefix.contains(j["record"].as_str().unwrap()), "{t}");
+        if let Some(e) = j.get("event") {
+            assert!(prefix.contains(e.as_str().unwrap()), "{t}");
+        }
+    }
+    let summary = json.last().unwrap();
+    assert_eq!(summary["summary"]["records"], records.len());
+    let samples = records.iter().filter(|r| r["record"] == "SAMPLE").count();
+    assert_eq!(summary["summary"]["types"]["SAMPLE"], samples);
+    assert!(text.contains(&format!("#   SAMPLE: {samples}\n")));
+    let hostname = json.iter().find(|l| l["feature"] == "HOSTNAME").unwrap();
+    assert!(hostname["hostname"].is_string(), "{hostname}");
+}
+
+/// Addresses and ids are exact: each SAMPLE's `ip`, callchain and `id` as the library
+/// decodes them, markers by name, pid -1 as -1.
+#[test]
+fn addresses_are_exact_and_markers_named() {
+    for name in [
+        "callchain.data",
+        "sample-identifier.data",
+        "group-read.data",
+    ] {
+        let file = path(name);
+        let json = json_lines(&dump(&[&file, "--json"], None));
+        let bytes = common::fixture(name);
+        let data = PerfData::open(&bytes).unwrap();
+        let mut expected = vec![];
+        data.for_each_record(&mut |_, rec, ctx| {
+            if let RecordBody::Sample(s) = data.decode(&rec, ctx)? {
+                expected.push((
+                    s.ip,
+                    s.id,
+                    s.callchain.map(|c| c.ips.iter().collect::<Vec<_>>()),
+                ));
+            }
+            Ok(true)
+        })
+        .unwrap();
+        let samples: Vec<&serde_json::Value> =
+            json.iter().filter(|l| l["record"] == "SAMPLE").collect();
+        assert_eq!(samples.len(), expected.len(), "{name}");
+        assert!(!samples.is_empty());
+        for (j, (ip, id, ips)) in samples.iter().zip(&expected) {
+            let b = &j["body"];
+            assert!(j["event"].is_string(), "{name}: {j}");
+            assert_eq!(ip.map(|_| hex(&b["ip"])), *ip, "{name}");
+            assert_eq!(id.map(|_| hex(&b["id"])), *id, "{name}");
+            if let Some(ips) = ips {
+                let got = b["callchain"].as_array().unwrap();
+                assert_eq!(got.len(), ips.len());
+                for (g, &want) in got.iter().zip(ips) {
+                    match want {
+                        0xffff_ffff_ffff_fe00 => assert_eq!(g, "USER"),
+                        0xffff_ffff_ffff_ff80 => assert_eq!(g, "KERNEL"),
+                        _ => assert_eq!(hex(g), want),
+                    }
+                }
+            }
+        }
+        // pid -1 (the kernel's MMAP) is -1, as perf prints it.
+        for l in json.iter().filter(|l| l["record"] == "MMAP") {
+            assert!(l["body"]["pid"].as_i64().unwrap() >= -1, "{l}");
+        }
+    }
+}
+
+#[test]
+fn stdin_holding_a_file_layout_is_an_error_that_names_no_library_type() {
+    let bytes = common::fixture("plain.data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["dump", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(&bytes);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("file-layout"), "{err}");
+    assert!(!err.contains("PerfData"), "{err}");
+}
