@@ -279,6 +279,14 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
                 anchor(e)
             )),
             Some(Display::Signed) => presence.push("dumped as signed".into()),
+            Some(Display::NameBy {
+                field,
+                member,
+                set,
+                clear,
+            }) => presence.push(format!(
+                "dumped as `{set}` when `{field}.{member}` is set, else as `{clear}`"
+            )),
             None => {}
         }
         let _ = writeln!(

@@ -183,6 +183,12 @@ fn display_attributes_spec_names_and_single_values() {
     insta::assert_snapshot!(generate(
         r#"
 enum Marker: u64 { KERNEL = -128 }
+bitfield Flags: u8 { freq: 1, rest: 7 }
+struct Attr {
+  @name_by(bits.freq, sample_freq, sample_period) period: u64
+  @hex id: u64 if period > 0
+  bits: Flags
+}
 struct Text {
   len: u32 = len(text)
   text: str[len]

@@ -188,3 +188,25 @@ fn stdin_holding_a_file_layout_is_an_error_that_names_no_library_type() {
     assert!(err.contains("file-layout"), "{err}");
     assert!(!err.contains("PerfData"), "{err}");
 }
+
+/// `sample_period_or_freq` is named by the attr's `freq` bit, as perf names it.
+#[test]
+fn attrs_say_period_or_frequency() {
+    for (name, key, value) in [
+        ("callchain.data", "sample_freq", 499),
+        ("period.data", "sample_period", 100000),
+    ] {
+        let json = json_lines(&dump(&[&path(name), "--json", "--header-only"], None));
+        let attr = &json.iter().find(|l| l.get("attr").is_some()).unwrap()["value"];
+        assert_eq!(attr[key], value, "{name}: {attr}");
+        assert_eq!(
+            attr["attr_flags"].get("freq").is_some(),
+            key == "sample_freq"
+        );
+        for other in ["sample_freq", "sample_period", "sample_period_or_freq"] {
+            if other != key {
+                assert!(attr.get(other).is_none(), "{name}: {other} in {attr}");
+            }
+        }
+    }
+}

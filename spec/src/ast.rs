@@ -196,7 +196,8 @@ pub enum Member {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldDecl {
     pub doc: String,
-    /// `@hex`, `@hex(Enum)`, `@signed` before the field name: how a dump shows the value.
+    /// `@hex`, `@hex(Enum)`, `@signed`, `@name_by(f.m, a, b)` before the field name: how a
+    /// dump shows the value.
     pub display: Option<DisplayDecl>,
     pub name: Ident,
     pub ty: TypeExpr,
@@ -212,7 +213,8 @@ pub struct DisplayDecl {
     /// From the `@` to the end of the attribute.
     pub span: Span,
     pub name: Ident,
-    pub arg: Option<Ident>,
+    /// Arguments: names, or `field.member` paths.
+    pub args: Vec<Ident>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -258,6 +258,15 @@ pub enum Display {
     Hex { names: Option<String> },
     /// An unsigned word that holds a signed value (`pid` -1): printed as signed.
     Signed,
+    /// A C union of two meanings told apart by a bit-field member of another field of the
+    /// structure: shown under the name `set` when the member is set, else `clear`
+    /// (`sample_freq` / `sample_period` by `attr_flags.freq`).
+    NameBy {
+        field: String,
+        member: String,
+        set: String,
+        clear: String,
+    },
 }
 
 /// `payload NAME: bytes[EXPR]` of a record.

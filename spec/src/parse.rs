@@ -825,17 +825,31 @@ impl<'a> Parser<'a> {
             return Ok((i, None));
         };
         let start = sp(i)?.0;
-        let (rest, name) = self.name("a display attribute (`hex` or `signed`)")(rest)?;
-        let (rest, arg) = match self.sym("(")(rest) {
-            Ok((r, _)) => {
-                let (r, arg) = self.name("an enum name")(r)?;
-                let (r, _) = self.sym(")")(r)?;
-                (r, Some(arg))
+        let (rest, name) = self.name("a display attribute (`hex`, `signed` or `name_by`)")(rest)?;
+        let mut args = Vec::new();
+        let mut rest = rest;
+        if let Ok((r, _)) = self.sym("(")(rest) {
+            let mut r = r;
+            loop {
+                let (r2, mut arg) = self.name("a name")(r)?;
+                r = r2;
+                if let Ok((r3, _)) = self.sym(".")(r) {
+                    let (r3, member) = self.name("a member name")(r3)?;
+                    arg.name = format!("{}.{}", arg.name, member.name);
+                    arg.span.hi = member.span.hi;
+                    r = r3;
+                }
+                args.push(arg);
+                match self.sym(",")(r) {
+                    Ok((r4, _)) => r = r4,
+                    Err(_) => break,
+                }
             }
-            Err(_) => (rest, None),
-        };
+            let (r, _) = self.sym(")")(r)?;
+            rest = r;
+        }
         let span = self.span_between(start, rest);
-        Ok((rest, Some(DisplayDecl { span, name, arg })))
+        Ok((rest, Some(DisplayDecl { span, name, args })))
     }
 
     /// `= EXPR`, `if EXPR`, `within EXPR` or `big_endian_if EXPR`, when present.

@@ -534,3 +534,18 @@ case!(
 );
 
 case!(display_attribute_without_field, "struct A {\n  @hex\n}\n");
+
+case!(
+    display_name_by_not_a_bitfield_member,
+    "bitfield W: u8 { freq: 1, wide: 7 }\nstruct A {\n  @name_by(w.wide, sample_freq, sample_period) p: u64\n  w: W\n}\n"
+);
+
+case!(
+    display_name_by_without_a_member,
+    "struct A {\n  @name_by(w, a, b) p: u64\n  w: u8\n}\n"
+);
+
+case!(
+    display_name_by_missing_arguments,
+    "struct A {\n  @name_by(w.freq) p: u64\n}\n"
+);

@@ -1511,7 +1511,14 @@ impl<'s> Gen<'s> {
             }
             _ => false,
         };
-        let serde_attr = |t: TokenStream| if one_bounded_value { quote!() } else { t };
+        // A field named by a bit of another field (`@name_by`): the whole `Serialize` is
+        // written out (a derived one has fixed keys).
+        let named_by = s
+            .fields
+            .iter()
+            .any(|f| matches!(f.display, Some(Display::NameBy { .. })));
+        let written_out = one_bounded_value || named_by;
+        let serde_attr = |t: TokenStream| if written_out { quote!() } else { t };
 
         let mut fields = TokenStream::new();
         let mut stored_names: Vec<String> = Vec::new();
@@ -1523,11 +1530,12 @@ impl<'s> Gen<'s> {
             stored_names.push(rust_name(&f.name));
             let ty = self.rust_ty(&f.ty);
             let mut fdoc = doc_attrs(&f.doc);
-            fdoc.extend(serde_field_attrs(f));
+            fdoc.extend(serde_attr(serde_field_attrs(f)));
             if f.cond.is_some() {
+                let skip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
                 fields.extend(quote! {
                     #fdoc
-                    #[serde(skip_serializing_if = "Option::is_none")]
+                    #skip
                     pub #id: Option<#ty>,
                 });
             } else {
@@ -1563,9 +1571,10 @@ impl<'s> Gen<'s> {
                 " The `{}` trailer, read from the end of the body.",
                 tdef.name
             );
+            let tskip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
             fields.extend(quote! {
                 #[doc = #tdoc]
-                #[serde(skip_serializing_if = "Option::is_none")]
+                #tskip
                 pub #tid: Option<#tty>,
             });
         }
@@ -1621,6 +1630,25 @@ impl<'s> Gen<'s> {
                 }
             };
             (derive, quote!(), ser)
+        } else if named_by {
+            let impl_lt = if has_lt { quote!(<'a>) } else { quote!() };
+            let derive = if fixed {
+                quote!(#[derive(Debug, Clone, Copy, PartialEq, Default)])
+            } else {
+                quote!(#[derive(Debug, Clone, PartialEq, Default)])
+            };
+            let body = self.written_out_serialize(s);
+            let ser = quote! {
+                impl #impl_lt rt::Serialize for #name #lt {
+                    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        use rt::serde::ser::SerializeMap;
+                        let mut m = s.serialize_map(None)?;
+                        #body
+                        m.end()
+                    }
+                }
+            };
+            (derive, quote!(), ser)
         } else {
             (
                 derive,
@@ -1672,6 +1700,73 @@ impl<'s> Gen<'s> {
             #fixed_impl
             #owned_impl
         }
+    }
+
+    /// The entries of a written-out `Serialize` (see `@name_by`): what the derived one
+    /// would write, with the key of a `@name_by` field chosen by its bit.
+    fn written_out_serialize(&self, s: &StructDef) -> TokenStream {
+        let mut out = TokenStream::new();
+        for f in s.fields.iter().filter(|f| f.computed.is_none()) {
+            let id = ident(&f.name);
+            let shown = match &f.display {
+                Some(Display::Hex { names: None }) => quote!(&rt::Hex(v)),
+                Some(Display::Hex { names: Some(e) }) => {
+                    let e = format_ident!("{}", e);
+                    quote!(&rt::HexNamed::<#e, _>(v, core::marker::PhantomData))
+                }
+                Some(Display::Signed) => quote!(&rt::Signed(v)),
+                _ => quote!(v),
+            };
+            let key = match &f.display {
+                Some(Display::NameBy {
+                    field,
+                    member,
+                    set,
+                    clear,
+                }) => {
+                    let by = ident(field);
+                    let member = ident(member);
+                    quote!(if self.#by.#member() { #set } else { #clear })
+                }
+                _ => {
+                    let n = &f.name;
+                    quote!(#n)
+                }
+            };
+            if f.cond.is_some() {
+                out.extend(quote! {
+                    if let Some(v) = &self.#id {
+                        m.serialize_entry(#key, #shown)?;
+                    }
+                });
+            } else {
+                out.extend(quote! {
+                    let v = &self.#id;
+                    m.serialize_entry(#key, #shown)?;
+                });
+            }
+        }
+        if let Some(p) = &s.payload {
+            let id = ident(&p.name);
+            let n = &p.name;
+            out.extend(quote!(m.serialize_entry(#n, &self.#id)?;));
+        }
+        if s.is_bounded() {
+            out.extend(quote! {
+                if let Some(t) = &self.tail {
+                    m.serialize_entry("tail", t)?;
+                }
+            });
+        }
+        if let Some((tid, _, _)) = self.trailer_field(s) {
+            let n = tid.to_string();
+            out.extend(quote! {
+                if let Some(t) = &self.#tid {
+                    m.serialize_entry(#n, t)?;
+                }
+            });
+        }
+        out
     }
 
     fn struct_extras(&self, s: &StructDef) -> TokenStream {
@@ -3343,6 +3438,8 @@ fn serde_field_attrs(f: &Field) -> TokenStream {
         Some(Display::Hex { names: None }) => "rt::ser_hex".to_string(),
         Some(Display::Hex { names: Some(e) }) => format!("rt::ser_hex_named::<{e}, _, _>"),
         Some(Display::Signed) => "rt::ser_signed".to_string(),
+        // Written out by `written_out_serialize`.
+        Some(Display::NameBy { .. }) => return out,
     };
     out.extend(quote!(#[serde(serialize_with = #with)]));
     out

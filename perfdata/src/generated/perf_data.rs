@@ -3904,19 +3904,16 @@ impl rt::FixedElem for EventHeader {
 /// `struct perf_event_attr`, as many bytes as its own `size` says (0 means 64). Later
 /// fields are present when the size covers their version block; bytes past the known
 /// fields (newer attr versions) are kept as the tail.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Attr<'a> {
     /// major type (`PERF_TYPE_*` or a dynamic PMU type).
-    #[serde(rename = "type")]
     pub type_: AttrType,
     /// size of the structure (`PERF_ATTR_SIZE_VER*`); 0 in pre-VER0 producers means 64.
     /// Stored, not computed: it selects the ABI version (and 0 must survive a rewrite); the
     /// writer checks that the fields present and the tail add up to `max(size, 64)`.
     pub size: u32,
     /// type-specific configuration (HW/HW_CACHE: upper 32 bits may hold a PMU type).
-    #[serde(serialize_with = "rt::ser_hex")]
     pub config: u64,
     /// union `sample_period` / `sample_freq` (frequency when `attr_flags.freq`).
     pub sample_period_or_freq: u64,
@@ -3931,55 +3928,120 @@ pub struct Attr<'a> {
     /// breakpoint type (`HW_BREAKPOINT_*`).
     pub bp_type: u32,
     /// union `bp_addr` / `kprobe_func` / `uprobe_path` / `config1`.
-    #[serde(serialize_with = "rt::ser_hex")]
     pub config1: u64,
     /// union `bp_len` / `kprobe_addr` / `probe_offset` / `config2` (VER1, 72).
-    #[serde(serialize_with = "rt::ser_hex")]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config2: Option<u64>,
     /// branch records to sample (VER2, 80).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_sample_type: Option<BranchSampleType>,
     /// mask of user registers dumped by REGS_USER (VER3, 96).
-    #[serde(serialize_with = "rt::ser_hex")]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_user: Option<u64>,
     /// bytes of user stack dumped by STACK_USER (VER3).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_stack_user: Option<u32>,
     /// clock for time fields when `attr_flags.use_clockid` (VER3, filled former padding).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clockid: Option<PosixClock>,
     /// mask of registers dumped by REGS_INTR (VER4, 104).
-    #[serde(serialize_with = "rt::ser_hex")]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_intr: Option<u64>,
     /// wakeup watermark for the AUX area, bytes (VER5, 112).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_watermark: Option<u32>,
     /// max number of callchain frames / branch stack entries (VER5).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_max_stack: Option<u16>,
     /// `__reserved_2` (VER5, alignment).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reserved_2: Option<u16>,
     /// max AUX sample size, bytes (VER6, 120).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_sample_size: Option<u32>,
     /// AUX pause/resume actions (VER6; formerly `__reserved_3`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_action: Option<AuxAction>,
     /// user data passed back in siginfo when `attr_flags.sigtrap` (VER7, 128).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sig_data: Option<u64>,
     /// extension of config2 (VER8, 136).
-    #[serde(serialize_with = "rt::ser_hex")]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config3: Option<u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Attr<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use rt::serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        let v = &self.type_;
+        m.serialize_entry("type", v)?;
+        let v = &self.size;
+        m.serialize_entry("size", v)?;
+        let v = &self.config;
+        m.serialize_entry("config", &rt::Hex(v))?;
+        let v = &self.sample_period_or_freq;
+        m.serialize_entry(
+            if self.attr_flags.freq() {
+                "sample_freq"
+            } else {
+                "sample_period"
+            },
+            v,
+        )?;
+        let v = &self.sample_type;
+        m.serialize_entry("sample_type", v)?;
+        let v = &self.read_format;
+        m.serialize_entry("read_format", v)?;
+        let v = &self.attr_flags;
+        m.serialize_entry("attr_flags", v)?;
+        let v = &self.wakeup_events_or_watermark;
+        m.serialize_entry(
+            if self.attr_flags.watermark() {
+                "wakeup_watermark"
+            } else {
+                "wakeup_events"
+            },
+            v,
+        )?;
+        let v = &self.bp_type;
+        m.serialize_entry("bp_type", v)?;
+        let v = &self.config1;
+        m.serialize_entry("config1", &rt::Hex(v))?;
+        if let Some(v) = &self.config2 {
+            m.serialize_entry("config2", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.branch_sample_type {
+            m.serialize_entry("branch_sample_type", v)?;
+        }
+        if let Some(v) = &self.sample_regs_user {
+            m.serialize_entry("sample_regs_user", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.sample_stack_user {
+            m.serialize_entry("sample_stack_user", v)?;
+        }
+        if let Some(v) = &self.clockid {
+            m.serialize_entry("clockid", v)?;
+        }
+        if let Some(v) = &self.sample_regs_intr {
+            m.serialize_entry("sample_regs_intr", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.aux_watermark {
+            m.serialize_entry("aux_watermark", v)?;
+        }
+        if let Some(v) = &self.sample_max_stack {
+            m.serialize_entry("sample_max_stack", v)?;
+        }
+        if let Some(v) = &self.reserved_2 {
+            m.serialize_entry("reserved_2", v)?;
+        }
+        if let Some(v) = &self.aux_sample_size {
+            m.serialize_entry("aux_sample_size", v)?;
+        }
+        if let Some(v) = &self.aux_action {
+            m.serialize_entry("aux_action", v)?;
+        }
+        if let Some(v) = &self.sig_data {
+            m.serialize_entry("sig_data", v)?;
+        }
+        if let Some(v) = &self.config3 {
+            m.serialize_entry("config3", &rt::Hex(v))?;
+        }
+        if let Some(t) = &self.tail {
+            m.serialize_entry("tail", t)?;
+        }
+        m.end()
+    }
 }
 
 impl<'a> Attr<'a> {

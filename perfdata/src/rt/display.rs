@@ -29,24 +29,35 @@ struct HexBuf {
     start: usize,
 }
 
-impl HexBuf {
-    fn new(v: u64) -> Self {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut buf = [0u8; 18];
-        let mut i = buf.len();
-        let mut x = v;
-        loop {
-            i -= 1;
-            buf[i] = DIGITS[(x & 0xf) as usize];
-            x >>= 4;
-            if x == 0 {
-                break;
-            }
-        }
-        buf[i - 1] = b'x';
-        buf[i - 2] = b'0';
-        HexBuf { buf, start: i - 2 }
+/// `HEX_PAIRS[2 * b..2 * b + 2]`: the two hex digits of byte `b`.
+static HEX_PAIRS: [u8; 512] = {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [0u8; 512];
+    let mut b = 0;
+    while b < 256 {
+        t[2 * b] = DIGITS[b >> 4];
+        t[2 * b + 1] = DIGITS[b & 0xf];
+        b += 1;
     }
+    t
+};
+
+impl HexBuf {
+    #[inline]
+    fn new(v: u64) -> Self {
+        let mut buf = [0u8; 18];
+        // All 16 digits, two per byte, then the `0x` just before the first significant one.
+        for (i, byte) in v.to_be_bytes().iter().enumerate() {
+            let at = 2 * usize::from(*byte);
+            buf[2 + 2 * i] = HEX_PAIRS[at];
+            buf[3 + 2 * i] = HEX_PAIRS[at + 1];
+        }
+        let start = (v.leading_zeros() as usize / 4).min(15);
+        buf[start] = b'0';
+        buf[start + 1] = b'x';
+        HexBuf { buf, start }
+    }
+    #[inline]
     fn as_str(&self) -> &str {
         // ASCII only.
         std::str::from_utf8(&self.buf[self.start..]).unwrap_or("0x?")
@@ -215,7 +226,31 @@ impl fmt::Display for RangeName {
 }
 impl serde::Serialize for RangeName {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        // `NAME=v` composed on the stack (this is in every record's `misc`).
+        let mut buf = [0u8; 64];
+        let name = self.0.as_bytes();
+        let mut digits = [0u8; 20];
+        let mut n = 0;
+        let mut v = self.1;
+        loop {
+            digits[19 - n] = b'0' + (v % 10) as u8;
+            n += 1;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        let len = name.len() + 1 + n;
+        if len > buf.len() {
+            return s.collect_str(self);
+        }
+        buf[..name.len()].copy_from_slice(name);
+        buf[name.len()] = b'=';
+        buf[name.len() + 1..len].copy_from_slice(&digits[20 - n..]);
+        match std::str::from_utf8(&buf[..len]) {
+            Ok(text) => s.serialize_str(text),
+            Err(_) => s.collect_str(self),
+        }
     }
 }
 
@@ -246,5 +281,29 @@ impl serde::Serialize for FlagNames {
             seq.serialize_element(HexBuf::new(rest).as_str())?;
         }
         seq.end()
+    }
+}
+
+/// A value shown as `@hex` (for generated `Serialize` impls written out).
+pub struct Hex<'v, T>(pub &'v T);
+impl<T: DisplayValue> serde::Serialize for Hex<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_hex::<NoNames, S>(s)
+    }
+}
+
+/// A value shown as `@hex(N)`.
+pub struct HexNamed<'v, N, T>(pub &'v T, pub std::marker::PhantomData<N>);
+impl<N: ValueNames, T: DisplayValue> serde::Serialize for HexNamed<'_, N, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_hex::<N, S>(s)
+    }
+}
+
+/// A value shown as `@signed`.
+pub struct Signed<'v, T>(pub &'v T);
+impl<T: DisplayValue> serde::Serialize for Signed<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_signed(s)
     }
 }
