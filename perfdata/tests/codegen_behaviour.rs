@@ -881,11 +881,13 @@ fn serializes_to_json() {
 
 #[test]
 fn display_attributes_serialize_exactly() {
-    let mut sample = Sample::default();
-    // Above 2^53: a JSON number would be rounded by a double-based reader.
-    sample.ip = Some(18446744071937538751);
-    sample.pid = Some(u32::MAX);
-    sample.ips = vec![Marker::HV.0, 0xffff_ffff_8100_0000, 0x7f00_0000_1234].into();
+    let mut sample = Sample {
+        // Above 2^53: a JSON number would be rounded by a double-based reader.
+        ip: Some(18446744071937538751),
+        pid: Some(u32::MAX),
+        ips: vec![Marker::HV.0, 0xffff_ffff_8100_0000, 0x7f00_0000_1234].into(),
+        ..Sample::default()
+    };
     let v = serde_json::to_value(&sample).unwrap();
     assert_eq!(v["ip"], "0xffffffff96613abf");
     assert_eq!(
