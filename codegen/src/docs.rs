@@ -279,6 +279,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
                 anchor(e)
             )),
             Some(Display::Signed) => presence.push("dumped as signed".into()),
+            Some(Display::Text) => presence.push("dumped as text".into()),
             Some(Display::NameBy {
                 field,
                 member,

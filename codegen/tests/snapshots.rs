@@ -188,6 +188,7 @@ struct Attr {
   @name_by(bits.freq, sample_freq, sample_period) period: u64
   @hex id: u64 if period > 0
   bits: Flags
+  @text note: bytes[2]
 }
 struct Text {
   len: u32 = len(text)
@@ -198,6 +199,7 @@ record Sample = 9 {
   @signed pid: u32
   @hex(Marker) ips: [u64; 2]
   type: u32
+  @text note: bytes[2]
 }
 feature Hostname = 3 { value: Text }
 "#

@@ -210,3 +210,24 @@ fn attrs_say_period_or_frequency() {
         }
     }
 }
+
+/// Tracefs files (`@text` in the spec) read as the text they are.
+#[test]
+fn tracing_data_format_files_are_text() {
+    let json = json_lines(&dump(
+        &[&path("tracepoint.data"), "--json", "--header-only"],
+        None,
+    ));
+    let tracing = json
+        .iter()
+        .find(|l| l["feature"] == "TRACING_DATA")
+        .unwrap();
+    let body = &tracing["tracing_data"]["body"];
+    let header_page = body["header_page"]["data"].as_str().unwrap();
+    assert!(
+        header_page.contains("field: u64 timestamp;"),
+        "{header_page}"
+    );
+    let text = dump(&[&path("tracepoint.data"), "--header-only"], None);
+    assert!(text.contains("format:\\n\\tfield:unsigned short common_type;"));
+}

@@ -258,6 +258,9 @@ pub enum Display {
     Hex { names: Option<String> },
     /// An unsigned word that holds a signed value (`pid` -1): printed as signed.
     Signed,
+    /// Raw bytes that hold text (tracefs `format` files): printed as a string, invalid
+    /// UTF-8 replaced.
+    Text,
     /// A C union of two meanings told apart by a bit-field member of another field of the
     /// structure: shown under the name `set` when the member is set, else `clear`
     /// (`sample_freq` / `sample_period` by `attr_flags.freq`).

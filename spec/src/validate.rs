@@ -312,11 +312,23 @@ impl<'a> Validator<'a> {
                 }
             },
             ("signed", []) => ir::Display::Signed,
+            ("text", []) => {
+                if !matches!(ty, TypeRef::Bytes(_)) {
+                    self.error_help(
+                        d.span,
+                        format!("`@text` on field `{field}`, which is {}", describe_type(ty)),
+                        "display attribute here",
+                        Some("`@text` applies to `bytes[…]` fields that hold text; `str` and `cstr` are text already".to_string()),
+                    );
+                    return None;
+                }
+                return Some(ir::Display::Text);
+            }
             ("name_by", [by, set, clear]) => {
                 let display = self.name_by(by, set, clear)?;
                 return Some(display);
             }
-            (name @ ("hex" | "signed" | "name_by"), args) => {
+            (name @ ("hex" | "signed" | "text" | "name_by"), args) => {
                 let span = args.first().map_or(d.name.span, |a| a.span);
                 self.error_help(
                     span,
@@ -324,7 +336,7 @@ impl<'a> Validator<'a> {
                         "`@{name}` takes {}",
                         match name {
                             "hex" => "no argument or an enum name",
-                            "signed" => "no argument",
+                            "signed" | "text" => "no argument",
                             _ => "three arguments: `field.member, name_if_set, name_if_clear`",
                         }
                     ),
@@ -338,7 +350,7 @@ impl<'a> Validator<'a> {
                     d.name.span,
                     format!("unknown display attribute `@{other}`"),
                     "unknown attribute",
-                    Some("display attributes are `@hex`, `@hex(Enum)`, `@signed` and `@name_by(field.member, if_set, if_clear)`".to_string()),
+                    Some("display attributes are `@hex`, `@hex(Enum)`, `@signed`, `@text` and `@name_by(field.member, if_set, if_clear)`".to_string()),
                 );
                 return None;
             }

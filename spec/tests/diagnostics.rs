@@ -546,6 +546,11 @@ case!(
 );
 
 case!(
+    display_text_on_an_integer,
+    "struct A {\n  @text a: u64\n}\n"
+);
+
+case!(
     display_name_by_missing_arguments,
     "struct A {\n  @name_by(w.freq) p: u64\n}\n"
 );

@@ -120,6 +120,7 @@ record Sample = 9 {
 
 record Aux = 11 {
   size: u64 = len(data)
+  @text note: bytes[4]
   payload data: bytes[size]
 }
 
@@ -444,6 +445,8 @@ fn display_attributes() {
     assert_eq!(field(id, "pid").display, Some(Display::Signed));
     assert_eq!(field(id, "pid").doc, "Process id.");
     assert_eq!(field(id, "time").display, None);
+    let aux = spec.find_struct("Aux").unwrap();
+    assert_eq!(field(aux, "note").display, Some(Display::Text));
     assert_eq!(
         field(id, "fixed").display,
         Some(Display::Hex { names: None })

@@ -1715,6 +1715,7 @@ impl<'s> Gen<'s> {
                     quote!(&rt::HexNamed::<#e, _>(v, core::marker::PhantomData))
                 }
                 Some(Display::Signed) => quote!(&rt::Signed(v)),
+                Some(Display::Text) => quote!(&rt::Text(v)),
                 _ => quote!(v),
             };
             let key = match &f.display {
@@ -3438,6 +3439,7 @@ fn serde_field_attrs(f: &Field) -> TokenStream {
         Some(Display::Hex { names: None }) => "rt::ser_hex".to_string(),
         Some(Display::Hex { names: Some(e) }) => format!("rt::ser_hex_named::<{e}, _, _>"),
         Some(Display::Signed) => "rt::ser_signed".to_string(),
+        Some(Display::Text) => "rt::ser_text".to_string(),
         // Written out by `written_out_serialize`.
         Some(Display::NameBy { .. }) => return out,
     };

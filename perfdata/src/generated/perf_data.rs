@@ -4456,6 +4456,7 @@ impl<'a> rt::IntoOwned for EventTypes<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingFile<'a> {
     /// file content (text).
+    #[serde(serialize_with = "rt::ser_text")]
     pub data: rt::Bytes<'a>,
 }
 
@@ -4499,6 +4500,7 @@ pub struct TracingHeaderFile<'a> {
     /// file name, NUL-terminated (`header_page` or `header_event`).
     pub name: rt::Str<'a>,
     /// file content (text).
+    #[serde(serialize_with = "rt::ser_text")]
     pub data: rt::Bytes<'a>,
 }
 

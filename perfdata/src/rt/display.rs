@@ -8,6 +8,7 @@ use serde::Serializer;
 
 use super::array::{Array, FixedElem};
 use super::bits::FlagName;
+use super::values::Bytes;
 
 /// Names of values, for `@hex(Enum)` (implemented by every generated enum).
 pub trait ValueNames {
@@ -305,5 +306,36 @@ pub struct Signed<'v, T>(pub &'v T);
 impl<T: DisplayValue> serde::Serialize for Signed<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.serialize_signed(s)
+    }
+}
+
+/// Bytes that hold text (`@text`), or an `Option` of them.
+pub trait TextValue {
+    fn serialize_text<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
+}
+impl TextValue for Bytes<'_> {
+    fn serialize_text<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&String::from_utf8_lossy(self))
+    }
+}
+impl<T: TextValue> TextValue for Option<T> {
+    fn serialize_text<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Some(v) => v.serialize_text(s),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// `#[serde(serialize_with)]` of a `@text` field.
+pub fn ser_text<T: TextValue, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    v.serialize_text(s)
+}
+
+/// A value shown as `@text`.
+pub struct Text<'v, T>(pub &'v T);
+impl<T: TextValue> serde::Serialize for Text<'_, T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize_text(s)
     }
 }

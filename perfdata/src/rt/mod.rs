@@ -17,8 +17,8 @@ pub use bits::{
     remap_bitfield, serialize_bitfield, FlagName,
 };
 pub use display::{
-    ser_hex, ser_hex_named, ser_signed, serialize_flags, serialize_hex_u64, DisplayValue, Hex,
-    HexNamed, NoNames, Signed, ValueNames,
+    ser_hex, ser_hex_named, ser_signed, ser_text, serialize_flags, serialize_hex_u64, DisplayValue,
+    Hex, HexNamed, NoNames, Signed, Text, TextValue, ValueNames,
 };
 pub use endian::{
     get_u16, get_u32, get_u64, BigEndian, Endian, Endianness, LittleEndian, NativeEndian,
