@@ -231,3 +231,30 @@ fn tracing_data_format_files_are_text() {
     let text = dump(&[&path("tracepoint.data"), "--header-only"], None);
     assert!(text.contains("format:\\n\\tfield:unsigned short common_type;"));
 }
+
+/// pid, tid and cpu -1 ("any") read -1 wherever they are, whatever their width.
+#[test]
+fn minus_one_is_minus_one_everywhere() {
+    let bytes = common::fixture("pipe-tracepoint.pipe.data");
+    let json = json_lines(&dump(&["-", "--json"], Some(&bytes)));
+    let mut minus_one = 0;
+    for l in &json {
+        let entries = match l["record"].as_str() {
+            Some("ID_INDEX" | "THREAD_MAP") => l["body"]["entries"].as_array().unwrap(),
+            _ => continue,
+        };
+        for e in entries {
+            for key in ["pid", "tid", "cpu"] {
+                if let Some(v) = e.get(key) {
+                    let v = v.as_i64().unwrap_or_else(|| panic!("{key} in {e}"));
+                    assert!(v >= -1, "{e}");
+                    minus_one += usize::from(v == -1);
+                }
+            }
+        }
+    }
+    assert!(
+        minus_one > 0,
+        "the fixture has -1 entries (a system-wide recording)"
+    );
+}

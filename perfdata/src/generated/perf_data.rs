@@ -10845,8 +10845,10 @@ pub struct IdIndexEntry {
     /// index of the event in attr order.
     pub idx: u64,
     /// CPU of the event (-1 for any).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub cpu: u64,
     /// thread of the event (-1 for any).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u64,
 }
 
@@ -11334,6 +11336,7 @@ impl<'a> rt::IntoOwned for AuxtraceError<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMapEntry<'a> {
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u64,
     /// command name, NUL-terminated, 16 bytes.
     pub comm: rt::Str<'a>,
