@@ -258,3 +258,37 @@ fn minus_one_is_minus_one_everywhere() {
         "the fixture has -1 entries (a system-wide recording)"
     );
 }
+
+/// A COMPRESSED record shows its size, not its zstd data; the records inside follow it
+/// (`+z` offsets) and the summary counts them.
+#[test]
+fn compressed_records_are_summarized() {
+    let json = json_lines(&dump(&[&path("compressed.data"), "--json"], None));
+    let compressed: Vec<&serde_json::Value> = json
+        .iter()
+        .filter(|l| l["record"] == "COMPRESSED" || l["record"] == "COMPRESSED2")
+        .collect();
+    assert!(!compressed.is_empty());
+    for c in &compressed {
+        assert!(c["body"]["data_size"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["body"].get("data").is_none(), "{c}");
+    }
+    let inside = json
+        .iter()
+        .filter(|l| l["offset"].as_str().is_some_and(|o| o.contains("+z")))
+        .count();
+    assert!(inside > 0);
+    assert_eq!(json.last().unwrap()["summary"]["in_compressed"], inside);
+    let full = json_lines(&dump(
+        &[&path("compressed.data"), "--json", "--payloads"],
+        None,
+    ));
+    let data = full
+        .iter()
+        .find(|l| l["record"] == compressed[0]["record"])
+        .unwrap();
+    assert_eq!(
+        data["body"]["data"].as_str().unwrap().len() as u64,
+        2 * compressed[0]["body"]["data_size"].as_u64().unwrap()
+    );
+}

@@ -155,7 +155,8 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
             Err(e) => return Err(e.with_record(count - 1, ty)),
         };
         let attr = ctx.attr.map(|a| a as usize);
-        if let Err(e) = p.record(&where_, &rec.header, &body, attr) {
+        let inside = matches!(origin, Origin::Compressed { .. });
+        if let Err(e) = p.record(&where_, inside, &rec.header, &body, attr) {
             error = Some(e);
             return Ok(false);
         }
@@ -247,6 +248,8 @@ struct Printer<W: Write> {
     /// Records by type, for the summary.
     counts: [u64; 256],
     other_counts: BTreeMap<u32, u64>,
+    /// Records read from inside COMPRESSED records.
+    in_compressed: u64,
     /// Attrs printed so far (pipe mode prints them as they arrive), with their ids.
     attr_ids: Vec<Vec<u64>>,
 }
@@ -260,6 +263,7 @@ impl<W: Write> Printer<W> {
             names: vec![],
             counts: [0; 256],
             other_counts: BTreeMap::new(),
+            in_compressed: 0,
             attr_ids: vec![],
         }
     }
@@ -434,11 +438,13 @@ impl<W: Write> Printer<W> {
     fn record(
         &mut self,
         offset: &str,
+        in_compressed: bool,
         header: &EventHeader,
         body: &RecordBody<'_>,
         attr: Option<usize>,
     ) -> Result<(), String> {
         let ty = RecordType(header.type_);
+        self.in_compressed += u64::from(in_compressed);
         match self.counts.get_mut(ty.0 as usize) {
             Some(n) => *n += 1,
             None => *self.other_counts.entry(ty.0).or_default() += 1,
@@ -515,6 +521,7 @@ impl<W: Write> Printer<W> {
             #[derive(serde::Serialize)]
             struct Summary<'l> {
                 records: u64,
+                in_compressed: u64,
                 types: BTreeMap<&'l str, u64>,
             }
             let types = by_type.iter().map(|(t, n)| (t.as_str(), *n)).collect();
@@ -522,13 +529,21 @@ impl<W: Write> Printer<W> {
                 "summary",
                 &Summary {
                     records: total,
+                    in_compressed: self.in_compressed,
                     types,
                 },
             );
             serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
             self.out.write_all(b"\n").map_err(|e| e.to_string())?;
         } else {
-            let mut text = format!("# records: {total}\n");
+            let mut text = format!("# records: {total}");
+            if self.in_compressed > 0 {
+                text.push_str(&format!(
+                    " ({} of them inside COMPRESSED records)",
+                    self.in_compressed
+                ));
+            }
+            text.push('\n');
             for (t, n) in &by_type {
                 text.push_str(&format!("#   {t}: {n}\n"));
             }
@@ -597,7 +612,8 @@ fn dump_stream(
             .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
         let where_ = location(rec.origin, rec.raw.offset);
         let attr = rec.ctx.attr.map(|a| a as usize);
-        p.record(&where_, &rec.raw.header, &body, attr)?;
+        let inside = matches!(rec.origin, Origin::Compressed { .. });
+        p.record(&where_, inside, &rec.raw.header, &body, attr)?;
         p.header_record(&body)?;
         count += 1;
     }
