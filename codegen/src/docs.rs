@@ -273,10 +273,19 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
             ));
         }
         match &f.display {
-            Some(Display::Hex { names: None }) => presence.push("dumped as `\"0x…\"`".into()),
-            Some(Display::Hex { names: Some(e) }) => presence.push(format!(
-                "dumped as `\"0x…\"`, [{e}](#{}) values by name",
-                anchor(e)
+            Some(Display::Hex {
+                names: None,
+                prefix: _,
+            }) => presence.push("dumped as `\"0x…\"`".into()),
+            Some(Display::Hex {
+                names: Some(e),
+                prefix,
+            }) => presence.push(format!(
+                "dumped as `\"0x…\"`, [{e}](#{}) values by name{}",
+                anchor(e),
+                prefix
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" prefixed with `{p}`"))
             )),
             Some(Display::Signed) => presence.push("dumped as signed".into()),
             Some(Display::Text) => presence.push("dumped as text".into()),

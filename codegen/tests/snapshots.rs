@@ -197,7 +197,7 @@ struct Text {
 record Sample = 9 {
   @hex ip: u64
   @signed pid: u32
-  @hex(Marker) ips: [u64; 2]
+  @hex(Marker, PERF_CONTEXT_) ips: [u64; 2]
   type: u32
   @text note: bytes[2]
 }

@@ -157,8 +157,8 @@ fn addresses_are_exact_and_markers_named() {
                 assert_eq!(got.len(), ips.len());
                 for (g, &want) in got.iter().zip(ips) {
                     match want {
-                        0xffff_ffff_ffff_fe00 => assert_eq!(g, "USER"),
-                        0xffff_ffff_ffff_ff80 => assert_eq!(g, "KERNEL"),
+                        0xffff_ffff_ffff_fe00 => assert_eq!(g, "PERF_CONTEXT_USER"),
+                        0xffff_ffff_ffff_ff80 => assert_eq!(g, "PERF_CONTEXT_KERNEL"),
                         _ => assert_eq!(hex(g), want),
                     }
                 }

@@ -255,7 +255,12 @@ pub enum Display {
     /// An address or a 64-bit identifier: a `"0x…"` string (exact in every JSON reader).
     /// With an enum, values the enum names (markers stored among addresses) print as
     /// that name instead.
-    Hex { names: Option<String> },
+    /// With a second argument, a prefix: names print as `PREFIX` + name (the C names,
+    /// `PERF_CONTEXT_KERNEL`).
+    Hex {
+        names: Option<String>,
+        prefix: Option<String>,
+    },
     /// An unsigned word that holds a signed value (`pid` -1): printed as signed.
     Signed,
     /// Raw bytes that hold text (tracefs `format` files): printed as a string, invalid

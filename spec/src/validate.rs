@@ -296,10 +296,14 @@ impl<'a> Validator<'a> {
             )) | TypeRef::Word(_)
         );
         let display = match (d.name.name.as_str(), d.args.as_slice()) {
-            ("hex", []) => ir::Display::Hex { names: None },
-            ("hex", [arg]) => match self.items.get(&arg.name).map(|x| &x.0) {
+            ("hex", []) => ir::Display::Hex {
+                names: None,
+                prefix: None,
+            },
+            ("hex", [arg] | [arg, _]) => match self.items.get(&arg.name).map(|x| &x.0) {
                 Some(Named::Enum) => ir::Display::Hex {
                     names: Some(arg.name.clone()),
+                    prefix: d.args.get(1).map(|p| p.name.clone()),
                 },
                 _ => {
                     self.error_help(
@@ -335,7 +339,7 @@ impl<'a> Validator<'a> {
                     format!(
                         "`@{name}` takes {}",
                         match name {
-                            "hex" => "no argument or an enum name",
+                            "hex" => "no argument, an enum name, or an enum name and a prefix",
                             "signed" | "text" => "no argument",
                             _ => "three arguments: `field.member, name_if_set, name_if_clear`",
                         }

@@ -554,3 +554,8 @@ case!(
     display_name_by_missing_arguments,
     "struct A {\n  @name_by(w.freq) p: u64\n}\n"
 );
+
+case!(
+    display_hex_too_many_arguments,
+    "enum E: u64 { A = 1 }\nstruct A {\n  @hex(E, P_, Q_) a: u64\n}\n"
+);

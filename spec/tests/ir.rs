@@ -60,7 +60,7 @@ struct SampleId {
   @signed pid: u32 if ctx.sample_type has TID
   time: u64 if ctx.sample_type has TIME
   @hex fixed: [u32; 2]
-  @hex(CallchainContext) ips: [u64; 2]
+  @hex(CallchainContext, PERF_CONTEXT_) ips: [u64; 2]
 }
 
 /// A self-delimiting struct.
@@ -449,12 +449,16 @@ fn display_attributes() {
     assert_eq!(field(aux, "note").display, Some(Display::Text));
     assert_eq!(
         field(id, "fixed").display,
-        Some(Display::Hex { names: None })
+        Some(Display::Hex {
+            names: None,
+            prefix: None
+        })
     );
     assert_eq!(
         field(id, "ips").display,
         Some(Display::Hex {
-            names: Some("CallchainContext".into())
+            names: Some("CallchainContext".into()),
+            prefix: Some("PERF_CONTEXT_".into())
         })
     );
 }

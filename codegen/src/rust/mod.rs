@@ -1062,6 +1062,9 @@ impl<'s> Gen<'s> {
         for e in &self.spec.enums {
             items.extend(self.enum_item(e));
         }
+        for (e, prefix) in self.prefixed_names() {
+            items.extend(self.prefixed_names_item(&e, &prefix));
+        }
         for f in &self.spec.flags {
             items.extend(self.flags_item(f));
         }
@@ -1197,6 +1200,57 @@ impl<'s> Gen<'s> {
                 }
             }
             #fixed
+        }
+    }
+
+    /// Every `(enum, prefix)` of a `@hex(Enum, PREFIX)`, once.
+    fn prefixed_names(&self) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        for s in &self.spec.structs {
+            for f in &s.fields {
+                if let Some(Display::Hex {
+                    names: Some(e),
+                    prefix: Some(p),
+                }) = &f.display
+                {
+                    out.insert((e.clone(), p.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The names of `e`'s values with `prefix` before them (`PERF_CONTEXT_KERNEL`).
+    fn prefixed_names_item(&self, e: &str, prefix: &str) -> TokenStream {
+        let def = self
+            .spec
+            .enums
+            .iter()
+            .find(|d| d.name == e)
+            .unwrap_or_else(|| panic!("unknown enum `{e}`"));
+        let ty = format_ident!("{}", value_names_ty(e, Some(prefix)));
+        let mut arms = TokenStream::new();
+        let mut seen = HashSet::new();
+        for v in &def.variants {
+            if seen.insert(v.value) {
+                let val = lit_u64(v.value);
+                let name = format!("{prefix}{}", v.name);
+                arms.extend(quote! { #val => Some(#name), });
+            }
+        }
+        let doc = format!(" The values of [`{e}`] by their names prefixed with `{prefix}`.");
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            pub enum #ty {}
+            impl rt::ValueNames for #ty {
+                fn value_name(v: u64) -> Option<&'static str> {
+                    match v {
+                        #arms
+                        _ => None,
+                    }
+                }
+            }
         }
     }
 
@@ -1709,9 +1763,12 @@ impl<'s> Gen<'s> {
         for f in s.fields.iter().filter(|f| f.computed.is_none()) {
             let id = ident(&f.name);
             let shown = match &f.display {
-                Some(Display::Hex { names: None }) => quote!(&rt::Hex(v)),
-                Some(Display::Hex { names: Some(e) }) => {
-                    let e = format_ident!("{}", e);
+                Some(Display::Hex { names: None, .. }) => quote!(&rt::Hex(v)),
+                Some(Display::Hex {
+                    names: Some(e),
+                    prefix,
+                }) => {
+                    let e = format_ident!("{}", value_names_ty(e, prefix.as_deref()));
                     quote!(&rt::HexNamed::<#e, _>(v, core::marker::PhantomData))
                 }
                 Some(Display::Signed) => quote!(&rt::Signed(v)),
@@ -3436,8 +3493,14 @@ fn serde_field_attrs(f: &Field) -> TokenStream {
     }
     let with = match &f.display {
         None => return out,
-        Some(Display::Hex { names: None }) => "rt::ser_hex".to_string(),
-        Some(Display::Hex { names: Some(e) }) => format!("rt::ser_hex_named::<{e}, _, _>"),
+        Some(Display::Hex { names: None, .. }) => "rt::ser_hex".to_string(),
+        Some(Display::Hex {
+            names: Some(e),
+            prefix,
+        }) => format!(
+            "rt::ser_hex_named::<{}, _, _>",
+            value_names_ty(e, prefix.as_deref())
+        ),
         Some(Display::Signed) => "rt::ser_signed".to_string(),
         Some(Display::Text) => "rt::ser_text".to_string(),
         // Written out by `written_out_serialize`.
@@ -3445,6 +3508,15 @@ fn serde_field_attrs(f: &Field) -> TokenStream {
     };
     out.extend(quote!(#[serde(serialize_with = #with)]));
     out
+}
+
+/// The type whose `rt::ValueNames` names the values of `@hex(Enum[, PREFIX])`: the enum,
+/// or a generated one that prefixes its names.
+fn value_names_ty(e: &str, prefix: Option<&str>) -> String {
+    match prefix {
+        None => e.to_string(),
+        Some(p) => format!("{e}Names_{p}"),
+    }
 }
 
 /// `Debug`, `Display` and `Serialize` for an open value type with a `name()`: the name

@@ -1063,6 +1063,25 @@ impl rt::FixedElem for CompressionType {
     }
 }
 
+/// The values of [`CallchainContext`] by their names prefixed with `PERF_CONTEXT_`.
+#[allow(non_camel_case_types)]
+pub enum CallchainContextNames_PERF_CONTEXT_ {}
+impl rt::ValueNames for CallchainContextNames_PERF_CONTEXT_ {
+    fn value_name(v: u64) -> Option<&'static str> {
+        match v {
+            0xffffffffffffffe0 => Some("PERF_CONTEXT_HV"),
+            0xffffffffffffff80 => Some("PERF_CONTEXT_KERNEL"),
+            0xfffffffffffffe00 => Some("PERF_CONTEXT_USER"),
+            0xfffffffffffffd80 => Some("PERF_CONTEXT_USER_DEFERRED"),
+            0xfffffffffffff800 => Some("PERF_CONTEXT_GUEST"),
+            0xfffffffffffff780 => Some("PERF_CONTEXT_GUEST_KERNEL"),
+            0xfffffffffffff600 => Some("PERF_CONTEXT_GUEST_USER"),
+            0xfffffffffffff001 => Some("PERF_CONTEXT_MAX"),
+            _ => None,
+        }
+    }
+}
+
 /// `perf_event_attr.sample_type` (`enum perf_event_sample_format`): which fields a
 /// SAMPLE record carries (and, for TID/TIME/ID/STREAM_ID/CPU/IDENTIFIER, the sample_id
 /// trailer of other records). Bit 63 (`__PERF_SAMPLE_CALLCHAIN_EARLY`) is kernel-internal
@@ -10439,7 +10458,7 @@ pub struct CallchainDeferred<'a> {
     #[serde(serialize_with = "rt::ser_hex")]
     pub cookie: u64,
     /// user callchain entries.
-    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContext, _, _>")]
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContextNames_PERF_CONTEXT_, _, _>")]
     pub ips: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -12723,7 +12742,7 @@ impl<'a> rt::IntoOwned for BpfMetadata<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Callchain<'a> {
     /// entries (addresses and context markers).
-    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContext, _, _>")]
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContextNames_PERF_CONTEXT_, _, _>")]
     pub ips: rt::Array<'a, u64>,
 }
 
