@@ -5,7 +5,8 @@
 //! the parser and writer generated from the same spec.
 
 use spec::ir::{
-    Arm, Expr, Field, Func, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind, TypeRef,
+    Arm, Display, Expr, Field, Func, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind,
+    TypeRef,
 };
 use std::fmt::Write;
 
@@ -23,7 +24,8 @@ pub fn generate_markdown(spec: &Spec) -> String {
         out,
         "Generated from the declarative spec in `spec/{}/`, the same source the parser and \
          writer are generated from. All integers are in the producer's byte order; bodies are \
-         byte-packed. `?` marks a conditional field, `=` a value the writer computes.\n",
+         byte-packed. `?` marks a conditional field, `=` a value the writer computes; \
+         \"dumped as\" says how `perfdata dump` (and its JSON) shows a number.\n",
         spec.name
     );
     toc(spec, &mut out);
@@ -288,6 +290,33 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
                 "big-endian if `{}`, else little-endian (whatever the file's order)",
                 expr(b)
             ));
+        }
+        match &f.display {
+            Some(Display::Hex {
+                names: None,
+                prefix: _,
+            }) => presence.push("dumped as `\"0x…\"`".into()),
+            Some(Display::Hex {
+                names: Some(e),
+                prefix,
+            }) => presence.push(format!(
+                "dumped as `\"0x…\"`, [{e}](#{}) values by name{}",
+                anchor(e),
+                prefix
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(" prefixed with `{p}`"))
+            )),
+            Some(Display::Signed) => presence.push("dumped as signed".into()),
+            Some(Display::Text) => presence.push("dumped as text".into()),
+            Some(Display::NameBy {
+                field,
+                member,
+                set,
+                clear,
+            }) => presence.push(format!(
+                "dumped as `{set}` when `{field}.{member}` is set, else as `{clear}`"
+            )),
+            None => {}
         }
         let _ = writeln!(
             out,

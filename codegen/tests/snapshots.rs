@@ -177,3 +177,31 @@ struct Sized(ws: u8) bounded_by size {
 "#
     ));
 }
+
+#[test]
+fn display_attributes_spec_names_and_single_values() {
+    insta::assert_snapshot!(generate(
+        r#"
+enum Marker: u64 { KERNEL = -128 }
+bitfield Flags: u8 { freq: 1, rest: 7 }
+struct Attr {
+  @name_by(bits.freq, sample_freq, sample_period) period: u64
+  @hex id: u64 if period > 0
+  bits: Flags
+  @text note: bytes[2]
+}
+struct Text {
+  len: u32 = len(text)
+  text: str[len]
+}
+record Sample = 9 {
+  @hex ip: u64
+  @signed pid: u32
+  @hex(Marker, PERF_CONTEXT_) ips: [u64; 2]
+  type: u32
+  @text note: bytes[2]
+}
+feature Hostname = 3 { value: Text }
+"#
+    ));
+}

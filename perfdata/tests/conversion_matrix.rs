@@ -29,7 +29,7 @@ use perfdata::convert::{convert_file, ConvertOptions};
 use perfdata::generated::perf_data::{
     BuildId, BuildIdEntry, BuildIdMisc, Ctx, FeatureBody, FeatureId, RecordBody, RecordType,
 };
-use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader};
+use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader, Writer};
 use perfdata::transform::CompressedKind;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -61,25 +61,23 @@ fn decode_feature<'b>(
     .unwrap_or_else(|e| panic!("feature {id}: {e}"))
 }
 
-/// A feature's value as JSON; `pipe`: without a pipe record's zero padding.
-fn feature_json(body: &FeatureBody<'_>, pipe: bool) -> Value {
-    let mut v = serde_json::to_value(body).unwrap();
-    if pipe {
-        if let Some(fields) = v
-            .as_object_mut()
-            .and_then(|m| m.values_mut().next())
-            .and_then(Value::as_object_mut)
-        {
-            let padding = fields
-                .get("tail")
-                .and_then(Value::as_str)
-                .is_some_and(|t| t.len() < 16 && t.bytes().all(|c| c == b'0'));
-            if padding {
-                fields.remove("tail");
-            }
+/// A feature's value as JSON; `pipe`: without a pipe record's zero padding (the tail of
+/// fewer than 8 zero bytes a pipe record keeps is cut, and the value read again).
+fn feature_json(body: &FeatureBody<'_>, pipe: bool, fctx: &Ctx) -> Value {
+    let padding = body
+        .tail()
+        .filter(|t| pipe && !t.is_empty() && t.len() < 8 && t.iter().all(|&b| b == 0));
+    match (padding, body.feature_id()) {
+        (Some(pad), Some(id)) => {
+            let mut w = Writer::<LittleEndian>::new();
+            body.encode(&mut w, fctx).unwrap();
+            let mut bytes = w.into_vec();
+            bytes.truncate(bytes.len() - pad.len());
+            let unpadded = decode_feature(Endianness::Little, id, &bytes, fctx);
+            serde_json::to_value(&unpadded).unwrap()
         }
+        _ => serde_json::to_value(body).unwrap(),
     }
-    v
 }
 
 /// What a reader learns from the file at `path` (see the module comment).
@@ -97,7 +95,7 @@ fn content(path: &Path) -> Result<Content, String> {
     let mut features = BTreeMap::new();
     for f in &data.features {
         let value = data.feature(f).map_err(|e| e.to_string())?;
-        features.insert(f.id.0, feature_json(&value, false));
+        features.insert(f.id.0, feature_json(&value, false, &fctx));
     }
     let mut event_types = vec![];
     if let Some(h) = data.header.as_ref().filter(|h| h.event_types.size > 0) {
@@ -129,12 +127,12 @@ fn content(path: &Path) -> Result<Content, String> {
                 let id = FeatureId(h.feat_id as u32);
                 match h.data {
                     Some(value) => {
-                        features.insert(id.0, feature_json(&value, true));
+                        features.insert(id.0, feature_json(&value, true, &fctx));
                     }
                     None if END_MARKERS.contains(&h.feat_id) => {}
                     None => {
                         let empty = decode_feature(endian, id, &[], &fctx);
-                        features.insert(id.0, feature_json(&empty, true));
+                        features.insert(id.0, feature_json(&empty, true, &fctx));
                     }
                 }
             }
@@ -145,7 +143,7 @@ fn content(path: &Path) -> Result<Content, String> {
                     t.data.bytes().unwrap_or(&[]),
                     &fctx,
                 );
-                features.insert(FeatureId::TRACING_DATA.0, feature_json(&value, true));
+                features.insert(FeatureId::TRACING_DATA.0, feature_json(&value, true, &fctx));
             }
             (_, RecordBody::HeaderEventType(e)) => {
                 event_types.push((e.event_id, e.name.text().to_vec()));
@@ -171,7 +169,7 @@ fn content(path: &Path) -> Result<Content, String> {
             entries: build_ids,
             tail: None,
         });
-        features.insert(FeatureId::BUILD_ID.0, feature_json(&list, true));
+        features.insert(FeatureId::BUILD_ID.0, feature_json(&list, true, &fctx));
     }
     features.remove(&FeatureId::COMPRESSED.0);
     Ok(Content {

@@ -239,7 +239,9 @@ fn dump_prints_the_problem_and_every_record_and_exits_1() {
             .filter(|v| v.get("error").is_some())
             .collect();
         assert!(
-            error_lines.iter().any(|l| l["feature"] == 8),
+            error_lines
+                .iter()
+                .any(|l| l["id"] == 8 && l["feature"] == "CPUDESC"),
             "{what}: {error_lines:?}"
         );
     }

@@ -199,12 +199,25 @@ pub enum Member {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldDecl {
     pub doc: String,
+    /// `@hex`, `@hex(Enum)`, `@signed`, `@name_by(f.m, a, b)` before the field name: how a
+    /// dump shows the value.
+    pub display: Option<DisplayDecl>,
     pub name: Ident,
     pub ty: TypeExpr,
     pub computed: Option<Expr>,
     pub cond: Option<Expr>,
     pub within: Option<Expr>,
     pub big_endian_if: Option<Expr>,
+}
+
+/// A display attribute `@NAME` or `@NAME(ARG)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DisplayDecl {
+    /// From the `@` to the end of the attribute.
+    pub span: Span,
+    pub name: Ident,
+    /// Arguments: names, or `field.member` paths.
+    pub args: Vec<Ident>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -266,7 +266,37 @@ pub struct Field {
     /// and little-endian when false, whatever the file's order — for data that states its
     /// own byte order (the tracing data's `big_endian` byte).
     pub big_endian_if: Option<Expr>,
+    /// `@hex` / `@hex(Enum)` / `@signed`: how dumps show the value (not its bytes).
+    pub display: Option<Display>,
     pub span: Span,
+}
+
+/// How a dump (JSON, text) shows an integer field: a fact about what the number means.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Display {
+    /// An address or a 64-bit identifier: a `"0x…"` string (exact in every JSON reader).
+    /// With an enum, values the enum names (markers stored among addresses) print as
+    /// that name instead.
+    /// With a second argument, a prefix: names print as `PREFIX` + name (the C names,
+    /// `PERF_CONTEXT_KERNEL`).
+    Hex {
+        names: Option<String>,
+        prefix: Option<String>,
+    },
+    /// An unsigned word that holds a signed value (`pid` -1): printed as signed.
+    Signed,
+    /// Raw bytes that hold text (tracefs `format` files): printed as a string, invalid
+    /// UTF-8 replaced.
+    Text,
+    /// A C union of two meanings told apart by a bit-field member of another field of the
+    /// structure: shown under the name `set` when the member is set, else `clear`
+    /// (`sample_freq` / `sample_period` by `attr_flags.freq`).
+    NameBy {
+        field: String,
+        member: String,
+        set: String,
+        clear: String,
+    },
 }
 
 /// `payload NAME: bytes[EXPR]` of a record.

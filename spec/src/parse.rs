@@ -823,6 +823,7 @@ impl<'a> Parser<'a> {
                 })),
             ));
         }
+        let (i, display) = self.display(i)?;
         let (i, name) = self.name("a field name")(i)?;
         let (i, _) = self.sym(":")(i)?;
         let (i, ty) = self.ty(i)?;
@@ -834,6 +835,7 @@ impl<'a> Parser<'a> {
             i,
             Member::Field(Box::new(FieldDecl {
                 doc,
+                display,
                 name,
                 ty,
                 computed,
@@ -842,6 +844,39 @@ impl<'a> Parser<'a> {
                 big_endian_if,
             })),
         ))
+    }
+
+    /// A display attribute `@NAME` or `@NAME(ARG)` before a field, when present.
+    fn display(&self, i: &'a str) -> PResult<'a, Option<DisplayDecl>> {
+        let Ok((rest, _)) = self.sym("@")(i) else {
+            return Ok((i, None));
+        };
+        let start = sp(i)?.0;
+        let (rest, name) = self.name("a display attribute (`hex`, `signed` or `name_by`)")(rest)?;
+        let mut args = Vec::new();
+        let mut rest = rest;
+        if let Ok((r, _)) = self.sym("(")(rest) {
+            let mut r = r;
+            loop {
+                let (r2, mut arg) = self.name("a name")(r)?;
+                r = r2;
+                if let Ok((r3, _)) = self.sym(".")(r) {
+                    let (r3, member) = self.name("a member name")(r3)?;
+                    arg.name = format!("{}.{}", arg.name, member.name);
+                    arg.span.hi = member.span.hi;
+                    r = r3;
+                }
+                args.push(arg);
+                match self.sym(",")(r) {
+                    Ok((r4, _)) => r = r4,
+                    Err(_) => break,
+                }
+            }
+            let (r, _) = self.sym(")")(r)?;
+            rest = r;
+        }
+        let span = self.span_between(start, rest);
+        Ok((rest, Some(DisplayDecl { span, name, args })))
     }
 
     /// `= EXPR`, `if EXPR`, `within EXPR` or `big_endian_if EXPR`, when present.

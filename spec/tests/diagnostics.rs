@@ -532,3 +532,52 @@ case!(
     word_used_with_has,
     "context {\n  ws: u8\n}\nflags F: u32 { A = 0 }\nstruct S {\n  w: word[ctx.ws]\n  x: u32 if w has A\n}\n"
 );
+
+// ------------------------------------------------------------------ display attributes
+
+case!(
+    display_unknown_attribute,
+    "struct A {\n  @octal a: u64\n}\n"
+);
+
+case!(
+    display_hex_on_text,
+    "struct A {\n  n: u32 = len(s)\n  @hex s: str[n]\n}\n"
+);
+
+case!(
+    display_hex_names_not_an_enum,
+    "flags F: u64 { X = 0 }\nstruct A {\n  @hex(F) a: u64\n}\n"
+);
+
+case!(
+    display_signed_with_argument,
+    "enum E: u32 { A = 1 }\nstruct A {\n  @signed(E) pid: u32\n}\n"
+);
+
+case!(display_attribute_without_field, "struct A {\n  @hex\n}\n");
+
+case!(
+    display_name_by_not_a_bitfield_member,
+    "bitfield W: u8 { freq: 1, wide: 7 }\nstruct A {\n  @name_by(w.wide, sample_freq, sample_period) p: u64\n  w: W\n}\n"
+);
+
+case!(
+    display_name_by_without_a_member,
+    "struct A {\n  @name_by(w, a, b) p: u64\n  w: u8\n}\n"
+);
+
+case!(
+    display_text_on_an_integer,
+    "struct A {\n  @text a: u64\n}\n"
+);
+
+case!(
+    display_name_by_missing_arguments,
+    "struct A {\n  @name_by(w.freq) p: u64\n}\n"
+);
+
+case!(
+    display_hex_too_many_arguments,
+    "enum E: u64 { A = 1 }\nstruct A {\n  @hex(E, P_, Q_) a: u64\n}\n"
+);

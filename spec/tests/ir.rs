@@ -56,9 +56,11 @@ struct Regs(mask: u64) {
 }
 
 struct SampleId {
-  pid: u32 if ctx.sample_type has TID
+  /// Process id.
+  @signed pid: u32 if ctx.sample_type has TID
   time: u64 if ctx.sample_type has TIME
-  fixed: [u32; 2]
+  @hex fixed: [u32; 2]
+  @hex(CallchainContext, PERF_CONTEXT_) ips: [u64; 2]
 }
 
 /// A self-delimiting struct.
@@ -118,6 +120,7 @@ record Sample = 9 {
 
 record Aux = 11 {
   size: u64 = len(data)
+  @text note: bytes[4]
   payload data: bytes[size]
 }
 
@@ -436,12 +439,37 @@ fn records_and_features() {
 }
 
 #[test]
+fn display_attributes() {
+    let spec = load();
+    let id = spec.find_struct("SampleId").unwrap();
+    assert_eq!(field(id, "pid").display, Some(Display::Signed));
+    assert_eq!(field(id, "pid").doc, "Process id.");
+    assert_eq!(field(id, "time").display, None);
+    let aux = spec.find_struct("Aux").unwrap();
+    assert_eq!(field(aux, "note").display, Some(Display::Text));
+    assert_eq!(
+        field(id, "fixed").display,
+        Some(Display::Hex {
+            names: None,
+            prefix: None
+        })
+    );
+    assert_eq!(
+        field(id, "ips").display,
+        Some(Display::Hex {
+            names: Some("CallchainContext".into()),
+            prefix: Some("PERF_CONTEXT_".into())
+        })
+    );
+}
+
+#[test]
 fn spans_point_at_names() {
     let spec = load();
     let mmap = spec.find_struct("Mmap").unwrap();
     assert_eq!(mmap.span.file, "10_structs.pds");
     let misc = field(mmap, "misc");
-    assert_eq!((misc.span.line, misc.span.col), (37, 3));
+    assert_eq!((misc.span.line, misc.span.col), (39, 3));
     assert_eq!(spec.consts[0].span.file, "00_common.pds");
     assert_eq!((spec.consts[0].span.line, spec.consts[0].span.col), (5, 7));
 }

@@ -21,8 +21,8 @@ mod views;
 use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use spec::ir::{
-    Arm, BinOp, BitfieldDef, EnumDef, Expr, Field, FlagsDef, Func, Len, Pattern, Prim, ScalarType,
-    Spec, StructDef, StructKind, Switch, TypeRef,
+    Arm, BinOp, BitfieldDef, Display, EnumDef, Expr, Field, FlagsDef, Func, Len, Pattern, Prim,
+    ScalarType, Spec, StructDef, StructKind, Switch, TypeRef,
 };
 
 /// Generates the Rust module for `spec` exactly as it is committed: the `@generated` line
@@ -1102,6 +1102,9 @@ impl<'s> Gen<'s> {
         for e in &self.spec.enums {
             items.extend(self.enum_item(e));
         }
+        for (e, prefix) in self.prefixed_names() {
+            items.extend(self.prefixed_names_item(&e, &prefix));
+        }
         for f in &self.spec.flags {
             items.extend(self.flags_item(f));
         }
@@ -1204,6 +1207,11 @@ impl<'s> Gen<'s> {
             }
         }
         let name_impls = named_value_impls(&name, self.serialize_number(e.repr));
+        let value_name = if e.repr == Prim::U64 {
+            quote!(Self(v).name())
+        } else {
+            quote!(#repr::try_from(v).ok().and_then(|x| Self(x).name()))
+        };
         let put = prim_put(e.repr);
         let fixed = self.newtype_fixed_elem(
             &name,
@@ -1227,7 +1235,63 @@ impl<'s> Gen<'s> {
                 }
             }
             #name_impls
+            impl rt::ValueNames for #name {
+                fn value_name(v: u64) -> Option<&'static str> {
+                    #value_name
+                }
+            }
             #fixed
+        }
+    }
+
+    /// Every `(enum, prefix)` of a `@hex(Enum, PREFIX)`, once.
+    fn prefixed_names(&self) -> BTreeSet<(String, String)> {
+        let mut out = BTreeSet::new();
+        for s in &self.spec.structs {
+            for f in &s.fields {
+                if let Some(Display::Hex {
+                    names: Some(e),
+                    prefix: Some(p),
+                }) = &f.display
+                {
+                    out.insert((e.clone(), p.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The names of `e`'s values with `prefix` before them (`PERF_CONTEXT_KERNEL`).
+    fn prefixed_names_item(&self, e: &str, prefix: &str) -> TokenStream {
+        let def = self
+            .spec
+            .enums
+            .iter()
+            .find(|d| d.name == e)
+            .unwrap_or_else(|| panic!("unknown enum `{e}`"));
+        let ty = format_ident!("{}", value_names_ty(e, Some(prefix)));
+        let mut arms = TokenStream::new();
+        let mut seen = HashSet::new();
+        for v in &def.variants {
+            if seen.insert(v.value) {
+                let val = lit_u64(v.value);
+                let name = format!("{prefix}{}", v.name);
+                arms.extend(quote! { #val => Some(#name), });
+            }
+        }
+        let doc = format!(" The values of [`{e}`] by their names prefixed with `{prefix}`.");
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            pub enum #ty {}
+            impl rt::ValueNames for #ty {
+                fn value_name(v: u64) -> Option<&'static str> {
+                    match v {
+                        #arms
+                        _ => None,
+                    }
+                }
+            }
         }
     }
 
@@ -1291,7 +1355,8 @@ impl<'s> Gen<'s> {
             );
             names.extend(quote! { rt::FlagName { name: #n, lo: #lo, hi: #hi }, });
         }
-        let ser = self.serialize_number(fl.repr);
+        let ser_value = prim_to_u64(fl.repr, quote!(self.0));
+        let ser = quote!(rt::serialize_flags(s, #ser_value, #table));
         let put = prim_put(fl.repr);
         let fixed = self.newtype_fixed_elem(
             &name,
@@ -1655,6 +1720,29 @@ impl<'s> Gen<'s> {
         let lt = self.lt_of(has_lt);
         let doc = doc_attrs(&s.doc);
         let fixed = self.fixed.contains(&s.name);
+        // A feature holding one value (a perf string) is shown as that value (dumps name
+        // it by the feature), or as `{value, tail}` when it has bytes after it: its
+        // `Serialize` is written out below instead of derived.
+        let stored: Vec<&Field> = s.fields.iter().filter(|f| f.computed.is_none()).collect();
+        let one_bounded_value = match stored.as_slice() {
+            [f] => {
+                matches!(s.kind, StructKind::Feature { .. })
+                    && s.payload.is_none()
+                    && self.trailer_field(s).is_none()
+                    && f.cond.is_none()
+                    && f.display.is_none()
+                    && rust_name(&f.name) == f.name
+            }
+            _ => false,
+        };
+        // A field named by a bit of another field (`@name_by`): the whole `Serialize` is
+        // written out (a derived one has fixed keys).
+        let named_by = s
+            .fields
+            .iter()
+            .any(|f| matches!(f.display, Some(Display::NameBy { .. })));
+        let written_out = one_bounded_value || named_by;
+        let serde_attr = |t: TokenStream| if written_out { quote!() } else { t };
 
         let mut fields = TokenStream::new();
         let mut stored_names: Vec<String> = Vec::new();
@@ -1665,11 +1753,13 @@ impl<'s> Gen<'s> {
             let id = ident(&f.name);
             stored_names.push(rust_name(&f.name));
             let ty = self.rust_ty(&f.ty);
-            let fdoc = doc_attrs(&f.doc);
+            let mut fdoc = doc_attrs(&f.doc);
+            fdoc.extend(serde_attr(serde_field_attrs(f)));
             if f.cond.is_some() {
+                let skip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
                 fields.extend(quote! {
                     #fdoc
-                    #[serde(skip_serializing_if = "Option::is_none")]
+                    #skip
                     pub #id: Option<#ty>,
                 });
             } else {
@@ -1690,10 +1780,11 @@ impl<'s> Gen<'s> {
         }
         if s.is_bounded() {
             stored_names.push("tail".into());
+            let skip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
             fields.extend(quote! {
                 /// Bytes after the last known field: `None` when there were none (or only the
                 /// canonical padding), else exactly these bytes.
-                #[serde(skip_serializing_if = "Option::is_none")]
+                #skip
                 pub tail: rt::Tail<'a>,
             });
         }
@@ -1704,9 +1795,10 @@ impl<'s> Gen<'s> {
                 " The `{}` trailer, read from the end of the body.",
                 tdef.name
             );
+            let tskip = serde_attr(quote!(#[serde(skip_serializing_if = "Option::is_none")]));
             fields.extend(quote! {
                 #[doc = #tdoc]
-                #[serde(skip_serializing_if = "Option::is_none")]
+                #tskip
                 pub #tid: Option<#tty>,
             });
         }
@@ -1721,6 +1813,72 @@ impl<'s> Gen<'s> {
             quote!(#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)])
         } else {
             quote!(#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)])
+        };
+        // A structure holding one value (a perf string: its length is computed) is shown
+        // as that value.
+        let single_value = stored_names.len() == 1
+            && s.fields
+                .iter()
+                .filter(|f| f.computed.is_none())
+                .all(|f| f.cond.is_none());
+        let derive = if single_value {
+            quote!(#derive #[serde(transparent)])
+        } else {
+            derive
+        };
+        let (derive, serde_crate, serialize_impl) = if one_bounded_value {
+            let f = stored[0];
+            let fid = ident(&f.name);
+            let fname = &f.name;
+            let sname = &s.name;
+            let impl_lt = if has_lt { quote!(<'a>) } else { quote!() };
+            let derive = if fixed {
+                quote!(#[derive(Debug, Clone, Copy, PartialEq, Default)])
+            } else {
+                quote!(#[derive(Debug, Clone, PartialEq, Default)])
+            };
+            let ser = quote! {
+                impl #impl_lt rt::Serialize for #name #lt {
+                    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        match &self.tail {
+                            None => rt::Serialize::serialize(&self.#fid, s),
+                            Some(tail) => {
+                                use rt::serde::ser::SerializeStruct;
+                                let mut st = s.serialize_struct(#sname, 2)?;
+                                st.serialize_field(#fname, &self.#fid)?;
+                                st.serialize_field("tail", tail)?;
+                                st.end()
+                            }
+                        }
+                    }
+                }
+            };
+            (derive, quote!(), ser)
+        } else if named_by {
+            let impl_lt = if has_lt { quote!(<'a>) } else { quote!() };
+            let derive = if fixed {
+                quote!(#[derive(Debug, Clone, Copy, PartialEq, Default)])
+            } else {
+                quote!(#[derive(Debug, Clone, PartialEq, Default)])
+            };
+            let body = self.written_out_serialize(s);
+            let ser = quote! {
+                impl #impl_lt rt::Serialize for #name #lt {
+                    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        use rt::serde::ser::SerializeMap;
+                        let mut m = s.serialize_map(None)?;
+                        #body
+                        m.end()
+                    }
+                }
+            };
+            (derive, quote!(), ser)
+        } else {
+            (
+                derive,
+                quote!(#[serde(crate = "::perfdata::rt::serde")]),
+                quote!(),
+            )
         };
         let decode = self.decode_fn(s);
         let encode = self.encode_fn(s);
@@ -1753,8 +1911,9 @@ impl<'s> Gen<'s> {
             #doc
             #derive
             #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-            #[serde(crate = "::perfdata::rt::serde")]
+            #serde_crate
             pub struct #name #lt { #fields }
+            #serialize_impl
             impl #impl_lt #name #lt {
                 #extra
                 #decode
@@ -1765,6 +1924,77 @@ impl<'s> Gen<'s> {
             #fixed_impl
             #owned_impl
         }
+    }
+
+    /// The entries of a written-out `Serialize` (see `@name_by`): what the derived one
+    /// would write, with the key of a `@name_by` field chosen by its bit.
+    fn written_out_serialize(&self, s: &StructDef) -> TokenStream {
+        let mut out = TokenStream::new();
+        for f in s.fields.iter().filter(|f| f.computed.is_none()) {
+            let id = ident(&f.name);
+            let shown = match &f.display {
+                Some(Display::Hex { names: None, .. }) => quote!(&rt::Hex(v)),
+                Some(Display::Hex {
+                    names: Some(e),
+                    prefix,
+                }) => {
+                    let e = format_ident!("{}", value_names_ty(e, prefix.as_deref()));
+                    quote!(&rt::HexNamed::<#e, _>(v, core::marker::PhantomData))
+                }
+                Some(Display::Signed) => quote!(&rt::Signed(v)),
+                Some(Display::Text) => quote!(&rt::Text(v)),
+                _ => quote!(v),
+            };
+            let key = match &f.display {
+                Some(Display::NameBy {
+                    field,
+                    member,
+                    set,
+                    clear,
+                }) => {
+                    let by = ident(field);
+                    let member = ident(member);
+                    quote!(if self.#by.#member() { #set } else { #clear })
+                }
+                _ => {
+                    let n = &f.name;
+                    quote!(#n)
+                }
+            };
+            if f.cond.is_some() {
+                out.extend(quote! {
+                    if let Some(v) = &self.#id {
+                        m.serialize_entry(#key, #shown)?;
+                    }
+                });
+            } else {
+                out.extend(quote! {
+                    let v = &self.#id;
+                    m.serialize_entry(#key, #shown)?;
+                });
+            }
+        }
+        if let Some(p) = &s.payload {
+            let id = ident(&p.name);
+            let n = &p.name;
+            out.extend(quote!(m.serialize_entry(#n, &self.#id)?;));
+        }
+        if s.is_bounded() {
+            out.extend(quote! {
+                if let Some(t) = &self.tail {
+                    m.serialize_entry("tail", t)?;
+                }
+            });
+        }
+        if let Some((tid, _, _)) = self.trailer_field(s) {
+            let n = tid.to_string();
+            out.extend(quote! {
+                if let Some(t) = &self.#tid {
+                    m.serialize_entry(#n, t)?;
+                }
+            });
+        }
+        out
     }
 
     fn struct_extras(&self, s: &StructDef) -> TokenStream {
@@ -3369,7 +3599,7 @@ impl<'s> Gen<'s> {
             #[doc = #body_doc]
             #[derive(Debug, Clone, PartialEq, rt::Serialize)]
             #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-            #[serde(crate = "::perfdata::rt::serde")]
+            #[serde(crate = "::perfdata::rt::serde", untagged)]
             pub enum #body_ty<'a> {
                 #variants
                 #[doc = #unknown_doc]
@@ -3430,6 +3660,42 @@ impl<'s> Gen<'s> {
             }
             #froms
         }
+    }
+}
+
+/// The serde attributes of a stored field: its spec name when Rust's differs (`type`
+/// for `type_`), and its display attribute (`@hex`, `@hex(Enum)`, `@signed`).
+fn serde_field_attrs(f: &Field) -> TokenStream {
+    let mut out = TokenStream::new();
+    if rust_name(&f.name) != f.name {
+        let n = &f.name;
+        out.extend(quote!(#[serde(rename = #n)]));
+    }
+    let with = match &f.display {
+        None => return out,
+        Some(Display::Hex { names: None, .. }) => "rt::ser_hex".to_string(),
+        Some(Display::Hex {
+            names: Some(e),
+            prefix,
+        }) => format!(
+            "rt::ser_hex_named::<{}, _, _>",
+            value_names_ty(e, prefix.as_deref())
+        ),
+        Some(Display::Signed) => "rt::ser_signed".to_string(),
+        Some(Display::Text) => "rt::ser_text".to_string(),
+        // Written out by `written_out_serialize`.
+        Some(Display::NameBy { .. }) => return out,
+    };
+    out.extend(quote!(#[serde(serialize_with = #with)]));
+    out
+}
+
+/// The type whose `rt::ValueNames` names the values of `@hex(Enum[, PREFIX])`: the enum,
+/// or a generated one that prefixes its names.
+fn value_names_ty(e: &str, prefix: Option<&str>) -> String {
+    match prefix {
+        None => e.to_string(),
+        Some(p) => format!("{e}Names_{p}"),
     }
 }
 

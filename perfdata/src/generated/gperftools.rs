@@ -209,6 +209,7 @@ impl Trailer {
 /// `build=PATH` lines (`$build` in later paths stands for the last build path). Unknown
 /// lines are kept and ignored.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct MapText<'a> {

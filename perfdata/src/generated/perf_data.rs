@@ -149,6 +149,12 @@ impl rt::Serialize for AttrType {
     }
 }
 
+impl rt::ValueNames for AttrType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for AttrType {
     const SIZE: usize = 4;
     #[inline]
@@ -218,6 +224,12 @@ impl rt::Serialize for CpuMode {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for CpuMode {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -301,6 +313,12 @@ impl rt::Serialize for CallchainContext {
     }
 }
 
+impl rt::ValueNames for CallchainContext {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for CallchainContext {
     const SIZE: usize = 8;
     #[inline]
@@ -361,6 +379,12 @@ impl rt::Serialize for SampleRegsAbi {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for SampleRegsAbi {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -427,6 +451,12 @@ impl rt::Serialize for KsymbolType {
     }
 }
 
+impl rt::ValueNames for KsymbolType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for KsymbolType {
     const SIZE: usize = 2;
     #[inline]
@@ -487,6 +517,12 @@ impl rt::Serialize for BpfEventType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for BpfEventType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -556,6 +592,12 @@ impl rt::Serialize for StatConfigTag {
     }
 }
 
+impl rt::ValueNames for StatConfigTag {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for StatConfigTag {
     const SIZE: usize = 8;
     #[inline]
@@ -613,6 +655,12 @@ impl rt::Serialize for StatRoundType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for StatRoundType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -682,6 +730,12 @@ impl rt::Serialize for EventUpdateType {
     }
 }
 
+impl rt::ValueNames for EventUpdateType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
 impl rt::FixedElem for EventUpdateType {
     const SIZE: usize = 8;
     #[inline]
@@ -742,6 +796,12 @@ impl rt::Serialize for CpuMapType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for CpuMapType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u16::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -821,6 +881,12 @@ impl rt::Serialize for AuxtraceType {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(u64::from(self.0)),
         }
+    }
+}
+
+impl rt::ValueNames for AuxtraceType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
     }
 }
 
@@ -913,6 +979,12 @@ impl rt::Serialize for PosixClock {
     }
 }
 
+impl rt::ValueNames for PosixClock {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for PosixClock {
     const SIZE: usize = 4;
     #[inline]
@@ -973,6 +1045,12 @@ impl rt::Serialize for CompressionType {
     }
 }
 
+impl rt::ValueNames for CompressionType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for CompressionType {
     const SIZE: usize = 4;
     #[inline]
@@ -983,6 +1061,25 @@ impl rt::FixedElem for CompressionType {
     #[inline]
     fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
         w.put_u32(self.0);
+    }
+}
+
+/// The values of [`CallchainContext`] by their names prefixed with `PERF_CONTEXT_`.
+#[allow(non_camel_case_types)]
+pub enum CallchainContextNames_PERF_CONTEXT_ {}
+impl rt::ValueNames for CallchainContextNames_PERF_CONTEXT_ {
+    fn value_name(v: u64) -> Option<&'static str> {
+        match v {
+            0xffffffffffffffe0 => Some("PERF_CONTEXT_HV"),
+            0xffffffffffffff80 => Some("PERF_CONTEXT_KERNEL"),
+            0xfffffffffffffe00 => Some("PERF_CONTEXT_USER"),
+            0xfffffffffffffd80 => Some("PERF_CONTEXT_USER_DEFERRED"),
+            0xfffffffffffff800 => Some("PERF_CONTEXT_GUEST"),
+            0xfffffffffffff780 => Some("PERF_CONTEXT_GUEST_KERNEL"),
+            0xfffffffffffff600 => Some("PERF_CONTEXT_GUEST_USER"),
+            0xfffffffffffff001 => Some("PERF_CONTEXT_MAX"),
+            _ => None,
+        }
     }
 }
 
@@ -1215,7 +1312,7 @@ impl core::fmt::Debug for SampleType {
 
 impl rt::Serialize for SampleType {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, SAMPLE_TYPE_NAMES)
     }
 }
 
@@ -1317,7 +1414,7 @@ impl core::fmt::Debug for ReadFormat {
 
 impl rt::Serialize for ReadFormat {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, READ_FORMAT_NAMES)
     }
 }
 
@@ -1525,7 +1622,7 @@ impl core::fmt::Debug for BranchSampleType {
 
 impl rt::Serialize for BranchSampleType {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, BRANCH_SAMPLE_TYPE_NAMES)
     }
 }
 
@@ -1644,7 +1741,7 @@ impl core::fmt::Debug for RecordMisc {
 
 impl rt::Serialize for RecordMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), RECORD_MISC_NAMES)
     }
 }
 
@@ -1735,7 +1832,7 @@ impl core::fmt::Debug for SampleMisc {
 
 impl rt::Serialize for SampleMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), SAMPLE_MISC_NAMES)
     }
 }
 
@@ -1826,7 +1923,7 @@ impl core::fmt::Debug for CommMisc {
 
 impl rt::Serialize for CommMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), COMM_MISC_NAMES)
     }
 }
 
@@ -1917,7 +2014,7 @@ impl core::fmt::Debug for ForkMisc {
 
 impl rt::Serialize for ForkMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), FORK_MISC_NAMES)
     }
 }
 
@@ -2015,7 +2112,7 @@ impl core::fmt::Debug for SwitchMisc {
 
 impl rt::Serialize for SwitchMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), SWITCH_MISC_NAMES)
     }
 }
 
@@ -2106,7 +2203,7 @@ impl core::fmt::Debug for BuildIdMisc {
 
 impl rt::Serialize for BuildIdMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), BUILD_ID_MISC_NAMES)
     }
 }
 
@@ -2197,7 +2294,7 @@ impl core::fmt::Debug for LostSamplesMisc {
 
 impl rt::Serialize for LostSamplesMisc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), LOST_SAMPLES_MISC_NAMES)
     }
 }
 
@@ -2269,7 +2366,7 @@ impl core::fmt::Debug for KsymbolFlags {
 
 impl rt::Serialize for KsymbolFlags {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), KSYMBOL_FLAGS_NAMES)
     }
 }
 
@@ -2382,7 +2479,7 @@ impl core::fmt::Debug for AuxFlags {
 
 impl rt::Serialize for AuxFlags {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, AUX_FLAGS_NAMES)
     }
 }
 
@@ -2612,7 +2709,7 @@ impl core::fmt::Debug for MemDataSrc {
 
 impl rt::Serialize for MemDataSrc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, MEM_DATA_SRC_NAMES)
     }
 }
 
@@ -2752,7 +2849,7 @@ impl core::fmt::Debug for Transaction {
 
 impl rt::Serialize for Transaction {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, TRANSACTION_NAMES)
     }
 }
 
@@ -3595,6 +3692,7 @@ impl FeatureId {
 /// A feature string (`do_write_string`): u32 length, then NUL-terminated text zero-padded
 /// to `len` bytes (perf writes `len` = NUL-inclusive length rounded up to 64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PerfString<'a> {
@@ -3689,6 +3787,7 @@ impl rt::FixedElem for FileSection {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FileHeader<'a> {
     /// `PERF_MAGIC` (`"PERFILE2"`) in the producer's byte order, or the legacy `PERFFILE`.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub magic: u64,
     /// size of this header: 104 (or 72 for the old form without `adds_features`).
     pub size: u64,
@@ -3701,6 +3800,7 @@ pub struct FileHeader<'a> {
     /// obsolete event-types section; written as zeros, ignored.
     pub event_types: FileSection,
     /// feature bitmap (256 bits): feature id n is bit n % 64 of word n / 64.
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adds_features: Option<rt::Array<'a, u64>>,
 }
@@ -3776,6 +3876,7 @@ impl<'a> rt::IntoOwned for FileHeader<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PipeHeader {
     /// `PERF_MAGIC` in the producer's byte order.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub magic: u64,
     /// size of this header: 16.
     pub size: u64,
@@ -3826,6 +3927,7 @@ impl rt::FixedElem for PipeHeader {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventHeader {
     /// record type (`PERF_RECORD_*`; 1-63 kernel, 64+ perf user records).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// cpumode and per-type flag bits.
     pub misc: RecordMisc,
@@ -3877,9 +3979,8 @@ impl rt::FixedElem for EventHeader {
 /// `struct perf_event_attr`, as many bytes as its own `size` says (0 means 64). Later
 /// fields are present when the size covers their version block; bytes past the known
 /// fields (newer attr versions) are kept as the tail.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Attr<'a> {
     /// major type (`PERF_TYPE_*` or a dynamic PMU type).
     pub type_: AttrType,
@@ -3904,48 +4005,118 @@ pub struct Attr<'a> {
     /// union `bp_addr` / `kprobe_func` / `uprobe_path` / `config1`.
     pub config1: u64,
     /// union `bp_len` / `kprobe_addr` / `probe_offset` / `config2` (VER1, 72).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config2: Option<u64>,
     /// branch records to sample (VER2, 80).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_sample_type: Option<BranchSampleType>,
     /// mask of user registers dumped by REGS_USER (VER3, 96).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_user: Option<u64>,
     /// bytes of user stack dumped by STACK_USER (VER3).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_stack_user: Option<u32>,
     /// clock for time fields when `attr_flags.use_clockid` (VER3, filled former padding).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub clockid: Option<PosixClock>,
     /// mask of registers dumped by REGS_INTR (VER4, 104).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_regs_intr: Option<u64>,
     /// wakeup watermark for the AUX area, bytes (VER5, 112).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_watermark: Option<u32>,
     /// max number of callchain frames / branch stack entries (VER5).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_max_stack: Option<u16>,
     /// `__reserved_2` (VER5, alignment).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reserved_2: Option<u16>,
     /// max AUX sample size, bytes (VER6, 120).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_sample_size: Option<u32>,
     /// AUX pause/resume actions (VER6; formerly `__reserved_3`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aux_action: Option<AuxAction>,
     /// user data passed back in siginfo when `attr_flags.sigtrap` (VER7, 128).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sig_data: Option<u64>,
     /// extension of config2 (VER8, 136).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config3: Option<u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Attr<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use rt::serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        let v = &self.type_;
+        m.serialize_entry("type", v)?;
+        let v = &self.size;
+        m.serialize_entry("size", v)?;
+        let v = &self.config;
+        m.serialize_entry("config", &rt::Hex(v))?;
+        let v = &self.sample_period_or_freq;
+        m.serialize_entry(
+            if self.attr_flags.freq() {
+                "sample_freq"
+            } else {
+                "sample_period"
+            },
+            v,
+        )?;
+        let v = &self.sample_type;
+        m.serialize_entry("sample_type", v)?;
+        let v = &self.read_format;
+        m.serialize_entry("read_format", v)?;
+        let v = &self.attr_flags;
+        m.serialize_entry("attr_flags", v)?;
+        let v = &self.wakeup_events_or_watermark;
+        m.serialize_entry(
+            if self.attr_flags.watermark() {
+                "wakeup_watermark"
+            } else {
+                "wakeup_events"
+            },
+            v,
+        )?;
+        let v = &self.bp_type;
+        m.serialize_entry("bp_type", v)?;
+        let v = &self.config1;
+        m.serialize_entry("config1", &rt::Hex(v))?;
+        if let Some(v) = &self.config2 {
+            m.serialize_entry("config2", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.branch_sample_type {
+            m.serialize_entry("branch_sample_type", v)?;
+        }
+        if let Some(v) = &self.sample_regs_user {
+            m.serialize_entry("sample_regs_user", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.sample_stack_user {
+            m.serialize_entry("sample_stack_user", v)?;
+        }
+        if let Some(v) = &self.clockid {
+            m.serialize_entry("clockid", v)?;
+        }
+        if let Some(v) = &self.sample_regs_intr {
+            m.serialize_entry("sample_regs_intr", &rt::Hex(v))?;
+        }
+        if let Some(v) = &self.aux_watermark {
+            m.serialize_entry("aux_watermark", v)?;
+        }
+        if let Some(v) = &self.sample_max_stack {
+            m.serialize_entry("sample_max_stack", v)?;
+        }
+        if let Some(v) = &self.reserved_2 {
+            m.serialize_entry("reserved_2", v)?;
+        }
+        if let Some(v) = &self.aux_sample_size {
+            m.serialize_entry("aux_sample_size", v)?;
+        }
+        if let Some(v) = &self.aux_action {
+            m.serialize_entry("aux_action", v)?;
+        }
+        if let Some(v) = &self.sig_data {
+            m.serialize_entry("sig_data", v)?;
+        }
+        if let Some(v) = &self.config3 {
+            m.serialize_entry("config3", &rt::Hex(v))?;
+        }
+        if let Some(t) = &self.tail {
+            m.serialize_entry("tail", t)?;
+        }
+        m.end()
+    }
 }
 
 impl<'a> Attr<'a> {
@@ -4233,10 +4404,12 @@ impl<'a> rt::IntoOwned for AttrEntry<'a> {
 
 /// The ids section of one attr (`AttrEntry.ids`): the event's sample ids.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleIds<'a> {
     /// `ids.size / 8` ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
 }
 
@@ -4316,6 +4489,7 @@ impl<'a> rt::IntoOwned for EventTypeEntry<'a> {
 
 /// The event_types section: entries to the end of the section.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventTypes<'a> {
@@ -4359,10 +4533,12 @@ impl<'a> rt::IntoOwned for EventTypes<'a> {
 /// One tracefs file of the tracing data: u64 size + content (event `format` files,
 /// header files, saved_cmdlines).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TracingFile<'a> {
     /// file content (text).
+    #[serde(serialize_with = "rt::ser_text")]
     pub data: rt::Bytes<'a>,
 }
 
@@ -4406,6 +4582,7 @@ pub struct TracingHeaderFile<'a> {
     /// file name, NUL-terminated (`header_page` or `header_event`).
     pub name: rt::Str<'a>,
     /// file content (text).
+    #[serde(serialize_with = "rt::ser_text")]
     pub data: rt::Bytes<'a>,
 }
 
@@ -4719,6 +4896,7 @@ impl<'a> rt::IntoOwned for TracingDataBody<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildIdEntry<'a> {
     /// record type; left 0 by the feature writer (67 when copied from a record).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// cpumode (DSO space) and `BUILD_ID_SIZE`.
     pub misc: BuildIdMisc,
@@ -4816,16 +4994,29 @@ impl<'a> rt::IntoOwned for BuildIdEntry<'a> {
 }
 
 /// HEADER_BUILD_ID (2): build ids of the DSOs hit, until the section end.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
     /// the entries.
     pub entries: Vec<BuildIdEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BuildId<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BuildId", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BuildId<'a> {
@@ -4869,16 +5060,29 @@ impl<'a> rt::IntoOwned for BuildId<'a> {
 }
 
 /// HEADER_HOSTNAME (3): `uname -n`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     /// host name.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Hostname<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Hostname", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Hostname<'a> {
@@ -4918,16 +5122,29 @@ impl<'a> rt::IntoOwned for Hostname<'a> {
 }
 
 /// HEADER_OSRELEASE (4): `uname -r`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Osrelease<'a> {
     /// kernel release.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Osrelease<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Osrelease", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Osrelease<'a> {
@@ -4967,16 +5184,29 @@ impl<'a> rt::IntoOwned for Osrelease<'a> {
 }
 
 /// HEADER_VERSION (5): perf version string.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Version<'a> {
     /// perf version.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Version<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Version", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Version<'a> {
@@ -5016,16 +5246,29 @@ impl<'a> rt::IntoOwned for Version<'a> {
 }
 
 /// HEADER_ARCH (6): `uname -m`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Arch<'a> {
     /// machine architecture.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Arch<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Arch", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Arch<'a> {
@@ -5123,16 +5366,29 @@ impl<'a> rt::IntoOwned for Nrcpus<'a> {
 }
 
 /// HEADER_CPUDESC (8): CPU model string from /proc/cpuinfo, whitespace squashed.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpudesc<'a> {
     /// CPU description.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cpudesc<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cpudesc", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cpudesc<'a> {
@@ -5172,16 +5428,29 @@ impl<'a> rt::IntoOwned for Cpudesc<'a> {
 }
 
 /// HEADER_CPUID (9): arch-specific CPU id (x86: `GenuineIntel,6,85,4`).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cpuid<'a> {
     /// CPU id.
     pub value: PerfString<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cpuid<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cpuid", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cpuid<'a> {
@@ -5221,16 +5490,29 @@ impl<'a> rt::IntoOwned for Cpuid<'a> {
 }
 
 /// HEADER_TOTAL_MEM (10).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct TotalMem<'a> {
     /// MemTotal in kB (from /proc/meminfo).
     pub total_mem: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for TotalMem<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.total_mem, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("TotalMem", 2)?;
+                st.serialize_field("total_mem", &self.total_mem)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> TotalMem<'a> {
@@ -5270,16 +5552,29 @@ impl<'a> rt::IntoOwned for TotalMem<'a> {
 }
 
 /// HEADER_CMDLINE (11): the perf command line.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Cmdline<'a> {
     /// path of the perf binary, then argv\[\].
     pub args: Vec<PerfString<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Cmdline<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.args, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Cmdline", 2)?;
+                st.serialize_field("args", &self.args)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Cmdline<'a> {
@@ -5335,6 +5630,7 @@ pub struct EventDescEntry<'a> {
     /// event name as given on the command line.
     pub name: PerfString<'a>,
     /// the event's sample ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
 }
 
@@ -5736,16 +6032,29 @@ impl<'a> rt::IntoOwned for NumaNode<'a> {
 }
 
 /// HEADER_NUMA_TOPOLOGY (14).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct NumaTopology<'a> {
     /// the nodes.
     pub nodes: Vec<NumaNode<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for NumaTopology<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.nodes, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("NumaTopology", 2)?;
+                st.serialize_field("nodes", &self.nodes)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> NumaTopology<'a> {
@@ -5793,6 +6102,7 @@ impl<'a> rt::IntoOwned for NumaTopology<'a> {
 
 /// HEADER_BRANCH_STACK (15): flag only, empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchStack<'a> {
@@ -5841,6 +6151,7 @@ impl<'a> rt::IntoOwned for BranchStack<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMapping<'a> {
     /// PMU type (value matching `attr.type`).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// PMU name (sysfs event_source name).
     pub name: PerfString<'a>,
@@ -5879,16 +6190,29 @@ impl<'a> rt::IntoOwned for PmuMapping<'a> {
 }
 
 /// HEADER_PMU_MAPPINGS (16).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuMappings<'a> {
     /// the PMUs.
     pub pmus: Vec<PmuMapping<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for PmuMappings<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.pmus, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("PmuMappings", 2)?;
+                st.serialize_field("pmus", &self.pmus)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> PmuMappings<'a> {
@@ -5987,16 +6311,29 @@ impl<'a> rt::IntoOwned for GroupDescEntry<'a> {
 }
 
 /// HEADER_GROUP_DESC (17).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct GroupDesc<'a> {
     /// the groups.
     pub groups: Vec<GroupDescEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for GroupDesc<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.groups, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("GroupDesc", 2)?;
+                st.serialize_field("groups", &self.groups)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> GroupDesc<'a> {
@@ -6091,16 +6428,29 @@ impl rt::FixedElem for AuxtraceIndexEntry {
 }
 
 /// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceFeature<'a> {
     /// the entries.
     pub entries: rt::Array<'a, AuxtraceIndexEntry>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for AuxtraceFeature<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("AuxtraceFeature", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> AuxtraceFeature<'a> {
@@ -6144,6 +6494,7 @@ impl<'a> rt::IntoOwned for AuxtraceFeature<'a> {
 
 /// HEADER_STAT (19): flag only (file written by `perf stat record`), empty payload.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatFeature<'a> {
@@ -6200,6 +6551,7 @@ pub struct CacheLevel<'a> {
     /// ways of associativity.
     pub ways: u32,
     /// cache type (`Data`, `Instruction`, `Unified`).
+    #[serde(rename = "type")]
     pub type_: PerfString<'a>,
     /// cache size string (e.g. `32K`).
     pub size: PerfString<'a>,
@@ -6397,6 +6749,7 @@ pub struct MemoryNode<'a> {
     /// the bitmap's own bit count (`do_write_bitmap` writes it again; same value).
     pub nbits: u64,
     /// bitmap of memory block indexes that belong to the node, 64 bits per word.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub words: rt::Array<'a, u64>,
 }
 
@@ -6525,16 +6878,29 @@ impl<'a> rt::IntoOwned for MemTopology<'a> {
 }
 
 /// HEADER_CLOCKID (23).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Clockid<'a> {
     /// resolution of the recording clock in ns.
     pub clockid_res_ns: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Clockid<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.clockid_res_ns, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Clockid", 2)?;
+                st.serialize_field("clockid_res_ns", &self.clockid_res_ns)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Clockid<'a> {
@@ -6578,16 +6944,29 @@ impl<'a> rt::IntoOwned for Clockid<'a> {
 
 /// HEADER_DIR_FORMAT (24): present in directory-format data (`perf.data/data` +
 /// `data.N` files).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct DirFormat<'a> {
     /// directory format version (1).
     pub version: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for DirFormat<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.version, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("DirFormat", 2)?;
+                st.serialize_field("version", &self.version)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> DirFormat<'a> {
@@ -6681,16 +7060,29 @@ impl<'a> rt::IntoOwned for BpfProgInfoEntry<'a> {
 }
 
 /// HEADER_BPF_PROG_INFO (25) (libbpf builds; perf skips it cross-endian).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfProgInfo<'a> {
     /// the programs.
     pub progs: Vec<BpfProgInfoEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BpfProgInfo<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.progs, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BpfProgInfo", 2)?;
+                st.serialize_field("progs", &self.progs)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BpfProgInfo<'a> {
@@ -6783,16 +7175,29 @@ impl<'a> rt::IntoOwned for BpfBtfEntry<'a> {
 }
 
 /// HEADER_BPF_BTF (26) (perf skips it cross-endian).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfBtf<'a> {
     /// the BTF objects.
     pub btfs: Vec<BpfBtfEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for BpfBtf<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.btfs, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("BpfBtf", 2)?;
+                st.serialize_field("btfs", &self.btfs)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> BpfBtf<'a> {
@@ -6958,16 +7363,29 @@ impl<'a> rt::IntoOwned for PmuCap<'a> {
 }
 
 /// HEADER_CPU_PMU_CAPS (28): capabilities of the core `cpu` PMU.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuPmuCaps<'a> {
     /// the capabilities.
     pub caps: Vec<PmuCap<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for CpuPmuCaps<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.caps, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("CpuPmuCaps", 2)?;
+                st.serialize_field("caps", &self.caps)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> CpuPmuCaps<'a> {
@@ -7127,16 +7545,29 @@ impl<'a> rt::IntoOwned for HybridNode<'a> {
 }
 
 /// HEADER_HYBRID_TOPOLOGY (30) (file mode only).
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct HybridTopology<'a> {
     /// the PMUs.
     pub nodes: Vec<HybridNode<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for HybridTopology<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.nodes, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("HybridTopology", 2)?;
+                st.serialize_field("nodes", &self.nodes)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> HybridTopology<'a> {
@@ -7233,16 +7664,29 @@ impl<'a> rt::IntoOwned for PmuCapsEntry<'a> {
 }
 
 /// HEADER_PMU_CAPS (31): capabilities of the PMUs other than `cpu`.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct PmuCaps<'a> {
     /// the PMUs.
     pub pmus: Vec<PmuCapsEntry<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for PmuCaps<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.pmus, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("PmuCaps", 2)?;
+                st.serialize_field("pmus", &self.pmus)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> PmuCaps<'a> {
@@ -7522,18 +7966,22 @@ impl<'a> rt::IntoOwned for CpuDomainInfo<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct SampleId {
     /// process id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// thread id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     /// timestamp (TIME).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// stream id (STREAM_ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_id: Option<u64>,
     /// CPU number (CPU).
@@ -7730,6 +8178,7 @@ pub struct ReadSingle {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_running: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// lost samples (LOST).
@@ -7827,6 +8276,7 @@ pub struct ReadGroupValue {
     /// counter value.
     pub value: u64,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// lost samples (LOST).
@@ -7959,6 +8409,7 @@ impl ReadGroup {
 /// `struct read_format`: the layout selected by `attr.read_format` (READ records and the
 /// READ sample field).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ReadData {
@@ -8008,14 +8459,18 @@ impl ReadData {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// start address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// length in bytes.
     pub len: u64,
     /// file offset of the mapping.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub pgoff: u64,
     /// mapped file, NUL-terminated, zero-padded to 8.
     pub filename: rt::Str<'a>,
@@ -8116,6 +8571,7 @@ impl<'a> rt::IntoOwned for Mmap<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Lost<'a> {
     /// id of the event that lost records.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// number of lost records.
     pub lost: u64,
@@ -8200,8 +8656,10 @@ impl<'a> rt::IntoOwned for Lost<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Comm<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// command name, NUL-terminated, zero-padded to 8.
     pub comm: rt::Str<'a>,
@@ -8290,12 +8748,16 @@ impl<'a> rt::IntoOwned for Comm<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Exit<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// parent process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ppid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// parent thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ptid: u32,
     /// timestamp.
     pub time: u64,
@@ -8394,8 +8856,10 @@ pub struct Throttle<'a> {
     /// timestamp.
     pub time: u64,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// stream id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub stream_id: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -8484,8 +8948,10 @@ pub struct Unthrottle<'a> {
     /// timestamp.
     pub time: u64,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// stream id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub stream_id: u64,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -8572,12 +9038,16 @@ impl<'a> rt::IntoOwned for Unthrottle<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Fork<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// parent process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ppid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// parent thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub ptid: u32,
     /// timestamp.
     pub time: u64,
@@ -8674,8 +9144,10 @@ impl<'a> rt::IntoOwned for Fork<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Read<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// the values, as selected by `attr.read_format`.
     pub values: ReadData,
@@ -8888,14 +9360,18 @@ impl<'a> rt::IntoOwned for Mmap2BuildId<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Mmap2<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// start address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// length in bytes.
     pub len: u64,
     /// file offset of the mapping.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub pgoff: u64,
     /// 24 bytes: inode data, or the build id when misc has MMAP_BUILD_ID.
     pub file_id: Mmap2FileId<'a>,
@@ -9120,8 +9596,10 @@ impl<'a> rt::IntoOwned for Aux<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ItraceStart<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -9485,8 +9963,10 @@ impl rt::FixedElem for NsLinkInfo {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Namespaces<'a> {
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// indexed net, uts, ipc, pid, user, mnt, cgroup.
     pub link_info: rt::Array<'a, NsLinkInfo>,
@@ -9578,6 +10058,7 @@ impl<'a> rt::IntoOwned for Namespaces<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Ksymbol<'a> {
     /// symbol address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// symbol length in bytes.
     pub len: u32,
@@ -9680,6 +10161,7 @@ impl<'a> rt::IntoOwned for Ksymbol<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BpfEvent<'a> {
     /// event type.
+    #[serde(rename = "type")]
     pub type_: BpfEventType,
     /// flags (none defined).
     pub bpf_flags: u16,
@@ -9777,6 +10259,7 @@ impl<'a> rt::IntoOwned for BpfEvent<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Cgroup<'a> {
     /// cgroup id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// cgroup path, NUL-terminated, zero-padded to 8.
     pub path: rt::Str<'a>,
@@ -9862,6 +10345,7 @@ impl<'a> rt::IntoOwned for Cgroup<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct TextPoke<'a> {
     /// address of the change.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub addr: u64,
     /// the old bytes.
     pub old_bytes: rt::Bytes<'a>,
@@ -10037,8 +10521,10 @@ impl<'a> rt::IntoOwned for AuxOutputHwId<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CallchainDeferred<'a> {
     /// cookie matching the entry after `PERF_CONTEXT_USER_DEFERRED`.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub cookie: u64,
     /// user callchain entries.
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContextNames_PERF_CONTEXT_, _, _>")]
     pub ips: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10127,6 +10613,7 @@ pub struct HeaderAttr<'a> {
     /// the event attributes.
     pub attr: Attr<'a>,
     /// the event's sample ids.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ids: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10389,6 +10876,7 @@ impl<'a> rt::IntoOwned for HeaderBuildId<'a> {
 /// PERF_RECORD_FINISHED_ROUND (68): all earlier records of the round may be sorted and
 /// flushed.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedRound<'a> {
@@ -10437,12 +10925,15 @@ impl<'a> rt::IntoOwned for FinishedRound<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct IdIndexEntry {
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// index of the event in attr order.
     pub idx: u64,
     /// CPU of the event (-1 for any).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub cpu: u64,
     /// thread of the event (-1 for any).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u64,
 }
 
@@ -10615,10 +11106,12 @@ impl<'a> rt::IntoOwned for IdIndex<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceInfo<'a> {
     /// AUX trace type (selects the `priv` layout).
+    #[serde(rename = "type")]
     pub type_: AuxtraceType,
     /// reserved (alignment).
     pub reserved: u32,
     /// type-specific data (PMU type, TSC parameters, snapshot mode...).
+    #[serde(rename = "priv")]
     pub priv_: rt::Array<'a, u64>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
@@ -10686,6 +11179,7 @@ pub struct Auxtrace<'a> {
     /// mmap index (per-CPU or per-thread buffer).
     pub idx: u32,
     /// thread id (per-thread mode).
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// CPU (per-CPU mode).
     pub cpu: u32,
@@ -10784,18 +11278,22 @@ impl<'a> rt::IntoOwned for Auxtrace<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxtraceError<'a> {
     /// error type (`PERF_AUXTRACE_ERROR_*`: 1 ITRACE, 2 MAX).
+    #[serde(rename = "type")]
     pub type_: u32,
     /// decoder-specific error code.
     pub code: u32,
     /// CPU.
     pub cpu: u32,
     /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u32,
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub tid: u32,
     /// record format: 0 no time, 1 time, 2 time + machine_pid/vcpu.
     pub fmt: u32,
     /// instruction pointer.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub ip: u64,
     /// timestamp (fmt >= 1).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10923,6 +11421,7 @@ impl<'a> rt::IntoOwned for AuxtraceError<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct ThreadMapEntry<'a> {
     /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
     pub pid: u64,
     /// command name, NUL-terminated, 16 bytes.
     pub comm: rt::Str<'a>,
@@ -11019,6 +11518,7 @@ impl<'a> rt::IntoOwned for ThreadMap<'a> {
 
 /// cpu_map_data CPUS variant: explicit CPU numbers.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapCpus<'a> {
@@ -11060,6 +11560,7 @@ impl<'a> rt::IntoOwned for CpuMapCpus<'a> {
 
 /// cpu_map_data MASK variant with 32-bit words (`long_size` 4).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapMask32<'a> {
@@ -11304,6 +11805,7 @@ impl rt::FixedElem for CpuMapRange {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct CpuMapData<'a> {
     /// encoding.
+    #[serde(rename = "type")]
     pub type_: CpuMapType,
     /// the map.
     pub data: CpuMapEncoding<'a>,
@@ -11522,6 +12024,7 @@ impl<'a> rt::IntoOwned for StatConfig<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Stat<'a> {
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// CPU index in the CPU map.
     pub cpu: u32,
@@ -11604,6 +12107,7 @@ impl<'a> rt::IntoOwned for Stat<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct StatRound<'a> {
     /// round type.
+    #[serde(rename = "type")]
     pub type_: StatRoundType,
     /// timestamp.
     pub time: u64,
@@ -11704,8 +12208,10 @@ impl<'a> rt::IntoOwned for EventUpdateScale<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct EventUpdate<'a> {
     /// what is updated.
+    #[serde(rename = "type")]
     pub type_: EventUpdateType,
     /// event id.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub id: u64,
     /// the update.
     pub data: EventUpdateData<'a>,
@@ -12059,6 +12565,7 @@ impl<'a> rt::IntoOwned for Compressed<'a> {
 
 /// PERF_RECORD_FINISHED_INIT (82): end of the synthesized initial records.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct FinishedInit<'a> {
@@ -12296,10 +12803,12 @@ impl<'a> rt::IntoOwned for BpfMetadata<'a> {
 /// CALLCHAIN: instruction pointers, innermost first, with `CallchainContext` markers
 /// inline (values >= `PERF_CONTEXT_MAX` as u64).
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Callchain<'a> {
     /// entries (addresses and context markers).
+    #[serde(serialize_with = "rt::ser_hex_named::<CallchainContextNames_PERF_CONTEXT_, _, _>")]
     pub ips: rt::Array<'a, u64>,
 }
 
@@ -12337,6 +12846,7 @@ impl<'a> rt::IntoOwned for Callchain<'a> {
 
 /// RAW: raw tracepoint or PMU data.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct RawData<'a> {
@@ -12382,8 +12892,10 @@ impl<'a> rt::IntoOwned for RawData<'a> {
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BranchEntry {
     /// branch source address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub from: u64,
     /// branch target address.
+    #[serde(serialize_with = "rt::ser_hex")]
     pub to: u64,
     /// flags word.
     pub branch_flags: BranchFlags,
@@ -12644,6 +13156,7 @@ impl<'a> rt::IntoOwned for StackUser<'a> {
 
 /// AUX: a snapshot of the AUX area.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct AuxSample<'a> {
@@ -12693,24 +13206,30 @@ pub struct Sample<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub identifier: Option<u64>,
     /// instruction pointer (IP).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<u64>,
     /// process id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     /// thread id (TID).
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
     /// timestamp (TIME).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<u64>,
     /// data address (ADDR).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub addr: Option<u64>,
     /// event id (ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<u64>,
     /// stream id (STREAM_ID).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_id: Option<u64>,
     /// CPU number (CPU).
@@ -12754,6 +13273,7 @@ pub struct Sample<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regs_intr: Option<Regs<'a>>,
     /// physical data address (PHYS_ADDR).
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phys_addr: Option<u64>,
     /// cgroup id (CGROUP).
@@ -14512,7 +15032,7 @@ impl rt::Serialize for RecordType {
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum RecordBody<'a> {
     /// `MMAP` (1).
     Mmap(Mmap<'a>),
@@ -15367,7 +15887,7 @@ impl rt::Serialize for FeatureId {
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum FeatureBody<'a> {
     /// `TRACING_DATA` (1).
     TracingData(TracingData<'a>),

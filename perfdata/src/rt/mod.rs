@@ -3,6 +3,7 @@
 
 mod array;
 mod bits;
+mod display;
 mod endian;
 mod error;
 mod expr;
@@ -13,6 +14,7 @@ mod writer;
 pub use crate::static_endian;
 pub use array::{Array, ArrayIter, FixedElem};
 pub use bits::{remap_bitfield, FlagName};
+pub use display::{DisplayValue, Hex, HexNamed, NoNames, Signed, Text, TextValue, ValueNames};
 pub use endian::{
     get_u16, get_u32, get_u64, BigEndian, Endian, Endianness, LittleEndian, NativeEndian,
     StaticEndian,
@@ -27,6 +29,10 @@ pub use array::elem_at;
 pub use bits::{
     bitfield_from_file, bitfield_to_file, bits_get, bits_set, fmt_bitfield, fmt_flags,
     serialize_bitfield,
+};
+#[doc(hidden)]
+pub use display::{
+    ser_hex, ser_hex_named, ser_signed, ser_text, serialize_flags, serialize_hex_u64,
 };
 #[doc(hidden)]
 pub use error::in_field;

@@ -309,3 +309,52 @@ fn bytes_debug_and_serialize() {
     assert_eq!((p.len(), p.bytes()), (12, None));
     assert_eq!(Payload::from(vec![1u8, 2]).bytes(), Some(&[1u8, 2][..]));
 }
+
+#[test]
+fn hex_strings() {
+    for (v, s) in [
+        (0u64, "0x0"),
+        (0xa, "0xa"),
+        (0x10, "0x10"),
+        (0x7fb9c3104158, "0x7fb9c3104158"),
+        (u64::MAX, "0xffffffffffffffff"),
+        (1 << 63, "0x8000000000000000"),
+    ] {
+        assert_eq!(
+            serde_json::to_string(&super::Hex(&v)).unwrap(),
+            format!("\"{s}\"")
+        );
+    }
+    assert_eq!(
+        serde_json::to_string(&super::Signed(&u32::MAX)).unwrap(),
+        "-1"
+    );
+    assert_eq!(serde_json::to_string(&super::Signed(&7u32)).unwrap(), "7");
+}
+
+#[test]
+fn flag_sets_name_bits_ranges_and_unknown_bits() {
+    const T: &[super::FlagName] = &[
+        super::FlagName {
+            name: "CPUMODE",
+            lo: 0,
+            hi: 2,
+        },
+        super::FlagName {
+            name: "EXACT",
+            lo: 14,
+            hi: 14,
+        },
+    ];
+    let mut out = Vec::new();
+    super::serialize_flags(
+        &mut serde_json::Serializer::new(&mut out),
+        0x4002 | 1 << 20,
+        T,
+    )
+    .unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        r#"{"raw":"0x104002","names":["CPUMODE=2","EXACT","0x100000"]}"#
+    );
+}

@@ -76,6 +76,12 @@ impl rt::Serialize for Kind {
     }
 }
 
+impl rt::ValueNames for Kind {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
 impl rt::FixedElem for Kind {
     const SIZE: usize = 4;
     #[inline]
@@ -131,6 +137,12 @@ impl rt::Serialize for Marker {
             Some(n) => s.serialize_str(n),
             None => s.serialize_u64(self.0),
         }
+    }
+}
+
+impl rt::ValueNames for Marker {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
     }
 }
 
@@ -234,7 +246,7 @@ impl core::fmt::Debug for Bits {
 
 impl rt::Serialize for Bits {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(self.0)
+        rt::serialize_flags(s, self.0, BITS_NAMES)
     }
 }
 
@@ -330,7 +342,7 @@ impl core::fmt::Debug for Misc {
 
 impl rt::Serialize for Misc {
     fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(u64::from(self.0))
+        rt::serialize_flags(s, u64::from(self.0), MISC_NAMES)
     }
 }
 
@@ -846,6 +858,7 @@ impl rt::FixedElem for Entry {
 
 /// Text with a computed length.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Name<'a> {
@@ -1129,6 +1142,7 @@ impl rt::FixedElem for Inode {
 
 /// Build-id identification.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct BuildId<'a> {
@@ -1331,12 +1345,15 @@ impl rt::FixedElem for Signed {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Sample<'a> {
+    #[serde(serialize_with = "rt::ser_hex")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<u64>,
+    #[serde(serialize_with = "rt::ser_signed")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tid: Option<u32>,
+    #[serde(serialize_with = "rt::ser_hex_named::<Marker, _, _>")]
     pub ips: rt::Array<'a, u64>,
     /// zero-copy
     pub entries: rt::Array<'a, Entry>,
@@ -1638,6 +1655,7 @@ impl<'a> rt::IntoOwned for Map<'a> {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct Update<'a> {
+    #[serde(rename = "type")]
     pub type_: u16,
     pub data: UpdateData<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
@@ -2278,15 +2296,28 @@ impl<'a> rt::IntoOwned for HeaderFeature<'a> {
 }
 
 /// A host name.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Hostname<'a> {
     pub value: Name<'a>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Hostname<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.value, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Hostname", 2)?;
+                st.serialize_field("value", &self.value)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Hostname<'a> {
@@ -2382,15 +2413,28 @@ impl<'a> rt::IntoOwned for NrCpus<'a> {
 }
 
 /// Self-delimiting entries to the end.
-#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
 pub struct Entries<'a> {
     pub entries: Vec<Versioned<'a>>,
     /// Bytes after the last known field: `None` when there were none (or only the
     /// canonical padding), else exactly these bytes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for Entries<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("Entries", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
 }
 
 impl<'a> Entries<'a> {
@@ -2611,7 +2655,7 @@ impl rt::Serialize for RecordType {
 /// The body of a record, by type; unknown types keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum RecordBody<'a> {
     /// `SAMPLE` (9).
     Sample(Sample<'a>),
@@ -2894,7 +2938,7 @@ impl rt::Serialize for FeatureId {
 /// The payload of a header feature, by id; unknown features keep their bytes.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-#[serde(crate = "::perfdata::rt::serde")]
+#[serde(crate = "::perfdata::rt::serde", untagged)]
 pub enum FeatureBody<'a> {
     /// `HOSTNAME` (3).
     Hostname(Hostname<'a>),

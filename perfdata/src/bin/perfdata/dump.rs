@@ -1,9 +1,23 @@
 //! `perfdata dump`: every part of a file, as text or one JSON object per line.
+//!
+//! Text and JSON are two renderings of the same values: a text line is a short prefix
+//! (`# attr 0 cpu-clock:`, `0x470 [0x50] SAMPLE cpu-clock misc 0x2:`) and the value in
+//! the JSON the `--json` line carries. The values are the generated types serialized by
+//! serde, so the spec's field names and display attributes (`@hex`, `@signed`) decide
+//! what they look like. The JSON lines are described in `docs/dump-json.md`
+//! ([`SCHEMA_VERSION`]).
 
 use perfdata::container::{Origin, Place, RawRecord, RecordCtx};
-use perfdata::generated::perf_data::{EventHeader, RecordBody, RecordType};
-use std::io::Write;
+use perfdata::generated::perf_data::{
+    EventHeader, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
+};
+use perfdata::rt::Serialize;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::path::Path;
+
+/// Version of the JSON line shapes (`docs/dump-json.md`); the first line names it.
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// What `dump` is asked for besides the file.
 pub struct DumpOptions {
@@ -12,6 +26,8 @@ pub struct DumpOptions {
     pub json: bool,
     /// Go on past damaged records (see `PerfData::for_each_record_salvaging`).
     pub salvage: bool,
+    /// Print COMPRESSED records' zstd data instead of its size.
+    pub payloads: bool,
 }
 
 /// Prints everything readable. Damage that does not stop the reading (a damaged feature;
@@ -24,6 +40,7 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
         limit,
         json,
         salvage,
+        payloads,
     } = *opts;
     if path == Path::new("-") {
         if salvage {
@@ -32,48 +49,26 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
                     .into(),
             );
         }
-        return dump_stream(std::io::stdin().lock(), limit, json);
+        return dump_stream(std::io::stdin().lock(), limit, json, payloads);
     }
     let recording = crate::open_recording(path)?;
     let data = recording
         .data()
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut line = |value: serde_json::Value, text: String| {
-        let s = if json { value.to_string() } else { text };
-        writeln!(out, "{s}").map_err(|e| e.to_string())
-    };
-    let f = data.format;
-    line(
-        serde_json::json!({"format": f}),
-        format!(
-            "# format: {:?} {:?}-endian{}{}",
-            f.layout,
-            f.endian,
-            if f.legacy_v1 {
-                ", legacy PERFFILE v1"
-            } else {
-                ""
-            },
-            if f.short_header {
-                ", 72-byte header (no features)"
-            } else {
-                ""
-            }
-        ),
-    )?;
+    let mut p = Printer::new(std::io::BufWriter::new(stdout.lock()), json, payloads);
+    p.format(&data.format)?;
     if let Some(h) = &data.header {
-        line(
-            serde_json::json!({"header": h}),
-            format!("# header: {}", to_json(h)),
-        )?;
+        p.line(&Keyed("header", h), "# header: ", h)?;
     }
-    for (i, a) in data.session.attrs.iter().enumerate() {
-        line(
-            serde_json::json!({"attr": i, "ids": a.ids, "value": a.attr}),
-            format!("# attr {i}: ids {:?} {}", a.ids, to_json(&a.attr)),
-        )?;
+    let pipe = data.format.layout == perfdata::container::Layout::Pipe;
+    p.names = perfdata::analysis::event_names(&data);
+    if !pipe {
+        // A pipe recording's attrs are printed where their HEADER_ATTR records are, as
+        // `dump -` does.
+        for (i, a) in data.session.attrs.iter().enumerate() {
+            p.attr(i, &a.ids, &a.attr)?;
+        }
     }
     let mut damage = 0usize;
     let mut report = |e: &dyn std::fmt::Display| {
@@ -81,38 +76,43 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
         eprintln!("perfdata: {}: {e}", path.display());
     };
     for fs in &data.features {
-        let value = match data.feature(fs) {
-            Ok(v) => v,
+        match data.feature(fs) {
+            Ok(v) => p.feature(fs.id, &v)?,
             Err(e) => {
                 // Features are metadata: report the damaged one and go on.
-                line(
-                    serde_json::json!({"feature": fs.id.0, "name": fs.id.name(), "offset": fs.offset, "size": fs.size, "error": e.to_string()}),
-                    format!(
-                        "# feature {} {}: damaged, skipped: {e}",
-                        fs.id.0,
-                        fs.id.name().unwrap_or("?")
-                    ),
-                )?;
+                let e = e.to_string();
+                let line = FeatureError {
+                    feature: &feature_name(fs.id),
+                    id: fs.id.0,
+                    offset: Some(fs.offset),
+                    size: Some(fs.size),
+                    error: &e,
+                };
+                let text = format!(
+                    "# feature {} {}: damaged, skipped: {e}",
+                    fs.id.0,
+                    feature_name(fs.id)
+                );
+                p.raw_line(&line, &text)?;
                 report(&format_args!("{e} (feature skipped)"));
-                continue;
             }
-        };
-        line(
-            serde_json::json!({"feature": fs.id.0, "name": fs.id.name(), "value": value}),
-            format!(
-                "# feature {} {}: {}",
-                fs.id.0,
-                fs.id.name().unwrap_or("?"),
-                to_json(&value)
-            ),
-        )?;
+        }
     }
     if let Some(id) = data.feature_table_cut {
-        let e = data.feature_problems().pop().expect("the cut table");
-        line(
-            serde_json::json!({"feature": id.0, "name": id.name(), "error": e.to_string()}),
-            format!("# feature table: cut short from feature {}: {e}", id.0),
-        )?;
+        let e = data
+            .feature_problems()
+            .pop()
+            .expect("the cut table")
+            .to_string();
+        let line = FeatureError {
+            feature: &feature_name(id),
+            id: id.0,
+            offset: None,
+            size: None,
+            error: &e,
+        };
+        let text = format!("# feature table: cut short from feature {}: {e}", id.0);
+        p.raw_line(&line, &text)?;
         report(&format_args!("{e} (this feature and later ones skipped)"));
     }
     let damaged = |n: usize| {
@@ -154,9 +154,17 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
             }
             Err(e) => return Err(e.with_record(count - 1, ty)),
         };
-        if let Err(e) = record_line(&mut out, json, &where_, &rec.header, &body) {
+        let attr = ctx.attr.map(|a| a as usize);
+        let inside = matches!(origin, Origin::Compressed { .. });
+        if let Err(e) = p.record(&where_, inside, &rec.header, &body, attr) {
             error = Some(e);
             return Ok(false);
+        }
+        if pipe {
+            if let Err(e) = p.header_record(&body) {
+                error = Some(e);
+                return Ok(false);
+            }
         }
         Ok(true)
     };
@@ -175,6 +183,7 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
         return Err(e);
     }
     walk.map_err(|e| format!("{}: {e}", path.display()))?;
+    p.summary()?;
     for e in &record_damage {
         report(e);
     }
@@ -193,66 +202,405 @@ fn location(origin: Origin, offset: u64) -> String {
     }
 }
 
-/// One record as a line of text or JSON, serialized straight into `out` (no intermediate
-/// JSON tree: the dump of a large file is mostly this).
-fn record_line(
-    out: &mut impl Write,
-    json: bool,
-    offset: &str,
-    header: &EventHeader,
-    body: &RecordBody<'_>,
-) -> Result<(), String> {
-    let ty = RecordType(header.type_);
-    let name = name_of(ty);
-    let io = |e: std::io::Error| e.to_string();
-    if json {
-        // Keys in alphabetical order, as a serde_json object prints them.
-        #[derive(serde::Serialize)]
-        struct Line<'l, 'b> {
-            body: &'l RecordBody<'b>,
-            misc: u16,
-            name: &'l str,
-            offset: &'l str,
-            size: u16,
-            #[serde(rename = "type")]
-            type_: u32,
-        }
-        let line = Line {
-            body,
-            misc: header.misc.0,
-            name: &name,
-            offset,
-            size: header.size,
-            type_: ty.0,
-        };
-        serde_json::to_writer(&mut *out, &line).map_err(|e| e.to_string())?;
-    } else {
-        write!(
-            out,
-            "{offset} [{:#06x}] {name} misc {:#x}: ",
-            header.size, header.misc.0
-        )
-        .map_err(io)?;
-        serde_json::to_writer(&mut *out, body).map_err(|e| e.to_string())?;
-    }
-    out.write_all(b"\n").map_err(io)
+/// A feature's name, or its number when the spec does not name it.
+fn feature_name(id: FeatureId) -> String {
+    id.name()
+        .map_or_else(|| format!("FEATURE_{}", id.0), str::to_string)
 }
 
-fn name_of(ty: RecordType) -> String {
+/// `{"KEY": value}`.
+struct Keyed<'v, T>(&'static str, &'v T);
+impl<T: Serialize> Serialize for Keyed<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry(self.0, self.1)?;
+        m.end()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct FeatureError<'l> {
+    feature: &'l str,
+    id: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    error: &'l str,
+}
+
+/// Event ids as `"0x…"` strings (the attr section's `ids`, `@hex` in the spec).
+struct Ids<'v>(&'v [u64]);
+impl Serialize for Ids<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        perfdata::rt::ser_hex(&self.0.to_vec(), s)
+    }
+}
+
+/// Prints lines and counts records by type.
+struct Printer<W: Write> {
+    out: W,
+    json: bool,
+    payloads: bool,
+    /// Event names by attr index.
+    names: Vec<String>,
+    /// Records by type, for the summary.
+    counts: [u64; 256],
+    other_counts: BTreeMap<u32, u64>,
+    /// Records read from inside COMPRESSED records.
+    in_compressed: u64,
+    /// Attrs printed so far (pipe mode prints them as they arrive), with their ids.
+    attr_ids: Vec<Vec<u64>>,
+}
+
+impl<W: Write> Printer<W> {
+    fn new(out: W, json: bool, payloads: bool) -> Self {
+        Printer {
+            out,
+            json,
+            payloads,
+            names: vec![],
+            counts: [0; 256],
+            other_counts: BTreeMap::new(),
+            in_compressed: 0,
+            attr_ids: vec![],
+        }
+    }
+
+    /// One line: the JSON `line`, or `prefix` and the JSON of `value`.
+    fn line(
+        &mut self,
+        line: &impl Serialize,
+        prefix: &str,
+        value: &impl Serialize,
+    ) -> Result<(), String> {
+        let r = if self.json {
+            serde_json::to_writer(&mut self.out, line)
+        } else {
+            self.out
+                .write_all(prefix.as_bytes())
+                .map_err(serde_json::Error::io)
+                .and_then(|()| serde_json::to_writer(&mut self.out, value))
+        };
+        r.map_err(|e| e.to_string())?;
+        self.out.write_all(b"\n").map_err(|e| e.to_string())
+    }
+
+    /// A line that is the JSON `line` or the whole `text`.
+    fn raw_line(&mut self, line: &impl Serialize, text: &str) -> Result<(), String> {
+        if self.json {
+            serde_json::to_writer(&mut self.out, line).map_err(|e| e.to_string())?;
+        } else {
+            self.out
+                .write_all(text.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
+        self.out.write_all(b"\n").map_err(|e| e.to_string())
+    }
+
+    fn format(&mut self, f: &perfdata::container::Format) -> Result<(), String> {
+        #[derive(serde::Serialize)]
+        struct Line<'l> {
+            perfdata_dump: u32,
+            format: &'l perfdata::container::Format,
+        }
+        let text = format!(
+            "# format: {:?} {:?}-endian{}{}",
+            f.layout,
+            f.endian,
+            if f.legacy_v1 {
+                ", legacy PERFFILE v1"
+            } else {
+                ""
+            },
+            if f.short_header {
+                ", 72-byte header (no features)"
+            } else {
+                ""
+            }
+        );
+        self.raw_line(
+            &Line {
+                perfdata_dump: SCHEMA_VERSION,
+                format: f,
+            },
+            &text,
+        )
+    }
+
+    fn attr(
+        &mut self,
+        index: usize,
+        ids: &[u64],
+        attr: &perfdata::generated::perf_data::Attr<'_>,
+    ) -> Result<(), String> {
+        #[derive(serde::Serialize)]
+        struct Line<'l, 'a> {
+            attr: usize,
+            event: &'l str,
+            ids: Ids<'l>,
+            value: &'l perfdata::generated::perf_data::Attr<'a>,
+        }
+        let event = self.names.get(index).map_or("", String::as_str).to_string();
+        let mut prefix = format!("# attr {index} {event}: ids [");
+        for (i, id) in ids.iter().enumerate() {
+            if i > 0 {
+                prefix.push_str(", ");
+            }
+            prefix.push_str(&format!("{id:#x}"));
+        }
+        prefix.push_str("] ");
+        let line = Line {
+            attr: index,
+            event: &event,
+            ids: Ids(ids),
+            value: attr,
+        };
+        self.line(&line, &prefix, attr)?;
+        if self.attr_ids.len() <= index {
+            self.attr_ids.resize(index + 1, vec![]);
+        }
+        self.attr_ids[index] = ids.to_vec();
+        Ok(())
+    }
+
+    fn feature(&mut self, id: FeatureId, value: &FeatureBody<'_>) -> Result<(), String> {
+        let name = feature_name(id);
+        let key = name.to_ascii_lowercase();
+        struct Line<'l, 'a> {
+            name: &'l str,
+            id: u32,
+            key: &'l str,
+            value: &'l FeatureBody<'a>,
+        }
+        impl Serialize for Line<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(3))?;
+                m.serialize_entry("feature", self.name)?;
+                m.serialize_entry("id", &self.id)?;
+                m.serialize_entry(self.key, self.value)?;
+                m.end()
+            }
+        }
+        let prefix = format!("# feature {} {name}: ", id.0);
+        let line = Line {
+            name: &name,
+            id: id.0,
+            key: &key,
+            value,
+        };
+        self.line(&line, &prefix, value)
+    }
+
+    /// The attr and feature lines of a pipe recording's HEADER_ATTR and HEADER_FEATURE
+    /// records (the same lines a file's attrs section and feature sections give).
+    fn header_record(&mut self, body: &RecordBody<'_>) -> Result<(), String> {
+        match body {
+            RecordBody::HeaderAttr(a) => {
+                let index = self.attr_ids.len();
+                if self.names.len() <= index {
+                    let name = perfdata::analysis::default_event_name(a.attr.type_, a.attr.config);
+                    self.names.push(name);
+                }
+                let ids: Vec<u64> = a.ids.iter().collect();
+                self.attr(index, &ids, &a.attr)?;
+            }
+            RecordBody::HeaderFeature(f) => {
+                if let Some(data) = &f.data {
+                    let id = FeatureId(u32::try_from(f.feat_id).unwrap_or(u32::MAX));
+                    if let FeatureBody::EventDesc(d) = data.as_ref() {
+                        // Name the events from here on (a stream names them after the attrs).
+                        for (i, e) in d.events.iter().enumerate() {
+                            let at = e
+                                .ids
+                                .iter()
+                                .find_map(|id| {
+                                    self.attr_ids.iter().position(|ids| ids.contains(&id))
+                                })
+                                .or(e.ids.is_empty().then_some(i));
+                            if let Some(slot) = at.and_then(|at| self.names.get_mut(at)) {
+                                *slot = e.name.text.to_str_lossy().into_owned();
+                            }
+                        }
+                    }
+                    self.feature(id, data)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// One record as a line of text or JSON, serialized straight into `out` (no
+    /// intermediate JSON tree: the dump of a large file is mostly this).
+    fn record(
+        &mut self,
+        offset: &str,
+        in_compressed: bool,
+        header: &EventHeader,
+        body: &RecordBody<'_>,
+        attr: Option<usize>,
+    ) -> Result<(), String> {
+        let ty = RecordType(header.type_);
+        self.in_compressed += u64::from(in_compressed);
+        match self.counts.get_mut(ty.0 as usize) {
+            Some(n) => *n += 1,
+            None => *self.other_counts.entry(ty.0).or_default() += 1,
+        }
+        let unknown;
+        let name = match ty.name() {
+            Some(n) => n,
+            None => {
+                unknown = format!("UNKNOWN({})", ty.0);
+                &unknown
+            }
+        };
+        let event = match body {
+            RecordBody::Sample(_) => attr.and_then(|a| self.names.get(a)).map(String::as_str),
+            _ => None,
+        };
+        let value = match body {
+            RecordBody::Compressed(c) if !self.payloads => Body::Compressed(CompressedSummary {
+                data_size: c.data.len(),
+            }),
+            RecordBody::Compressed2(c) if !self.payloads => Body::Compressed(CompressedSummary {
+                data_size: c.data.len(),
+            }),
+            _ => Body::Record(body),
+        };
+        let io = |e: std::io::Error| e.to_string();
+        if self.json {
+            #[derive(serde::Serialize)]
+            struct Line<'l> {
+                offset: &'l str,
+                record: &'l str,
+                #[serde(rename = "type")]
+                type_: u32,
+                size: u16,
+                misc: RecordMisc,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                event: Option<&'l str>,
+                body: Body<'l, 'l>,
+            }
+            let line = Line {
+                offset,
+                record: name,
+                type_: ty.0,
+                size: header.size,
+                misc: header.misc,
+                event,
+                body: value,
+            };
+            serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
+        } else {
+            write!(self.out, "{offset} [{:#06x}] {name}", header.size).map_err(io)?;
+            if let Some(e) = event {
+                write!(self.out, " {e}").map_err(io)?;
+            }
+            write!(self.out, " misc {:#x}: ", header.misc.0).map_err(io)?;
+            serde_json::to_writer(&mut self.out, &value).map_err(|e| e.to_string())?;
+        }
+        self.out.write_all(b"\n").map_err(io)
+    }
+
+    /// Records by type, like the end of `perf report -D`.
+    fn summary(&mut self) -> Result<(), String> {
+        let mut by_type: Vec<(String, u64)> = vec![];
+        for (t, &n) in self.counts.iter().enumerate() {
+            if n > 0 {
+                by_type.push((record_name(RecordType(t as u32)), n));
+            }
+        }
+        for (&t, &n) in &self.other_counts {
+            by_type.push((record_name(RecordType(t)), n));
+        }
+        let total: u64 = by_type.iter().map(|(_, n)| n).sum();
+        if self.json {
+            #[derive(serde::Serialize)]
+            struct Summary<'l> {
+                records: u64,
+                in_compressed: u64,
+                types: BTreeMap<&'l str, u64>,
+            }
+            let types = by_type.iter().map(|(t, n)| (t.as_str(), *n)).collect();
+            let line = Keyed(
+                "summary",
+                &Summary {
+                    records: total,
+                    in_compressed: self.in_compressed,
+                    types,
+                },
+            );
+            serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
+            self.out.write_all(b"\n").map_err(|e| e.to_string())?;
+        } else {
+            let mut text = format!("# records: {total}");
+            if self.in_compressed > 0 {
+                text.push_str(&format!(
+                    " ({} of them inside COMPRESSED records)",
+                    self.in_compressed
+                ));
+            }
+            text.push('\n');
+            for (t, n) in &by_type {
+                text.push_str(&format!("#   {t}: {n}\n"));
+            }
+            self.out
+                .write_all(text.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
+        self.out.flush().map_err(|e| e.to_string())
+    }
+}
+
+fn record_name(ty: RecordType) -> String {
     ty.name()
         .map_or_else(|| format!("UNKNOWN({})", ty.0), str::to_string)
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_else(|e| format!("<{e}>"))
+/// A COMPRESSED record without its zstd data (the records inside follow it, at `+z`
+/// offsets); `--payloads` prints the data.
+#[derive(serde::Serialize)]
+struct CompressedSummary {
+    data_size: usize,
+}
+
+/// The value of a record line: the record, or a summary of it.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Body<'l, 'b> {
+    Record(&'l RecordBody<'b>),
+    Compressed(CompressedSummary),
 }
 
 /// A pipe-mode stream from standard input, one record at a time (bounded memory).
-fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Result<(), String> {
+fn dump_stream(
+    mut input: impl Read,
+    limit: Option<u64>,
+    json: bool,
+    payloads: bool,
+) -> Result<(), String> {
+    let mut head = [0u8; 16];
+    input
+        .read_exact(&mut head)
+        .map_err(|e| format!("<stdin>: reading the header: {e}"))?;
+    if let Ok(f) = perfdata::container::detect(&head) {
+        if f.layout != perfdata::container::Layout::Pipe {
+            return Err(
+                "<stdin>: a file-layout perf.data, not a pipe-mode stream: its records are found through the header's offsets, which a pipe cannot seek to; dump the file by its path"
+                    .into(),
+            );
+        }
+    }
     let mut reader =
-        perfdata::container::StreamReader::new(input).map_err(|e| format!("<stdin>: {e}"))?;
+        perfdata::container::StreamReader::new(std::io::Cursor::new(head).chain(input))
+            .map_err(|e| format!("<stdin>: {e}"))?;
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut p = Printer::new(std::io::BufWriter::new(stdout.lock()), json, payloads);
+    let format = perfdata::container::detect(&head).map_err(|e| format!("<stdin>: {e}"))?;
+    p.format(&format)?;
     let mut count = 0u64;
     while let Some(rec) = reader.next_record().map_err(|e| format!("<stdin>: {e}"))? {
         if limit.is_some_and(|l| count >= l) {
@@ -263,8 +611,11 @@ fn dump_stream(input: impl std::io::Read, limit: Option<u64>, json: bool) -> Res
             .decode()
             .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
         let where_ = location(rec.origin, rec.raw.offset);
-        record_line(&mut out, json, &where_, &rec.raw.header, &body)?;
+        let attr = rec.ctx.attr.map(|a| a as usize);
+        let inside = matches!(rec.origin, Origin::Compressed { .. });
+        p.record(&where_, inside, &rec.raw.header, &body, attr)?;
+        p.header_record(&body)?;
         count += 1;
     }
-    Ok(())
+    p.summary()
 }

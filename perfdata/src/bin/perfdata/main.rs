@@ -43,7 +43,7 @@ enum Command {
     /// Print the header, attrs, features and records of a perf.data file (or the header,
     /// records and maps of a gperftools CPU profile).
     #[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
-        perfdata dump perf.data --json | jq .name\n  perf record -o - true | perfdata dump -\n  \
+        perfdata dump perf.data --json | jq .record\n  perf record -o - true | perfdata dump -\n  \
         perfdata dump prog.prof")]
     Dump {
         /// A perf.data file (file or pipe layout, either byte order) or a gperftools CPU
@@ -62,6 +62,9 @@ enum Command {
         /// Go on past damaged records where the framing allows (each skip is reported).
         #[arg(long)]
         salvage: bool,
+        /// Print COMPRESSED records' zstd data (hex) instead of its size.
+        #[arg(long)]
+        payloads: bool,
     },
     /// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
     /// byte-exact copy. The output is written to a temporary file and renamed into place,
@@ -272,6 +275,7 @@ fn main() -> ExitCode {
             limit,
             json,
             salvage,
+            payloads,
         } => dump::dump(
             &file,
             &dump::DumpOptions {
@@ -279,6 +283,7 @@ fn main() -> ExitCode {
                 limit,
                 json,
                 salvage,
+                payloads,
             },
         ),
         Command::Convert {
