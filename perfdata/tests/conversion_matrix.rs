@@ -27,7 +27,7 @@ use common::{corpus_dir, fixture_and_corpus_files};
 use perfdata::container::{Layout, PerfData};
 use perfdata::convert::{convert_file, ConvertOptions};
 use perfdata::generated::perf_data::{
-    BuildId, BuildIdEntry, BuildIdMisc, Ctx, FeatureBody, FeatureId, RecordBody, RecordType,
+    BuildId, BuildIdEntry, Ctx, FeatureBody, FeatureId, RecordBody, RecordType,
 };
 use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader, Writer};
 use perfdata::transform::CompressedKind;
@@ -148,17 +148,9 @@ fn content(path: &Path) -> Result<Content, String> {
             (_, RecordBody::HeaderEventType(e)) => {
                 event_types.push((e.event_id, e.name.text().to_vec()));
             }
-            (_, RecordBody::HeaderBuildId(b)) if prologue => build_ids.push(BuildIdEntry {
-                type_: 0,
-                misc: BuildIdMisc(rec.header.misc.0),
-                pid: b.pid,
-                build_id: b.build_id,
-                build_id_size: b.build_id_size,
-                reserved1: b.reserved1,
-                reserved2: b.reserved2,
-                filename: b.filename,
-                tail: b.tail,
-            }),
+            (_, RecordBody::HeaderBuildId(b)) if prologue => {
+                build_ids.push(perfdata::stages::build_id_entry(b, rec.header.misc))
+            }
             (_, body) => records.push((ty.0, rec.header.misc.0, body)),
         }
         Ok(true)

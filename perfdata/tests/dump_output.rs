@@ -5,30 +5,14 @@ mod common;
 
 use perfdata::container::PerfData;
 use perfdata::generated::perf_data::RecordBody;
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 fn dump(args: &[&str], stdin: Option<&[u8]>) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .arg("dump")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        input.write_all(bytes).unwrap();
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    let args: Vec<&str> = std::iter::once("dump")
+        .chain(args.iter().copied())
+        .collect();
+    let (code, stdout, stderr) = common::run_perfdata(&args, stdin);
+    assert_eq!(code, Some(0), "{stderr}");
+    stdout
 }
 
 fn path(name: &str) -> String {
@@ -174,17 +158,8 @@ fn addresses_are_exact_and_markers_named() {
 #[test]
 fn stdin_holding_a_file_layout_is_an_error_that_names_no_library_type() {
     let bytes = common::fixture("plain.data");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(["dump", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let _ = child.stdin.take().unwrap().write_all(&bytes);
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = common::run_perfdata(&["dump", "-"], Some(&bytes));
+    assert_eq!(code, Some(1));
     assert!(err.contains("file-layout"), "{err}");
     assert!(!err.contains("PerfData"), "{err}");
 }

@@ -7,8 +7,6 @@ mod common;
 use common::fixture;
 
 use perfdata::container::{PerfData, StreamReader};
-use std::io::Write;
-use std::process::{Command, Stdio};
 
 const FIXTURE: &str = "pipe-callchain.pipe.data";
 /// The record whose size is zeroed.
@@ -116,26 +114,10 @@ fn salvaging_goes_on_after_it() {
 }
 
 fn dump(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .arg("dump")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        // The reader stops at the damage: the rest may not be read (EPIPE).
-        let _ = input.write_all(bytes);
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let args: Vec<&str> = std::iter::once("dump")
+        .chain(args.iter().copied())
+        .collect();
+    common::run_perfdata(&args, stdin)
 }
 
 /// Record lines of a text dump that are not inside compressed records.

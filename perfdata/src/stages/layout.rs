@@ -158,6 +158,23 @@ pub(crate) fn feature_record(id: FeatureId, body: FeatureBody<'static>) -> Recor
     }
 }
 
+/// A pipe's HEADER_BUILD_ID record (header bits `misc`) as the BUILD_ID feature's entry
+/// it stands for: the same fields, the record's misc in the entry (the inverse of
+/// `build_id_record`).
+pub fn build_id_entry<'b>(b: HeaderBuildId<'b>, misc: RecordMisc) -> BuildIdEntry<'b> {
+    BuildIdEntry {
+        type_: 0,
+        misc: BuildIdMisc(misc.0),
+        pid: b.pid,
+        build_id: b.build_id,
+        build_id_size: b.build_id_size,
+        reserved1: b.reserved1,
+        reserved2: b.reserved2,
+        filename: b.filename,
+        tail: b.tail,
+    }
+}
+
 fn build_id_record(entry: BuildIdEntry<'_>) -> RecordItem<'static> {
     RecordItem {
         ty: RecordType::HEADER_BUILD_ID,
@@ -410,17 +427,7 @@ impl Stage for ToFile {
                     data: FeatureData::Raw(Bytes::from(bytes[..len].to_vec())),
                 })
             }
-            RecordBody::HeaderBuildId(b) => self.build_ids.push(BuildIdEntry {
-                type_: 0,
-                misc: BuildIdMisc(item.misc.0),
-                pid: b.pid,
-                build_id: b.build_id,
-                build_id_size: b.build_id_size,
-                reserved1: b.reserved1,
-                reserved2: b.reserved2,
-                filename: b.filename,
-                tail: b.tail,
-            }),
+            RecordBody::HeaderBuildId(b) => self.build_ids.push(build_id_entry(b, item.misc)),
             other => out(RecordItem {
                 ty: item.ty,
                 misc: item.misc,

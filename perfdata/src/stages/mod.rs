@@ -15,7 +15,7 @@ pub(crate) mod typed;
 
 pub use compress::{Compress, CompressedKind};
 pub use decompress::Decompress;
-pub use layout::{pipe_event_types, ToFile, ToPipe};
+pub use layout::{build_id_entry, pipe_event_types, ToFile, ToPipe};
 pub use typed::{Reencode, Typed};
 
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};

@@ -85,3 +85,28 @@ pub fn tails(v: &impl serde::Serialize) -> Vec<String> {
     walk(&serde_json::to_value(v).unwrap(), "", &mut out);
     out
 }
+
+/// Runs the `perfdata` binary with `args`, `stdin` written to its standard input (a write
+/// cut short by the reader stopping early is not an error); its exit code, stdout, stderr.
+pub fn run_perfdata(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(bytes) = stdin {
+        let _ = input.write_all(bytes);
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
