@@ -14,6 +14,8 @@ pub const MAX_EXPANSION_PER_RECORD: usize = 256 << 20;
 pub struct Decompressor {
     decoder: Decoder<'static>,
     pending: Vec<u8>,
+    /// zstd's output buffer, reused for every record (allocated and zeroed once).
+    chunk: Vec<u8>,
 }
 
 impl Decompressor {
@@ -23,6 +25,7 @@ impl Decompressor {
         Ok(Decompressor {
             decoder,
             pending: Vec::new(),
+            chunk: vec![0u8; 64 << 10],
         })
     }
 
@@ -42,11 +45,24 @@ impl Decompressor {
         take: &mut dyn FnMut(&[u8]) -> (usize, bool),
     ) -> Result<bool, Error> {
         let mut input = InBuffer::around(data);
-        let mut chunk = vec![0u8; 64 << 10];
+        let mut chunk = std::mem::take(&mut self.chunk);
+        let result = self.feed_chunks(&mut input, &mut chunk, at, take);
+        self.chunk = chunk;
+        result
+    }
+
+    fn feed_chunks(
+        &mut self,
+        input: &mut InBuffer<'_>,
+        chunk: &mut [u8],
+        at: u64,
+        take: &mut dyn FnMut(&[u8]) -> (usize, bool),
+    ) -> Result<bool, Error> {
+        let len = input.src.len();
         let mut produced_total = 0usize;
         loop {
             let mut output = OutBuffer::around(&mut chunk[..]);
-            self.decoder.run(&mut input, &mut output).map_err(|e| {
+            self.decoder.run(input, &mut output).map_err(|e| {
                 Error::invalid(
                     Some(at + input.pos() as u64),
                     "valid zstd data",
@@ -70,7 +86,7 @@ impl Decompressor {
                     return Ok(false);
                 }
             }
-            if input.pos() == data.len() && produced < chunk.len() {
+            if input.pos() == len && produced < chunk.len() {
                 return Ok(true);
             }
         }
