@@ -18,6 +18,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod views;
 
+use crate::names::{kernel_id_name, screaming_snake, snake};
+
 use proc_macro2::{Ident, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote};
 use spec::ir::{
@@ -202,71 +204,12 @@ fn local(name: &str) -> Ident {
     }
 }
 
-fn words(name: &str) -> Vec<String> {
-    let chars: Vec<char> = name.chars().collect();
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '_' {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
-        }
-        if c.is_ascii_uppercase() && !cur.is_empty() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
-            if prev.is_ascii_lowercase()
-                || prev.is_ascii_digit()
-                || (prev.is_ascii_uppercase() && next_lower)
-            {
-                out.push(std::mem::take(&mut cur));
-            }
-        }
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// `HeaderAttr` → `HEADER_ATTR`, `Mmap2` → `MMAP2`.
 /// The id constant of a record or feature: its name in SCREAMING_SNAKE_CASE. Structs,
 /// records and features share one namespace in the spec, so a feature whose kernel name is
 /// also a record's (AUXTRACE, STAT, COMPRESSED) is declared `XFeature`; its id constant
 /// drops the suffix (`FeatureId::STAT`).
 fn id_const_name(name: &str, kind: Dispatch) -> String {
     kernel_id_name(name, matches!(kind, Dispatch::Feature))
-}
-
-/// `id_const_name` for callers outside this module (the docs generator).
-pub fn kernel_id_name(name: &str, is_feature: bool) -> String {
-    let name = match is_feature {
-        true => name
-            .strip_suffix("Feature")
-            .filter(|n| !n.is_empty())
-            .unwrap_or(name),
-        false => name,
-    };
-    screaming_snake(name)
-}
-
-pub fn screaming_snake(name: &str) -> String {
-    words(name)
-        .iter()
-        .map(|w| w.to_ascii_uppercase())
-        .collect::<Vec<_>>()
-        .join("_")
-}
-
-/// `SampleId` → `sample_id`.
-pub fn snake(name: &str) -> String {
-    words(name)
-        .iter()
-        .map(|w| w.to_ascii_lowercase())
-        .collect::<Vec<_>>()
-        .join("_")
 }
 
 fn doc_attrs(doc: &str) -> TokenStream {
@@ -2268,7 +2211,7 @@ impl<'s> Gen<'s> {
         }
         let exhaustive = has_default || (on.ty == Ty::Bool && bools.len() == 2);
         if !exhaustive {
-            let on_text = crate::docs::expr(&sw.on);
+            let on_text = sw.on.to_string();
             let list: Vec<String> = sw
                 .arms
                 .iter()
@@ -2465,7 +2408,7 @@ impl<'s> Gen<'s> {
                 ),
             };
             let l = local(name);
-            let text = crate::docs::expr(e);
+            let text = e.to_string();
             let value = self.computed_value_inner(e, s, false).0;
             let stmt = |v: TokenStream| {
                 let found = prim_to_u64(p, v);
@@ -2659,8 +2602,7 @@ impl<'s> Gen<'s> {
             }
             other => panic!(
                 "struct `{}`: unsupported computed expression {}",
-                s.name,
-                crate::docs::expr(other)
+                s.name, other
             ),
         }
     }
@@ -2695,7 +2637,7 @@ impl<'s> Gen<'s> {
                 Len::Expr(e) if !skip_len_check && self.encode_evaluable(e, deferred) => {
                     let o = self.u64_expr(e, env);
                     let ot = o.ts;
-                    let text = crate::docs::expr(e);
+                    let text = e.to_string();
                     quote!(rt::check_len(#place.len(), #ot, #unit, #text) #chain?;)
                 }
                 _ => quote!(),
@@ -2718,7 +2660,7 @@ impl<'s> Gen<'s> {
                 let mut a = TokenStream::new();
                 for (arg, p) in args.iter().zip(&self.struct_def(name).params) {
                     if !self.encode_evaluable(arg, deferred) {
-                        panic!("struct `{}`: argument {} of `{name}` cannot be evaluated while encoding", env.s.name, crate::docs::expr(arg));
+                        panic!("struct `{}`: argument {arg} of `{name}` cannot be evaluated while encoding", env.s.name);
                     }
                     let o = if matches!(p.ty, ScalarType::Prim(Prim::Bool)) {
                         self.bool_expr(arg, env)
@@ -2781,7 +2723,7 @@ impl<'s> Gen<'s> {
                 let check = if self.encode_evaluable(e, deferred) {
                     let o = self.u64_expr(e, env);
                     let ot = o.ts;
-                    let text = crate::docs::expr(e);
+                    let text = e.to_string();
                     quote! {
                         if let Some(id) = #place.feature_id() {
                             rt::check_variant(u64::from(id.0) == #ot, &id.to_string(), #text, #ot) #chain?;
@@ -2801,7 +2743,7 @@ impl<'s> Gen<'s> {
         let enum_id = format_ident!("{}", sw.enum_name);
         let evaluable = self.encode_evaluable(&sw.on, deferred);
         let on = self.expr(&sw.on, env);
-        let on_text = crate::docs::expr(&sw.on);
+        let on_text = sw.on.to_string();
         let explicit: Vec<&Pattern> = sw
             .arms
             .iter()
@@ -3027,7 +2969,7 @@ impl<'s> Gen<'s> {
                             if self.encode_evaluable(wexpr, &deferred) {
                                 let o = self.u64_expr(wexpr, &env);
                                 let ot = o.ts;
-                                let text = crate::docs::expr(wexpr);
+                                let text = wexpr.to_string();
                                 quote! {
                                     let #wat = w.len();
                                     #inner
@@ -3045,7 +2987,7 @@ impl<'s> Gen<'s> {
                         if self.encode_evaluable(c, &deferred) {
                             let co = self.bool_expr(c, &env);
                             let ct = co.ts;
-                            let text = crate::docs::expr(c);
+                            let text = c.to_string();
                             stmts.extend(
                                 quote!(rt::check_presence(#place.is_some(), #ct, #text) #chain?;),
                             );
@@ -3078,7 +3020,7 @@ impl<'s> Gen<'s> {
                 if self.encode_evaluable(c, &deferred) {
                     let co = self.bool_expr(c, &env);
                     let ct = co.ts;
-                    let text = crate::docs::expr(c);
+                    let text = c.to_string();
                     body.extend(
                         quote!(rt::check_presence(self.#tid.is_some(), #ct, #text).field(#tstr)?;),
                     );
@@ -3102,7 +3044,7 @@ impl<'s> Gen<'s> {
             if !uses_remaining(b) {
                 let o = self.u64_expr(b, &env);
                 let ot = o.ts;
-                let text = crate::docs::expr(b);
+                let text = b.to_string();
                 body.extend(quote!(rt::check_len(w.len() - start, #ot, "bytes", #text)?;));
             }
         }
@@ -3118,7 +3060,7 @@ impl<'s> Gen<'s> {
                 let o = self.u64_expr(&p.len, &env);
                 let ot = o.ts;
                 let id = ident(&p.name);
-                let text = crate::docs::expr(&p.len);
+                let text = p.len.to_string();
                 let pname = &p.name;
                 body.extend(
                     quote!(rt::check_len(self.#id.len(), #ot, "bytes", #text).field(#pname)?;),
@@ -3324,7 +3266,7 @@ impl<'s> Gen<'s> {
         let mut variants = TokenStream::new();
         let mut owned = TokenStream::new();
         let mut seen = HashSet::new();
-        let on_text = crate::docs::expr(&sw.on);
+        let on_text = sw.on.to_string();
         let mut first = None;
         for a in &sw.arms {
             if !seen.insert(a.variant.clone()) {
