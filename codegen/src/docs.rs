@@ -5,11 +5,12 @@
 //! the parser and writer generated from the same spec.
 
 use spec::ir::{
-    Arm, Display, Expr, Field, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind, TypeRef,
+    Arm, Display, Expr, Field, Pattern, Prim, ScalarType, Spec, StructDef, StructKind, TypeRef,
 };
 use std::fmt::Write;
 
 use crate::names::kernel_id_name;
+use spec::layout::Layout;
 
 /// Renders the whole reference.
 pub fn generate_markdown(spec: &Spec) -> String {
@@ -29,6 +30,7 @@ pub fn generate_markdown(spec: &Spec) -> String {
          \"dumped as\" says how `perfdata dump` (and its JSON) shows a number.\n",
         spec.name
     );
+    let layout = Layout::of(spec);
     toc(spec, &mut out);
     id_tables(spec, &mut out);
     if !spec.context.fields.is_empty() {
@@ -40,14 +42,14 @@ pub fn generate_markdown(spec: &Spec) -> String {
         .iter()
         .filter(|s| matches!(s.kind, StructKind::Plain))
     {
-        structure(spec, s, &mut out);
+        structure(spec, &layout, s, &mut out);
     }
     if spec.features().next().is_some() {
         let _ = writeln!(out, "## Features\n");
         let mut features: Vec<_> = spec.features().collect();
         features.sort_by_key(|(id, _)| *id);
         for (_, s) in features {
-            structure(spec, s, &mut out);
+            structure(spec, &layout, s, &mut out);
         }
     }
     if spec.records().next().is_some() {
@@ -55,7 +57,7 @@ pub fn generate_markdown(spec: &Spec) -> String {
         let mut records: Vec<_> = spec.records().collect();
         records.sort_by_key(|(id, _)| *id);
         for (_, s) in records {
-            structure(spec, s, &mut out);
+            structure(spec, &layout, s, &mut out);
         }
     }
     value_types(spec, &mut out);
@@ -208,7 +210,7 @@ fn context(spec: &Spec, out: &mut String) {
     out.push('\n');
 }
 
-fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
+fn structure(spec: &Spec, layout: &Layout, s: &StructDef, out: &mut String) {
     let heading = match &s.kind {
         StructKind::Plain => s.name.clone(),
         StructKind::Record { id, .. } => format!("{} (record {id})", s.name),
@@ -274,7 +276,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
     );
     let mut offset = Some(0u64);
     for f in &s.fields {
-        let size = fixed_size(spec, &f.ty).filter(|_| f.cond.is_none());
+        let size = layout.field_fixed_size(f);
         let off = offset.map_or(String::new(), |o| o.to_string());
         let mut presence = vec![];
         if let Some(c) = &f.cond {
@@ -507,34 +509,6 @@ fn signed_view(repr: Prim, v: u64) -> String {
         format!("{} (`{:#x}`)", v as i64, v)
     } else {
         v.to_string()
-    }
-}
-
-/// Encoded size of a type when it does not depend on data.
-pub fn fixed_size(spec: &Spec, ty: &TypeRef) -> Option<u64> {
-    match ty {
-        TypeRef::Scalar(s) => Some(u64::from(spec.scalar_repr(s).size())),
-        TypeRef::Word(Expr::Int(n)) => Some(*n),
-        TypeRef::Array {
-            elem,
-            len: Len::Expr(Expr::Int(n)),
-        } => fixed_size(spec, elem).map(|e| e * n),
-        TypeRef::Bytes(Len::Expr(Expr::Int(n))) | TypeRef::Str(Len::Expr(Expr::Int(n))) => Some(*n),
-        TypeRef::Struct { name, .. } => {
-            let s = spec.find_struct(name)?;
-            if s.bounded_by.is_some() || s.payload.is_some() {
-                return None;
-            }
-            let mut total = 0;
-            for f in &s.fields {
-                if f.cond.is_some() {
-                    return None;
-                }
-                total += fixed_size(spec, &f.ty)?;
-            }
-            Some(total)
-        }
-        _ => None,
     }
 }
 

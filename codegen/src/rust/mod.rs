@@ -14,7 +14,7 @@
 //!   record declares), `Data(bytes)` once the container attached the bytes with
 //!   `set_payload`; `payload_len()` is `data.len()` in both states.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 mod views;
 
@@ -26,6 +26,7 @@ use spec::ir::{
     Arm, BinOp, BitfieldDef, Display, EnumDef, Expr, Field, FlagsDef, Func, Len, Pattern, Prim,
     ScalarType, Spec, StructDef, StructKind, Switch, TypeRef,
 };
+use spec::layout::Layout;
 
 /// Generates the Rust module for `spec` exactly as it is committed: the `@generated` line
 /// naming `origin` (the spec's path, e.g. `spec/perf_data/`), then the code formatted by
@@ -442,9 +443,8 @@ fn uses_sizeof(e: &Expr) -> bool {
 
 struct Gen<'s> {
     spec: &'s Spec,
-    struct_lt: HashMap<String, bool>,
-    fixed: HashSet<String>,
-    trailers: HashSet<String>,
+    /// Sizes, flatness and borrowing of every struct (the same facts the docs use).
+    layout: Layout<'s>,
     /// Switch enums by name, first declaration wins.
     switches: Vec<(String, &'s Switch)>,
     feature_by_id: bool,
@@ -454,50 +454,10 @@ impl<'s> Gen<'s> {
     fn new(spec: &'s Spec) -> Self {
         let mut g = Gen {
             spec,
-            struct_lt: HashMap::new(),
-            fixed: HashSet::new(),
-            trailers: HashSet::new(),
+            layout: Layout::of(spec),
             switches: Vec::new(),
             feature_by_id: false,
         };
-        for s in &spec.structs {
-            if let StructKind::Record {
-                trailer: Some(t), ..
-            } = &s.kind
-            {
-                g.trailers.insert(t.ty.clone());
-            }
-        }
-        // Lifetimes: fixed point (structs may be declared in any order).
-        let mut changed = true;
-        for s in &spec.structs {
-            g.struct_lt
-                .insert(s.name.clone(), s.is_bounded() || s.payload.is_some());
-        }
-        while changed {
-            changed = false;
-            for s in &spec.structs {
-                if g.struct_lt[&s.name] {
-                    continue;
-                }
-                if s.fields.iter().any(|f| g.ty_lt(&f.ty)) {
-                    g.struct_lt.insert(s.name.clone(), true);
-                    changed = true;
-                }
-            }
-        }
-        // Fixed-size elements: fixed point as well.
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for s in &spec.structs {
-                if g.fixed.contains(&s.name) || !g.struct_is_fixed(s) {
-                    continue;
-                }
-                g.fixed.insert(s.name.clone());
-                changed = true;
-            }
-        }
         fn collect<'s>(ty: &'s TypeRef, out: &mut Vec<(String, &'s Switch)>, fid: &mut bool) {
             match ty {
                 TypeRef::Switch(sw) => {
@@ -528,95 +488,16 @@ impl<'s> Gen<'s> {
         }
     }
 
-    fn struct_is_fixed(&self, s: &StructDef) -> bool {
-        matches!(s.kind, StructKind::Plain)
-            && s.params.is_empty()
-            && s.bounded_by.is_none()
-            && s.pad_to.is_none()
-            && !s.fields.is_empty()
-            && s.fields.iter().all(|f| {
-                f.computed.is_none()
-                    && f.cond.is_none()
-                    && f.within.is_none()
-                    && match &f.ty {
-                        TypeRef::Scalar(ScalarType::Prim(Prim::Bool)) => false,
-                        TypeRef::Scalar(_) => true,
-                        TypeRef::Struct { name, args } => {
-                            args.is_empty() && self.fixed.contains(name)
-                        }
-                        _ => false,
-                    }
-            })
-    }
-
-    /// True when values of `ty` borrow from the input.
-    fn ty_lt(&self, ty: &TypeRef) -> bool {
-        match ty {
-            TypeRef::Scalar(_) | TypeRef::Word(_) => false,
-            TypeRef::Struct { name, .. } => self.struct_lt.get(name).copied().unwrap_or(false),
-            TypeRef::Array { elem, .. } => self.elem_fixed(elem) || self.ty_lt(elem),
-            TypeRef::Bytes(_) | TypeRef::Str(_) | TypeRef::CStr | TypeRef::FeatureById(_) => true,
-            TypeRef::Switch(sw) => self.switch_lt(sw),
-        }
-    }
-
+    /// True when values of the switch's enum borrow from the input.
     fn switch_lt(&self, sw: &Switch) -> bool {
-        sw.arms.iter().any(|a| self.ty_lt(&a.ty))
+        sw.arms.iter().any(|a| self.layout.borrows(&a.ty))
     }
 
-    /// Elements of `[T; n]` that are decoded lazily from borrowed bytes (`rt::Array`).
-    fn elem_fixed(&self, ty: &TypeRef) -> bool {
-        match ty {
-            TypeRef::Scalar(ScalarType::Prim(Prim::Bool)) => false,
-            TypeRef::Scalar(_) => true,
-            TypeRef::Struct { name, args } => args.is_empty() && self.fixed.contains(name),
-            _ => false,
-        }
-    }
-
-    /// Encoded size of a fixed element.
-    fn fixed_size(&self, ty: &TypeRef) -> usize {
-        match ty {
-            TypeRef::Scalar(st) => self.spec.scalar_repr(st).size() as usize,
-            TypeRef::Struct { name, .. } => self
-                .struct_def(name)
-                .fields
-                .iter()
-                .map(|f| self.fixed_size(&f.ty))
-                .sum(),
-            _ => 0,
-        }
-    }
-
-    /// A lower bound of the encoded size of `ty` (for count checks before allocating).
-    fn min_size(&self, ty: &TypeRef, depth: u32) -> u64 {
-        if depth > 16 {
-            return 0;
-        }
-        let len_min = |len: &Len, per: u64| match len {
-            Len::Expr(Expr::Int(n)) => n.saturating_mul(per),
-            _ => 0,
-        };
-        match ty {
-            TypeRef::Scalar(st) => u64::from(self.spec.scalar_repr(st).size()),
-            TypeRef::Word(_) => 4,
-            TypeRef::Struct { name, .. } => self
-                .struct_def(name)
-                .fields
-                .iter()
-                .filter(|f| f.cond.is_none())
-                .map(|f| self.min_size(&f.ty, depth + 1))
-                .fold(0u64, u64::saturating_add),
-            TypeRef::Array { elem, len } => len_min(len, self.min_size(elem, depth + 1)),
-            TypeRef::Bytes(len) | TypeRef::Str(len) => len_min(len, 1),
-            TypeRef::CStr => 1,
-            TypeRef::Switch(sw) => sw
-                .arms
-                .iter()
-                .map(|a| self.min_size(&a.ty, depth + 1))
-                .min()
-                .unwrap_or(0),
-            TypeRef::FeatureById(_) => 0,
+    /// Encoded size of a flat type (`rt::FixedElem::SIZE`).
+    fn flat_size(&self, ty: &TypeRef) -> usize {
+        match self.layout.flat_size(ty).map(usize::try_from) {
+            Some(Ok(n)) => n,
+            _ => panic!("`{ty}` is not a flat type of a known size"),
         }
     }
 
@@ -630,7 +511,7 @@ impl<'s> Gen<'s> {
 
     fn struct_ty(&self, name: &str) -> TokenStream {
         let id = format_ident!("{}", name);
-        if self.struct_lt.get(name).copied().unwrap_or(false) {
+        if self.layout.of_struct(name).borrows {
             quote!(#id<'a>)
         } else {
             quote!(#id)
@@ -655,7 +536,7 @@ impl<'s> Gen<'s> {
             TypeRef::Struct { name, .. } => self.struct_ty(name),
             TypeRef::Array { elem, .. } => {
                 let e = self.rust_ty(elem);
-                if self.elem_fixed(elem) {
+                if self.layout.is_flat(elem) {
                     quote!(rt::Array<'a, #e>)
                 } else {
                     quote!(Vec<#e>)
@@ -1568,7 +1449,7 @@ impl<'s> Gen<'s> {
         for (name, is_feature, body) in &by_struct {
             let ty = {
                 let id = format_ident!("{}", name);
-                if self.struct_lt.get(*name).copied().unwrap_or(false) {
+                if self.layout.of_struct(name).borrows {
                     quote!(#id<'_>)
                 } else {
                     quote!(#id)
@@ -1659,10 +1540,10 @@ impl<'s> Gen<'s> {
 
     fn struct_item(&self, s: &'s StructDef) -> TokenStream {
         let name = format_ident!("{}", s.name);
-        let has_lt = self.struct_lt[&s.name];
+        let has_lt = self.layout.of_struct(&s.name).borrows;
         let lt = self.lt_of(has_lt);
         let doc = doc_attrs(&s.doc);
-        let fixed = self.fixed.contains(&s.name);
+        let fixed = self.layout.of_struct(&s.name).flat;
         // A feature holding one value (a perf string) is shown as that value (dumps name
         // it by the feature), or as `{value, tail}` when it has bytes after it: its
         // `Serialize` is written out below instead of derived.
@@ -1845,7 +1726,7 @@ impl<'s> Gen<'s> {
         } else {
             quote!()
         };
-        let size_fn = if self.trailers.contains(&s.name) {
+        let size_fn = if self.layout.of_struct(&s.name).is_trailer {
             self.encoded_size_fn(s)
         } else {
             quote!()
@@ -2081,7 +1962,7 @@ impl<'s> Gen<'s> {
                 }
             }
             TypeRef::Array { elem, len } => {
-                if self.elem_fixed(elem) {
+                if self.layout.is_flat(elem) {
                     match len {
                         Len::Rest => ok(quote!(rt::Array::decode_rest(r))),
                         Len::Expr(e) => {
@@ -2110,9 +1991,9 @@ impl<'s> Gen<'s> {
                                     quote!(usize::try_from(#st).unwrap_or(usize::MAX))
                                 }
                                 TypeRef::Word(Expr::Int(n)) => lit_usize(*n as usize),
-                                _ => {
-                                    lit_usize(self.min_size(elem, 0).min(usize::MAX as u64) as usize)
-                                }
+                                _ => lit_usize(
+                                    self.layout.min_size(elem).min(usize::MAX as u64) as usize
+                                ),
                             };
                             Out {
                                 ts: quote!(r.read_count(#nt, #min, |r| #et)),
@@ -2439,7 +2320,7 @@ impl<'s> Gen<'s> {
         let params = self.params_sig(s, &body);
         let ctx_id = param_ident(&body, "ctx");
         let r_id = param_ident(&body, "r");
-        let rlt = if self.struct_lt[&s.name] {
+        let rlt = if self.layout.of_struct(&s.name).borrows {
             quote!('a)
         } else {
             quote!('_)
@@ -2674,7 +2555,7 @@ impl<'s> Gen<'s> {
             }
             TypeRef::Array { elem, len } => {
                 let check = len_check(len, "elements");
-                if self.elem_fixed(elem) {
+                if self.layout.is_flat(elem) {
                     quote!(#check #place.encode(w);)
                 } else {
                     let i = format_ident!("i{}", depth);
@@ -3157,8 +3038,8 @@ impl<'s> Gen<'s> {
                 TypeRef::Array {
                     elem,
                     len: Len::Expr(e),
-                } if self.elem_fixed(elem) => {
-                    let per = lit_usize(self.fixed_size(elem));
+                } if self.layout.is_flat(elem) => {
+                    let per = lit_usize(self.flat_size(elem));
                     let n = self.u64_expr(e, &env);
                     let nt = n.ts;
                     quote!(usize::try_from(#nt).unwrap_or(usize::MAX).saturating_mul(#per))
@@ -3199,7 +3080,7 @@ impl<'s> Gen<'s> {
             let o = lit_usize(off);
             dec.extend(quote!(#id: rt::elem_at::<#ty, E>(b, #o, e),));
             enc.extend(quote!(rt::FixedElem::encode_elem(&self.#id, w);));
-            off += self.fixed_size(&f.ty);
+            off += self.flat_size(&f.ty);
         }
         let size = lit_usize(off);
         quote! {
@@ -3217,7 +3098,7 @@ impl<'s> Gen<'s> {
 
     fn owned_fn(&self, s: &StructDef) -> TokenStream {
         let name = format_ident!("{}", s.name);
-        if !self.struct_lt[&s.name] {
+        if !self.layout.of_struct(&s.name).borrows {
             return quote! {
                 /// The value itself (it borrows nothing).
                 pub fn into_owned(self) -> Self {
@@ -3231,7 +3112,7 @@ impl<'s> Gen<'s> {
                 continue;
             }
             let id = ident(&f.name);
-            if self.ty_lt(&f.ty) {
+            if self.layout.borrows(&f.ty) {
                 inits.extend(quote!(#id: rt::IntoOwned::into_owned(self.#id),));
             } else {
                 inits.extend(quote!(#id: self.#id,));
@@ -3245,7 +3126,7 @@ impl<'s> Gen<'s> {
             inits.extend(quote!(tail: self.tail.map(rt::Bytes::into_owned),));
         }
         if let Some((tid, tdef, _)) = self.trailer_field(s) {
-            if self.struct_lt[&tdef.name] {
+            if self.layout.of_struct(&tdef.name).borrows {
                 inits.extend(quote!(#tid: rt::IntoOwned::into_owned(self.#tid),));
             } else {
                 inits.extend(quote!(#tid: self.#tid,));
@@ -3287,7 +3168,7 @@ impl<'s> Gen<'s> {
                 .collect();
             let doc = format!(" `{on_text}` is {}.", pats.join(" or "));
             variants.extend(quote! { #[doc = #doc] #v(#ty), });
-            if self.ty_lt(&a.ty) {
+            if self.layout.borrows(&a.ty) {
                 owned.extend(quote! { Self::#v(x) => #name::#v(rt::IntoOwned::into_owned(x)), });
             } else {
                 owned.extend(quote! { Self::#v(x) => #name::#v(x), });
@@ -3401,7 +3282,7 @@ impl<'s> Gen<'s> {
             decode_arms.extend(quote! { #id_ty::#c => Self::#v(#v::decode(r, ctx)?), });
             encode_arms.extend(quote! { Self::#v(x) => x.encode(w, ctx), });
             id_arms.extend(quote! { Self::#v(_) => Some(#id_ty::#c), });
-            if self.struct_lt[&s.name] {
+            if self.layout.of_struct(&s.name).borrows {
                 owned_arms.extend(quote! { Self::#v(x) => #body_ty::#v(x.into_owned()), });
             } else {
                 owned_arms.extend(quote! { Self::#v(x) => #body_ty::#v(x), });
