@@ -11,7 +11,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use spec::ir::{Expr, Field, Len, StructDef, StructKind, TypeRef};
 
-use super::{doc_attrs, ident, mentions, snake, walk_expr, Env, Gen, Mode};
+use super::dispatch::{id_const_name, Dispatch};
+use super::expr::{mentions, walk_expr, Env, Mode};
+use super::names::{doc_attrs, ident};
+use super::Gen;
+use crate::names::snake;
 
 /// Names of a view's own members, which fields must not take (`x_in` too, checked below).
 const RESERVED: &[&str] = &[
@@ -404,7 +408,7 @@ impl Gen<'_> {
                 continue;
             };
             let env = Env::new(s, Mode::Decode);
-            let c = format_ident!("{}", super::id_const_name(&s.name, super::Dispatch::Record));
+            let c = format_ident!("{}", id_const_name(&s.name, Dispatch::Record));
             let present = match cond {
                 Some(e) => {
                     if !ctx_only(e) {
