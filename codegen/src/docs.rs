@@ -5,10 +5,12 @@
 //! the parser and writer generated from the same spec.
 
 use spec::ir::{
-    Arm, Display, Expr, Field, Func, Len, Pattern, Prim, ScalarType, Spec, StructDef, StructKind,
-    TypeRef,
+    Arm, Display, Expr, Field, Pattern, Prim, ScalarType, Spec, StructDef, StructKind, TypeRef,
 };
 use std::fmt::Write;
+
+use crate::names::kernel_id_name;
+use spec::layout::Layout;
 
 /// Renders the whole reference.
 pub fn generate_markdown(spec: &Spec) -> String {
@@ -28,6 +30,7 @@ pub fn generate_markdown(spec: &Spec) -> String {
          \"dumped as\" says how `perfdata dump` (and its JSON) shows a number.\n",
         spec.name
     );
+    let layout = Layout::of(spec);
     toc(spec, &mut out);
     id_tables(spec, &mut out);
     if !spec.context.fields.is_empty() {
@@ -39,14 +42,14 @@ pub fn generate_markdown(spec: &Spec) -> String {
         .iter()
         .filter(|s| matches!(s.kind, StructKind::Plain))
     {
-        structure(spec, s, &mut out);
+        structure(spec, &layout, s, &mut out);
     }
     if spec.features().next().is_some() {
         let _ = writeln!(out, "## Features\n");
         let mut features: Vec<_> = spec.features().collect();
         features.sort_by_key(|(id, _)| *id);
         for (_, s) in features {
-            structure(spec, s, &mut out);
+            structure(spec, &layout, s, &mut out);
         }
     }
     if spec.records().next().is_some() {
@@ -54,7 +57,7 @@ pub fn generate_markdown(spec: &Spec) -> String {
         let mut records: Vec<_> = spec.records().collect();
         records.sort_by_key(|(id, _)| *id);
         for (_, s) in records {
-            structure(spec, s, &mut out);
+            structure(spec, &layout, s, &mut out);
         }
     }
     value_types(spec, &mut out);
@@ -95,7 +98,7 @@ fn id_tables(spec: &Spec, out: &mut String) {
             let _ = writeln!(
                 out,
                 "| {id} | `HEADER_{}` | [{}](#{}) | {} |",
-                crate::rust::kernel_id_name(&s.name, true),
+                kernel_id_name(&s.name, true),
                 s.name,
                 anchor(&s.name),
                 layout_summary(s)
@@ -116,7 +119,7 @@ fn id_tables(spec: &Spec, out: &mut String) {
                 StructKind::Record {
                     trailer: Some(t), ..
                 } => match &t.cond {
-                    Some(c) => format!("{} if `{}`", t.ty, expr(c)),
+                    Some(c) => format!("{} if `{}`", t.ty, c),
                     None => t.ty.clone(),
                 },
                 _ => "—".to_string(),
@@ -124,7 +127,7 @@ fn id_tables(spec: &Spec, out: &mut String) {
             let _ = writeln!(
                 out,
                 "| {id} | `PERF_RECORD_{}` | [{}](#{}) | {trailer} | {} |",
-                crate::rust::kernel_id_name(&s.name, false),
+                kernel_id_name(&s.name, false),
                 s.name,
                 anchor(&s.name),
                 layout_summary(s)
@@ -143,7 +146,7 @@ fn layout_summary(s: &StructDef) -> String {
         .fields
         .iter()
         .map(|f| {
-            let mut p = format!("{} {}", type_name(&f.ty), f.name);
+            let mut p = format!("{} {}", f.ty, f.name);
             if f.cond.is_some() {
                 p.push('?');
             }
@@ -151,7 +154,7 @@ fn layout_summary(s: &StructDef) -> String {
         })
         .collect();
     if let Some(p) = &s.payload {
-        parts.push(format!("+ payload bytes[{}]", expr(&p.len)));
+        parts.push(format!("+ payload bytes[{}]", p.len));
     }
     let mut joined = parts.join(", ");
     // The section below has the full layout; keep the table readable.
@@ -207,7 +210,7 @@ fn context(spec: &Spec, out: &mut String) {
     out.push('\n');
 }
 
-fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
+fn structure(spec: &Spec, layout: &Layout, s: &StructDef, out: &mut String) {
     let heading = match &s.kind {
         StructKind::Plain => s.name.clone(),
         StructKind::Record { id, .. } => format!("{} (record {id})", s.name),
@@ -229,7 +232,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
     if let Some(b) = &s.bounded_by {
         notes.push(format!(
             "Bounded: the structure is `{}` bytes long from its start; bytes after its last known field are kept.",
-            expr(b)
+            b
         ));
     } else if s.is_bounded() {
         notes.push(
@@ -244,7 +247,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
         let cond = t
             .cond
             .as_ref()
-            .map(|c| format!(" when `{}`", expr(c)))
+            .map(|c| format!(" when `{}`", c))
             .unwrap_or_default();
         notes.push(format!(
             "Trailer: [{}](#{}) is read from the end of the body{cond}.",
@@ -273,22 +276,22 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
     );
     let mut offset = Some(0u64);
     for f in &s.fields {
-        let size = fixed_size(spec, &f.ty).filter(|_| f.cond.is_none());
+        let size = layout.field_fixed_size(f);
         let off = offset.map_or(String::new(), |o| o.to_string());
         let mut presence = vec![];
         if let Some(c) = &f.cond {
-            presence.push(format!("if `{}`", expr(c)));
+            presence.push(format!("if `{}`", c));
         }
         if let Some(c) = &f.computed {
-            presence.push(format!("= `{}`", expr(c)));
+            presence.push(format!("= `{}`", c));
         }
         if let Some(w) = &f.within {
-            presence.push(format!("within `{}` bytes", expr(w)));
+            presence.push(format!("within `{}` bytes", w));
         }
         if let Some(b) = &f.big_endian_if {
             presence.push(format!(
                 "big-endian if `{}`, else little-endian (whatever the file's order)",
-                expr(b)
+                b
             ));
         }
         match &f.display {
@@ -343,7 +346,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
             out,
             "| after record | `{}` | bytes | var | `{}` bytes, outside `header.size` | {} |",
             p.name,
-            cell(&expr(&p.len)),
+            cell(&p.len.to_string()),
             cell(&p.doc)
         );
     }
@@ -353,9 +356,7 @@ fn structure(spec: &Spec, s: &StructDef, out: &mut String) {
             let _ = writeln!(
                 out,
                 "`{}` is one of (`{}` on `{}`):\n",
-                f.name,
-                sw.enum_name,
-                expr(&sw.on)
+                f.name, sw.enum_name, sw.on
             );
             let _ = writeln!(out, "| when | variant | layout |\n|---|---|---|");
             for Arm { pat, variant, ty } in &sw.arms {
@@ -511,34 +512,6 @@ fn signed_view(repr: Prim, v: u64) -> String {
     }
 }
 
-/// Encoded size of a type when it does not depend on data.
-pub fn fixed_size(spec: &Spec, ty: &TypeRef) -> Option<u64> {
-    match ty {
-        TypeRef::Scalar(s) => Some(u64::from(spec.scalar_repr(s).size())),
-        TypeRef::Word(Expr::Int(n)) => Some(*n),
-        TypeRef::Array {
-            elem,
-            len: Len::Expr(Expr::Int(n)),
-        } => fixed_size(spec, elem).map(|e| e * n),
-        TypeRef::Bytes(Len::Expr(Expr::Int(n))) | TypeRef::Str(Len::Expr(Expr::Int(n))) => Some(*n),
-        TypeRef::Struct { name, .. } => {
-            let s = spec.find_struct(name)?;
-            if s.bounded_by.is_some() || s.payload.is_some() {
-                return None;
-            }
-            let mut total = 0;
-            for f in &s.fields {
-                if f.cond.is_some() {
-                    return None;
-                }
-                total += fixed_size(spec, &f.ty)?;
-            }
-            Some(total)
-        }
-        _ => None,
-    }
-}
-
 fn scalar_name(spec: &Spec, s: &ScalarType) -> String {
     match s {
         ScalarType::Prim(p) => p.name().to_string(),
@@ -548,38 +521,9 @@ fn scalar_name(spec: &Spec, s: &ScalarType) -> String {
     }
 }
 
-fn len_text(l: &Len) -> String {
-    match l {
-        Len::Expr(e) => expr(e),
-        Len::Rest => "..".to_string(),
-    }
-}
-
-/// The type as spec text.
-fn type_name(ty: &TypeRef) -> String {
-    match ty {
-        TypeRef::Scalar(s) => match s {
-            ScalarType::Prim(p) => p.name().to_string(),
-            ScalarType::Enum(n) | ScalarType::Flags(n) | ScalarType::Bitfield(n) => n.clone(),
-        },
-        TypeRef::Struct { name, args } if args.is_empty() => name.clone(),
-        TypeRef::Struct { name, args } => {
-            let a: Vec<String> = args.iter().map(expr).collect();
-            format!("{name}({})", a.join(", "))
-        }
-        TypeRef::Array { elem, len } => format!("[{}; {}]", type_name(elem), len_text(len)),
-        TypeRef::Bytes(l) => format!("bytes[{}]", len_text(l)),
-        TypeRef::Str(l) => format!("str[{}]", len_text(l)),
-        TypeRef::CStr => "cstr".to_string(),
-        TypeRef::Word(e) => format!("word[{}]", expr(e)),
-        TypeRef::Switch(sw) => sw.enum_name.clone(),
-        TypeRef::FeatureById(e) => format!("feature({})", expr(e)),
-    }
-}
-
 /// The type as Markdown, linking named types to their section.
 fn type_link(ty: &TypeRef) -> String {
-    let text = cell(&type_name(ty));
+    let text = cell(&ty.to_string());
     let target = match ty {
         TypeRef::Scalar(ScalarType::Enum(n) | ScalarType::Flags(n) | ScalarType::Bitfield(n))
         | TypeRef::Struct { name: n, .. } => Some(n.clone()),
@@ -593,50 +537,4 @@ fn type_link(ty: &TypeRef) -> String {
         Some(t) => format!("[`{text}`](#{})", anchor(&t)),
         None => format!("`{text}`"),
     }
-}
-
-/// An expression as spec text (fully parenthesised below the top level).
-pub fn expr(e: &Expr) -> String {
-    fn inner(e: &Expr, top: bool) -> String {
-        match e {
-            Expr::Int(v) if *v > 0xffff => format!("{v:#x}"),
-            Expr::Int(v) => v.to_string(),
-            Expr::Bool(b) => b.to_string(),
-            Expr::Field(n) | Expr::Param(n) => n.clone(),
-            Expr::Ctx(n) => format!("ctx.{n}"),
-            Expr::Remaining => "remaining".to_string(),
-            Expr::Not(x) => format!("!{}", inner(x, false)),
-            Expr::Binary(op, a, b) => {
-                let s = format!("{} {} {}", inner(a, false), op.symbol(), inner(b, false));
-                if top {
-                    s
-                } else {
-                    format!("({s})")
-                }
-            }
-            Expr::Has { value, flag, .. } => {
-                let s = format!("{} has {flag}", inner(value, false));
-                if top {
-                    s
-                } else {
-                    format!("({s})")
-                }
-            }
-            Expr::Call(f, args) => {
-                let name = match f {
-                    Func::Popcount => "popcount",
-                    Func::Max => "max",
-                    Func::Min => "min",
-                    Func::Align => "align",
-                };
-                let a: Vec<String> = args.iter().map(|a| inner(a, true)).collect();
-                format!("{name}({})", a.join(", "))
-            }
-            Expr::LenOf(f) => format!("len({f})"),
-            Expr::CountOf(f) => format!("count({f})"),
-            Expr::SizeOfSelf => "sizeof(self)".to_string(),
-            Expr::SizeOf(f) => format!("sizeof({f})"),
-        }
-    }
-    inner(e, true)
 }

@@ -2,6 +2,7 @@
 //! format reference ([`docs`]).
 
 pub mod docs;
+pub mod names;
 pub mod rust;
 
 pub use docs::generate_markdown;

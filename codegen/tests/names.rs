@@ -1,6 +1,7 @@
 //! Rust names derived from spec names.
 
-use codegen::rust::{rust_name, screaming_snake, snake};
+use codegen::names::{screaming_snake, snake};
+use codegen::rust::rust_name;
 
 #[test]
 fn record_and_feature_constants() {

@@ -6,6 +6,7 @@
 //! decoded before them (computed fields excepted), and so on. Code generation can trust it.
 
 use serde::Serialize;
+use std::fmt;
 
 /// Where an item or field was declared (1-based line and column).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -411,6 +412,18 @@ pub enum Func {
     Align,
 }
 
+impl Func {
+    /// The function as written in a spec.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Popcount => "popcount",
+            Func::Max => "max",
+            Func::Min => "min",
+            Func::Align => "align",
+        }
+    }
+}
+
 /// Expressions. Numbers are evaluated as `u64` (wrapping is an error at run time only for
 /// counts and sizes, which are checked against the input); comparisons give `bool`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -478,5 +491,102 @@ impl Spec {
             StructKind::Feature { id } => Some((id, s)),
             _ => None,
         })
+    }
+}
+
+/// Spec text, fully parenthesised below the top level (`a + (b * c)`), so that the docs and
+/// generated panics show an expression without the reader knowing the precedences.
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn write(e: &Expr, top: bool, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let grouped =
+                |f: &mut fmt::Formatter<'_>,
+                 body: &dyn Fn(&mut fmt::Formatter<'_>) -> fmt::Result| {
+                    if top {
+                        body(f)
+                    } else {
+                        f.write_str("(")?;
+                        body(f)?;
+                        f.write_str(")")
+                    }
+                };
+            match e {
+                Expr::Int(v) if *v > 0xffff => write!(f, "{v:#x}"),
+                Expr::Int(v) => write!(f, "{v}"),
+                Expr::Bool(b) => write!(f, "{b}"),
+                Expr::Field(n) | Expr::Param(n) => f.write_str(n),
+                Expr::Ctx(n) => write!(f, "ctx.{n}"),
+                Expr::Remaining => f.write_str("remaining"),
+                Expr::Not(x) => {
+                    f.write_str("!")?;
+                    write(x, false, f)
+                }
+                Expr::Binary(op, a, b) => grouped(f, &|f| {
+                    write(a, false, f)?;
+                    write!(f, " {} ", op.symbol())?;
+                    write(b, false, f)
+                }),
+                Expr::Has { value, flag, .. } => grouped(f, &|f| {
+                    write(value, false, f)?;
+                    write!(f, " has {flag}")
+                }),
+                Expr::Call(func, args) => {
+                    write!(f, "{}(", func.name())?;
+                    for (i, a) in args.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write(a, true, f)?;
+                    }
+                    f.write_str(")")
+                }
+                Expr::LenOf(n) => write!(f, "len({n})"),
+                Expr::CountOf(n) => write!(f, "count({n})"),
+                Expr::SizeOfSelf => f.write_str("sizeof(self)"),
+                Expr::SizeOf(n) => write!(f, "sizeof({n})"),
+            }
+        }
+        write(self, true, f)
+    }
+}
+
+/// `..` for [`Len::Rest`].
+impl fmt::Display for Len {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Len::Expr(e) => e.fmt(f),
+            Len::Rest => f.write_str(".."),
+        }
+    }
+}
+
+/// The type as spec text (`[u64; nr]`, `Mmap2File`, `word[ctx.word_size]`); scalars by
+/// their own name, switches by their enum's.
+impl fmt::Display for TypeRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TypeRef::Scalar(ScalarType::Prim(p)) => f.write_str(p.name()),
+            TypeRef::Scalar(
+                ScalarType::Enum(n) | ScalarType::Flags(n) | ScalarType::Bitfield(n),
+            ) => f.write_str(n),
+            TypeRef::Struct { name, args } if args.is_empty() => f.write_str(name),
+            TypeRef::Struct { name, args } => {
+                write!(f, "{name}(")?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+            TypeRef::Array { elem, len } => write!(f, "[{elem}; {len}]"),
+            TypeRef::Bytes(l) => write!(f, "bytes[{l}]"),
+            TypeRef::Str(l) => write!(f, "str[{l}]"),
+            TypeRef::CStr => f.write_str("cstr"),
+            TypeRef::Word(e) => write!(f, "word[{e}]"),
+            TypeRef::Switch(sw) => f.write_str(&sw.enum_name),
+            TypeRef::FeatureById(e) => write!(f, "feature({e})"),
+        }
     }
 }

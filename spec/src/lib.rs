@@ -8,6 +8,7 @@ pub mod ast;
 pub mod diag;
 pub mod fuzzing;
 pub mod ir;
+pub mod layout;
 pub mod parse;
 pub mod validate;
 

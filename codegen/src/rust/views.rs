@@ -7,13 +7,15 @@
 //! the fixed prefix only when asked. Nothing here is hand-written layout: offsets, sizes,
 //! conditions and the order of fields all come from the spec.
 
-use std::collections::BTreeSet;
-
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use spec::ir::{Expr, Field, Len, StructDef, StructKind, TypeRef};
 
-use super::{doc_attrs, ident, mentions, snake, walk_expr, Env, Gen, Mode};
+use super::dispatch::{id_const_name, Dispatch};
+use super::expr::{mentions, walk_expr, Env, Mode};
+use super::names::{doc_attrs, ident};
+use super::Gen;
+use crate::names::snake;
 
 /// Names of a view's own members, which fields must not take (`x_in` too, checked below).
 const RESERVED: &[&str] = &[
@@ -67,11 +69,10 @@ impl Gen<'_> {
     /// Layouts and views for every record and trailer struct that has a fixed prefix, and
     /// `RecordType::has_<trailer>(ctx)`.
     pub(super) fn views(&self) -> TokenStream {
-        let trailers: BTreeSet<&str> = self.trailers.iter().map(String::as_str).collect();
         let mut out = TokenStream::new();
         for s in &self.spec.structs {
             let is_record = matches!(s.kind, StructKind::Record { .. });
-            if is_record || trailers.contains(s.name.as_str()) {
+            if is_record || self.layout.of_struct(&s.name).is_trailer {
                 out.extend(self.view_items(s));
             }
         }
@@ -86,7 +87,7 @@ impl Gen<'_> {
     fn in_fixed_prefix(&self, f: &Field) -> bool {
         f.within.is_none()
             && f.big_endian_if.is_none()
-            && self.elem_fixed(&f.ty)
+            && self.layout.is_flat(&f.ty)
             && f.cond.as_ref().is_none_or(ctx_only)
     }
 
@@ -127,7 +128,7 @@ impl Gen<'_> {
                     s.name
                 );
             }
-            let size = self.fixed_size(&f.ty);
+            let size = self.flat_size(&f.ty);
             let size = u16::try_from(size).expect("a fixed field is smaller than 64 KiB");
             let ty = self.rust_ty(&f.ty);
             let fdoc = doc_attrs(&f.doc);
@@ -407,7 +408,7 @@ impl Gen<'_> {
                 continue;
             };
             let env = Env::new(s, Mode::Decode);
-            let c = format_ident!("{}", super::id_const_name(&s.name, super::Dispatch::Record));
+            let c = format_ident!("{}", id_const_name(&s.name, Dispatch::Record));
             let present = match cond {
                 Some(e) => {
                     if !ctx_only(e) {
