@@ -260,7 +260,7 @@ fn minus_one_is_minus_one_everywhere() {
 }
 
 /// A COMPRESSED record shows its size, not its zstd data; the records inside follow it
-/// (`+z` offsets) and the summary counts them.
+/// (`+z` offsets), a `compressed_end` line counts them, and the summary counts them all.
 #[test]
 fn compressed_records_are_summarized() {
     let json = json_lines(&dump(&[&path("compressed.data"), "--json"], None));
@@ -279,6 +279,30 @@ fn compressed_records_are_summarized() {
         .count();
     assert!(inside > 0);
     assert_eq!(json.last().unwrap()["summary"]["in_compressed"], inside);
+    // After the records of each COMPRESSED record, a line counts them.
+    let mut ends = 0;
+    for (i, c) in json.iter().enumerate() {
+        if c["record"] != "COMPRESSED" && c["record"] != "COMPRESSED2" {
+            continue;
+        }
+        let offset = c["offset"].as_str().unwrap();
+        let inner = json[i + 1..]
+            .iter()
+            .take_while(|l| l["offset"].as_str().is_some_and(|o| o.contains("+z")))
+            .inspect(|l| assert!(l["offset"].as_str().unwrap().starts_with(offset), "{l}"))
+            .count();
+        let end = &json[i + 1 + inner];
+        assert_eq!(end["compressed_end"], offset, "{end}");
+        assert_eq!(end["records"], inner, "{end}");
+        ends += 1;
+    }
+    assert_eq!(ends, compressed.len());
+    let text = dump(&[&path("compressed.data")], None);
+    let offset = compressed[0]["offset"].as_str().unwrap();
+    assert!(text.contains(&format!(
+        "\n# end of COMPRESSED {offset}: {} records completed by its data\n",
+        json.iter().find(|l| l["compressed_end"] == offset).unwrap()["records"]
+    )));
     let full = json_lines(&dump(
         &[&path("compressed.data"), "--json", "--payloads"],
         None,

@@ -253,6 +253,9 @@ struct Printer<W: Write> {
     other_counts: BTreeMap<u32, u64>,
     /// Records read from inside COMPRESSED records.
     in_compressed: u64,
+    /// The last COMPRESSED record printed (its location) and the records read from its
+    /// data so far: its `compressed_end` line follows them.
+    chunk: Option<(&'static str, String, u64)>,
     /// Attrs printed so far (pipe mode prints them as they arrive), with their ids.
     attr_ids: Vec<Vec<u64>>,
     /// The event formats of the tracing data, once it has been read: SAMPLE `raw` data
@@ -274,6 +277,7 @@ impl<W: Write> Printer<W> {
             counts: [0; 256],
             other_counts: BTreeMap::new(),
             in_compressed: 0,
+            chunk: None,
             attr_ids: vec![],
             tracepoints: None,
             endian: perfdata::rt::Endianness::Little,
@@ -469,6 +473,17 @@ impl<W: Write> Printer<W> {
     ) -> Result<(), String> {
         let ty = RecordType(header.type_);
         self.in_compressed += u64::from(in_compressed);
+        // The walk passes a COMPRESSED record, then the records its data completes: the
+        // first record that is not from inside one ends the chunk.
+        match &mut self.chunk {
+            Some((_, _, n)) if in_compressed => *n += 1,
+            _ => self.end_chunk()?,
+        }
+        if ty == RecordType::COMPRESSED {
+            self.chunk = Some(("COMPRESSED", offset.to_string(), 0));
+        } else if ty == RecordType::COMPRESSED2 {
+            self.chunk = Some(("COMPRESSED2", offset.to_string(), 0));
+        }
         match self.counts.get_mut(ty.0 as usize) {
             Some(n) => *n += 1,
             None => *self.other_counts.entry(ty.0).or_default() += 1,
@@ -568,8 +583,29 @@ impl<W: Write> Printer<W> {
         self.out.write_all(b"\n").map_err(io)
     }
 
+    /// After the records a COMPRESSED record's data completed: how many there were.
+    fn end_chunk(&mut self) -> Result<(), String> {
+        let Some((name, at, records)) = self.chunk.take() else {
+            return Ok(());
+        };
+        #[derive(serde::Serialize)]
+        struct Line<'l> {
+            compressed_end: &'l str,
+            records: u64,
+        }
+        let text = format!("# end of {name} {at}: {records} records completed by its data");
+        self.raw_line(
+            &Line {
+                compressed_end: &at,
+                records,
+            },
+            &text,
+        )
+    }
+
     /// Records by type, like the end of `perf report -D`.
     fn summary(&mut self) -> Result<(), String> {
+        self.end_chunk()?;
         let mut by_type: Vec<(String, u64)> = vec![];
         for (t, &n) in self.counts.iter().enumerate() {
             if n > 0 {
