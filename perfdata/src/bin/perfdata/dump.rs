@@ -151,10 +151,13 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
             Ok(b) => b,
             Err(e) if salvage => {
                 // The framing holds: report the record and go on to the next.
-                record_damage.push(format!("{where_}: {}", e.with_record(count - 1, ty)));
+                record_damage.push(format!(
+                    "{where_}: {}",
+                    e.with_record(count - 1, record_name(ty))
+                ));
                 return Ok(true);
             }
-            Err(e) => return Err(e.with_record(count - 1, ty)),
+            Err(e) => return Err(e.with_record(count - 1, record_name(ty))),
         };
         let attr = ctx.attr.map(|a| a as usize);
         let inside = matches!(origin, Origin::Compressed { .. });
@@ -737,7 +740,7 @@ fn dump_stream(
         let ty = rec.raw.record_type();
         let body = rec
             .decode()
-            .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
+            .map_err(|e| format!("<stdin>: {}", e.with_record(count, record_name(ty))))?;
         let where_ = location(rec.origin, rec.raw.offset);
         let attr = rec.ctx.attr.map(|a| a as usize);
         let inside = matches!(rec.origin, Origin::Compressed { .. });
