@@ -419,7 +419,11 @@ impl<W: Write> Printer<W> {
 
     /// A pipe's HEADER_TRACING_DATA record: its event formats name the fields of the
     /// tracepoint samples after it.
+    #[inline]
     fn tracing_data(&mut self, rec: &RawRecord<'_>) {
+        if rec.record_type() != RecordType::HEADER_TRACING_DATA {
+            return;
+        }
         if let Some(f) = Formats::of_record(rec, self.endian) {
             self.tracepoints = Some(f);
         }
@@ -480,7 +484,8 @@ impl<W: Write> Printer<W> {
         // first record that is not from inside one ends the chunk.
         match &mut self.chunk {
             Some((_, _, n)) if in_compressed => *n += 1,
-            _ => self.end_chunk()?,
+            Some(_) => self.end_chunk()?,
+            None => {}
         }
         if ty == RecordType::COMPRESSED {
             self.chunk = Some(("COMPRESSED", offset.to_string(), 0));
@@ -522,42 +527,21 @@ impl<W: Write> Printer<W> {
         };
         // A tracepoint sample: the line is written to `scratch` and its `raw` value
         // replaced by the fields (the generated serializer writes the bytes).
-        let out: &mut dyn Write = if trace.is_some() {
-            self.scratch.clear();
-            &mut self.scratch
-        } else {
-            &mut self.out
+        let line = RecordLine {
+            json: self.json,
+            offset,
+            name,
+            ty,
+            header,
+            event,
+            value,
         };
-        if self.json {
-            #[derive(serde::Serialize)]
-            struct Line<'l> {
-                offset: &'l str,
-                record: &'l str,
-                #[serde(rename = "type")]
-                type_: u32,
-                size: u16,
-                misc: RecordMisc,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                event: Option<&'l str>,
-                body: Body<'l, 'l>,
-            }
-            let line = Line {
-                offset,
-                record: name,
-                type_: ty.0,
-                size: header.size,
-                misc: header.misc,
-                event,
-                body: value,
-            };
-            serde_json::to_writer(&mut *out, &line).map_err(|e| e.to_string())?;
+        if trace.is_some() {
+            self.scratch.clear();
+            line.write(&mut self.scratch)?;
         } else {
-            write!(out, "{offset} [{:#06x}] {name}", header.size).map_err(io)?;
-            if let Some(e) = event {
-                write!(out, " {e}").map_err(io)?;
-            }
-            write!(out, " misc {:#x}: ", header.misc.0).map_err(io)?;
-            serde_json::to_writer(&mut *out, &value).map_err(|e| e.to_string())?;
+            // The common case: straight into the (statically typed) output.
+            line.write(&mut self.out)?;
         }
         if let Some((raw, data, fields)) = trace {
             let old = serde_json::to_vec(&Keyed("raw", raw)).map_err(|e| e.to_string())?;
@@ -667,6 +651,60 @@ fn record_name(ty: RecordType) -> String {
 #[derive(serde::Serialize)]
 struct CompressedSummary {
     data_size: usize,
+}
+
+/// One record line, ready to write.
+struct RecordLine<'l, 'b> {
+    json: bool,
+    offset: &'l str,
+    name: &'l str,
+    ty: RecordType,
+    header: &'l EventHeader,
+    event: Option<&'l str>,
+    value: Body<'l, 'b>,
+}
+
+impl RecordLine<'_, '_> {
+    /// The line without its newline: JSON, or the text prefix and the value's JSON.
+    fn write<W: Write>(&self, out: &mut W) -> Result<(), String> {
+        let io = |e: std::io::Error| e.to_string();
+        if self.json {
+            #[derive(serde::Serialize)]
+            struct Line<'l, 'b> {
+                offset: &'l str,
+                record: &'l str,
+                #[serde(rename = "type")]
+                type_: u32,
+                size: u16,
+                misc: RecordMisc,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                event: Option<&'l str>,
+                body: &'l Body<'l, 'b>,
+            }
+            let line = Line {
+                offset: self.offset,
+                record: self.name,
+                type_: self.ty.0,
+                size: self.header.size,
+                misc: self.header.misc,
+                event: self.event,
+                body: &self.value,
+            };
+            serde_json::to_writer(&mut *out, &line).map_err(|e| e.to_string())
+        } else {
+            write!(
+                out,
+                "{} [{:#06x}] {}",
+                self.offset, self.header.size, self.name
+            )
+            .map_err(io)?;
+            if let Some(e) = self.event {
+                write!(out, " {e}").map_err(io)?;
+            }
+            write!(out, " misc {:#x}: ", self.header.misc.0).map_err(io)?;
+            serde_json::to_writer(&mut *out, &self.value).map_err(|e| e.to_string())
+        }
+    }
 }
 
 /// A tracepoint sample's `raw`: its fields by name, in the format file's order (a field
