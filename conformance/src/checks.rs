@@ -478,8 +478,8 @@ fn check_trace(
         });
         return (0, vec![]);
     };
-    let formats = crate::tracepoint::formats(&td);
-    let big = td.big_endian != 0;
+    let formats = crate::tracepoint::Formats::new(&td);
+    let big = formats.big_endian;
     let (lines, bad) = perf_text::parse_script(text, fields);
     let tp: Vec<&expect::ScriptSample<'_>> = samples
         .iter()
@@ -506,21 +506,17 @@ fn check_trace(
             .unwrap_or_default();
         if let Some(Ok(RecordBody::Sample(s))) = tp.get(n).map(|s| &s.record.body) {
             let raw = s.raw.as_ref().map(|r| r.data.as_slice()).unwrap_or(&[]);
-            let id = raw.get(..2).map(|b| {
-                if big {
-                    u16::from_be_bytes([b[0], b[1]])
-                } else {
-                    u16::from_le_bytes([b[0], b[1]])
-                }
-            });
-            match id.and_then(|id| formats.get(&id)) {
+            match formats.format_of(raw) {
                 Some(fmt) => {
                     let (p, o, s) = crate::tracepoint::trace_facts(&trace_text, raw, fmt, big);
                     pf.extend(p);
                     of.extend(o);
                     skipped += s;
                 }
-                None => of.push("trace format", format!("no format for id {id:?}")),
+                None => of.push(
+                    "trace format",
+                    format!("no format for common_type of {:02x?}", raw.get(..2)),
+                ),
             }
         }
         perf.push((l.line, pf));

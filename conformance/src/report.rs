@@ -63,12 +63,71 @@ impl Row {
     }
 }
 
-/// One entry of `conformance/known-failures.txt`: `row check reason...`.
+/// One entry of `conformance/known-failures.txt`: `row check[/tag] reason...`.
+///
+/// Without a tag the entry covers the whole cell (row × check). With one it covers only
+/// the failure lines of that cell that carry it — a check 5 variant's lines start with
+/// the variant's name (`big-endian: …`), and a failure of a known kind says
+/// `[tag]` (`[perf61-swapped-pipe]`) — so another variant failing in the same cell is
+/// still unexpected. A tagged entry's row may be `*` (every row).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownFailure {
     pub row: String,
     pub check: String,
+    pub tag: Option<String>,
     pub reason: String,
+}
+
+impl KnownFailure {
+    fn row_matches(&self, row: &str) -> bool {
+        self.row == row || (self.row == "*" && self.tag.is_some())
+    }
+
+    /// Does this entry cover failure line `line` of `row` × `check`?
+    fn covers_line(&self, row: &str, check: &str, line: &str) -> bool {
+        if !self.row_matches(row) || self.check != check {
+            return false;
+        }
+        match &self.tag {
+            None => true,
+            Some(t) => {
+                line.strip_prefix(t.as_str())
+                    .is_some_and(|r| r.starts_with(':'))
+                    || line.contains(&format!("[{t}]"))
+            }
+        }
+    }
+}
+
+/// The entries that make a failing cell known: a whole-cell entry, or tagged entries
+/// that together cover every failure line. Empty when the cell is not (wholly) known.
+pub fn known_for<'k>(
+    known: &'k [KnownFailure],
+    row: &str,
+    check: &str,
+    o: &Outcome,
+) -> Vec<&'k KnownFailure> {
+    let Outcome::Fail(lines) = o else {
+        return vec![];
+    };
+    if let Some(k) = known
+        .iter()
+        .find(|k| k.tag.is_none() && k.row == row && k.check == check)
+    {
+        return vec![k];
+    }
+    let mut used: Vec<&KnownFailure> = vec![];
+    for l in lines {
+        match known.iter().find(|k| k.covers_line(row, check, l)) {
+            Some(k) => {
+                if !used.contains(&k) {
+                    used.push(k);
+                }
+            }
+            None => return vec![],
+        }
+    }
+    used
 }
 
 /// Reads the known-failures file: one entry per line, `#` comments; each entry needs a
@@ -94,6 +153,14 @@ pub fn parse_known_failures(text: &str) -> Result<Vec<KnownFailure>> {
         else {
             bail!("line {}: expected `row check reason`, got {line:?}", i + 1);
         };
+        let (check, tag) = match check.split_once('/') {
+            Some((c, t)) if !t.is_empty() => (c, Some(t.to_string())),
+            Some(_) => bail!("line {}: an empty tag after `/`", i + 1),
+            None => (check, None),
+        };
+        if row == "*" && tag.is_none() {
+            bail!("line {}: row `*` needs a tag (`check/tag`)", i + 1);
+        }
         if !CHECKS.contains(&check) {
             bail!(
                 "line {}: unknown check {check:?} (one of {CHECKS:?})",
@@ -106,6 +173,7 @@ pub fn parse_known_failures(text: &str) -> Result<Vec<KnownFailure>> {
         out.push(KnownFailure {
             row: row.to_string(),
             check: check.to_string(),
+            tag,
             reason: reason.trim().to_string(),
         });
     }
@@ -136,7 +204,7 @@ pub fn verdict(rows: &[Row], known: &[KnownFailure]) -> Verdict {
             if !o.is_fail() {
                 continue;
             }
-            if known.iter().any(|k| k.row == r.name && k.check == *c) {
+            if !known_for(known, &r.name, c, o).is_empty() {
                 v.known.push((r.name.clone(), c.to_string()));
             } else {
                 v.unexpected.push((r.name.clone(), c.to_string()));
@@ -144,14 +212,15 @@ pub fn verdict(rows: &[Row], known: &[KnownFailure]) -> Verdict {
         }
     }
     for k in known {
+        // Still failing: some failure line it covers (a tagged entry can cover part of
+        // a cell that other lines make unexpected).
         let failing = rows.iter().any(|r| {
-            r.name == k.row
-                && CHECKS
-                    .iter()
-                    .zip(&r.cells)
-                    .any(|(c, o)| *c == k.check && o.is_fail())
+            CHECKS.iter().zip(&r.cells).any(|(c, o)| match o {
+                Outcome::Fail(lines) => lines.iter().any(|l| k.covers_line(&r.name, c, l)),
+                _ => false,
+            })
         });
-        let present = rows.iter().any(|r| r.name == k.row);
+        let present = rows.iter().any(|r| k.row_matches(&r.name));
         if present && !failing {
             v.stale.push(k.clone());
         }
@@ -182,7 +251,6 @@ fn cell_text(o: &Outcome, known: bool, legend: &mut Vec<String>) -> String {
 
 /// The table and, below it, the details of every failure and long skip reason.
 pub fn render(rows: &[Row], known: &[KnownFailure], verbose: bool) -> String {
-    let is_known = |row: &str, check: &str| known.iter().any(|k| k.row == row && k.check == check);
     let mut table: Vec<Vec<String>> = vec![];
     let mut head = vec!["scenario / file".to_string()];
     head.extend(TITLES.iter().map(|t| t.to_string()));
@@ -191,7 +259,8 @@ pub fn render(rows: &[Row], known: &[KnownFailure], verbose: bool) -> String {
     for r in rows {
         let mut line = vec![r.name.clone()];
         for (c, o) in CHECKS.iter().zip(&r.cells) {
-            line.push(cell_text(o, is_known(&r.name, c), &mut legend));
+            let is_known = !known_for(known, &r.name, c, o).is_empty();
+            line.push(cell_text(o, is_known, &mut legend));
         }
         table.push(line);
     }
@@ -227,15 +296,14 @@ pub fn render(rows: &[Row], known: &[KnownFailure], verbose: bool) -> String {
         for (c, o) in CHECKS.iter().zip(&r.cells) {
             match o {
                 Outcome::Fail(lines) => {
-                    let tag = if is_known(&r.name, c) {
-                        let reason = known
-                            .iter()
-                            .find(|k| k.row == r.name && k.check == *c)
-                            .map(|k| k.reason.as_str())
-                            .unwrap_or("");
-                        format!(" (known failure: {reason})")
-                    } else {
+                    let reasons: Vec<&str> = known_for(known, &r.name, c, o)
+                        .iter()
+                        .map(|k| k.reason.as_str())
+                        .collect();
+                    let tag = if reasons.is_empty() {
                         String::new()
+                    } else {
+                        format!(" (known failure: {})", reasons.join("; "))
                     };
                     details.push_str(&format!("{} / {c}: FAIL{tag}\n", r.name));
                     for l in lines {
@@ -286,5 +354,42 @@ mod tests {
         assert_eq!(v.known.len(), 1);
         assert_eq!(v.stale.len(), 1);
         assert!(!v.ok());
+    }
+
+    /// A tagged entry covers only the lines that carry its tag: another variant failing
+    /// in the same cell stays unexpected.
+    #[test]
+    fn tagged_entries_cover_their_lines_only() {
+        let known = parse_known_failures(
+            "* perf-reads/perf61-swapped-pipe perf 6.1 cannot\nb perf-reads/big-endian why\n",
+        )
+        .unwrap();
+        assert_eq!(known[0].tag.as_deref(), Some("perf61-swapped-pipe"));
+        assert!(parse_known_failures("* perf-reads no tag\n").is_err());
+        let mut a = Row::new("a");
+        a.set(
+            "perf-reads",
+            Outcome::Fail(vec![
+                "other-byte-order-other-layout: [perf61-swapped-pipe] x".into(),
+            ]),
+        );
+        let mut b = Row::new("b");
+        b.set(
+            "perf-reads",
+            Outcome::Fail(vec![
+                "big-endian: a difference".into(),
+                "pipe: a difference".into(),
+            ]),
+        );
+        let v = verdict(&[a.clone(), b], &known);
+        assert_eq!(v.known, [("a".to_string(), "perf-reads".to_string())]);
+        assert_eq!(v.unexpected, [("b".to_string(), "perf-reads".to_string())]);
+        assert!(v.stale.is_empty(), "{:?}", v.stale);
+        let table = render(&[a], &known, false);
+        assert!(table.contains("FAIL(known)"), "{table}");
+        assert!(
+            table.contains("(known failure: perf 6.1 cannot)"),
+            "{table}"
+        );
     }
 }

@@ -5,133 +5,18 @@
 //! through a print-format helper (e.g. `prev_state=R+`) are not numbers and are skipped.
 
 use crate::facts::{num, Facts, Val};
-use perfdata::generated::perf_data::TracingData;
-use std::collections::HashMap;
+use perfdata::analysis::tracepoint::FieldValue;
+pub use perfdata::analysis::tracepoint::{Field, Format, Formats};
 
-/// One field of an event format file.
-#[derive(Debug, Clone)]
-pub struct Field {
-    pub name: String,
-    pub offset: usize,
-    pub size: usize,
-    pub signed: bool,
-    /// `char x[N]`: a NUL-terminated string in place.
-    pub char_array: bool,
-    /// `__data_loc char[] x`: u32 (offset | len << 16) pointing to a string.
-    pub data_loc_string: bool,
-}
-
-/// An event format: `ID:` and its fields.
-#[derive(Debug, Clone)]
-pub struct Format {
-    pub name: String,
-    pub id: u16,
-    pub fields: Vec<Field>,
-}
-
-/// Parses one `events/<sys>/<event>/format` file.
-pub fn parse_format(text: &str) -> Option<Format> {
-    let mut name = String::new();
-    let mut id = None;
-    let mut fields = vec![];
-    for line in text.lines() {
-        let t = line.trim();
-        if let Some(n) = t.strip_prefix("name: ") {
-            name = n.to_string();
-        } else if let Some(n) = t.strip_prefix("ID: ") {
-            id = n.trim().parse().ok();
-        } else if let Some(rest) = t.strip_prefix("field:") {
-            let mut decl = "";
-            let mut offset = None;
-            let mut size = None;
-            let mut signed = false;
-            for part in rest.split(';').map(str::trim) {
-                if let Some(v) = part.strip_prefix("offset:") {
-                    offset = v.parse().ok();
-                } else if let Some(v) = part.strip_prefix("size:") {
-                    size = v.parse().ok();
-                } else if let Some(v) = part.strip_prefix("signed:") {
-                    signed = v == "1";
-                } else if decl.is_empty() {
-                    decl = part;
-                }
-            }
-            let (Some(offset), Some(size)) = (offset, size) else {
-                continue;
-            };
-            let ident = decl.split('[').next().unwrap_or(decl);
-            let fname = ident.split_whitespace().last().unwrap_or("").to_string();
-            let is_char = decl.contains("char");
-            fields.push(Field {
-                name: fname,
-                offset,
-                size,
-                signed,
-                char_array: is_char && decl.contains('[') && !decl.starts_with("__data_loc"),
-                data_loc_string: decl.starts_with("__data_loc") && is_char,
-            });
-        }
-    }
-    Some(Format {
-        name,
-        id: id?,
-        fields,
-    })
-}
-
-/// All formats of a tracing data, by id.
-pub fn formats(t: &TracingData<'_>) -> HashMap<u16, Format> {
-    let mut out = HashMap::new();
-    let files = t
-        .body
-        .ftrace_formats
-        .iter()
-        .chain(t.body.systems.iter().flat_map(|s| s.formats.iter()));
-    for f in files {
-        if let Some(fmt) = parse_format(&String::from_utf8_lossy(f.data.as_slice())) {
-            out.insert(fmt.id, fmt);
-        }
-    }
-    out
-}
-
-fn read_uint(raw: &[u8], at: usize, size: usize, big: bool) -> Option<u64> {
-    let b = raw.get(at..at + size)?;
-    let mut v = 0u64;
-    for i in 0..size {
-        let byte = if big { b[i] } else { b[size - 1 - i] };
-        v = v << 8 | u64::from(byte);
-    }
-    Some(v)
-}
-
-fn c_string(b: &[u8]) -> String {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
-}
-
-/// The value of `field` in `raw`, as perf prints plain fields.
+/// The value of `field` in `raw` as a fact: numbers and strings as perf prints plain
+/// fields (`None` for arrays and bytes, which perf prints through helpers).
 pub fn field_value(raw: &[u8], field: &Field, big: bool) -> Option<Val> {
-    if field.char_array {
-        return Some(Val::Text(c_string(
-            raw.get(field.offset..field.offset + field.size)?,
-        )));
+    match perfdata::analysis::tracepoint::field_value(raw, field, big)? {
+        FieldValue::Signed(v) => Some(Val::Num(i128::from(v))),
+        FieldValue::Unsigned(v) => Some(Val::Num(i128::from(v))),
+        FieldValue::Text(t) => Some(Val::Text(t)),
+        FieldValue::SignedArray(_) | FieldValue::UnsignedArray(_) | FieldValue::Bytes(_) => None,
     }
-    if field.data_loc_string {
-        let loc = read_uint(raw, field.offset, 4, big)?;
-        let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
-        return Some(Val::Text(c_string(raw.get(off..off + len)?)));
-    }
-    if !matches!(field.size, 1 | 2 | 4 | 8) {
-        return None;
-    }
-    let v = read_uint(raw, field.offset, field.size, big)?;
-    Some(if field.signed {
-        let shift = 64 - 8 * field.size as u32;
-        Val::Num(i128::from(((v << shift) as i64) >> shift))
-    } else {
-        Val::Num(i128::from(v))
-    })
 }
 
 /// Splits perf's trace text into `name=value` pairs for the known field names (a value
@@ -192,6 +77,10 @@ pub fn trace_facts(text: &str, raw: &[u8], fmt: &Format, big: bool) -> (Facts, F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_format(text: &str) -> Option<Format> {
+        perfdata::analysis::tracepoint::parse_format(text)
+    }
 
     const FORMAT: &str = "name: sched_switch\nID: 316\nformat:\n\
 \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\

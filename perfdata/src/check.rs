@@ -351,7 +351,7 @@ impl Walk {
             Err(e) => Err(e),
         };
         if let Err(e) = decoded {
-            let e = e.with_record(index, crate::container::file::record_name(ty));
+            let e = e.with_record(index, crate::container::file::record_label(ty));
             self.problems
                 .push(Problem::from_error(ProblemKind::DamagedRecord, &e));
         }

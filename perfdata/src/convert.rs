@@ -8,6 +8,7 @@
 //! byte for byte what the model path gives ([`crate::model::PerfFile::read`], the
 //! [`crate::transform`] functions in that order, [`crate::write::save`]).
 
+use crate::container::file::{failed_record_label, record_label};
 use crate::container::MappedFile;
 use crate::container::{Layout, Origin, PerfData, RecordWalker};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
@@ -272,8 +273,11 @@ fn stream<S: StaticEndian, D: StaticEndian>(
     };
     let session = &data.session;
     let mut next_release = RELEASE_EVERY;
-    for (index, rec) in RecordWalker::in_order(data.data(), data.data_offset(), s).enumerate() {
-        let rec = rec.map_err(|e| e.with_record(index as u64, "?"))?;
+    let mut walker = RecordWalker::in_order(data.data(), data.data_offset(), s);
+    let mut index = 0u64;
+    while let Some(rec) = walker.next() {
+        let rec = rec.map_err(|e| e.with_record(index, failed_record_label(&walker)))?;
+        index += 1;
         if rec.offset >= next_release {
             // Records behind this one are written: their pages need not stay resident.
             release(rec.offset);
@@ -284,7 +288,7 @@ fn stream<S: StaticEndian, D: StaticEndian>(
             .push(RecordItem::raw(session, &rec, s), &mut |it| {
                 sink.record(&it)
             })
-            .map_err(|e| e.with_record(index as u64, ty))?;
+            .map_err(|e| e.with_record(index - 1, record_label(ty)))?;
     }
     pipeline.finish(&mut head, &mut |it| sink.record(&it))?;
     drop(pipeline);

@@ -2,6 +2,7 @@
 //! expanded) and every feature, streaming over a memory map. A writer calls it before it
 //! replaces its target, so a conversion never leaves a file that cannot be read.
 
+use crate::container::file::record_label;
 use crate::container::{detect, Layout, MappedFile, Origin, PerfData, StreamReader};
 use crate::generated::perf_data::FeatureId;
 use crate::rt::Error;
@@ -45,7 +46,7 @@ pub fn check_stream(input: impl Read) -> Result<(), Error> {
             Ok(None) => decode_body(endian, ty, rec.raw.body, &rec.ctx).map(drop),
             Err(e) => Err(e),
         }
-        .map_err(|e| e.with_record(index, ty))?;
+        .map_err(|e| e.with_record(index, record_label(ty)))?;
         index += 1;
     }
     Ok(())
@@ -87,7 +88,7 @@ fn check_with(
             Ok(None) => data.decode(&rec, ctx).map(drop),
             Err(e) => Err(e),
         }
-        .map_err(|e| e.with_record(index, rec.record_type()))?;
+        .map_err(|e| e.with_record(index, record_label(rec.record_type())))?;
         index += 1;
         Ok(true)
     })

@@ -4,6 +4,7 @@
 //! renames it into place: the target (even when it is the input) is never left
 //! half-written, and never replaced by a file we cannot read.
 
+use crate::container::file::record_label;
 use crate::container::Layout;
 use crate::generated::perf_data::FeatureId;
 use crate::model::PerfFile;
@@ -137,7 +138,7 @@ pub fn write_pipe<W: Write>(
 ) -> Result<(), Error> {
     if file.layout != Layout::Pipe {
         return Err(Error::other(
-            "write_pipe needs a pipe-layout PerfFile (convert it first)",
+            "only a pipe-layout recording can be written as a stream; this one has the file layout (convert it to the pipe layout first)",
         ));
     }
     static_endian!(opts.endian.unwrap_or(file.endian), |e| write_pipe_as(
@@ -153,7 +154,7 @@ fn write_pipe_as<E: StaticEndian>(
     let mut sink = PipeSink::<_, E>::begin(out, RecordEncoder::for_file(file))?;
     for (i, item) in file.records.iter().enumerate() {
         sink.record(item)
-            .map_err(|e| e.with_record(i as u64, item.ty))?;
+            .map_err(|e| e.with_record(i as u64, record_label(item.ty)))?;
     }
     sink.finish()?;
     Ok(())
@@ -168,7 +169,7 @@ fn write_file_as<E: StaticEndian, W: Write + Seek>(
     let mut sink = FileSink::begin(out, file, !file.features.is_empty(), enc)?;
     for (i, item) in file.records.iter().enumerate() {
         sink.record(item)
-            .map_err(|e| e.with_record(i as u64, item.ty))?;
+            .map_err(|e| e.with_record(i as u64, record_label(item.ty)))?;
     }
     sink.finish(&file.features, &file.feature_table_slack)?;
     Ok(())

@@ -73,7 +73,7 @@ fn json_is_versioned_and_text_is_the_same_values() {
     let file = path("callchain.data");
     let json = json_lines(&dump(&[&file, "--json"], None));
     let text = dump(&[&file], None);
-    assert_eq!(json[0]["perfdata_dump"], 1);
+    assert_eq!(json[0]["perfdata_dump"], 2);
     assert_eq!(json[0]["format"]["layout"], "File");
     let records: Vec<&serde_json::Value> =
         json.iter().filter(|l| l.get("record").is_some()).collect();
@@ -235,7 +235,7 @@ fn minus_one_is_minus_one_everywhere() {
 }
 
 /// A COMPRESSED record shows its size, not its zstd data; the records inside follow it
-/// (`+z` offsets) and the summary counts them.
+/// (`+z` offsets), a `compressed_end` line counts them, and the summary counts them all.
 #[test]
 fn compressed_records_are_summarized() {
     let json = json_lines(&dump(&[&path("compressed.data"), "--json"], None));
@@ -254,6 +254,30 @@ fn compressed_records_are_summarized() {
         .count();
     assert!(inside > 0);
     assert_eq!(json.last().unwrap()["summary"]["in_compressed"], inside);
+    // After the records of each COMPRESSED record, a line counts them.
+    let mut ends = 0;
+    for (i, c) in json.iter().enumerate() {
+        if c["record"] != "COMPRESSED" && c["record"] != "COMPRESSED2" {
+            continue;
+        }
+        let offset = c["offset"].as_str().unwrap();
+        let inner = json[i + 1..]
+            .iter()
+            .take_while(|l| l["offset"].as_str().is_some_and(|o| o.contains("+z")))
+            .inspect(|l| assert!(l["offset"].as_str().unwrap().starts_with(offset), "{l}"))
+            .count();
+        let end = &json[i + 1 + inner];
+        assert_eq!(end["compressed_end"], offset, "{end}");
+        assert_eq!(end["records"], inner, "{end}");
+        ends += 1;
+    }
+    assert_eq!(ends, compressed.len());
+    let text = dump(&[&path("compressed.data")], None);
+    let offset = compressed[0]["offset"].as_str().unwrap();
+    assert!(text.contains(&format!(
+        "\n# end of COMPRESSED {offset}: {} records completed by its data\n",
+        json.iter().find(|l| l["compressed_end"] == offset).unwrap()["records"]
+    )));
     let full = json_lines(&dump(
         &[&path("compressed.data"), "--json", "--payloads"],
         None,
@@ -266,4 +290,112 @@ fn compressed_records_are_summarized() {
         data["body"]["data"].as_str().unwrap().len() as u64,
         2 * compressed[0]["body"]["data_size"].as_u64().unwrap()
     );
+}
+
+/// The SAMPLE lines of `dump ARGS`.
+fn sample_lines(args: &[&str]) -> String {
+    let out = dump(args, None);
+    let mut lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(" SAMPLE ") || l.contains("\"record\":\"SAMPLE\""))
+        .collect();
+    lines.push("");
+    lines.join("\n")
+}
+
+#[test]
+fn tracepoint_samples_by_field() {
+    for (name, snap) in [
+        ("tracepoint.data", "tracepoint"),
+        ("pipe-tracepoint.pipe.data", "pipe_tracepoint"),
+    ] {
+        let file = path(name);
+        insta::assert_snapshot!(format!("{snap}_text"), sample_lines(&[&file]));
+        insta::assert_snapshot!(format!("{snap}_json"), sample_lines(&[&file, "--json"]));
+    }
+}
+
+/// perf's `name=value` pairs of a `perf script -F trace` line, for the known names (a
+/// value runs up to the next ` known_name=`).
+fn perf_pairs<'t>(text: &'t str, names: &[&str]) -> Vec<(&'t str, &'t str)> {
+    let mut starts = vec![];
+    for n in names {
+        let pat = format!("{n}=");
+        let mut from = 0;
+        while let Some(i) = text[from..].find(&pat) {
+            let at = from + i;
+            if at == 0 || text.as_bytes()[at - 1] == b' ' {
+                starts.push((at, at + pat.len()));
+            }
+            from = at + pat.len();
+        }
+    }
+    starts.sort_unstable();
+    (0..starts.len())
+        .map(|i| {
+            let end = starts.get(i + 1).map_or(text.len(), |s| s.0);
+            let (at, v) = starts[i];
+            (&text[at..v - 1], text[v..end].trim_end())
+        })
+        .collect()
+}
+
+/// The fields `dump --json` prints are the values `perf script -F trace` prints (the
+/// stored oracle of the fixtures), wherever perf prints a plain number or string.
+#[test]
+fn tracepoint_fields_agree_with_perf_script() {
+    for name in ["tracepoint.data", "pipe-tracepoint.pipe.data"] {
+        let oracle = std::fs::read_to_string(
+            common::workspace()
+                .join("conformance/fixtures/perf-output")
+                .join(name.replace(".data", ".trace.txt")),
+        )
+        .unwrap();
+        // `pid/tid [cpu] secs.ns: event: fields`, by (time, cpu).
+        let mut perf = std::collections::HashMap::new();
+        for l in oracle.lines().filter(|l| !l.starts_with('#')) {
+            let (head, rest) = l.split_once(": ").unwrap();
+            let (_, fields) = rest.split_once(": ").unwrap();
+            let mut words = head.split_whitespace().skip(1);
+            let cpu: u64 = words
+                .next()
+                .unwrap()
+                .trim_matches(['[', ']'])
+                .parse()
+                .unwrap();
+            let (s, ns) = words.next().unwrap().split_once('.').unwrap();
+            let time = s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap();
+            perf.insert((time, cpu), fields.to_string());
+        }
+        let json = json_lines(&dump(&[&path(name), "--json"], None));
+        let (mut samples, mut compared) = (0, 0);
+        for l in json.iter().filter(|l| l["record"] == "SAMPLE") {
+            let b = &l["body"];
+            let fields = b["raw"]["fields"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{l}"));
+            let key = (b["time"].as_u64().unwrap(), b["cpu"].as_u64().unwrap());
+            let text = perf
+                .get(&key)
+                .unwrap_or_else(|| panic!("no perf line for {key:?}"));
+            let names: Vec<&str> = fields.keys().map(String::as_str).collect();
+            let mut here = 0;
+            for (n, v) in perf_pairs(text, &names) {
+                let ours = &fields[n];
+                if let Some(s) = ours.as_str() {
+                    assert_eq!(s, v, "{name} {key:?} {n}");
+                } else if let Ok(p) = v.parse::<i64>() {
+                    assert_eq!(ours.as_i64(), Some(p), "{name} {key:?} {n}");
+                } else {
+                    continue; // printed through a helper (prev_state=D)
+                }
+                here += 1;
+            }
+            assert!(here >= 6, "{name} {key:?}: only {here} fields compared");
+            samples += 1;
+            compared += here;
+        }
+        assert_eq!(samples, perf.len(), "{name}");
+        assert!(compared > 0);
+    }
 }

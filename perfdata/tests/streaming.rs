@@ -3,7 +3,7 @@
 //! chunk's carry-over) whatever the stream's length.
 
 mod common;
-use common::workspace;
+use common::{fixture, workspace};
 
 use perfdata::container::{Origin, PerfData, StreamReader};
 use std::io::Read;
@@ -130,13 +130,6 @@ fn a_stream_that_breaks_off_reports_where() {
     );
 }
 
-#[test]
-fn file_layout_is_refused_with_a_pointer_to_perfdata() {
-    let bytes = std::fs::read(workspace().join("conformance/fixtures/plain.data")).unwrap();
-    let e = StreamReader::new(&bytes[..]).err().unwrap().to_string();
-    assert!(e.contains("PerfData"), "{e}");
-}
-
 /// An endless-looking stream: the pipe prologue once, then the data records of a real
 /// stream repeated `times` times (about 50 MB in all).
 struct Repeating {
@@ -217,4 +210,59 @@ fn streamed_sample_views_equal_in_memory_views() {
         assert!(!want.is_empty(), "{}: no samples", path.display());
         assert_eq!(got, want, "{}", path.display());
     }
+}
+
+/// Errors speak of the input, never of the library's types, and name the record they are
+/// about by index and type (`?` only when not even its header could be read).
+#[test]
+fn errors_name_the_record_and_no_library_type() {
+    let file = fixture("plain.data");
+    let e = StreamReader::new(&file[..]).err().unwrap().to_string();
+    assert!(e.contains("a file-layout perf.data"), "{e}");
+    for library_name in ["PerfData", "StreamReader", "Recording"] {
+        assert!(!e.contains(library_name), "{e}");
+    }
+
+    let pipe = fixture("pipe-callchain.pipe.data");
+    let data = PerfData::open(&pipe).unwrap();
+    let mut records = vec![];
+    data.for_each_record(&mut |_, r, _| {
+        records.push((r.offset as usize, r.record_type()));
+        Ok(true)
+    })
+    .unwrap();
+    let (at, ty) = records[20];
+    let name = ty.name().unwrap();
+    // A zero size: the header is readable, so the type is known.
+    let mut zero = pipe.clone();
+    zero[at + 6..at + 8].copy_from_slice(&[0, 0]);
+    let walk = |bytes: &[u8]| {
+        PerfData::open(bytes)
+            .unwrap()
+            .for_each_record(&mut |_, _, _| Ok(true))
+            .unwrap_err()
+            .to_string()
+    };
+    let stream = |bytes: &[u8]| {
+        let mut r = StreamReader::new(bytes).unwrap();
+        loop {
+            match r.next_record() {
+                Ok(Some(_)) => {}
+                Ok(None) => panic!("no error"),
+                Err(e) => return e.to_string(),
+            }
+        }
+    };
+    let want = format!("(record #20, {name})");
+    assert!(walk(&zero).contains(&want), "{}", walk(&zero));
+    assert!(stream(&zero).contains(&want), "{}", stream(&zero));
+    // An unknown type is named as the dump names it.
+    let mut unknown = zero.clone();
+    unknown[at..at + 4].copy_from_slice(&0x4142_4344u32.to_le_bytes());
+    let e = walk(&unknown);
+    assert!(e.contains("(record #20, UNKNOWN(1094861636))"), "{e}");
+    // A header cut short: no type to name.
+    let cut = &pipe[..at + 5];
+    let e = walk(cut);
+    assert!(e.contains("(record #20, ?)"), "{e}");
 }

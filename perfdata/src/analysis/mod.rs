@@ -3,7 +3,8 @@
 //! functions in-process ([`dso`], [`symbols`]: the `object` and `addr2line` crates, no
 //! external `addr2line`), and the analyses built on that: [`report`] (perf report's
 //! table), [`collapse`] (folded stacks for flame graphs), [`stats`] (readperf's CSVs)
-//! and [`info`] (one screen about a file).
+//! and [`info`] (one screen about a file); [`tracepoint`] names the fields of tracepoint
+//! samples through the event format files a recording carries.
 //!
 //! ```
 //! use perfdata::analysis::{Analyzer, SymbolOptions};
@@ -33,6 +34,7 @@ pub mod parquet;
 pub mod report;
 pub mod stats;
 pub mod symbols;
+pub mod tracepoint;
 
 pub use dso::{DsoId, Dsos, SymbolSources};
 pub use machine::{Frame, Machine, SideEvent};

@@ -527,7 +527,7 @@ where
             let rec = match rec {
                 Ok(rec) => rec,
                 Err(e) => {
-                    let e = e.with_record(index, "?");
+                    let e = e.with_record(index, failed_record_label(&walker));
                     let Some(errors) = salvage.as_deref_mut() else {
                         return Err(e);
                     };
@@ -625,7 +625,7 @@ where
                 return Ok(());
             }
             if let Some(e) = inner_err {
-                let e = e.with_record(index - 1, record_name(ty));
+                let e = e.with_record(index - 1, record_label(ty));
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
                 };
@@ -635,7 +635,7 @@ where
                 });
             }
             if let Err(e) = fed {
-                let e = e.with_record(index - 1, record_name(ty));
+                let e = e.with_record(index - 1, record_label(ty));
                 let Some(errors) = salvage.as_deref_mut() else {
                     return Err(e);
                 };
@@ -743,4 +743,18 @@ pub fn feature_label(id: FeatureId) -> String {
 /// A record type by name, or by number when unknown.
 pub fn record_name(ty: RecordType) -> String {
     ty.name().map_or_else(|| ty.0.to_string(), str::to_string)
+}
+
+/// A record type as errors name it ([`crate::rt::Error::with_record`]): its name, or
+/// `UNKNOWN(n)` (as `perfdata dump` prints it).
+pub fn record_label(ty: RecordType) -> String {
+    ty.name()
+        .map_or_else(|| format!("UNKNOWN({})", ty.0), str::to_string)
+}
+
+/// The type named in the error for a record the walk could not frame: the type in its
+/// header when the header is there, `?` when not even that could be read.
+pub fn failed_record_label<E: Endian>(w: &RecordWalker<'_, E>) -> String {
+    w.failed_header()
+        .map_or_else(|| "?".to_string(), |h| record_label(RecordType(h.type_)))
 }

@@ -65,6 +65,13 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
         &self.buf[self.pos..]
     }
 
+    /// After the walk failed: the header of the record it could not frame, when its 8
+    /// bytes are there (for the type errors name; `None` when the header is cut).
+    pub fn failed_header(&self) -> Option<EventHeader> {
+        let head = self.rest().get(..HEADER_SIZE)?;
+        Some(<EventHeader as FixedElem>::decode_elem(head, self.endian))
+    }
+
     #[inline]
     fn next_record(&mut self) -> Result<RawRecord<'a>, Error> {
         let at = self.base + self.pos as u64;

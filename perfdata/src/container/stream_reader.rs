@@ -2,7 +2,7 @@
 //! (and its payload) at a time, plus the undecoded rest of the current compressed chunk.
 
 use super::decompress::{zstd_data, Decompressor};
-use super::file::Origin;
+use super::file::{failed_record_label, record_label, Origin};
 use super::format::{detect, Layout};
 use super::session::{AttrPlan, EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
@@ -75,7 +75,7 @@ impl<R: Read> StreamReader<R> {
             return Err(Error::invalid(
                 Some(8),
                 "a pipe-mode stream (header size 16)",
-                "a file-layout header: open it with PerfData, which can seek",
+                "a file-layout perf.data (its records are found through the header's section offsets, which needs random access): read it as a file, by path or from memory, not as a stream",
             ));
         }
         Ok(StreamReader {
@@ -120,10 +120,11 @@ impl<R: Read> StreamReader<R> {
         }
         let next_inner = match &self.decompressor {
             Some(d) => {
-                match RecordWalker::in_order(d.pending(), self.decompressed_offset, e).next() {
+                let mut walker = RecordWalker::in_order(d.pending(), self.decompressed_offset, e);
+                match walker.next() {
                     Some(Ok(rec)) => Some(rec.stream_len()),
                     Some(Err(e)) if !matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => {
-                        return Err(e.with_record(self.index, "?"));
+                        return Err(e.with_record(self.index, failed_record_label(&walker)));
                     }
                     // Empty, or the rest arrives with the next compressed record.
                     _ => None,
@@ -176,7 +177,7 @@ impl<R: Read> StreamReader<R> {
                 "a record size of at least 8",
                 size.to_string(),
             )
-            .with_record(self.index, header.type_));
+            .with_record(self.index, record_label(RecordType(header.type_))));
         }
         self.buf.resize(size, 0);
         read_exact(
@@ -184,7 +185,7 @@ impl<R: Read> StreamReader<R> {
             &mut self.buf[HEADER_SIZE..],
             at + HEADER_SIZE as u64,
         )
-        .map_err(|e| e.with_record(self.index, header.type_))?;
+        .map_err(|e| e.with_record(self.index, record_label(RecordType(header.type_))))?;
         let ty = RecordType(header.type_);
         if ty.has_payload() {
             let body = RecordBody::decode(
@@ -200,7 +201,7 @@ impl<R: Read> StreamReader<R> {
             while left > 0 {
                 let n = left.min(chunk.len());
                 read_exact(&mut self.inner, &mut chunk[..n], at + self.buf.len() as u64)
-                    .map_err(|e| e.with_record(self.index, ty))?;
+                    .map_err(|e| e.with_record(self.index, record_label(ty)))?;
                 self.buf.extend_from_slice(&chunk[..n]);
                 left -= n;
             }
@@ -218,7 +219,7 @@ impl<R: Read> StreamReader<R> {
         };
         session
             .note_record(&rec, e)
-            .map_err(|e| e.with_record(self.index - 1, ty))?;
+            .map_err(|e| e.with_record(self.index - 1, record_label(ty)))?;
         if let Some(data) = zstd_data(ty, rec.body, at + HEADER_SIZE as u64, e)? {
             let d = match decompressor {
                 Some(d) => d,

@@ -106,7 +106,7 @@ pub fn run_on_model(file: &mut PerfFile<'_>, stage: impl Stage) -> Result<(), Er
         let ty = item.ty;
         pipeline
             .push(item, &mut keep)
-            .map_err(|e| e.with_record(i as u64, ty))?;
+            .map_err(|e| e.with_record(i as u64, crate::container::file::record_label(ty)))?;
     }
     pipeline.finish(file, &mut keep)?;
     file.records = out;

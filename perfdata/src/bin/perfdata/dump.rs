@@ -7,6 +7,7 @@
 //! what they look like. The JSON lines are described in `docs/dump-json.md`
 //! ([`SCHEMA_VERSION`]).
 
+use perfdata::analysis::tracepoint::{Field, FieldValue, Formats};
 use perfdata::container::{Origin, Place, RawRecord, RecordCtx};
 use perfdata::generated::perf_data::{
     EventHeader, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
@@ -17,7 +18,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 /// Version of the JSON line shapes (`docs/dump-json.md`); the first line names it.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What `dump` is asked for besides the file.
 pub struct DumpOptions {
@@ -57,6 +58,7 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let stdout = std::io::stdout();
     let mut p = Printer::new(std::io::BufWriter::new(stdout.lock()), json, payloads);
+    p.endian = data.format.endian;
     p.format(&data.format)?;
     if let Some(h) = &data.header {
         p.line(&Keyed("header", h), "# header: ", h)?;
@@ -149,13 +151,17 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
             Ok(b) => b,
             Err(e) if salvage => {
                 // The framing holds: report the record and go on to the next.
-                record_damage.push(format!("{where_}: {}", e.with_record(count - 1, ty)));
+                record_damage.push(format!(
+                    "{where_}: {}",
+                    e.with_record(count - 1, record_name(ty))
+                ));
                 return Ok(true);
             }
-            Err(e) => return Err(e.with_record(count - 1, ty)),
+            Err(e) => return Err(e.with_record(count - 1, record_name(ty))),
         };
         let attr = ctx.attr.map(|a| a as usize);
         let inside = matches!(origin, Origin::Compressed { .. });
+        p.tracing_data(&rec);
         if let Err(e) = p.record(&where_, inside, &rec.header, &body, attr) {
             error = Some(e);
             return Ok(false);
@@ -250,8 +256,18 @@ struct Printer<W: Write> {
     other_counts: BTreeMap<u32, u64>,
     /// Records read from inside COMPRESSED records.
     in_compressed: u64,
+    /// The last COMPRESSED record printed (its location) and the records read from its
+    /// data so far: its `compressed_end` line follows them.
+    chunk: Option<(&'static str, String, u64)>,
     /// Attrs printed so far (pipe mode prints them as they arrive), with their ids.
     attr_ids: Vec<Vec<u64>>,
+    /// The event formats of the tracing data, once it has been read: SAMPLE `raw` data
+    /// is then printed by field.
+    tracepoints: Option<Formats>,
+    /// The stream's byte order (a pipe's HEADER_TRACING_DATA record is decoded in it).
+    endian: perfdata::rt::Endianness,
+    /// A tracepoint sample's line, before its `raw` value is replaced.
+    scratch: Vec<u8>,
 }
 
 impl<W: Write> Printer<W> {
@@ -264,7 +280,11 @@ impl<W: Write> Printer<W> {
             counts: [0; 256],
             other_counts: BTreeMap::new(),
             in_compressed: 0,
+            chunk: None,
             attr_ids: vec![],
+            tracepoints: None,
+            endian: perfdata::rt::Endianness::Little,
+            scratch: vec![],
         }
     }
 
@@ -366,6 +386,9 @@ impl<W: Write> Printer<W> {
     }
 
     fn feature(&mut self, id: FeatureId, value: &FeatureBody<'_>) -> Result<(), String> {
+        if let FeatureBody::TracingData(t) = value {
+            self.tracepoints = Some(Formats::new(t));
+        }
         let name = feature_name(id);
         let key = name.to_ascii_lowercase();
         struct Line<'l, 'a> {
@@ -392,6 +415,18 @@ impl<W: Write> Printer<W> {
             value,
         };
         self.line(&line, &prefix, value)
+    }
+
+    /// A pipe's HEADER_TRACING_DATA record: its event formats name the fields of the
+    /// tracepoint samples after it.
+    #[inline]
+    fn tracing_data(&mut self, rec: &RawRecord<'_>) {
+        if rec.record_type() != RecordType::HEADER_TRACING_DATA {
+            return;
+        }
+        if let Some(f) = Formats::of_record(rec, self.endian) {
+            self.tracepoints = Some(f);
+        }
     }
 
     /// The attr and feature lines of a pipe recording's HEADER_ATTR and HEADER_FEATURE
@@ -445,6 +480,18 @@ impl<W: Write> Printer<W> {
     ) -> Result<(), String> {
         let ty = RecordType(header.type_);
         self.in_compressed += u64::from(in_compressed);
+        // The walk passes a COMPRESSED record, then the records its data completes: the
+        // first record that is not from inside one ends the chunk.
+        match &mut self.chunk {
+            Some((_, _, n)) if in_compressed => *n += 1,
+            Some(_) => self.end_chunk()?,
+            None => {}
+        }
+        if ty == RecordType::COMPRESSED {
+            self.chunk = Some(("COMPRESSED", offset.to_string(), 0));
+        } else if ty == RecordType::COMPRESSED2 {
+            self.chunk = Some(("COMPRESSED2", offset.to_string(), 0));
+        }
         match self.counts.get_mut(ty.0 as usize) {
             Some(n) => *n += 1,
             None => *self.other_counts.entry(ty.0).or_default() += 1,
@@ -471,42 +518,81 @@ impl<W: Write> Printer<W> {
             _ => Body::Record(body),
         };
         let io = |e: std::io::Error| e.to_string();
-        if self.json {
-            #[derive(serde::Serialize)]
-            struct Line<'l> {
-                offset: &'l str,
-                record: &'l str,
-                #[serde(rename = "type")]
-                type_: u32,
-                size: u16,
-                misc: RecordMisc,
-                #[serde(skip_serializing_if = "Option::is_none")]
-                event: Option<&'l str>,
-                body: Body<'l, 'l>,
-            }
-            let line = Line {
-                offset,
-                record: name,
-                type_: ty.0,
-                size: header.size,
-                misc: header.misc,
-                event,
-                body: value,
-            };
-            serde_json::to_writer(&mut self.out, &line).map_err(|e| e.to_string())?;
+        let trace = match (body, &self.tracepoints) {
+            (RecordBody::Sample(s), Some(f)) => s.raw.as_ref().and_then(|raw| {
+                let data = raw.data.as_slice();
+                f.decode(data).map(|(_, fields)| (raw, data, fields))
+            }),
+            _ => None,
+        };
+        // A tracepoint sample: the line is written to `scratch` and its `raw` value
+        // replaced by the fields (the generated serializer writes the bytes).
+        let line = RecordLine {
+            json: self.json,
+            offset,
+            name,
+            ty,
+            header,
+            event,
+            value,
+        };
+        if trace.is_some() {
+            self.scratch.clear();
+            line.write(&mut self.scratch)?;
         } else {
-            write!(self.out, "{offset} [{:#06x}] {name}", header.size).map_err(io)?;
-            if let Some(e) = event {
-                write!(self.out, " {e}").map_err(io)?;
-            }
-            write!(self.out, " misc {:#x}: ", header.misc.0).map_err(io)?;
-            serde_json::to_writer(&mut self.out, &value).map_err(|e| e.to_string())?;
+            // The common case: straight into the (statically typed) output.
+            line.write(&mut self.out)?;
+        }
+        if let Some((raw, data, fields)) = trace {
+            let old = serde_json::to_vec(&Keyed("raw", raw)).map_err(|e| e.to_string())?;
+            // `{"raw":{...}}` without its outer braces: the key and the value.
+            let old = &old[1..old.len() - 1];
+            let new = Keyed(
+                "raw",
+                &TraceRaw {
+                    fields: &fields,
+                    size: data.len(),
+                    data,
+                },
+            );
+            let new = serde_json::to_vec(&new).map_err(|e| e.to_string())?;
+            let at = self
+                .scratch
+                .windows(old.len())
+                .position(|w| w == old)
+                .ok_or("a SAMPLE line without its raw data")?;
+            self.out.write_all(&self.scratch[..at]).map_err(io)?;
+            self.out.write_all(&new[1..new.len() - 1]).map_err(io)?;
+            self.out
+                .write_all(&self.scratch[at + old.len()..])
+                .map_err(io)?;
         }
         self.out.write_all(b"\n").map_err(io)
     }
 
+    /// After the records a COMPRESSED record's data completed: how many there were.
+    fn end_chunk(&mut self) -> Result<(), String> {
+        let Some((name, at, records)) = self.chunk.take() else {
+            return Ok(());
+        };
+        #[derive(serde::Serialize)]
+        struct Line<'l> {
+            compressed_end: &'l str,
+            records: u64,
+        }
+        let text = format!("# end of {name} {at}: {records} records completed by its data");
+        self.raw_line(
+            &Line {
+                compressed_end: &at,
+                records,
+            },
+            &text,
+        )
+    }
+
     /// Records by type, like the end of `perf report -D`.
     fn summary(&mut self) -> Result<(), String> {
+        self.end_chunk()?;
         let mut by_type: Vec<(String, u64)> = vec![];
         for (t, &n) in self.counts.iter().enumerate() {
             if n > 0 {
@@ -567,6 +653,88 @@ struct CompressedSummary {
     data_size: usize,
 }
 
+/// One record line, ready to write.
+struct RecordLine<'l, 'b> {
+    json: bool,
+    offset: &'l str,
+    name: &'l str,
+    ty: RecordType,
+    header: &'l EventHeader,
+    event: Option<&'l str>,
+    value: Body<'l, 'b>,
+}
+
+impl RecordLine<'_, '_> {
+    /// The line without its newline: JSON, or the text prefix and the value's JSON.
+    fn write<W: Write>(&self, out: &mut W) -> Result<(), String> {
+        let io = |e: std::io::Error| e.to_string();
+        if self.json {
+            #[derive(serde::Serialize)]
+            struct Line<'l, 'b> {
+                offset: &'l str,
+                record: &'l str,
+                #[serde(rename = "type")]
+                type_: u32,
+                size: u16,
+                misc: RecordMisc,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                event: Option<&'l str>,
+                body: &'l Body<'l, 'b>,
+            }
+            let line = Line {
+                offset: self.offset,
+                record: self.name,
+                type_: self.ty.0,
+                size: self.header.size,
+                misc: self.header.misc,
+                event: self.event,
+                body: &self.value,
+            };
+            serde_json::to_writer(&mut *out, &line).map_err(|e| e.to_string())
+        } else {
+            write!(
+                out,
+                "{} [{:#06x}] {}",
+                self.offset, self.header.size, self.name
+            )
+            .map_err(io)?;
+            if let Some(e) = self.event {
+                write!(out, " {e}").map_err(io)?;
+            }
+            write!(out, " misc {:#x}: ", self.header.misc.0).map_err(io)?;
+            serde_json::to_writer(&mut *out, &self.value).map_err(|e| e.to_string())
+        }
+    }
+}
+
+/// A tracepoint sample's `raw`: its fields by name, in the format file's order (a field
+/// that lies outside the data is `null`, and the data is then printed too), and its size.
+struct TraceRaw<'l, 'r> {
+    fields: &'l [(&'l Field, Option<FieldValue<'r>>)],
+    size: usize,
+    data: &'r [u8],
+}
+
+impl Serialize for TraceRaw<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Fields<'l, 'r>(&'l [(&'l Field, Option<FieldValue<'r>>)]);
+        impl Serialize for Fields<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_map(self.0.iter().map(|(f, v)| (f.name.as_str(), v)))
+            }
+        }
+        let cut = self.fields.iter().any(|(_, v)| v.is_none());
+        let mut m = s.serialize_map(Some(2 + usize::from(cut)))?;
+        m.serialize_entry("fields", &Fields(self.fields))?;
+        m.serialize_entry("size", &self.size)?;
+        if cut {
+            m.serialize_entry("data", &perfdata::rt::Bytes::from(self.data))?;
+        }
+        m.end()
+    }
+}
+
 /// The value of a record line: the record, or a summary of it.
 #[derive(serde::Serialize)]
 #[serde(untagged)]
@@ -600,6 +768,7 @@ fn dump_stream(
     let stdout = std::io::stdout();
     let mut p = Printer::new(std::io::BufWriter::new(stdout.lock()), json, payloads);
     let format = perfdata::container::detect(&head).map_err(|e| format!("<stdin>: {e}"))?;
+    p.endian = format.endian;
     p.format(&format)?;
     let mut count = 0u64;
     while let Some(rec) = reader.next_record().map_err(|e| format!("<stdin>: {e}"))? {
@@ -609,10 +778,11 @@ fn dump_stream(
         let ty = rec.raw.record_type();
         let body = rec
             .decode()
-            .map_err(|e| format!("<stdin>: {}", e.with_record(count, ty)))?;
+            .map_err(|e| format!("<stdin>: {}", e.with_record(count, record_name(ty))))?;
         let where_ = location(rec.origin, rec.raw.offset);
         let attr = rec.ctx.attr.map(|a| a as usize);
         let inside = matches!(rec.origin, Origin::Compressed { .. });
+        p.tracing_data(&rec.raw);
         p.record(&where_, inside, &rec.raw.header, &body, attr)?;
         p.header_record(&body)?;
         count += 1;
