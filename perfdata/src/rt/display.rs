@@ -60,8 +60,11 @@ impl HexBuf {
     }
     #[inline]
     fn as_str(&self) -> &str {
-        // ASCII only.
-        std::str::from_utf8(&self.buf[self.start..]).unwrap_or("0x?")
+        let text = &self.buf[self.start..];
+        debug_assert!(text.is_ascii());
+        // SAFETY: `new` wrote ASCII (`0`, `x`, hex digits) to every byte from `start` on.
+        // The checked conversion cost 7% of `dump --json` on callchain-heavy files.
+        unsafe { std::str::from_utf8_unchecked(text) }
     }
 }
 
