@@ -7,7 +7,7 @@
 //! ```
 //! use perfdata::analysis::tracepoint::{FieldValue, Formats};
 //! use perfdata::container::Recording;
-//! use perfdata::generated::perf_data::RecordBody;
+//! use perfdata::types::RecordBody;
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/tracepoint.data");
 //! let recording = Recording::open(path)?;
 //! let data = recording.data()?;
