@@ -284,14 +284,9 @@ impl Decoded {
         let mut names: Vec<Option<String>> = vec![None; self.attrs.len()];
         let index_of = |id: u64| self.attrs.iter().position(|a| a.ids.contains(&id));
         if let Some(FeatureBody::EventDesc(d)) = self.feature(FeatureId::EVENT_DESC) {
-            for (i, e) in d.events.iter().enumerate() {
-                let at = e.ids.iter().find_map(index_of).or(if e.ids.is_empty() {
-                    Some(i)
-                } else {
-                    None
-                });
-                if let Some(at) = at.filter(|&at| at < names.len()) {
-                    names[at] = Some(e.name.text.to_str_lossy().into_owned());
+            for (at, name) in perfdata::analysis::described_events(d, index_of) {
+                if let Some(slot) = names.get_mut(at) {
+                    *slot = Some(name);
                 }
             }
         }

@@ -526,20 +526,16 @@ impl Machine {
 pub fn event_names(data: &PerfData<'_>) -> Vec<String> {
     let attrs = &data.session.attrs;
     let mut names: Vec<Option<String>> = vec![None; attrs.len()];
-    let index_of = |id: u64| attrs.iter().position(|a| a.ids.contains(&id));
     for f in &data.features {
         if f.id != FeatureId::EVENT_DESC {
             continue;
         }
         if let Ok(FeatureBody::EventDesc(d)) = data.feature(f) {
-            for (i, e) in d.events.iter().enumerate() {
-                let at = e
-                    .ids
-                    .iter()
-                    .find_map(index_of)
-                    .or((e.ids.is_empty()).then_some(i));
-                if let Some(at) = at.filter(|&at| at < names.len()) {
-                    names[at] = Some(e.name.text.to_str_lossy().into_owned());
+            for (at, name) in
+                described_events(&d, |id| attrs.iter().position(|a| a.ids.contains(&id)))
+            {
+                if let Some(slot) = names.get_mut(at) {
+                    *slot = Some(name);
                 }
             }
         }
@@ -549,6 +545,22 @@ pub fn event_names(data: &PerfData<'_>) -> Vec<String> {
         .zip(attrs)
         .map(|(n, a)| n.unwrap_or_else(|| default_event_name(a.attr.type_, a.attr.config)))
         .collect()
+}
+
+/// The attr index and name of each event an EVENT_DESC describes: the attr holding one of
+/// its ids (`index_of`), else, for an event listed without ids, its position.
+pub fn described_events<'d>(
+    d: &'d crate::generated::perf_data::EventDesc<'_>,
+    index_of: impl Fn(u64) -> Option<usize> + 'd,
+) -> impl Iterator<Item = (usize, String)> + 'd {
+    d.events.iter().enumerate().filter_map(move |(i, e)| {
+        let at = e
+            .ids
+            .iter()
+            .find_map(&index_of)
+            .or(e.ids.is_empty().then_some(i))?;
+        Some((at, e.name.text.to_str_lossy().into_owned()))
+    })
 }
 
 /// perf's names for the generic hardware and software events.

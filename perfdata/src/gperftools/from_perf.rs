@@ -207,14 +207,10 @@ fn event_names(data: &crate::container::PerfData<'_>) -> Result<HashMap<usize, S
             continue;
         }
         if let FeatureBody::EventDesc(d) = data.feature(f)? {
-            for (i, ev) in d.events.iter().enumerate() {
-                let name = ev.name.text.to_str_lossy().into_owned();
-                let by_id = ev
-                    .ids
-                    .iter()
-                    .find_map(|id| data.session.attrs.iter().position(|a| a.ids.contains(&id)));
-                out.insert(by_id.unwrap_or(i), name);
-            }
+            let attrs = &data.session.attrs;
+            out.extend(crate::analysis::described_events(&d, |id| {
+                attrs.iter().position(|a| a.ids.contains(&id))
+            }));
         }
     }
     Ok(out)

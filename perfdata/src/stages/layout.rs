@@ -302,6 +302,17 @@ impl ToFile {
     }
 }
 
+/// A pipe's HEADER_EVENT_TYPE record as the event_types entry it stands for (whose name
+/// region is MAX_EVENT_NAME bytes).
+fn event_type_entry(e: &HeaderEventType<'_>) -> EventTypeEntry<'static> {
+    let mut name = e.name.text().to_vec();
+    name.resize(MAX_EVENT_NAME as usize, 0);
+    EventTypeEntry {
+        event_id: e.event_id,
+        name: Str::from_raw(name),
+    }
+}
+
 /// The HEADER_EVENT_TYPE records of a pipe, as the event_types section a file made from
 /// it has (what [`ToFile`] gathers; a streaming writer needs it before the data).
 pub fn pipe_event_types(
@@ -317,12 +328,7 @@ pub fn pipe_event_types(
         if let RecordBody::HeaderEventType(e) =
             decode_body(e, rec.record_type(), rec.body, &Ctx::default())?
         {
-            let mut name = e.name.text().to_vec();
-            name.resize(MAX_EVENT_NAME as usize, 0);
-            entries.push(EventTypeEntry {
-                event_id: e.event_id,
-                name: Str::from_raw(name),
-            });
+            entries.push(event_type_entry(&e));
         }
     }
     Ok((!entries.is_empty()).then_some(EventTypes { entries }))
@@ -375,13 +381,7 @@ impl Stage for ToFile {
                 entry_tail: None,
             }),
             RecordBody::HeaderEventType(e) => {
-                // The event_types section's entries hold the name in 64 bytes.
-                let mut name = e.name.text().to_vec();
-                name.resize(MAX_EVENT_NAME as usize, 0);
-                self.event_types.push(EventTypeEntry {
-                    event_id: e.event_id,
-                    name: Str::from_raw(name),
-                });
+                self.event_types.push(event_type_entry(&e));
             }
             RecordBody::HeaderFeature(f) => match f.data {
                 None if is_empty_feature(f.feat_id) => {

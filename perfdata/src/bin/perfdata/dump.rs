@@ -447,16 +447,13 @@ impl<W: Write> Printer<W> {
                     let id = FeatureId(u32::try_from(f.feat_id).unwrap_or(u32::MAX));
                     if let FeatureBody::EventDesc(d) = data.as_ref() {
                         // Name the events from here on (a stream names them after the attrs).
-                        for (i, e) in d.events.iter().enumerate() {
-                            let at = e
-                                .ids
-                                .iter()
-                                .find_map(|id| {
-                                    self.attr_ids.iter().position(|ids| ids.contains(&id))
-                                })
-                                .or(e.ids.is_empty().then_some(i));
-                            if let Some(slot) = at.and_then(|at| self.names.get_mut(at)) {
-                                *slot = e.name.text.to_str_lossy().into_owned();
+                        let attr_ids = &self.attr_ids;
+                        let described = perfdata::analysis::described_events(d, |id| {
+                            attr_ids.iter().position(|ids| ids.contains(&id))
+                        });
+                        for (at, name) in described.collect::<Vec<_>>() {
+                            if let Some(slot) = self.names.get_mut(at) {
+                                *slot = name;
                             }
                         }
                     }
