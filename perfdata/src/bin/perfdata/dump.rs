@@ -8,6 +8,7 @@
 //! ([`SCHEMA_VERSION`]).
 
 use perfdata::analysis::tracepoint::{Field, FieldValue, Formats};
+use perfdata::container::file::record_label;
 use perfdata::container::{Origin, Place, RawRecord, RecordCtx};
 use perfdata::generated::perf_data::{
     EventHeader, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
@@ -153,11 +154,11 @@ pub fn dump(path: &Path, opts: &DumpOptions) -> Result<(), String> {
                 // The framing holds: report the record and go on to the next.
                 record_damage.push(format!(
                     "{where_}: {}",
-                    e.with_record(count - 1, record_name(ty))
+                    e.with_record(count - 1, record_label(ty))
                 ));
                 return Ok(true);
             }
-            Err(e) => return Err(e.with_record(count - 1, record_name(ty))),
+            Err(e) => return Err(e.with_record(count - 1, record_label(ty))),
         };
         let attr = ctx.attr.map(|a| a as usize);
         let inside = matches!(origin, Origin::Compressed { .. });
@@ -593,11 +594,11 @@ impl<W: Write> Printer<W> {
         let mut by_type: Vec<(String, u64)> = vec![];
         for (t, &n) in self.counts.iter().enumerate() {
             if n > 0 {
-                by_type.push((record_name(RecordType(t as u32)), n));
+                by_type.push((record_label(RecordType(t as u32)), n));
             }
         }
         for (&t, &n) in &self.other_counts {
-            by_type.push((record_name(RecordType(t)), n));
+            by_type.push((record_label(RecordType(t)), n));
         }
         let total: u64 = by_type.iter().map(|(_, n)| n).sum();
         if self.json {
@@ -636,11 +637,6 @@ impl<W: Write> Printer<W> {
         }
         self.out.flush().map_err(|e| e.to_string())
     }
-}
-
-fn record_name(ty: RecordType) -> String {
-    ty.name()
-        .map_or_else(|| format!("UNKNOWN({})", ty.0), str::to_string)
 }
 
 /// A COMPRESSED record without its zstd data (the records inside follow it, at `+z`
@@ -775,7 +771,7 @@ fn dump_stream(
         let ty = rec.raw.record_type();
         let body = rec
             .decode()
-            .map_err(|e| format!("<stdin>: {}", e.with_record(count, record_name(ty))))?;
+            .map_err(|e| format!("<stdin>: {}", e.with_record(count, record_label(ty))))?;
         let where_ = location(rec.origin, rec.raw.offset);
         let attr = rec.ctx.attr.map(|a| a as usize);
         let inside = matches!(rec.origin, Origin::Compressed { .. });
