@@ -479,7 +479,7 @@ fn check_trace(
         return (0, vec![]);
     };
     let formats = crate::tracepoint::Formats::new(&td);
-    let big = formats.big_endian;
+    let endian = formats.endian;
     let (lines, bad) = perf_text::parse_script(text, fields);
     let tp: Vec<&expect::ScriptSample<'_>> = samples
         .iter()
@@ -508,7 +508,7 @@ fn check_trace(
             let raw = s.raw.as_ref().map(|r| r.data.as_slice()).unwrap_or(&[]);
             match formats.format_of(raw) {
                 Some(fmt) => {
-                    let (p, o, s) = crate::tracepoint::trace_facts(&trace_text, raw, fmt, big);
+                    let (p, o, s) = crate::tracepoint::trace_facts(&trace_text, raw, fmt, endian);
                     pf.extend(p);
                     of.extend(o);
                     skipped += s;

@@ -10,8 +10,8 @@ pub use perfdata::analysis::tracepoint::{Field, Format, Formats};
 
 /// The value of `field` in `raw` as a fact: numbers and strings as perf prints plain
 /// fields (`None` for arrays and bytes, which perf prints through helpers).
-pub fn field_value(raw: &[u8], field: &Field, big: bool) -> Option<Val> {
-    match perfdata::analysis::tracepoint::field_value(raw, field, big)? {
+pub fn field_value(raw: &[u8], field: &Field, e: perfdata::rt::Endianness) -> Option<Val> {
+    match perfdata::analysis::tracepoint::field_value(raw, field, e)? {
         FieldValue::Signed(v) => Some(Val::Num(i128::from(v))),
         FieldValue::Unsigned(v) => Some(Val::Num(i128::from(v))),
         FieldValue::Text(t) => Some(Val::Text(t)),
@@ -48,7 +48,12 @@ pub fn split_pairs<'t>(text: &'t str, names: &[&'t str]) -> Vec<(&'t str, &'t st
 
 /// perf's and our facts for one sample's trace text: fields perf printed as a plain
 /// number or string. Returns (perf, ours, skipped).
-pub fn trace_facts(text: &str, raw: &[u8], fmt: &Format, big: bool) -> (Facts, Facts, usize) {
+pub fn trace_facts(
+    text: &str,
+    raw: &[u8],
+    fmt: &Format,
+    e: perfdata::rt::Endianness,
+) -> (Facts, Facts, usize) {
     let names: Vec<&str> = fmt.fields.iter().map(|f| f.name.as_str()).collect();
     let mut perf = Facts::new();
     let mut ours = Facts::new();
@@ -57,7 +62,7 @@ pub fn trace_facts(text: &str, raw: &[u8], fmt: &Format, big: bool) -> (Facts, F
         let Some(field) = fmt.fields.iter().find(|f| f.name == name) else {
             continue;
         };
-        let mine = field_value(raw, field, big);
+        let mine = field_value(raw, field, e);
         let theirs = if field.char_array || field.data_loc_string {
             Some(Val::Text(value.to_string()))
         } else {
@@ -104,14 +109,19 @@ mod tests {
             "prev_comm=perf prev_pid=-5 prev_state=R+ ==> x",
             &raw,
             &f,
-            false,
+            perfdata::rt::Endianness::Little,
         );
         assert_eq!(skipped, 1);
         assert_eq!(p.list, o.list);
         assert_eq!(p.len(), 2);
         // A wrong value is caught.
         raw[24] = 7;
-        let (p, o, _) = trace_facts("prev_comm=perf prev_pid=-5", &raw, &f, false);
+        let (p, o, _) = trace_facts(
+            "prev_comm=perf prev_pid=-5",
+            &raw,
+            &f,
+            perfdata::rt::Endianness::Little,
+        );
         assert_ne!(p.list, o.list);
     }
 

@@ -32,7 +32,7 @@
 
 use crate::container::{PerfData, RawRecord};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordType, TracingData};
-use crate::rt::{Endianness, Reader};
+use crate::rt::{get_u16, get_u32, get_u64, Endianness, Reader};
 use std::collections::HashMap;
 
 /// One field of an event format file.
@@ -164,7 +164,7 @@ fn parse_field(rest: &str) -> Option<Field> {
 pub struct Formats {
     by_id: HashMap<u16, Format>,
     /// The RAW data's byte order (`TracingData.big_endian`).
-    pub big_endian: bool,
+    pub endian: Endianness,
 }
 
 impl Formats {
@@ -183,7 +183,11 @@ impl Formats {
         }
         Formats {
             by_id,
-            big_endian: t.big_endian != 0,
+            endian: if t.big_endian != 0 {
+                Endianness::Big
+            } else {
+                Endianness::Little
+            },
         }
     }
 
@@ -227,13 +231,8 @@ impl Formats {
 
     /// The format of a RAW sample, by its `common_type` (its first two bytes).
     pub fn format_of(&self, raw: &[u8]) -> Option<&Format> {
-        let b: [u8; 2] = raw.get(..2)?.try_into().ok()?;
-        let id = if self.big_endian {
-            u16::from_be_bytes(b)
-        } else {
-            u16::from_le_bytes(b)
-        };
-        self.get(id)
+        let id = read_uint(raw, 0, 2, self.endian)?;
+        self.get(id as u16)
     }
 
     /// A RAW sample's fields, in the format's order: `None` for a field outside `raw`.
@@ -247,20 +246,21 @@ impl Formats {
         let fields = fmt
             .fields
             .iter()
-            .map(|f| (f, field_value(raw, f, self.big_endian)))
+            .map(|f| (f, field_value(raw, f, self.endian)))
             .collect();
         Some((fmt, fields))
     }
 }
 
-fn read_uint(raw: &[u8], at: usize, size: usize, big: bool) -> Option<u64> {
+/// The unsigned integer of `size` (1, 2, 4 or 8) bytes at `at`, `None` outside `raw`.
+fn read_uint(raw: &[u8], at: usize, size: usize, e: Endianness) -> Option<u64> {
     let b = raw.get(at..at.checked_add(size)?)?;
-    let mut v = 0u64;
-    for i in 0..size {
-        let byte = if big { b[i] } else { b[size - 1 - i] };
-        v = v << 8 | u64::from(byte);
-    }
-    Some(v)
+    Some(match size {
+        1 => u64::from(b[0]),
+        2 => u64::from(get_u16(b, 0, e)),
+        4 => u64::from(get_u32(b, 0, e)),
+        _ => get_u64(b, 0, e),
+    })
 }
 
 fn c_string(b: &[u8]) -> String {
@@ -273,16 +273,16 @@ fn sign_extend(v: u64, size: usize) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// The value of `field` in `raw` (RAW data in the order `big` says); `None` when the
+/// The value of `field` in `raw` (RAW data in byte order `e`); `None` when the
 /// field lies outside `raw`.
-pub fn field_value<'r>(raw: &'r [u8], field: &Field, big: bool) -> Option<FieldValue<'r>> {
+pub fn field_value<'r>(raw: &'r [u8], field: &Field, e: Endianness) -> Option<FieldValue<'r>> {
     let end = field.offset.checked_add(field.size)?;
     let bytes = raw.get(field.offset..end)?;
     if field.char_array {
         return Some(FieldValue::Text(c_string(bytes)));
     }
     if field.decl.starts_with("__data_loc") {
-        let loc = read_uint(raw, field.offset, 4, big)?;
+        let loc = read_uint(raw, field.offset, 4, e)?;
         let (off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
         let data = raw.get(off..off + len)?;
         return Some(if field.data_loc_string {
@@ -294,7 +294,7 @@ pub fn field_value<'r>(raw: &'r [u8], field: &Field, big: bool) -> Option<FieldV
     if let Some(n) = field.array_len {
         let each = field.size / n;
         if each * n == field.size && matches!(each, 1 | 2 | 4 | 8) {
-            let values = (0..n).map(|i| read_uint(bytes, i * each, each, big).unwrap_or(0));
+            let values = (0..n).map(|i| read_uint(bytes, i * each, each, e).unwrap_or(0));
             return Some(if field.signed {
                 FieldValue::SignedArray(values.map(|v| sign_extend(v, each)).collect())
             } else {
@@ -306,7 +306,7 @@ pub fn field_value<'r>(raw: &'r [u8], field: &Field, big: bool) -> Option<FieldV
     if !matches!(field.size, 1 | 2 | 4 | 8) {
         return Some(FieldValue::Bytes(bytes));
     }
-    let v = read_uint(bytes, 0, field.size, big)?;
+    let v = read_uint(bytes, 0, field.size, e)?;
     Some(if field.signed {
         FieldValue::Signed(sign_extend(v, field.size))
     } else {
@@ -348,7 +348,7 @@ mod tests {
         raw[64..69].copy_from_slice(b"ab\0\x01\x02");
         let formats = Formats {
             by_id: [(316, f)].into_iter().collect(),
-            big_endian: false,
+            endian: Endianness::Little,
         };
         let (fmt, values) = formats.decode(&raw).unwrap();
         assert_eq!(fmt.name, "sched_switch");
