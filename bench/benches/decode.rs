@@ -39,7 +39,7 @@ fn sample_decode(c: &mut Criterion) {
     group.finish();
 }
 
-/// `for_each_record_ordered`: the round queue of perf's time order.
+/// `records().time_ordered()`: the round queue of perf's time order.
 fn ordered_walk(c: &mut Criterion) {
     let mut group = c.benchmark_group("ordered_walk");
     for name in ["switch-cpu-wide.data", "callchain.data"] {
@@ -49,11 +49,10 @@ fn ordered_walk(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let mut records = 0u64;
-                data.for_each_record_ordered(&mut |_, rec, _| {
-                    records += u64::from(rec.header.size);
-                    Ok(true)
-                })
-                .expect("fixture walks");
+                let mut ordered = data.records().time_ordered();
+                while let Some(r) = ordered.next().expect("fixture walks") {
+                    records += u64::from(r.raw.header.size);
+                }
                 black_box(records)
             })
         });

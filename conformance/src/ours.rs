@@ -234,7 +234,7 @@ pub fn decode(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Decoded> {
     }
     // `data.N` streams of a directory, decoded with the attrs of `data`.
     for (name, bytes) in streams {
-        let walk = data.for_each_record_in(bytes, 0, &mut |origin, rec, ctx| {
+        let walk = data.records_in(bytes, 0).for_each(|origin, rec, ctx| {
             visit(name, 0, origin, rec, ctx);
             Ok(true)
         });

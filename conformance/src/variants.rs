@@ -615,26 +615,27 @@ fn build_single_file(
         .map_err(|e| format!("decompress: {e}"))
         .and_then(|()| {
             for (name, bytes) in streams {
-                data.for_each_record_in(bytes, 0, &mut |origin, rec, _| {
-                    let ty = rec.record_type();
-                    // Compressed records are replaced by what they hold (each stream is
-                    // its own zstd stream, which concatenation would break).
-                    if origin == Origin::Stream && is_compressed_frame(ty) {
-                        return Ok(true);
-                    }
-                    let attr = data.session.attr_index(ty, rec.body, data.format.endian);
-                    f.records.push(RecordItem {
-                        ty,
-                        misc: rec.header.misc,
-                        attr,
-                        data: RecordData::Raw {
-                            body: Bytes::from(rec.body.to_vec()),
-                            payload: Bytes::from(rec.payload.to_vec()),
-                        },
-                    });
-                    Ok(true)
-                })
-                .map_err(|e| format!("{name}: {e}"))?;
+                data.records_in(bytes, 0)
+                    .for_each(|origin, rec, _| {
+                        let ty = rec.record_type();
+                        // Compressed records are replaced by what they hold (each stream is
+                        // its own zstd stream, which concatenation would break).
+                        if origin == Origin::Stream && is_compressed_frame(ty) {
+                            return Ok(true);
+                        }
+                        let attr = data.session.attr_index(ty, rec.body, data.format.endian);
+                        f.records.push(RecordItem {
+                            ty,
+                            misc: rec.header.misc,
+                            attr,
+                            data: RecordData::Raw {
+                                body: Bytes::from(rec.body.to_vec()),
+                                payload: Bytes::from(rec.payload.to_vec()),
+                            },
+                        });
+                        Ok(true)
+                    })
+                    .map_err(|e| format!("{name}: {e}"))?;
             }
             save_variant(&f, WriteOptions::default(), &p)
         });

@@ -42,7 +42,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(true)
     };
     if ordered {
-        data.for_each_record_ordered(&mut |_, rec, ctx| visit(rec, ctx))?;
+        data.records()
+            .time_ordered()
+            .for_each(|_, rec, ctx| visit(rec, ctx))?;
     } else {
         data.for_each_record(&mut |_, rec, ctx| visit(rec, ctx))?;
     }

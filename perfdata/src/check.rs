@@ -206,10 +206,13 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
     }
     let mut walk = Walk::default();
     let data_end = data.data_offset() + data.data().len() as u64;
-    let salvaged = data.for_each_record_salvaging(&mut |o, r, c| {
-        walk.record(data, o, &r, c);
-        Ok(true)
-    });
+    let mut records = data.records().salvaging();
+    let salvaged = records
+        .for_each(|o, r, c| {
+            walk.record(data, o, &r, c);
+            Ok(true)
+        })
+        .map(|()| records.take_damage());
     let mut framing = |damage: Vec<Damage>| {
         let last = damage.len().saturating_sub(1);
         for (i, d) in damage.iter().enumerate() {
@@ -242,10 +245,14 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
     }
     for bytes in streams {
         walk.round = RoundCheck::default();
-        match data.for_each_record_in_salvaging(bytes, 0, &mut |o, r, c| {
-            walk.record(data, o, &r, c);
-            Ok(true)
-        }) {
+        let mut records = data.records_in(bytes, 0).salvaging();
+        let salvaged = records
+            .for_each(|o, r, c| {
+                walk.record(data, o, &r, c);
+                Ok(true)
+            })
+            .map(|()| records.take_damage());
+        match salvaged {
             Ok(damage) => framing(damage),
             Err(e) => framing(fatal(e)),
         }

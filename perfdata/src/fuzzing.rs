@@ -44,17 +44,22 @@ pub fn read_file(bytes: &[u8]) {
         Ok(true)
     });
     let mut salvaged = vec![];
-    let salvage = data.for_each_record_salvaging(&mut |origin, rec, _| {
-        salvaged.push((origin, rec.offset, rec.header.type_));
-        Ok(true)
-    });
+    let mut records = data.records().salvaging();
+    let salvage = records
+        .for_each(|origin, rec, _| {
+            salvaged.push((origin, rec.offset, rec.header.type_));
+            Ok(true)
+        })
+        .map(|()| records.take_damage());
     if walked.is_ok() {
         let errors = salvage.expect("salvaging an input the plain walk reads");
         assert!(errors.is_empty(), "salvaging an intact input: {errors:?}");
         assert_eq!(plain, salvaged);
         let mut ordered = 0usize;
         if data
-            .for_each_record_ordered(&mut |_, _, _| {
+            .records()
+            .time_ordered()
+            .for_each(|_, _, _| {
                 ordered += 1;
                 Ok(true)
             })

@@ -44,8 +44,23 @@
 //! assert!(deepest > 1 && comms > 0);
 //! # Ok::<(), perfdata::Error>(())
 //! ```
-//! [`container::PerfData::for_each_record_ordered`] gives perf's time order instead, and
-//! [`container::StreamReader`] reads a pipe-mode stream from any `Read` with bounded memory.
+//! The same walk is a lending cursor, [`container::PerfData::records`]; its adapters go on
+//! past damage (`.salvaging()`) or give perf's time order (`.time_ordered()`):
+//! ```
+//! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data"))?;
+//! # let data = perfdata::PerfData::open(&bytes)?;
+//! let mut records = data.records().time_ordered();
+//! let mut last = 0;
+//! while let Some(r) = records.next()? {
+//!     if let Some(t) = data.time(&r.raw, &r.ctx) {
+//!         assert!(t >= last);
+//!         last = t;
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//! [`container::StreamReader`] reads a pipe-mode stream from any `Read` with bounded memory,
+//! through the same cursor.
 //!
 //! # Writing
 //! Read into an editable [`model::PerfFile`], change it, and save: sizes, offsets, the

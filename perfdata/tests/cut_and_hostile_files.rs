@@ -172,12 +172,11 @@ fn not_a_perf_file_is_a_clear_error() {
 fn salvage(bytes: &[u8]) -> (Vec<(u64, u32)>, Vec<String>) {
     let data = PerfData::open(bytes).unwrap();
     let mut seen = vec![];
-    let errors = data
-        .for_each_record_salvaging(&mut |_, r, _| {
-            seen.push((r.offset, r.header.type_));
-            Ok(true)
-        })
-        .unwrap();
+    let mut records = data.records().salvaging();
+    while let Some(r) = records.next().unwrap() {
+        seen.push((r.raw.offset, r.raw.header.type_));
+    }
+    let errors = records.take_damage();
     (seen, errors.iter().map(|e| e.to_string()).collect())
 }
 

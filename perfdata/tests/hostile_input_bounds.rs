@@ -142,7 +142,7 @@ fn expanded(bytes: &[u8]) -> usize {
         return 0;
     };
     let mut n = 0;
-    let _ = data.for_each_record_salvaging(&mut |origin, rec, _| {
+    let _ = data.records().salvaging().for_each(|origin, rec, _| {
         if matches!(origin, perfdata::container::Origin::Compressed { .. }) {
             n += rec.stream_len();
         }

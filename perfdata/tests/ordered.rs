@@ -68,19 +68,21 @@ fn ordered_iteration_is_a_time_sorted_permutation() {
         .unwrap();
         let mut ordered: Vec<Key> = vec![];
         let mut last_time = 0u64;
-        data.for_each_record_ordered(&mut |o, r, ctx| {
-            ordered.push(key(o, r.offset, r.header.type_));
-            if let Some(t) = checked_time(&data, &r, ctx) {
-                assert!(
-                    t >= last_time,
-                    "{}: time went back from {last_time} to {t}",
-                    path.display()
-                );
-                last_time = t;
-            }
-            Ok(true)
-        })
-        .unwrap();
+        data.records()
+            .time_ordered()
+            .for_each(|o, r, ctx| {
+                ordered.push(key(o, r.offset, r.header.type_));
+                if let Some(t) = checked_time(&data, &r, ctx) {
+                    assert!(
+                        t >= last_time,
+                        "{}: time went back from {last_time} to {t}",
+                        path.display()
+                    );
+                    last_time = t;
+                }
+                Ok(true)
+            })
+            .unwrap();
         let mut a = in_file.clone();
         let mut b = ordered.clone();
         a.sort_by_key(|k| format!("{k:?}"));
@@ -123,13 +125,15 @@ fn sample_order_matches_perf_script() {
     let bytes = std::fs::read(&path).unwrap();
     let data = PerfData::open(&bytes).unwrap();
     let mut ours = vec![];
-    data.for_each_record_ordered(&mut |_, r, ctx| {
-        if r.record_type() == RecordType::SAMPLE {
-            ours.push(checked_time(&data, &r, ctx).unwrap() / 1000);
-        }
-        Ok(true)
-    })
-    .unwrap();
+    data.records()
+        .time_ordered()
+        .for_each(|_, r, ctx| {
+            if r.record_type() == RecordType::SAMPLE {
+                ours.push(checked_time(&data, &r, ctx).unwrap() / 1000);
+            }
+            Ok(true)
+        })
+        .unwrap();
     let mut in_file = vec![];
     data.for_each_record(&mut |_, r, ctx| {
         if r.record_type() == RecordType::SAMPLE {

@@ -79,8 +79,9 @@ fn salvaging_goes_on_after_it() {
     let (offsets, at, bad) = streams();
     let data = PerfData::open(&bad).unwrap();
     let mut seen = vec![];
-    let errors = data
-        .for_each_record_salvaging(&mut |origin, rec, ctx| {
+    let mut records = data.records().salvaging();
+    records
+        .for_each(|origin, rec, ctx| {
             if origin == perfdata::container::Origin::Stream {
                 data.decode(&rec, ctx)?;
                 seen.push(rec.offset);
@@ -88,6 +89,7 @@ fn salvaging_goes_on_after_it() {
             Ok(true)
         })
         .unwrap();
+    let errors = records.take_damage();
     // Every record but the damaged one, at its own offset.
     let mut want = offsets.clone();
     want.remove(BAD);

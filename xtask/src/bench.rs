@@ -650,7 +650,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             .peer("scan", Speed::AtMostPeerTimes(2.5))
             .decode(),
         Row::new(
-            "same, time order (`for_each_record_ordered`)",
+            "same, time order (`records().time_ordered()`)",
             "ours-ordered",
         )
         .peer("lpd", Speed::FasterThanPeer(5.0))

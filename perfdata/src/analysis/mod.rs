@@ -45,7 +45,7 @@ use crate::generated::perf_data::{
     AttrType, EventUpdateData, FeatureBody, FeatureId, ReadValues, RecordBody, RecordType,
     SampleType, SampleView,
 };
-use crate::rt::Error;
+use crate::rt::{static_endian, Error};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -261,17 +261,21 @@ impl<'r> Analyzer<'r> {
         machine.reset();
         last_read.clear();
         let result = if !self.recording.is_directory() {
-            data.for_each_record_ordered(&mut |origin, rec, ctx| {
-                if let Some(p) = progress.as_mut() {
-                    p.tick(rec.offset);
-                }
-                let item = item(data, Place::Main, origin, &rec, ctx)?;
-                if let Some(ev) = side_event(data, &rec, ctx)? {
-                    machine.apply(&ev);
-                }
-                note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
-                deliver(machine, &item, last_read, f)
-            })
+            // The hot loop of every analysis: the walk in a compile-time byte order.
+            static_endian!(data.format.endian, |e| data
+                .records_as(e)
+                .time_ordered()
+                .for_each(|origin, rec, ctx| {
+                    if let Some(p) = progress.as_mut() {
+                        p.tick(rec.offset);
+                    }
+                    let item = item(data, Place::Main, origin, &rec, ctx)?;
+                    if let Some(ev) = side_event(data, &rec, ctx)? {
+                        machine.apply(&ev);
+                    }
+                    note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
+                    deliver(machine, &item, last_read, &mut *f)
+                }))
         } else {
             self.run_directory(f)
         };
@@ -316,13 +320,11 @@ impl<'r> Analyzer<'r> {
                 go_on = deliver(machine, &item, last_read, f)?;
                 Ok(go_on)
             };
-            match place {
-                Place::Main => data.for_each_record_ordered(&mut visit)?,
-                Place::Stream(i) => {
-                    let bytes = self.recording.stream_bytes(i);
-                    data.for_each_record_in_ordered(bytes, 0, &mut visit)?
-                }
-            }
+            let records = match place {
+                Place::Main => data.records(),
+                Place::Stream(i) => data.records_in(self.recording.stream_bytes(i), 0),
+            };
+            records.time_ordered().for_each(&mut visit)?;
         }
         Ok(())
     }

@@ -2,8 +2,12 @@
 //! ONE zstd stream, decoded with a persistent context; its output is a record stream in
 //! which a record may straddle two compressed records, so the undecoded tail is carried.
 
-use crate::generated::perf_data::{Ctx, RecordBody, RecordType};
-use crate::rt::{Bytes, Endian, Error, Reader};
+use super::file::Recovery;
+use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
+use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
+use crate::rt::{Endian, Error, ErrorKind, Reader};
+use std::borrow::Cow;
+use std::ops::Range;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 /// Upper bound on what one compressed record may expand to. perf sizes its buffer from
@@ -11,114 +15,244 @@ use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 /// keeps a hostile stream from making us allocate without limit.
 pub const MAX_EXPANSION_PER_RECORD: usize = 256 << 20;
 
-pub struct Decompressor {
-    decoder: Decoder<'static>,
-    pending: Vec<u8>,
-    /// zstd's output buffer, reused for every record (allocated and zeroed once).
-    chunk: Vec<u8>,
+/// Output decompressed per step: what is held stays within one record plus this, however
+/// far a compressed record expands.
+const STEP: usize = 64 << 10;
+
+/// A record framed in the decompressed bytes, by position (so that deciding what to do
+/// with it holds no borrow): [`Inflater::record`] lends it.
+#[derive(Debug, Clone, Copy)]
+pub struct InnerRecord {
+    /// Offset in the decompressed stream.
+    pub offset: u64,
+    pub header: EventHeader,
+    body_len: usize,
+    payload_len: usize,
 }
 
-impl Decompressor {
-    pub fn new() -> Result<Self, Error> {
-        let decoder =
-            Decoder::new().map_err(|e| Error::invalid(Some(0), "a zstd decoder", e.to_string()))?;
-        Ok(Decompressor {
-            decoder,
-            pending: Vec::new(),
-            chunk: vec![0u8; 64 << 10],
-        })
+impl InnerRecord {
+    fn len(&self) -> usize {
+        HEADER_SIZE + self.body_len + self.payload_len
+    }
+}
+
+/// The decompressed record stream of one record stream: compressed records are fed one
+/// after the other ([`Inflater::begin`]) and their zstd data decompressed a step at a
+/// time, as [`Inflater::next_record`] needs more bytes to frame the next record.
+pub struct Inflater {
+    /// `None` before the first compressed record and after a damaged one (the next one
+    /// starts a new zstd stream).
+    decoder: Option<Decoder<'static>>,
+    /// Decompressed bytes; those before `start` were handed out.
+    buf: Vec<u8>,
+    start: usize,
+    /// Offset of `buf[start]` in the decompressed stream.
+    offset: u64,
+    /// The compressed record being read: its offset (for errors), how much of its zstd
+    /// data was read and what it expanded to so far, and whether all of it was.
+    record_offset: u64,
+    in_pos: usize,
+    produced: usize,
+    in_done: bool,
+}
+
+impl Default for Inflater {
+    fn default() -> Self {
+        Inflater {
+            decoder: None,
+            buf: Vec::new(),
+            start: 0,
+            offset: 0,
+            record_offset: 0,
+            in_pos: 0,
+            produced: 0,
+            in_done: true,
+        }
+    }
+}
+
+impl Inflater {
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Decompresses one record's zstd data (at absolute offset `at`) onto the pending bytes.
-    pub fn feed(&mut self, data: &[u8], at: u64) -> Result<(), Error> {
-        self.feed_with(data, at, &mut |_| (0, true)).map(drop)
+    /// Starts on the zstd data of the compressed record at `record_offset`; the data is
+    /// passed to every [`Inflater::next_record`] call until it returns `None`.
+    pub fn begin(&mut self, record_offset: u64) {
+        self.record_offset = record_offset;
+        self.in_pos = 0;
+        self.produced = 0;
+        self.in_done = false;
     }
 
-    /// [`Decompressor::feed`], handing the pending bytes to `take` after every 64 KiB of
-    /// output: it returns how many it took (dropped from the front) and whether to go
-    /// on. So the pending bytes stay within a record plus a chunk however far the data
-    /// expands. Returns `false` when `take` stopped it.
-    pub fn feed_with(
+    /// The next complete record of the decompressed stream, decompressing more of
+    /// `input` (the zstd data given to [`Inflater::begin`]) as needed. `None` when all of
+    /// `input` is read and no complete record is left: the rest of a record comes with the
+    /// next compressed record. The record stays readable ([`Inflater::record`]) until
+    /// [`Inflater::consume`].
+    ///
+    /// An error comes with what was done about it: a chunk that does not decompress drops
+    /// the zstd stream (the next compressed record restarts it) and this record's data; a
+    /// framing error inside the decompressed bytes drops the bytes pending.
+    #[inline]
+    pub fn next_record<E: Endian>(
         &mut self,
-        data: &[u8],
-        at: u64,
-        take: &mut dyn FnMut(&[u8]) -> (usize, bool),
-    ) -> Result<bool, Error> {
-        let mut input = InBuffer::around(data);
-        let mut chunk = std::mem::take(&mut self.chunk);
-        let result = self.feed_chunks(&mut input, &mut chunk, at, take);
-        self.chunk = chunk;
-        result
-    }
-
-    fn feed_chunks(
-        &mut self,
-        input: &mut InBuffer<'_>,
-        chunk: &mut [u8],
-        at: u64,
-        take: &mut dyn FnMut(&[u8]) -> (usize, bool),
-    ) -> Result<bool, Error> {
-        let len = input.src.len();
-        let mut produced_total = 0usize;
+        input: &[u8],
+        e: E,
+    ) -> Result<Option<InnerRecord>, (Error, Recovery)> {
         loop {
-            let mut output = OutBuffer::around(&mut chunk[..]);
-            self.decoder.run(input, &mut output).map_err(|e| {
-                Error::invalid(
-                    Some(at + input.pos() as u64),
-                    "valid zstd data",
-                    e.to_string(),
-                )
-            })?;
-            let produced = output.pos();
-            produced_total += produced;
-            self.pending.extend_from_slice(&chunk[..produced]);
-            if produced_total > MAX_EXPANSION_PER_RECORD {
-                return Err(Error::invalid(
-                    Some(at),
-                    "a compressed record expanding to at most 256 MiB",
-                    format!("more than {produced_total} bytes"),
-                ));
-            }
-            if produced > 0 {
-                let (taken, go_on) = take(&self.pending);
-                self.consume(taken);
-                if !go_on {
-                    return Ok(false);
+            let pending = &self.buf[self.start..];
+            if !pending.is_empty() {
+                match RecordWalker::in_order(pending, self.offset, e).next() {
+                    Some(Ok(rec)) => {
+                        return Ok(Some(InnerRecord {
+                            offset: rec.offset,
+                            header: rec.header,
+                            body_len: rec.body.len(),
+                            payload_len: rec.payload.len(),
+                        }))
+                    }
+                    // The rest of this record is in output still to come.
+                    Some(Err(err)) if matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }) => {}
+                    Some(Err(err)) => {
+                        self.offset += pending.len() as u64;
+                        self.start = self.buf.len();
+                        return Err((err, Recovery::DecompressedBytesDropped));
+                    }
+                    None => {}
                 }
             }
-            if input.pos() == len && produced < chunk.len() {
-                return Ok(true);
+            if self.in_done {
+                return Ok(None);
+            }
+            if let Err(err) = self.step(input) {
+                self.decoder = None;
+                self.buf.clear();
+                self.start = 0;
+                self.in_done = true;
+                return Err((
+                    err,
+                    Recovery::CompressedStreamRestarted {
+                        record_offset: self.record_offset,
+                    },
+                ));
             }
         }
     }
 
-    /// Decompressed bytes not yet taken.
-    pub fn pending(&self) -> &[u8] {
-        &self.pending
+    /// The record [`Inflater::next_record`] framed last.
+    pub fn record(&self, r: InnerRecord) -> RawRecord<'_> {
+        let at = self.start + HEADER_SIZE;
+        RawRecord {
+            offset: r.offset,
+            header: r.header,
+            body: &self.buf[at..at + r.body_len],
+            payload: &self.buf[at + r.body_len..at + r.body_len + r.payload_len],
+        }
     }
 
-    /// Drops the first `n` pending bytes (records that were taken).
-    pub fn consume(&mut self, n: usize) {
-        self.pending.drain(..n.min(self.pending.len()));
+    /// Done with the record [`Inflater::next_record`] framed last.
+    pub fn consume(&mut self, r: InnerRecord) {
+        self.start = (self.start + r.len()).min(self.buf.len());
+        self.offset += r.len() as u64;
+    }
+
+    /// Decompresses one step of `input` onto the pending bytes.
+    fn step(&mut self, input: &[u8]) -> Result<(), Error> {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        let decoder = match &mut self.decoder {
+            Some(d) => d,
+            None => self.decoder.insert(Decoder::new().map_err(|e| {
+                Error::invalid(Some(self.record_offset), "a zstd decoder", e.to_string())
+            })?),
+        };
+        let filled = self.buf.len();
+        self.buf.reserve(STEP);
+        let room = self.buf.capacity() - filled;
+        let rest = input.get(self.in_pos..).unwrap_or(&[]);
+        let mut src = InBuffer::around(rest);
+        let mut out = OutBuffer::around_pos(&mut self.buf, filled);
+        let run = decoder.run(&mut src, &mut out);
+        let produced = out.pos() - filled;
+        self.in_pos += src.pos();
+        run.map_err(|e| {
+            Error::invalid(
+                Some(self.record_offset + self.in_pos as u64),
+                "valid zstd data",
+                e.to_string(),
+            )
+        })?;
+        self.produced += produced;
+        if self.produced > MAX_EXPANSION_PER_RECORD {
+            return Err(Error::invalid(
+                Some(self.record_offset),
+                "a compressed record expanding to at most 256 MiB",
+                format!("more than {} bytes", self.produced),
+            ));
+        }
+        // zstd has given all it can for this input when it read all of it and did not
+        // fill the room it had.
+        self.in_done = self.in_pos >= input.len() && produced < room;
+        Ok(())
+    }
+
+    /// Decompressed bytes not yet handed out (a record cut by the end of the data).
+    pub fn pending_len(&self) -> usize {
+        self.buf.len() - self.start
+    }
+
+    /// Bytes held (for memory bounds checks).
+    pub fn buffered_bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// The error for a stream that ends with decompressed bytes no record completes
+    /// (`end` is the stream's end offset); `None` when it ends on a record boundary.
+    pub fn unfinished(&self, end: u64) -> Option<Error> {
+        (self.pending_len() > 0).then(|| {
+            Error::invalid(
+                Some(end),
+                "the compressed stream to end on a record boundary",
+                format!("{} undecoded bytes", self.pending_len()),
+            )
+        })
     }
 }
 
-/// The zstd bytes of a COMPRESSED or COMPRESSED2 record body (`None` for other types);
-/// they borrow `body`. `at` is the body's offset, for errors.
-pub fn zstd_data<E: Endian>(
+/// Where the zstd bytes of a COMPRESSED or COMPRESSED2 record body are (`None` for other
+/// types), as a range of `body`. `at` is the body's offset, for errors.
+pub fn zstd_range<E: Endian>(
     ty: RecordType,
     body: &[u8],
     at: u64,
     e: E,
-) -> Result<Option<Bytes<'_>>, Error> {
-    if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
+) -> Result<Option<Range<usize>>, Error> {
+    if !is_compressed(ty) {
         return Ok(None);
     }
-    Ok(
-        match RecordBody::decode(ty, &mut Reader::in_order(body, at, e), &Ctx::default())? {
-            RecordBody::Compressed(c) => Some(c.data),
-            RecordBody::Compressed2(c) => Some(c.data),
-            _ => None,
-        },
-    )
+    let data = match RecordBody::decode(ty, &mut Reader::in_order(body, at, e), &Ctx::default())? {
+        RecordBody::Compressed(c) => c.data,
+        RecordBody::Compressed2(c) => c.data,
+        _ => return Ok(None),
+    };
+    Ok(match data.0 {
+        // Decoding borrows: the data is a part of `body`.
+        Cow::Borrowed(d) => {
+            let start = d.as_ptr() as usize - body.as_ptr() as usize;
+            Some(start..start + d.len())
+        }
+        Cow::Owned(_) => {
+            return Err(Error::other(
+                "the zstd data of a compressed record, borrowed from the record",
+            ))
+        }
+    })
+}
+
+/// COMPRESSED or COMPRESSED2.
+pub fn is_compressed(ty: RecordType) -> bool {
+    ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2
 }

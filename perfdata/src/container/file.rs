@@ -1,6 +1,6 @@
 //! A whole perf.data input held in memory (or a memory map): file or pipe layout.
 
-use super::decompress::{zstd_data, Decompressor};
+use super::cursor::{RecordCursor, SliceSource};
 use super::format::{detect, Format, Layout};
 use super::session::{EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
@@ -8,7 +8,7 @@ use crate::generated::perf_data::{
     AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, FileSection, RecordBody, RecordType,
     SampleIds, SampleView,
 };
-use crate::rt::{static_endian, Endian, Endianness, Error, ErrorKind, Reader};
+use crate::rt::{static_endian, Endian, Endianness, Error, Reader};
 
 /// Where a feature's payload is (file mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -389,89 +389,145 @@ impl<'a> PerfData<'a> {
         self.data_start as u64
     }
 
-    /// Calls `f` for every record in file order, decompressing COMPRESSED/COMPRESSED2
-    /// records transparently (the compressed records themselves are passed too, with
-    /// `Origin::Stream`, before the records they contain). `f` gets the decoding context
-    /// for the record; it returns `false` to stop. Nothing is allocated per record.
-    pub fn for_each_record(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
-        self.walk(self.data(), self.data_start as u64, None, f)
+    /// The records of the data section in file order: a lending cursor (see
+    /// [`Records`]) that expands COMPRESSED/COMPRESSED2 records (the compressed records
+    /// themselves come too, with `Origin::Stream`, before the records they contain) and
+    /// gives each record's decoding context. Nothing is allocated per record.
+    pub fn records(&self) -> Records<'_, 'a, Endianness> {
+        self.records_in(self.data(), self.data_offset())
     }
 
-    /// Like [`PerfData::for_each_record`], but keeps going past damage where it can: after
-    /// a record whose size is impossible or that runs past the end, it resumes at the next
-    /// 8-byte-aligned place where known records parse again; after a compressed chunk that
-    /// does not decompress, it restarts the zstd stream at the next chunk. Returns the
-    /// errors met (and the byte ranges skipped), in order; empty for an intact input.
-    pub fn for_each_record_salvaging(&self, f: &mut RecordFn<'_>) -> Result<Vec<Damage>, Error> {
-        let mut errors = vec![];
-        self.walk(self.data(), self.data_start as u64, Some(&mut errors), f)?;
-        Ok(errors)
-    }
-
-    /// Calls `f` for the records of another stream of the same recording (a `data.N` file
-    /// of a directory), decoded with this input's attrs; compressed records are expanded
+    /// [`PerfData::records`] for another stream of the same recording (a `data.N` file of
+    /// a directory), decoded with this input's attrs; compressed records are expanded
     /// (each stream is its own zstd stream). `base` is the offset reported for `bytes[0]`.
-    pub fn for_each_record_in(
-        &self,
-        bytes: &[u8],
-        base: u64,
-        f: &mut RecordFn<'_>,
-    ) -> Result<(), Error> {
-        self.walk(bytes, base, None, f)
+    pub fn records_in<'d>(&'d self, bytes: &'d [u8], base: u64) -> Records<'d, 'a, Endianness> {
+        self.records_in_as(self.format.endian, bytes, base)
     }
 
-    /// [`PerfData::for_each_record_in`], salvaging as [`PerfData::for_each_record_salvaging`].
-    pub fn for_each_record_in_salvaging(
-        &self,
-        bytes: &[u8],
-        base: u64,
-        f: &mut RecordFn<'_>,
-    ) -> Result<Vec<Damage>, Error> {
-        let mut errors = vec![];
-        self.walk(bytes, base, Some(&mut errors), f)?;
-        Ok(errors)
+    /// [`PerfData::records`] in byte order `E`: a compile-time order for hot loops
+    /// (`static_endian!(data.format.endian, |e| data.records_as(e)…)`, see
+    /// [`crate::rt::static_endian`]).
+    pub fn records_as<E: Endian>(&self, e: E) -> Records<'_, 'a, E> {
+        self.records_in_as(e, self.data(), self.data_offset())
     }
 
-    /// Every walk: framing and decompression in this input's byte order, then each
-    /// record's context from the session.
-    fn walk(
-        &self,
-        bytes: &[u8],
-        base: u64,
-        salvage: Option<&mut Vec<Damage>>,
-        f: &mut RecordFn<'_>,
-    ) -> Result<(), Error> {
-        static_endian!(self.format.endian, |e| self
-            .walk_as(e, bytes, base, salvage, &mut *f))
-    }
-
-    /// [`PerfData::walk`] in byte order `E` with a visitor the compiler can inline into
-    /// the loop (the time-ordered walk uses it directly).
-    #[inline]
-    pub(crate) fn walk_as<E: Endian, F>(
-        &self,
+    /// [`PerfData::records_in`] in byte order `E` (see [`PerfData::records_as`]).
+    pub fn records_in_as<'d, E: Endian>(
+        &'d self,
         e: E,
-        bytes: &[u8],
+        bytes: &'d [u8],
         base: u64,
-        salvage: Option<&mut Vec<Damage>>,
-        mut f: F,
-    ) -> Result<(), Error>
+    ) -> Records<'d, 'a, E> {
+        Records {
+            session: &self.session,
+            cursor: RecordCursor::new(SliceSource::new(bytes, base, e)),
+            ctx: RecordCtx::default(),
+        }
+    }
+
+    /// Calls `f` for every record of [`PerfData::records`] (`f` returns `false` to stop),
+    /// in the input's byte order picked at compile time.
+    pub fn for_each_record(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
+        static_endian!(self.format.endian, |e| self.records_as(e).for_each(&mut *f))
+    }
+}
+
+/// A record of a walk: where it came from, its bytes, and its decoding context.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'r> {
+    pub origin: Origin,
+    pub raw: RawRecord<'r>,
+    pub ctx: RecordCtx,
+}
+
+/// The records of one stream of an input with their decoding contexts: the
+/// [`RecordCursor`] over the input's bytes plus the session's attrs.
+/// [`Records::salvaging`] and [`Records::time_ordered`] adapt it.
+pub struct Records<'d, 'a, E: Endian = Endianness> {
+    session: &'d Session<'a>,
+    cursor: RecordCursor<SliceSource<'d, E>>,
+    ctx: RecordCtx,
+}
+
+impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
+    /// Goes on past damage where it can (see [`RecordCursor::salvaging`]);
+    /// [`Records::take_damage`] gives the errors met and the byte ranges skipped.
+    pub fn salvaging(mut self) -> Self {
+        self.cursor = self.cursor.salvaging();
+        self
+    }
+
+    /// The damage a salvaging walk went past so far, in order; empty for an intact input.
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        self.cursor.take_damage()
+    }
+
+    /// Moves to the next record: `Ok(false)` at the end.
+    #[inline]
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        if !self.cursor.advance()? {
+            return Ok(false);
+        }
+        let (_, rec) = self.cursor.current();
+        self.ctx = self.session.record_ctx(
+            rec.record_type(),
+            rec.header.misc,
+            rec.body,
+            self.cursor.order(),
+        );
+        Ok(true)
+    }
+
+    /// The record [`Records::advance`] moved to.
+    #[inline]
+    pub fn current(&self) -> Record<'_> {
+        let (origin, raw) = self.cursor.current();
+        Record {
+            origin,
+            raw,
+            ctx: self.ctx,
+        }
+    }
+
+    /// [`Records::advance`], then [`Records::current`]: `None` at the end.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
+    pub fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
+        Ok(if self.advance()? {
+            Some(self.current())
+        } else {
+            None
+        })
+    }
+
+    /// Calls `f` for every record left (`f` returns `false` to stop).
+    #[inline]
+    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
     where
         F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
     {
-        let session = &self.session;
-        // Inlined into the walk: the record goes to `f` without another copy.
-        walk_stream_with(
-            e,
-            bytes,
-            base,
-            salvage,
-            #[inline(always)]
-            |origin, rec| {
-                let ctx = session.record_ctx(rec.record_type(), rec.header.misc, rec.body, e);
-                f(origin, rec, &ctx)
-            },
-        )
+        while self.advance()? {
+            let r = self.current();
+            if !f(r.origin, r.raw, &r.ctx)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The attrs the records are decoded with.
+    pub fn session(&self) -> &'d Session<'a> {
+        self.session
+    }
+
+    /// The byte order.
+    pub fn order(&self) -> E {
+        self.cursor.order()
+    }
+
+    /// The stream walked and the offset of its first byte.
+    pub fn input(&self) -> (&'d [u8], u64) {
+        self.cursor.source().input()
     }
 }
 
@@ -503,180 +559,13 @@ fn feature_table_at(
     })
 }
 
-/// The walk. With `salvage`, errors are collected there instead of ending the walk: a
-/// framing error skips to the next place where records parse again ([`resync`]), a bad
-/// compressed chunk drops what is pending and restarts the zstd stream.
-fn walk_stream_with<E: Endian, F>(
-    order: E,
-    data: &[u8],
-    data_start: u64,
-    mut salvage: Option<&mut Vec<Damage>>,
-    mut f: F,
-) -> Result<(), Error>
-where
-    F: FnMut(Origin, RawRecord<'_>) -> Result<bool, Error>,
-{
-    let mut decompressor: Option<Decompressor> = None;
-    // Offset of the next record within the decompressed stream.
-    let mut decompressed_offset = 0u64;
-    let mut index = 0u64;
-    let mut start = 0usize;
-    'stream: loop {
-        let mut walker = RecordWalker::in_order(&data[start..], data_start + start as u64, order);
-        while let Some(rec) = walker.next() {
-            let rec = match rec {
-                Ok(rec) => rec,
-                Err(e) => {
-                    let e = e.with_record(index, failed_record_label(&walker));
-                    let Some(errors) = salvage.as_deref_mut() else {
-                        return Err(e);
-                    };
-                    let failed_at = data.len() - walker.rest().len();
-                    let at = |i: usize| data_start + i as u64;
-                    match resync(data, failed_at, order) {
-                        Some(next) => {
-                            errors.push(Damage {
-                                error: e,
-                                recovery: Recovery::Skipped {
-                                    start: at(failed_at),
-                                    end: at(next),
-                                },
-                            });
-                            start = next;
-                            continue 'stream;
-                        }
-                        None => {
-                            errors.push(Damage {
-                                error: e,
-                                recovery: Recovery::Stopped {
-                                    start: at(failed_at),
-                                },
-                            });
-                            break 'stream;
-                        }
-                    }
-                }
-            };
-            let ty = rec.record_type();
-            if !f(Origin::Stream, rec)? {
-                return Ok(());
-            }
-            index += 1;
-            if ty != RecordType::COMPRESSED && ty != RecordType::COMPRESSED2 {
-                continue;
-            }
-            // The records it completes are walked as the data expands (a chunk at a
-            // time), so what is held stays small however much it expands to.
-            let mut visit_err: Option<Error> = None;
-            let mut inner_err: Option<Error> = None;
-            let mut stopped = false;
-            let fed = (|| -> Result<bool, Error> {
-                let at = rec.offset + HEADER_SIZE as u64;
-                let zdata = zstd_data(ty, rec.body, at, order)?.unwrap_or_default();
-                let d = match &mut decompressor {
-                    Some(d) => d,
-                    None => decompressor.insert(Decompressor::new()?),
-                };
-                d.feed_with(&zdata, rec.offset, &mut |pending| {
-                    let mut walker = RecordWalker::in_order(pending, decompressed_offset, order);
-                    let mut taken = 0;
-                    let mut go_on = true;
-                    for inner in walker.by_ref() {
-                        match inner {
-                            Ok(inner) => {
-                                taken += inner.stream_len();
-                                let origin = Origin::Compressed {
-                                    record_offset: rec.offset,
-                                };
-                                match f(origin, inner) {
-                                    Ok(true) => {}
-                                    Ok(false) => {
-                                        stopped = true;
-                                        go_on = false;
-                                        break;
-                                    }
-                                    Err(e) => {
-                                        visit_err = Some(e);
-                                        go_on = false;
-                                        break;
-                                    }
-                                }
-                            }
-                            // The rest of this record is in output still to come.
-                            Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                            Err(e) => {
-                                // Framing lost inside the decompressed stream: drop
-                                // what is pending (salvaging) or stop.
-                                inner_err = Some(e);
-                                taken = pending.len();
-                                go_on = salvage.is_some();
-                                break;
-                            }
-                        }
-                    }
-                    decompressed_offset += taken as u64;
-                    (taken, go_on)
-                })
-            })();
-            if let Some(e) = visit_err {
-                return Err(e);
-            }
-            if stopped {
-                return Ok(());
-            }
-            if let Some(e) = inner_err {
-                let e = e.with_record(index - 1, record_label(ty));
-                let Some(errors) = salvage.as_deref_mut() else {
-                    return Err(e);
-                };
-                errors.push(Damage {
-                    error: e,
-                    recovery: Recovery::DecompressedBytesDropped,
-                });
-            }
-            if let Err(e) = fed {
-                let e = e.with_record(index - 1, record_label(ty));
-                let Some(errors) = salvage.as_deref_mut() else {
-                    return Err(e);
-                };
-                errors.push(Damage {
-                    error: e,
-                    recovery: Recovery::CompressedStreamRestarted {
-                        record_offset: rec.offset,
-                    },
-                });
-                decompressor = None;
-                continue;
-            }
-        }
-        break;
-    }
-    if let Some(d) = &decompressor {
-        if !d.pending().is_empty() {
-            let e = Error::invalid(
-                Some(data_start + data.len() as u64),
-                "the compressed stream to end on a record boundary",
-                format!("{} undecoded bytes", d.pending().len()),
-            );
-            match salvage {
-                Some(errors) => errors.push(Damage {
-                    error: e,
-                    recovery: Recovery::AtEnd,
-                }),
-                None => return Err(e),
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The first position after `failed_at` from which records parse again: three known
 /// record types in a row, or known records up to the exact end of the stream. Kernel
 /// records are multiples of 8 bytes, so the next record is first looked for 8, 16, …
 /// bytes after the damaged one, within the largest record size (in a pipe stream the
 /// unpadded setup records leave the kernel records off 8-byte alignment); then at every
 /// byte. Each byte is looked at a bounded number of times: salvaging stays linear.
-fn resync<E: Endian>(data: &[u8], failed_at: usize, e: E) -> Option<usize> {
+pub(crate) fn resync<E: Endian>(data: &[u8], failed_at: usize, e: E) -> Option<usize> {
     let parses_at = |at: usize| {
         const CHAIN: usize = 3;
         let mut good = 0;

@@ -3,6 +3,7 @@
 //! after records, compressed streams, and which attr a record belongs to. Every byte
 //! layout it reads is decoded by the generated code.
 
+pub mod cursor;
 pub mod decompress;
 pub mod file;
 pub mod format;
@@ -13,9 +14,11 @@ pub mod session;
 pub mod stream;
 pub mod stream_reader;
 
-pub use file::{Damage, FeatureSection, Origin, PerfData, RecordFn, Recovery};
+pub use cursor::{ReadSource, RecordCursor, RecordSource, SliceSource};
+pub use file::{Damage, FeatureSection, Origin, PerfData, Record, RecordFn, Records, Recovery};
 pub use format::{detect, Format, Layout};
 pub use mapped::MappedFile;
+pub use ordered::Ordered;
 pub use recording::{Place, Recording};
 pub use session::{AttrPlan, EventAttr, RecordCtx, Session};
 pub use stream::{RawRecord, RecordWalker};

@@ -15,11 +15,12 @@
 //! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
 //! by decoding the record.
 
-use super::file::{Origin, PerfData, RecordFn};
-use super::session::{RecordCtx, Session};
+use super::file::{Origin, Record, Records};
+use super::session::RecordCtx;
 use super::stream::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{EventHeader, RecordType};
-use crate::rt::{static_endian, Endian, Error};
+use crate::rt::{Endian, Endianness, Error};
+use std::ops::Range;
 
 /// A queued record: its time, header and where its body is.
 #[derive(Clone, Copy)]
@@ -74,51 +75,45 @@ impl Queue {
         });
     }
 
-    /// Delivers, in (time, arrival) order, every queued record with `time <= limit`.
-    /// Returns `false` when `f` asked to stop.
-    fn flush(
-        &mut self,
-        limit: u64,
-        data: &[u8],
-        session: &Session<'_>,
-        f: &mut RecordFn<'_>,
-    ) -> Result<bool, Error> {
-        if self.items.is_empty() {
-            return Ok(true);
-        }
+    /// Sorts the queue by (time, arrival) and gives the positions of the records with
+    /// `time <= limit`, which come first.
+    fn due(&mut self, limit: u64) -> Range<usize> {
         // Stable: equal times keep their arrival order. The queue is a few sorted runs
         // (one per CPU buffer, plus the sorted rest of the last round), which the
         // standard library's merge sort takes in close to linear time.
         self.items.sort_by_key(|q| q.time);
-        let n = self.items.partition_point(|q| q.time <= limit);
-        for q in &self.items[..n] {
-            let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
-            let (body, origin) = if q.record_offset == u64::MAX {
-                let at = q.body_at as usize;
-                (&data[at..at + len], Origin::Stream)
-            } else {
-                let at = (q.body_at - self.arena_base) as usize;
-                (
-                    &self.arena[at..at + len],
-                    Origin::Compressed {
-                        record_offset: q.record_offset,
-                    },
-                )
-            };
-            let rec = RawRecord {
-                offset: q.offset,
-                header: q.header,
-                body,
-                payload: &[],
-            };
-            let ctx = session.ctx_of(q.attr.map(|i| i as usize), q.header.misc);
-            if !f(origin, rec, &ctx)? {
-                return Ok(false);
-            }
-        }
+        0..self.items.partition_point(|q| q.time <= limit)
+    }
+
+    /// The queued record at `i`; records of the input are found again in `data`.
+    fn record<'q>(&'q self, i: usize, data: &'q [u8]) -> (Origin, RawRecord<'q>) {
+        let q = &self.items[i];
+        let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
+        let (body, origin) = if q.record_offset == u64::MAX {
+            let at = q.body_at as usize;
+            (&data[at..at + len], Origin::Stream)
+        } else {
+            let at = (q.body_at - self.arena_base) as usize;
+            (
+                &self.arena[at..at + len],
+                Origin::Compressed {
+                    record_offset: q.record_offset,
+                },
+            )
+        };
+        let rec = RawRecord {
+            offset: q.offset,
+            header: q.header,
+            body,
+            payload: &[],
+        };
+        (origin, rec)
+    }
+
+    /// Drops the first `n` records (delivered).
+    fn delivered(&mut self, n: usize) {
         self.items.drain(..n);
         self.trim_arena();
-        Ok(true)
     }
 
     /// Drops the arena bytes no queued record needs any more.
@@ -138,72 +133,183 @@ impl Queue {
     }
 }
 
-impl<'a> PerfData<'a> {
-    /// Calls `f` for every record in time order (perf's round-by-round order), holding at
-    /// most the records of the current and previous round. Compressed records are
-    /// expanded; the compressed records themselves are not passed.
-    pub fn for_each_record_ordered(&self, f: &mut RecordFn<'_>) -> Result<(), Error> {
-        self.ordered_in(self.data(), self.data_offset(), f)
-    }
+/// What comes after the records being delivered from the queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// The next record of the walk.
+    Walk,
+    /// The record the walk is at (a FINISHED_ROUND or FINISHED_INIT, which flushed the
+    /// queue first).
+    Held,
+    /// The end: the walk is over and this was the last flush.
+    End,
+}
 
-    /// [`PerfData::for_each_record_ordered`] for another stream of the same recording (a
-    /// `data.N` file of a directory), decoded with this input's attrs; `base` is the offset
-    /// reported for `bytes[0]`.
-    pub fn for_each_record_in_ordered(
-        &self,
-        bytes: &[u8],
-        base: u64,
-        f: &mut RecordFn<'_>,
-    ) -> Result<(), Error> {
-        self.ordered_in(bytes, base, f)
-    }
+/// Which record [`Ordered::current`] lends.
+#[derive(Clone, Copy)]
+enum Current {
+    Walk,
+    Queued(usize),
+}
 
-    fn ordered_in(&self, data: &[u8], data_start: u64, f: &mut RecordFn<'_>) -> Result<(), Error> {
-        static_endian!(self.format.endian, |e| self.ordered(e, data, data_start, f))
-    }
+/// The records of a [`Records`] walk in time order (perf's round-by-round order), holding
+/// at most the records of the current and previous round: a lending cursor like the walk
+/// it adapts. Compressed records are expanded; the compressed records themselves are not
+/// given.
+pub struct Ordered<'d, 'a, E: Endian = Endianness> {
+    records: Records<'d, 'a, E>,
+    data: &'d [u8],
+    data_start: u64,
+    queue: Queue,
+    next_flush: u64,
+    max_time: u64,
+    /// Queue positions still to deliver, of the `flushing` records due at this flush.
+    deliver: Range<usize>,
+    flushing: usize,
+    then: Then,
+    current: Current,
+    /// The context of the queued record being delivered.
+    queued_ctx: RecordCtx,
+}
 
-    fn ordered<E: Endian>(
-        &self,
-        e: E,
-        data: &[u8],
-        data_start: u64,
-        f: &mut RecordFn<'_>,
-    ) -> Result<(), Error> {
-        let session = &self.session;
-        let mut queue = Queue::default();
-        let (mut next_flush, mut max_time) = (0u64, 0u64);
-        let mut stopped = false;
-        self.walk_as(e, data, data_start, None, |origin, rec, ctx: &RecordCtx| {
-            let ty = rec.record_type();
-            if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
+impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
+    /// These records in time order (see [`Ordered`]).
+    pub fn time_ordered(self) -> Ordered<'d, 'a, E> {
+        let (data, data_start) = self.input();
+        Ordered {
+            records: self,
+            data,
+            data_start,
+            queue: Queue::default(),
+            next_flush: 0,
+            max_time: 0,
+            deliver: 0..0,
+            flushing: 0,
+            then: Then::Walk,
+            current: Current::Walk,
+            queued_ctx: RecordCtx::default(),
+        }
+    }
+}
+
+impl<E: Endian> Ordered<'_, '_, E> {
+    /// Moves to the next record in time order: `Ok(false)` at the end.
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        loop {
+            if let Some(i) = self.deliver.next() {
+                let q = &self.queue.items[i];
+                self.queued_ctx = self
+                    .records
+                    .session()
+                    .ctx_of(q.attr.map(|a| a as usize), q.header.misc);
+                self.current = Current::Queued(i);
                 return Ok(true);
             }
-            if ty == RecordType::FINISHED_ROUND {
-                if !queue.flush(next_flush, data, session, f)? {
-                    stopped = true;
+            if self.flushing > 0 {
+                self.queue.delivered(self.flushing);
+                self.flushing = 0;
+            }
+            match std::mem::replace(&mut self.then, Then::Walk) {
+                Then::End => {
+                    self.then = Then::End;
                     return Ok(false);
                 }
-                next_flush = max_time;
-            } else if ty == RecordType::FINISHED_INIT && !queue.flush(u64::MAX, data, session, f)? {
-                stopped = true;
-                return Ok(false);
-            }
-            match session.record_time(ty, rec.body, ctx, e) {
-                Some(t) => {
-                    max_time = max_time.max(t);
-                    queue.push(t, origin, &rec, data_start, ctx.attr);
-                    Ok(true)
+                Then::Held => {
+                    if self.take_walk_record() {
+                        return Ok(true);
+                    }
+                    continue;
                 }
-                None => {
-                    let go_on = f(origin, rec, ctx)?;
-                    stopped = !go_on;
-                    Ok(go_on)
+                Then::Walk => {}
+            }
+            if !self.records.advance()? {
+                self.flush(u64::MAX, Then::End);
+                continue;
+            }
+            let ty = self.records.current().raw.record_type();
+            if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
+                continue;
+            }
+            if ty == RecordType::FINISHED_ROUND {
+                let limit = self.next_flush;
+                self.next_flush = self.max_time;
+                self.flush(limit, Then::Held);
+            } else if ty == RecordType::FINISHED_INIT {
+                self.flush(u64::MAX, Then::Held);
+            } else if self.take_walk_record() {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// The record [`Ordered::advance`] moved to.
+    pub fn current(&self) -> Record<'_> {
+        match self.current {
+            Current::Walk => self.records.current(),
+            Current::Queued(i) => {
+                let (origin, raw) = self.queue.record(i, self.data);
+                Record {
+                    origin,
+                    raw,
+                    ctx: self.queued_ctx,
                 }
             }
-        })?;
-        if !stopped {
-            queue.flush(u64::MAX, data, session, f)?;
+        }
+    }
+
+    /// [`Ordered::advance`], then [`Ordered::current`]: `None` at the end.
+    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
+    pub fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
+        Ok(if self.advance()? {
+            Some(self.current())
+        } else {
+            None
+        })
+    }
+
+    /// Calls `f` for every record left (`f` returns `false` to stop).
+    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
+    where
+        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
+        while self.advance()? {
+            let r = self.current();
+            if !f(r.origin, r.raw, &r.ctx)? {
+                break;
+            }
         }
         Ok(())
+    }
+
+    /// Starts delivering the queued records with `time <= limit`, then `then`.
+    fn flush(&mut self, limit: u64, then: Then) {
+        self.deliver = self.queue.due(limit);
+        self.flushing = self.deliver.len();
+        self.then = then;
+    }
+
+    /// The record the walk is at: queued when it has a timestamp (`false`), else it is
+    /// the current record (`true`).
+    fn take_walk_record(&mut self) -> bool {
+        let r = self.records.current();
+        let session = self.records.session();
+        let time = session.record_time(
+            r.raw.record_type(),
+            r.raw.body,
+            &r.ctx,
+            self.records.order(),
+        );
+        match time {
+            Some(t) => {
+                self.max_time = self.max_time.max(t);
+                self.queue
+                    .push(t, r.origin, &r.raw, self.data_start, r.ctx.attr);
+                false
+            }
+            None => {
+                self.current = Current::Walk;
+                true
+            }
+        }
     }
 }

@@ -110,50 +110,53 @@ impl Recording {
     /// Every record: the main file's, then each `data.N` stream's, decoded with the main
     /// file's attrs. Within a stream, records come in file order.
     pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
-        let data = self.data()?;
-        let mut go_on = true;
-        data.for_each_record(&mut |o, r, c| {
-            go_on = f(Place::Main, o, r, c)?;
-            Ok(go_on)
-        })?;
-        for (i, (path, bytes)) in self.streams.iter().enumerate() {
-            if !go_on {
-                break;
-            }
-            data.for_each_record_in(bytes.bytes(), 0, &mut |o, r, c| {
-                go_on = f(Place::Stream(i), o, r, c)?;
-                Ok(go_on)
-            })
-            .map_err(|e| e.in_file(path))?;
-        }
-        Ok(())
+        self.walk(false, f).map(drop)
     }
 
     /// [`Recording::for_each_record`] going on past damage where the framing allows (see
-    /// [`PerfData::for_each_record_salvaging`]); returns the damage met, in order. Errors
-    /// in a `data.N` stream name its path.
+    /// [`super::Records::salvaging`]); returns the damage met, in order. Errors in a
+    /// `data.N` stream name its path.
     pub fn for_each_record_salvaging(
         &self,
         f: &mut RecordVisitor<'_>,
     ) -> Result<Vec<Damage>, Error> {
+        self.walk(true, f)
+    }
+
+    /// The streams one after the other, each a record cursor of its own (its own zstd
+    /// stream).
+    fn walk(&self, salvage: bool, f: &mut RecordVisitor<'_>) -> Result<Vec<Damage>, Error> {
         let data = self.data()?;
-        let mut go_on = true;
-        let mut damage = data.for_each_record_salvaging(&mut |o, r, c| {
-            go_on = f(Place::Main, o, r, c)?;
-            Ok(go_on)
-        })?;
-        for (i, (path, bytes)) in self.streams.iter().enumerate() {
+        let mut damage = vec![];
+        let streams = std::iter::once((Place::Main, None, data.data(), data.data_offset())).chain(
+            self.streams
+                .iter()
+                .enumerate()
+                .map(|(i, (path, bytes))| (Place::Stream(i), Some(path), bytes.bytes(), 0)),
+        );
+        for (place, path, bytes, base) in streams {
+            let in_file = |e: Error| match path {
+                Some(path) => e.in_file(path),
+                None => e,
+            };
+            let mut records = data.records_in(bytes, base);
+            if salvage {
+                records = records.salvaging();
+            }
+            let mut go_on = true;
+            records
+                .for_each(|o, r, c| {
+                    go_on = f(place, o, r, c)?;
+                    Ok(go_on)
+                })
+                .map_err(in_file)?;
+            damage.extend(records.take_damage().into_iter().map(|d| Damage {
+                error: in_file(d.error),
+                recovery: d.recovery,
+            }));
             if !go_on {
                 break;
             }
-            let errors = data.for_each_record_in_salvaging(bytes.bytes(), 0, &mut |o, r, c| {
-                go_on = f(Place::Stream(i), o, r, c)?;
-                Ok(go_on)
-            })?;
-            damage.extend(errors.into_iter().map(|d| Damage {
-                error: d.error.in_file(path),
-                recovery: d.recovery,
-            }));
         }
         Ok(damage)
     }

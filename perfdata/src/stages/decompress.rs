@@ -1,14 +1,13 @@
 //! Expanding COMPRESSED / COMPRESSED2 records: all of a stream's compressed records form one
-//! zstd stream, decoded with one [`Decompressor`]; a record may straddle two chunks, so the
-//! undecoded tail is carried (bounded by one chunk's expansion).
+//! zstd stream, decoded by the record cursor's [`Inflater`] as the records are pushed; a
+//! record may straddle two chunks, so the undecoded tail is carried.
 
 use super::{header_feature, is_compressed, Emit, Stage};
-use crate::container::decompress::{zstd_data, Decompressor};
+use crate::container::decompress::{zstd_range, Inflater};
 use crate::container::session::Session;
-use crate::container::RecordWalker;
 use crate::generated::perf_data::{Ctx, FeatureId};
 use crate::model::{PerfFile, RecordData, RecordItem};
-use crate::rt::{Bytes, Endianness, Error, ErrorKind};
+use crate::rt::{Endianness, Error};
 
 /// Replaces every compressed record with the records it holds and drops HEADER_COMPRESSED
 /// (the feature, or its HEADER_FEATURE record in a pipe).
@@ -17,7 +16,7 @@ pub struct Decompress {
     endian: Option<Endianness>,
     /// The attrs, to find each expanded record's attr.
     session: Session<'static>,
-    decompressor: Option<Decompressor>,
+    inflater: Inflater,
 }
 
 impl Decompress {
@@ -59,15 +58,13 @@ impl Stage for Decompress {
     }
 
     fn finish(&mut self, _head: &mut PerfFile<'_>, _out: &mut Emit<'_>) -> Result<(), Error> {
-        if let Some(d) = &self.decompressor {
-            if !d.pending().is_empty() {
-                return Err(Error::other(format!(
-                    "the compressed stream ends inside a record ({} bytes left)",
-                    d.pending().len()
-                )));
-            }
+        match self.inflater.unfinished(0) {
+            Some(_) => Err(Error::other(format!(
+                "the compressed stream ends inside a record ({} bytes left)",
+                self.inflater.pending_len()
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -80,34 +77,29 @@ impl Decompress {
         out: &mut Emit<'_>,
         endian: Endianness,
     ) -> Result<(), Error> {
-        let zdata = zstd_data(item.ty, body, 0, endian)?.unwrap_or_else(Bytes::default);
-        let d = match &mut self.decompressor {
-            Some(d) => d,
-            None => self.decompressor.insert(Decompressor::new()?),
+        let Some(range) = zstd_range(item.ty, body, 0, endian)? else {
+            return Ok(());
         };
-        d.feed(&zdata, 0)?;
-        let mut taken = 0;
-        for rec in RecordWalker::in_order(d.pending(), 0, endian) {
-            match rec {
-                Ok(rec) => {
-                    taken += rec.stream_len();
-                    let ty = rec.record_type();
-                    out(RecordItem {
-                        ty,
-                        misc: rec.header.misc,
-                        attr: self.session.attr_index(ty, rec.body, endian),
-                        data: RecordData::Raw {
-                            body: rec.body.into(),
-                            payload: rec.payload.into(),
-                        },
-                    })?;
-                }
-                // The rest of this record arrives with the next compressed record.
-                Err(e) if matches!(e.kind(), ErrorKind::UnexpectedEnd { .. }) => break,
-                Err(e) => return Err(e),
-            }
+        let zdata = &body[range];
+        self.inflater.begin(0);
+        while let Some(inner) = self
+            .inflater
+            .next_record(zdata, endian)
+            .map_err(|(e, _)| e)?
+        {
+            let rec = self.inflater.record(inner);
+            let ty = rec.record_type();
+            out(RecordItem {
+                ty,
+                misc: rec.header.misc,
+                attr: self.session.attr_index(ty, rec.body, endian),
+                data: RecordData::Raw {
+                    body: rec.body.into(),
+                    payload: rec.payload.into(),
+                },
+            })?;
+            self.inflater.consume(inner);
         }
-        d.consume(taken);
         Ok(())
     }
 }

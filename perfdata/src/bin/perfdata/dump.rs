@@ -26,7 +26,7 @@ pub struct DumpOptions {
     pub header_only: bool,
     pub limit: Option<u64>,
     pub json: bool,
-    /// Go on past damaged records (see `PerfData::for_each_record_salvaging`).
+    /// Go on past damaged records (see `Records::salvaging`).
     pub salvage: bool,
     /// Print COMPRESSED records' zstd data instead of its size.
     pub payloads: bool,
