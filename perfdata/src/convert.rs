@@ -8,9 +8,9 @@
 //! byte for byte what the model path gives ([`crate::model::PerfFile::read`], the
 //! [`crate::transform`] functions in that order, [`crate::write::save`]).
 
-use crate::container::file::{failed_record_label, record_label};
+use crate::container::file::record_label;
 use crate::container::MappedFile;
-use crate::container::{Layout, Origin, PerfData, RecordWalker};
+use crate::container::{Layout, Origin, PerfData, RecordCursor, SliceSource};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::model::{PerfFile, RecordItem};
 use crate::rt::{static_endian, Endianness, Error, StaticEndian};
@@ -273,11 +273,10 @@ fn stream<S: StaticEndian, D: StaticEndian>(
     };
     let session = &data.session;
     let mut next_release = RELEASE_EVERY;
-    let mut walker = RecordWalker::in_order(data.data(), data.data_offset(), s);
-    let mut index = 0u64;
-    while let Some(rec) = walker.next() {
-        let rec = rec.map_err(|e| e.with_record(index, failed_record_label(&walker)))?;
-        index += 1;
+    let mut records =
+        RecordCursor::framing_only(SliceSource::new(data.data(), data.data_offset(), s));
+    while let Some(rec) = records.next_in_input()? {
+        let index = records.records_framed();
         if rec.offset >= next_release {
             // Records behind this one are written: their pages need not stay resident.
             release(rec.offset);

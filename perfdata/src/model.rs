@@ -5,8 +5,9 @@
 //! someone needs their values; [`PerfFile::make_typed`] decodes all of them into owned
 //! values (typed round trip). Both write back to the same bytes for perf-written files.
 
-use crate::container::file::failed_record_label;
-use crate::container::{EventAttr, Layout, PerfData, RawRecord, RecordWalker, Session};
+use crate::container::{
+    EventAttr, Layout, PerfData, RawRecord, RecordCursor, Session, SliceSource,
+};
 use crate::generated::perf_data::{
     Ctx, EventTypes, FeatureBody, FeatureId, RecordBody, RecordMisc, RecordType,
 };
@@ -121,11 +122,9 @@ impl<'a> PerfFile<'a> {
         let (session, e) = (&data.session, data.format.endian);
         // Only the records as they sit in the stream: those inside compressed records stay
         // inside them.
-        let mut walker = RecordWalker::in_order(data.data(), data.data_offset(), e);
-        let mut index = 0u64;
-        while let Some(rec) = walker.next() {
-            let rec = rec.map_err(|e| e.with_record(index, failed_record_label(&walker)))?;
-            index += 1;
+        let mut records =
+            RecordCursor::framing_only(SliceSource::new(data.data(), data.data_offset(), e));
+        while let Some(rec) = records.next_in_input()? {
             file.records.push(RecordItem::raw(session, &rec, e));
         }
         Ok(file)

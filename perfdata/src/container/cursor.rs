@@ -268,6 +268,8 @@ pub struct RecordCursor<S: RecordSource> {
     index: u64,
     /// `Some` when salvaging: the damage gone past, in order.
     damage: Option<Vec<Damage>>,
+    /// `false`: compressed records are not expanded.
+    expand: bool,
     done: bool,
 }
 
@@ -280,7 +282,17 @@ impl<S: RecordSource> RecordCursor<S> {
             current: Current::None,
             index: 0,
             damage: None,
+            expand: true,
             done: false,
+        }
+    }
+
+    /// The records as they sit in the stream: compressed records are given, not expanded
+    /// (what a copy of the stream, or a look at its setup records, needs).
+    pub fn framing_only(source: S) -> Self {
+        RecordCursor {
+            expand: false,
+            ..Self::new(source)
         }
     }
 
@@ -325,8 +337,43 @@ impl<S: RecordSource> RecordCursor<S> {
 
     /// Moves to the next record: `Ok(false)` at the end. After an error (not salvaging),
     /// the walk is over.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<bool, Error> {
+        // The common case, kept small enough to inline into every walk: the cursor is at
+        // a record of the source that has no contents to expand, and the next one is too.
+        if let Current::Source { expand: false } = self.current {
+            let moved = self.source.advance(self.index);
+            if let Ok(true) = moved {
+                self.index += 1;
+                if !(self.expand && is_compressed(self.source.current().record_type())) {
+                    return Ok(true);
+                }
+            }
+            self.current = Current::None;
+            return match self.source_moved(moved)? {
+                Some(at_record) => Ok(at_record),
+                None => self.advance_slow(),
+            };
+        }
+        // Inside a compressed record's contents: the next record when it is already
+        // decompressed whole.
+        if let Current::Inner { rec, record_offset } = self.current {
+            if let Some(inflater) = &mut self.inflater {
+                inflater.consume(rec);
+                self.current = Current::None;
+                if let Some(rec) = inflater.next_decompressed(self.source.order()) {
+                    self.current = Current::Inner { rec, record_offset };
+                    return Ok(true);
+                }
+            }
+        }
+        self.advance_slow()
+    }
+
+    /// [`RecordCursor::advance`] from anywhere: inside a compressed record's contents, at
+    /// the start, after damage.
+    #[inline(never)]
+    fn advance_slow(&mut self) -> Result<bool, Error> {
         match std::mem::replace(&mut self.current, Current::None) {
             Current::Inner { rec, .. } => {
                 if let Some(inflater) = &mut self.inflater {
@@ -367,35 +414,47 @@ impl<S: RecordSource> RecordCursor<S> {
                 }
                 continue;
             }
-            match self.source.advance(self.index) {
-                Ok(true) => {
-                    self.index += 1;
-                    let expand = is_compressed(self.source.current().record_type());
-                    self.current = Current::Source { expand };
-                    return Ok(true);
+            let moved = self.source.advance(self.index);
+            if let Ok(true) = moved {
+                self.index += 1;
+            }
+            if let Some(at_record) = self.source_moved(moved)? {
+                return Ok(at_record);
+            }
+        }
+    }
+
+    /// What the source's move means: at a record (`Some(true)`, its index counted), at
+    /// the end (`Some(false)`), or past damage when salvaging (`None`: move again).
+    fn source_moved(&mut self, moved: Result<bool, Error>) -> Result<Option<bool>, Error> {
+        match moved {
+            Ok(true) => {
+                let expand = self.expand && is_compressed(self.source.current().record_type());
+                self.current = Current::Source { expand };
+                Ok(Some(true))
+            }
+            Ok(false) => {
+                self.done = true;
+                let end = self.source.end_offset();
+                if let Some(e) = self.inflater.as_ref().and_then(|i| i.unfinished(end)) {
+                    self.went_past(e, Recovery::AtEnd)?;
                 }
-                Ok(false) => {
-                    self.done = true;
-                    let end = self.source.end_offset();
-                    if let Some(e) = self.inflater.as_ref().and_then(|i| i.unfinished(end)) {
-                        self.went_past(e, Recovery::AtEnd)?;
-                    }
-                    return Ok(false);
-                }
-                Err(e) if self.damage.is_some() => {
-                    let recovery = self.source.resync();
-                    self.went_past(e, recovery)?;
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Err(e);
-                }
+                Ok(Some(false))
+            }
+            Err(e) if self.damage.is_some() => {
+                let recovery = self.source.resync();
+                self.went_past(e, recovery)?;
+                Ok(None)
+            }
+            Err(e) => {
+                self.done = true;
+                Err(e)
             }
         }
     }
 
     /// The record [`RecordCursor::advance`] moved to.
-    #[inline]
+    #[inline(always)]
     pub fn current(&self) -> (Origin, RawRecord<'_>) {
         match self.current {
             Current::Inner { rec, record_offset } => match &self.inflater {
@@ -460,6 +519,19 @@ impl<S: RecordSource> RecordCursor<S> {
                 Err(error)
             }
         }
+    }
+}
+
+impl<'a, E: Endian> RecordCursor<SliceSource<'a, E>> {
+    /// The next record of the input itself, borrowing the input (the contents of
+    /// compressed records are passed over): `None` at the end.
+    pub fn next_in_input(&mut self) -> Result<Option<RawRecord<'a>>, Error> {
+        while self.advance()? {
+            if let Current::Source { .. } = self.current {
+                return Ok(Some(self.source.current));
+            }
+        }
+        Ok(None)
     }
 }
 

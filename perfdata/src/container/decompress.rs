@@ -31,6 +31,16 @@ pub struct InnerRecord {
 }
 
 impl InnerRecord {
+    #[inline(always)]
+    fn of(rec: &RawRecord<'_>) -> Self {
+        InnerRecord {
+            offset: rec.offset,
+            header: rec.header,
+            body_len: rec.body.len(),
+            payload_len: rec.payload.len(),
+        }
+    }
+
     fn len(&self) -> usize {
         HEADER_SIZE + self.body_len + self.payload_len
     }
@@ -104,14 +114,7 @@ impl Inflater {
             let pending = &self.buf[self.start..];
             if !pending.is_empty() {
                 match RecordWalker::in_order(pending, self.offset, e).next() {
-                    Some(Ok(rec)) => {
-                        return Ok(Some(InnerRecord {
-                            offset: rec.offset,
-                            header: rec.header,
-                            body_len: rec.body.len(),
-                            payload_len: rec.payload.len(),
-                        }))
-                    }
+                    Some(Ok(rec)) => return Ok(Some(InnerRecord::of(&rec))),
                     // The rest of this record is in output still to come.
                     Some(Err(err)) if matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }) => {}
                     Some(Err(err)) => {
@@ -140,7 +143,18 @@ impl Inflater {
         }
     }
 
+    /// The next record when it is complete in the bytes already decompressed: the fast
+    /// path of [`Inflater::next_record`] (`None` for anything else, which that handles).
+    #[inline(always)]
+    pub fn next_decompressed<E: Endian>(&self, e: E) -> Option<InnerRecord> {
+        match RecordWalker::in_order(&self.buf[self.start..], self.offset, e).next() {
+            Some(Ok(rec)) => Some(InnerRecord::of(&rec)),
+            _ => None,
+        }
+    }
+
     /// The record [`Inflater::next_record`] framed last.
+    #[inline(always)]
     pub fn record(&self, r: InnerRecord) -> RawRecord<'_> {
         let at = self.start + HEADER_SIZE;
         RawRecord {
@@ -152,6 +166,7 @@ impl Inflater {
     }
 
     /// Done with the record [`Inflater::next_record`] framed last.
+    #[inline(always)]
     pub fn consume(&mut self, r: InnerRecord) {
         self.start = (self.start + r.len()).min(self.buf.len());
         self.offset += r.len() as u64;

@@ -149,8 +149,9 @@ impl<'a> PerfData<'a> {
             // stream without decompressing it. A stream that breaks off later still opens:
             // the records before the break are readable, and `for_each_record` reports the
             // break where it is.
-            for rec in RecordWalker::in_order(data.data(), data.data_start as u64, e) {
-                let Ok(rec) = rec else { break };
+            let source = SliceSource::new(data.data(), data.data_start as u64, e);
+            let mut records = RecordCursor::framing_only(source);
+            while let Ok(Some(rec)) = records.next_in_input() {
                 if session.note_record(&rec, e).is_err() {
                     break;
                 }
@@ -463,7 +464,7 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
     }
 
     /// Moves to the next record: `Ok(false)` at the end.
-    #[inline]
+    #[inline(always)]
     pub fn advance(&mut self) -> Result<bool, Error> {
         if !self.cursor.advance()? {
             return Ok(false);
@@ -479,14 +480,17 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
     }
 
     /// The record [`Records::advance`] moved to.
-    #[inline]
+    #[inline(always)]
     pub fn current(&self) -> Record<'_> {
+        let (origin, raw, &ctx) = self.parts();
+        Record { origin, raw, ctx }
+    }
+
+    /// [`Records::current`] in parts, the context by reference (no copy in hot loops).
+    #[inline(always)]
+    pub(crate) fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
         let (origin, raw) = self.cursor.current();
-        Record {
-            origin,
-            raw,
-            ctx: self.ctx,
-        }
+        (origin, raw, &self.ctx)
     }
 
     /// [`Records::advance`], then [`Records::current`]: `None` at the end.
@@ -506,13 +510,26 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
     where
         F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
     {
-        while self.advance()? {
-            let r = self.current();
-            if !f(r.origin, r.raw, &r.ctx)? {
+        // The cursor directly, the context on the stack: the hot loop of every walk.
+        while self.cursor.advance()? {
+            let (origin, raw) = self.cursor.current();
+            let ctx = self.session.record_ctx(
+                raw.record_type(),
+                raw.header.misc,
+                raw.body,
+                self.cursor.order(),
+            );
+            if !f(origin, raw, &ctx)? {
                 break;
             }
         }
         Ok(())
+    }
+
+    /// Bytes of decompressed data held (what a compressed record's expansion costs in
+    /// memory: a record plus a step of zstd output, however far it expands).
+    pub fn buffered_bytes(&self) -> usize {
+        self.cursor.buffered_bytes()
     }
 
     /// The attrs the records are decoded with.

@@ -49,6 +49,7 @@ struct Queue {
 }
 
 impl Queue {
+    #[inline]
     fn push(
         &mut self,
         time: u64,
@@ -86,6 +87,7 @@ impl Queue {
     }
 
     /// The queued record at `i`; records of the input are found again in `data`.
+    #[inline]
     fn record<'q>(&'q self, i: usize, data: &'q [u8]) -> (Origin, RawRecord<'q>) {
         let q = &self.items[i];
         let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
@@ -194,6 +196,7 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
 
 impl<E: Endian> Ordered<'_, '_, E> {
     /// Moves to the next record in time order: `Ok(false)` at the end.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
         loop {
             if let Some(i) = self.deliver.next() {
@@ -226,7 +229,7 @@ impl<E: Endian> Ordered<'_, '_, E> {
                 self.flush(u64::MAX, Then::End);
                 continue;
             }
-            let ty = self.records.current().raw.record_type();
+            let ty = self.records.parts().1.record_type();
             if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
                 continue;
             }
@@ -243,16 +246,20 @@ impl<E: Endian> Ordered<'_, '_, E> {
     }
 
     /// The record [`Ordered::advance`] moved to.
+    #[inline]
     pub fn current(&self) -> Record<'_> {
+        let (origin, raw, &ctx) = self.parts();
+        Record { origin, raw, ctx }
+    }
+
+    /// [`Ordered::current`] in parts, the context by reference (no copy in hot loops).
+    #[inline(always)]
+    fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
         match self.current {
-            Current::Walk => self.records.current(),
+            Current::Walk => self.records.parts(),
             Current::Queued(i) => {
                 let (origin, raw) = self.queue.record(i, self.data);
-                Record {
-                    origin,
-                    raw,
-                    ctx: self.queued_ctx,
-                }
+                (origin, raw, &self.queued_ctx)
             }
         }
     }
@@ -268,13 +275,14 @@ impl<E: Endian> Ordered<'_, '_, E> {
     }
 
     /// Calls `f` for every record left (`f` returns `false` to stop).
+    #[inline]
     pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
     where
         F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
     {
         while self.advance()? {
-            let r = self.current();
-            if !f(r.origin, r.raw, &r.ctx)? {
+            let (origin, raw, ctx) = self.parts();
+            if !f(origin, raw, ctx)? {
                 break;
             }
         }
@@ -290,20 +298,15 @@ impl<E: Endian> Ordered<'_, '_, E> {
 
     /// The record the walk is at: queued when it has a timestamp (`false`), else it is
     /// the current record (`true`).
+    #[inline(always)]
     fn take_walk_record(&mut self) -> bool {
-        let r = self.records.current();
+        let (origin, raw, ctx) = self.records.parts();
         let session = self.records.session();
-        let time = session.record_time(
-            r.raw.record_type(),
-            r.raw.body,
-            &r.ctx,
-            self.records.order(),
-        );
+        let time = session.record_time(raw.record_type(), raw.body, ctx, self.records.order());
         match time {
             Some(t) => {
                 self.max_time = self.max_time.max(t);
-                self.queue
-                    .push(t, r.origin, &r.raw, self.data_start, r.ctx.attr);
+                self.queue.push(t, origin, &raw, self.data_start, ctx.attr);
                 false
             }
             None => {

@@ -72,7 +72,7 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
         Some(<EventHeader as FixedElem>::decode_elem(head, self.endian))
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_record(&mut self) -> Result<RawRecord<'a>, Error> {
         let at = self.base + self.pos as u64;
         let rest = &self.buf[self.pos..];
@@ -114,7 +114,8 @@ impl<'a, E: Endian> RecordWalker<'a, E> {
 
 impl<'a, E: Endian> Iterator for RecordWalker<'a, E> {
     type Item = Result<RawRecord<'a>, Error>;
-    #[inline]
+    // Inlined into the record cursor's loop: the per-record cost of every walk.
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;

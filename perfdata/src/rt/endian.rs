@@ -143,7 +143,7 @@ impl StaticEndian for BigEndian {
 }
 
 /// Reads a `u16` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
-#[inline]
+#[inline(always)]
 pub fn get_u16<E: Endian>(b: &[u8], at: usize, e: E) -> u16 {
     match b.get(at..at.saturating_add(2)) {
         Some(s) => e.read_u16([s[0], s[1]]),
@@ -152,7 +152,7 @@ pub fn get_u16<E: Endian>(b: &[u8], at: usize, e: E) -> u16 {
 }
 
 /// Reads a `u32` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
-#[inline]
+#[inline(always)]
 pub fn get_u32<E: Endian>(b: &[u8], at: usize, e: E) -> u32 {
     match b.get(at..at.saturating_add(4)) {
         Some(s) => e.read_u32([s[0], s[1], s[2], s[3]]),
@@ -161,7 +161,7 @@ pub fn get_u32<E: Endian>(b: &[u8], at: usize, e: E) -> u32 {
 }
 
 /// Reads a `u64` at `at` of `b` in order `e`; 0 when out of range (callers check sizes first).
-#[inline]
+#[inline(always)]
 pub fn get_u64<E: Endian>(b: &[u8], at: usize, e: E) -> u64 {
     match b.get(at..at.saturating_add(8)) {
         Some(s) => e.read_u64([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),

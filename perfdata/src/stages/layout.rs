@@ -320,8 +320,9 @@ pub fn pipe_event_types(
 ) -> Result<Option<EventTypes<'static>>, Error> {
     let mut entries = vec![];
     let e = data.format.endian;
-    for rec in crate::container::RecordWalker::in_order(data.data(), data.data_offset(), e) {
-        let rec = rec?;
+    let source = crate::container::SliceSource::new(data.data(), data.data_offset(), e);
+    let mut records = crate::container::RecordCursor::framing_only(source);
+    while let Some(rec) = records.next_in_input()? {
         if rec.record_type() != RecordType::HEADER_EVENT_TYPE {
             continue;
         }

@@ -193,9 +193,7 @@ pub(crate) fn unpadded_feature<'b>(
     Ok((full, payload.len()))
 }
 
-pub(crate) fn is_compressed(ty: RecordType) -> bool {
-    ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2
-}
+pub(crate) use crate::container::decompress::is_compressed;
 
 /// Encodes a record body in byte order `endian`.
 pub(crate) fn encode_body(

@@ -1,0 +1,212 @@
+//! The one record cursor: lending walks over memory and over any `Read` expand compressed
+//! records a step at a time (bounded memory), put records that straddle compressed
+//! records back together, and agree with each other record for record.
+
+mod common;
+use common::fixture;
+use perfdata::container::{Origin, PerfData, StreamReader};
+use std::io::Read;
+
+const FINISHED_ROUND: u16 = 68;
+const COMPRESSED: u16 = 81;
+
+/// A record header: type, misc 0, size (little-endian).
+fn header(ty: u16, size: u16) -> [u8; 8] {
+    let mut h = [0u8; 8];
+    h[..4].copy_from_slice(&u32::from(ty).to_le_bytes());
+    h[6..].copy_from_slice(&size.to_le_bytes());
+    h
+}
+
+/// A little-endian pipe stream: the pipe header, then `records`.
+fn pipe(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = b"PERFILE2".to_vec();
+    out.extend_from_slice(&16u64.to_le_bytes());
+    for r in records {
+        out.extend_from_slice(r);
+    }
+    out
+}
+
+/// A COMPRESSED record holding `zstd` (at most a record's size).
+fn compressed(zstd: &[u8]) -> Vec<u8> {
+    let size = u16::try_from(8 + zstd.len()).expect("fits a record");
+    let mut r = header(COMPRESSED, size).to_vec();
+    r.extend_from_slice(zstd);
+    r
+}
+
+/// One zstd stream of `raw`, cut into COMPRESSED records: the stream is flushed after
+/// each part of `raw` split at `cuts`, so a record straddles two compressed records
+/// wherever a cut falls inside it.
+fn compressed_records(raw: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
+    use zstd::stream::raw::{Encoder, Operation, OutBuffer};
+    let mut enc = Encoder::new(19).unwrap();
+    let mut records = vec![];
+    let mut bounds = cuts.to_vec();
+    bounds.push(raw.len());
+    let mut start = 0;
+    for (i, &end) in bounds.iter().enumerate() {
+        let mut out = vec![0u8; 1 << 20];
+        let mut output = OutBuffer::around(&mut out[..]);
+        let mut input = zstd::stream::raw::InBuffer::around(&raw[start..end]);
+        while input.pos() < input.src.len() {
+            enc.run(&mut input, &mut output).unwrap();
+        }
+        if i + 1 == bounds.len() {
+            while enc.finish(&mut output, true).unwrap() > 0 {}
+        } else {
+            while enc.flush(&mut output).unwrap() > 0 {}
+        }
+        let n = output.pos();
+        for piece in out[..n].chunks(60_000) {
+            records.push(compressed(piece));
+        }
+        start = end;
+    }
+    records
+}
+
+/// (origin, offset, type, size) of every record of the in-memory lending walk, and the
+/// most decompressed bytes it held at once.
+fn lent(bytes: &[u8]) -> (Vec<(Origin, u64, u32, u16)>, usize) {
+    let data = PerfData::open(bytes).unwrap();
+    let mut records = data.records();
+    let (mut seen, mut held) = (vec![], 0);
+    while let Some(r) = records.next().unwrap() {
+        seen.push((
+            r.origin,
+            r.raw.offset,
+            r.raw.header.type_,
+            r.raw.header.size,
+        ));
+        held = held.max(records.buffered_bytes());
+    }
+    (seen, held)
+}
+
+/// The same from `StreamReader` over `r`.
+fn streamed(r: impl Read) -> (Vec<(Origin, u64, u32, u16)>, usize) {
+    let mut reader = StreamReader::new(r).unwrap();
+    let (mut seen, mut held) = (vec![], 0);
+    while let Some(r) = reader.next_record().unwrap() {
+        seen.push((
+            r.origin,
+            r.raw.offset,
+            r.raw.header.type_,
+            r.raw.header.size,
+        ));
+        held = held.max(reader.buffered_bytes());
+    }
+    (seen, held)
+}
+
+/// A reader that gives at most `n` bytes per read.
+struct Trickle<'a>(&'a [u8], usize);
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.len().min(self.1).min(buf.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_record_cut_between_compressed_records_is_put_back_together() {
+    // Three FINISHED_ROUND records (8 bytes each); the zstd stream is flushed 4 and 13
+    // bytes in, so the first and second records each straddle two compressed records.
+    let raw: Vec<u8> = (0..3).flat_map(|_| header(FINISHED_ROUND, 8)).collect();
+    let chunks = compressed_records(&raw, &[4, 13]);
+    assert_eq!(chunks.len(), 3);
+    let bytes = pipe(&chunks);
+    let (seen, _) = lent(&bytes);
+    let at = |i: usize| 16 + chunks[..i].iter().map(Vec::len).sum::<usize>() as u64;
+    let inner = |n: usize, o: u64| {
+        (
+            Origin::Compressed {
+                record_offset: at(n),
+            },
+            o,
+            68,
+            8,
+        )
+    };
+    let outer = |n: usize| (Origin::Stream, at(n), 81, chunks[n].len() as u16);
+    // Each inner record comes after the compressed record that completes it, at its
+    // offset in the decompressed stream.
+    let want = vec![
+        outer(0),
+        outer(1),
+        inner(1, 0),
+        outer(2),
+        inner(2, 8),
+        inner(2, 16),
+    ];
+    assert_eq!(seen, want);
+    for n in 1..=5 {
+        assert_eq!(streamed(Trickle(&bytes, n)).0, want, "reads of {n} bytes");
+    }
+}
+
+#[test]
+fn expanding_holds_a_step_not_the_expansion() {
+    // 16 MiB of records in one zstd stream of a few KiB: the walks hold what one step of
+    // output needs, not what the data expands to.
+    let raw: Vec<u8> = (0..2 << 20)
+        .flat_map(|_| header(FINISHED_ROUND, 8))
+        .collect();
+    let chunks = compressed_records(&raw, &[]);
+    let bytes = pipe(&chunks);
+    assert!(bytes.len() < 64 << 10, "{} bytes", bytes.len());
+    let (seen, held) = lent(&bytes);
+    let inner = seen.iter().filter(|r| r.0 != Origin::Stream).count();
+    assert_eq!(inner, 2 << 20);
+    assert!(held <= 256 << 10, "the in-memory walk held {held} bytes");
+    let (streamed_seen, streamed_held) = streamed(&bytes[..]);
+    assert_eq!(streamed_seen, seen);
+    assert!(
+        streamed_held <= 256 << 10,
+        "the stream reader held {streamed_held} bytes"
+    );
+}
+
+#[test]
+fn the_lending_walks_agree_with_the_callback_walk_on_real_files() {
+    for name in [
+        "callchain.data",
+        "compressed.data",
+        "pipe-callchain.pipe.data",
+        "tracepoint.data",
+    ] {
+        let bytes = fixture(name);
+        let data = PerfData::open(&bytes).unwrap();
+        let mut called = vec![];
+        data.for_each_record(&mut |origin, rec, ctx| {
+            let ty = rec.header.type_;
+            called.push((origin, rec.offset, ty, rec.body.to_vec(), *ctx));
+            Ok(true)
+        })
+        .unwrap();
+        if name == "compressed.data" {
+            assert!(called.iter().any(|r| r.0 != Origin::Stream));
+        }
+        let mut lent = vec![];
+        let mut records = data.records();
+        while let Some(r) = records.next().unwrap() {
+            let ty = r.raw.header.type_;
+            lent.push((r.origin, r.raw.offset, ty, r.raw.body.to_vec(), r.ctx));
+        }
+        assert_eq!(lent, called, "{name}");
+        // Time order: the same records but the compressed records themselves.
+        let mut ordered = 0;
+        let mut records = data.records().time_ordered();
+        while let Some(r) = records.next().unwrap() {
+            assert!(!matches!(r.raw.header.type_, 81 | 83));
+            ordered += 1;
+        }
+        let expanded = called.iter().filter(|r| !matches!(r.2, 81 | 83)).count();
+        assert_eq!(ordered, expanded, "{name}");
+    }
+}
