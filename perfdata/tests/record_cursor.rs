@@ -210,3 +210,28 @@ fn the_lending_walks_agree_with_the_callback_walk_on_real_files() {
         assert_eq!(ordered, expanded, "{name}");
     }
 }
+
+#[test]
+fn a_threads_directory_is_walked_stream_after_stream() {
+    let path = common::fixture_path("threads.data");
+    let recording = perfdata::Recording::open(&path).unwrap();
+    let data = recording.data().unwrap();
+    let mut want = vec![];
+    let mut main = data.records();
+    while let Some(r) = main.next().unwrap() {
+        want.push((perfdata::container::Place::Main, r.raw.offset));
+    }
+    for i in 0..recording.stream_paths().count() {
+        let mut records = data.records_in(recording.stream_bytes(i), 0);
+        while let Some(r) = records.next().unwrap() {
+            want.push((perfdata::container::Place::Stream(i), r.raw.offset));
+        }
+    }
+    assert!(want.iter().any(|r| r.0 != perfdata::container::Place::Main));
+    let mut seen = vec![];
+    let mut records = recording.records(&data);
+    while let Some((place, r)) = records.next().unwrap() {
+        seen.push((place, r.raw.offset));
+    }
+    assert_eq!(seen, want);
+}

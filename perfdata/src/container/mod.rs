@@ -19,7 +19,7 @@ pub use file::{Damage, FeatureSection, Origin, PerfData, Record, RecordFn, Recor
 pub use format::{detect, Format, Layout};
 pub use mapped::MappedFile;
 pub use ordered::Ordered;
-pub use recording::{Place, Recording};
+pub use recording::{Place, Recording, RecordingRecords};
 pub use session::{AttrPlan, EventAttr, RecordCtx, Session};
 pub use stream::{RawRecord, RecordWalker};
 pub use stream_reader::{StreamReader, StreamRecord};

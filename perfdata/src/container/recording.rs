@@ -1,7 +1,7 @@
 //! Opening a path: a perf.data file (file or saved pipe layout) or a `perf record
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
-use super::file::{Damage, Origin, PerfData};
+use super::file::{Damage, Origin, PerfData, Record, Records};
 use super::mapped::MappedFile;
 use super::session::RecordCtx;
 use super::stream::RawRecord;
@@ -107,57 +107,134 @@ impl Recording {
         PerfData::open(self.header.bytes())
     }
 
-    /// Every record: the main file's, then each `data.N` stream's, decoded with the main
-    /// file's attrs. Within a stream, records come in file order.
+    /// Every record of the recording, decoded with `data`'s attrs (`data` is
+    /// [`Recording::data`]): the main file's, then each `data.N` stream's (each its own
+    /// record cursor and zstd stream). Within a stream, records come in file order.
+    pub fn records<'d, 'a>(&'d self, data: &'d PerfData<'a>) -> RecordingRecords<'d, 'a> {
+        RecordingRecords {
+            data,
+            streams: &self.streams,
+            place: Place::Main,
+            records: data.records(),
+            salvage: false,
+            damage: vec![],
+        }
+    }
+
+    /// Calls `f` for every record of [`Recording::records`] (`f` returns `false` to stop).
     pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
-        self.walk(false, f).map(drop)
+        let data = self.data()?;
+        self.records(&data).for_each(f)
     }
 
     /// [`Recording::for_each_record`] going on past damage where the framing allows (see
-    /// [`super::Records::salvaging`]); returns the damage met, in order. Errors in a
-    /// `data.N` stream name its path.
+    /// [`RecordingRecords::salvaging`]); returns the damage met, in order.
     pub fn for_each_record_salvaging(
         &self,
         f: &mut RecordVisitor<'_>,
     ) -> Result<Vec<Damage>, Error> {
-        self.walk(true, f)
+        let data = self.data()?;
+        let mut records = self.records(&data).salvaging();
+        records.for_each(f)?;
+        Ok(records.take_damage())
+    }
+}
+
+/// The records of a [`Recording`], stream after stream: a lending cursor like
+/// [`Records`], which it chains.
+pub struct RecordingRecords<'d, 'a> {
+    data: &'d PerfData<'a>,
+    streams: &'d [(PathBuf, MappedFile)],
+    place: Place,
+    records: Records<'d, 'a>,
+    salvage: bool,
+    damage: Vec<Damage>,
+}
+
+impl RecordingRecords<'_, '_> {
+    /// Goes on past damage where the framing allows (see [`Records::salvaging`]);
+    /// [`RecordingRecords::take_damage`] gives it. Damage in a `data.N` stream names its
+    /// path.
+    pub fn salvaging(mut self) -> Self {
+        self.salvage = true;
+        self.records = self.records.salvaging();
+        self
     }
 
-    /// The streams one after the other, each a record cursor of its own (its own zstd
-    /// stream).
-    fn walk(&self, salvage: bool, f: &mut RecordVisitor<'_>) -> Result<Vec<Damage>, Error> {
-        let data = self.data()?;
-        let mut damage = vec![];
-        let streams = std::iter::once((Place::Main, None, data.data(), data.data_offset())).chain(
-            self.streams
-                .iter()
-                .enumerate()
-                .map(|(i, (path, bytes))| (Place::Stream(i), Some(path), bytes.bytes(), 0)),
-        );
-        for (place, path, bytes, base) in streams {
-            let in_file = |e: Error| match path {
-                Some(path) => e.in_file(path),
-                None => e,
-            };
-            let mut records = data.records_in(bytes, base);
-            if salvage {
-                records = records.salvaging();
+    /// The damage gone past so far, in order.
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        self.collect_damage();
+        std::mem::take(&mut self.damage)
+    }
+
+    /// Moves to the next record: `Ok(false)` after the last stream. An error in a
+    /// `data.N` stream names its path.
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        loop {
+            match self.records.advance() {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
+                Err(e) => return Err(self.in_file(e)),
             }
-            let mut go_on = true;
-            records
-                .for_each(|o, r, c| {
-                    go_on = f(place, o, r, c)?;
-                    Ok(go_on)
-                })
-                .map_err(in_file)?;
-            damage.extend(records.take_damage().into_iter().map(|d| Damage {
-                error: in_file(d.error),
-                recovery: d.recovery,
-            }));
-            if !go_on {
+            self.collect_damage();
+            let next = match self.place {
+                Place::Main => 0,
+                Place::Stream(i) => i + 1,
+            };
+            let Some((_, bytes)) = self.streams.get(next) else {
+                return Ok(false);
+            };
+            self.place = Place::Stream(next);
+            let records = self.data.records_in(bytes.bytes(), 0);
+            self.records = if self.salvage {
+                records.salvaging()
+            } else {
+                records
+            };
+        }
+    }
+
+    /// The record [`RecordingRecords::advance`] moved to, and the stream it is in.
+    pub fn current(&self) -> (Place, Record<'_>) {
+        (self.place, self.records.current())
+    }
+
+    /// [`RecordingRecords::advance`], then [`RecordingRecords::current`].
+    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
+    pub fn next(&mut self) -> Result<Option<(Place, Record<'_>)>, Error> {
+        Ok(if self.advance()? {
+            Some(self.current())
+        } else {
+            None
+        })
+    }
+
+    /// Calls `f` for every record left (`f` returns `false` to stop).
+    pub fn for_each(&mut self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
+        while self.advance()? {
+            let (place, r) = self.current();
+            if !f(place, r.origin, r.raw, &r.ctx)? {
                 break;
             }
         }
-        Ok(damage)
+        Ok(())
+    }
+
+    /// Names the `data.N` file in an error of its stream.
+    fn in_file(&self, e: Error) -> Error {
+        match self.place {
+            Place::Main => e,
+            Place::Stream(i) => e.in_file(&self.streams[i].0),
+        }
+    }
+
+    fn collect_damage(&mut self) {
+        for d in self.records.take_damage() {
+            let error = self.in_file(d.error);
+            self.damage.push(Damage {
+                error,
+                recovery: d.recovery,
+            });
+        }
     }
 }
