@@ -525,6 +525,7 @@ impl<S: RecordSource> RecordCursor<S> {
 impl<'a, E: Endian> RecordCursor<SliceSource<'a, E>> {
     /// The next record of the input itself, borrowing the input (the contents of
     /// compressed records are passed over): `None` at the end.
+    #[inline(always)]
     pub fn next_in_input(&mut self) -> Result<Option<RawRecord<'a>>, Error> {
         while self.advance()? {
             if let Current::Source { .. } = self.current {

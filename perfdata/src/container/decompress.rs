@@ -5,7 +5,7 @@
 use super::file::Recovery;
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{Endian, Error, ErrorKind, Reader};
+use crate::rt::{Endian, Error, ErrorKind, FixedElem, Reader};
 use std::borrow::Cow;
 use std::ops::Range;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
@@ -147,10 +147,18 @@ impl Inflater {
     /// path of [`Inflater::next_record`] (`None` for anything else, which that handles).
     #[inline(always)]
     pub fn next_decompressed<E: Endian>(&self, e: E) -> Option<InnerRecord> {
-        match RecordWalker::in_order(&self.buf[self.start..], self.offset, e).next() {
-            Some(Ok(rec)) => Some(InnerRecord::of(&rec)),
-            _ => None,
+        let pending = &self.buf[self.start..];
+        let header = <EventHeader as FixedElem>::decode_elem(pending.get(..HEADER_SIZE)?, e);
+        let size = usize::from(header.size);
+        if size < HEADER_SIZE || size > pending.len() || RecordType(header.type_).has_payload() {
+            return None;
         }
+        Some(InnerRecord {
+            offset: self.offset,
+            header,
+            body_len: size - HEADER_SIZE,
+            payload_len: 0,
+        })
     }
 
     /// The record [`Inflater::next_record`] framed last.

@@ -2,6 +2,12 @@
 //! order and format detection, sections and the feature table, record framing, payloads
 //! after records, compressed streams, and which attr a record belongs to. Every byte
 //! layout it reads is decoded by the generated code.
+//!
+//! Records are read by one lending cursor, [`RecordCursor`] (framing plus the expansion of
+//! compressed records) over a [`RecordSource`]: [`SliceSource`] for an input in memory,
+//! [`ReadSource`] for any `Read`. [`Records`] adds each record's decoding context;
+//! [`Records::salvaging`], [`Records::time_ordered`] ([`Ordered`]), [`RecordingRecords`]
+//! (a `--threads` directory) and [`StreamReader`] are adapters over it.
 
 pub mod cursor;
 pub mod decompress;

@@ -5,7 +5,7 @@ use super::file::{Damage, Origin, PerfData, Record, Records};
 use super::mapped::MappedFile;
 use super::session::RecordCtx;
 use super::stream::RawRecord;
-use crate::rt::Error;
+use crate::rt::{static_endian, Endian, Endianness, Error};
 use std::path::{Path, PathBuf};
 
 /// What [`Recording::for_each_record`] calls for each record; it returns `false` to stop.
@@ -111,20 +111,33 @@ impl Recording {
     /// [`Recording::data`]): the main file's, then each `data.N` stream's (each its own
     /// record cursor and zstd stream). Within a stream, records come in file order.
     pub fn records<'d, 'a>(&'d self, data: &'d PerfData<'a>) -> RecordingRecords<'d, 'a> {
+        self.records_as(data, data.format.endian)
+    }
+
+    /// [`Recording::records`] in byte order `E` (see [`PerfData::records_as`]).
+    pub fn records_as<'d, 'a, E: Endian>(
+        &'d self,
+        data: &'d PerfData<'a>,
+        e: E,
+    ) -> RecordingRecords<'d, 'a, E> {
         RecordingRecords {
             data,
             streams: &self.streams,
             place: Place::Main,
-            records: data.records(),
+            records: data.records_as(e),
+            order: e,
             salvage: false,
             damage: vec![],
         }
     }
 
-    /// Calls `f` for every record of [`Recording::records`] (`f` returns `false` to stop).
+    /// Calls `f` for every record of [`Recording::records`] (`f` returns `false` to stop),
+    /// in the byte order picked at compile time.
     pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
         let data = self.data()?;
-        self.records(&data).for_each(f)
+        static_endian!(data.format.endian, |e| self
+            .records_as(&data, e)
+            .for_each(&mut *f))
     }
 
     /// [`Recording::for_each_record`] going on past damage where the framing allows (see
@@ -134,24 +147,27 @@ impl Recording {
         f: &mut RecordVisitor<'_>,
     ) -> Result<Vec<Damage>, Error> {
         let data = self.data()?;
-        let mut records = self.records(&data).salvaging();
-        records.for_each(f)?;
-        Ok(records.take_damage())
+        static_endian!(data.format.endian, |e| {
+            let mut records = self.records_as(&data, e).salvaging();
+            records.for_each(&mut *f)?;
+            Ok(records.take_damage())
+        })
     }
 }
 
 /// The records of a [`Recording`], stream after stream: a lending cursor like
 /// [`Records`], which it chains.
-pub struct RecordingRecords<'d, 'a> {
+pub struct RecordingRecords<'d, 'a, E: Endian = Endianness> {
     data: &'d PerfData<'a>,
     streams: &'d [(PathBuf, MappedFile)],
     place: Place,
-    records: Records<'d, 'a>,
+    records: Records<'d, 'a, E>,
+    order: E,
     salvage: bool,
     damage: Vec<Damage>,
 }
 
-impl RecordingRecords<'_, '_> {
+impl<E: Endian> RecordingRecords<'_, '_, E> {
     /// Goes on past damage where the framing allows (see [`Records::salvaging`]);
     /// [`RecordingRecords::take_damage`] gives it. Damage in a `data.N` stream names its
     /// path.
@@ -169,6 +185,7 @@ impl RecordingRecords<'_, '_> {
 
     /// Moves to the next record: `Ok(false)` after the last stream. An error in a
     /// `data.N` stream names its path.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, Error> {
         loop {
             match self.records.advance() {
@@ -185,7 +202,7 @@ impl RecordingRecords<'_, '_> {
                 return Ok(false);
             };
             self.place = Place::Stream(next);
-            let records = self.data.records_in(bytes.bytes(), 0);
+            let records = self.data.records_in_as(self.order, bytes.bytes(), 0);
             self.records = if self.salvage {
                 records.salvaging()
             } else {
@@ -210,10 +227,13 @@ impl RecordingRecords<'_, '_> {
     }
 
     /// Calls `f` for every record left (`f` returns `false` to stop).
-    pub fn for_each(&mut self, f: &mut RecordVisitor<'_>) -> Result<(), Error> {
+    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
+    where
+        F: FnMut(Place, Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
         while self.advance()? {
-            let (place, r) = self.current();
-            if !f(place, r.origin, r.raw, &r.ctx)? {
+            let (origin, raw, ctx) = self.records.parts();
+            if !f(self.place, origin, raw, ctx)? {
                 break;
             }
         }
