@@ -10,7 +10,7 @@
 //! a pipe), found by aligning the record lists of the two models, so that check 5 drops
 //! exactly those from perf's output and nothing else.
 
-use perfdata::container::{Layout, Origin, PerfData, RecordWalker};
+use perfdata::container::{Layout, Origin, PerfData, RecordCursor, SliceSource};
 use perfdata::generated::perf_data::RecordType;
 use perfdata::model::{PerfFile, RecordData, RecordItem};
 use perfdata::rt::{Bytes, Endianness};
@@ -61,20 +61,9 @@ fn data_section(bytes: Result<Vec<u8>, String>) -> Result<Vec<u8>, String> {
 fn stream_records<'b>(data: &PerfData<'_>, bytes: &'b [u8]) -> Result<Vec<RecordItem<'b>>, String> {
     let e = data.format.endian;
     let mut out = vec![];
-    {
-        for rec in RecordWalker::in_order(bytes, 0, e) {
-            let rec = rec.map_err(|e| e.to_string())?;
-            let ty = rec.record_type();
-            out.push(RecordItem {
-                ty,
-                misc: rec.header.misc,
-                attr: data.session.attr_index(ty, rec.body, e),
-                data: RecordData::Raw {
-                    body: Bytes::borrowed(rec.body),
-                    payload: Bytes::borrowed(rec.payload),
-                },
-            });
-        }
+    let mut records = RecordCursor::framing_only(SliceSource::new(bytes, 0, e));
+    while let Some(rec) = records.next_in_input().map_err(|e| e.to_string())? {
+        out.push(RecordItem::raw(&data.session, &rec, e));
     }
     Ok(out)
 }

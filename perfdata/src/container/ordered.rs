@@ -15,7 +15,8 @@
 //! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
 //! by decoding the record.
 
-use super::file::{Origin, Record, Records};
+use super::file::Origin;
+use super::records::{Record, Records};
 use super::session::RecordCtx;
 use super::stream::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{EventHeader, RecordType};

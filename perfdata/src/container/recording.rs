@@ -1,8 +1,9 @@
 //! Opening a path: a perf.data file (file or saved pipe layout) or a `perf record
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
-use super::file::{Damage, Origin, PerfData, Record, Records};
+use super::file::{Damage, Origin, PerfData};
 use super::mapped::MappedFile;
+use super::records::{Record, Records};
 use super::session::RecordCtx;
 use super::stream::RawRecord;
 use crate::rt::{static_endian, Endian, Endianness, Error};

@@ -1,0 +1,132 @@
+//! The records of one stream of an input with their decoding contexts: the record cursor
+//! plus the session's attrs, lending each record with the context to decode it with.
+
+use super::cursor::{RecordCursor, SliceSource};
+use super::file::{Damage, Origin};
+use super::session::{RecordCtx, Session};
+use super::stream::RawRecord;
+use crate::rt::{Endian, Endianness, Error};
+
+/// A record of a walk: where it came from, its bytes, and its decoding context.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'r> {
+    pub origin: Origin,
+    pub raw: RawRecord<'r>,
+    pub ctx: RecordCtx,
+}
+
+/// The records of one stream of an input with their decoding contexts: the
+/// [`RecordCursor`] over the input's bytes plus the session's attrs.
+/// [`Records::salvaging`] and [`Records::time_ordered`] adapt it.
+pub struct Records<'d, 'a, E: Endian = Endianness> {
+    session: &'d Session<'a>,
+    cursor: RecordCursor<SliceSource<'d, E>>,
+    ctx: RecordCtx,
+}
+
+impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
+    /// The records of `source`, decoded with `session`'s attrs.
+    pub(crate) fn new(session: &'d Session<'a>, source: SliceSource<'d, E>) -> Self {
+        Records {
+            session,
+            cursor: RecordCursor::new(source),
+            ctx: RecordCtx::default(),
+        }
+    }
+
+    /// Goes on past damage where it can (see [`RecordCursor::salvaging`]);
+    /// [`Records::take_damage`] gives the errors met and the byte ranges skipped.
+    pub fn salvaging(mut self) -> Self {
+        self.cursor = self.cursor.salvaging();
+        self
+    }
+
+    /// The damage a salvaging walk went past so far, in order; empty for an intact input.
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        self.cursor.take_damage()
+    }
+
+    /// Moves to the next record: `Ok(false)` at the end.
+    #[inline(always)]
+    pub fn advance(&mut self) -> Result<bool, Error> {
+        if !self.cursor.advance()? {
+            return Ok(false);
+        }
+        let (_, rec) = self.cursor.current();
+        self.ctx = self.session.record_ctx(
+            rec.record_type(),
+            rec.header.misc,
+            rec.body,
+            self.cursor.order(),
+        );
+        Ok(true)
+    }
+
+    /// The record [`Records::advance`] moved to.
+    #[inline(always)]
+    pub fn current(&self) -> Record<'_> {
+        let (origin, raw, &ctx) = self.parts();
+        Record { origin, raw, ctx }
+    }
+
+    /// [`Records::current`] in parts, the context by reference (no copy in hot loops).
+    #[inline(always)]
+    pub(crate) fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
+        let (origin, raw) = self.cursor.current();
+        (origin, raw, &self.ctx)
+    }
+
+    /// [`Records::advance`], then [`Records::current`]: `None` at the end.
+    #[inline]
+    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
+    pub fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
+        Ok(if self.advance()? {
+            Some(self.current())
+        } else {
+            None
+        })
+    }
+
+    /// Calls `f` for every record left (`f` returns `false` to stop).
+    #[inline]
+    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
+    where
+        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
+        // The cursor directly, the context on the stack: the hot loop of every walk.
+        while self.cursor.advance()? {
+            let (origin, raw) = self.cursor.current();
+            let ctx = self.session.record_ctx(
+                raw.record_type(),
+                raw.header.misc,
+                raw.body,
+                self.cursor.order(),
+            );
+            if !f(origin, raw, &ctx)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of decompressed data held (what a compressed record's expansion costs in
+    /// memory: a record plus a step of zstd output, however far it expands).
+    pub fn buffered_bytes(&self) -> usize {
+        self.cursor.buffered_bytes()
+    }
+
+    /// The attrs the records are decoded with.
+    pub fn session(&self) -> &'d Session<'a> {
+        self.session
+    }
+
+    /// The byte order.
+    pub fn order(&self) -> E {
+        self.cursor.order()
+    }
+
+    /// The stream walked and the offset of its first byte.
+    pub fn input(&self) -> (&'d [u8], u64) {
+        self.cursor.source().input()
+    }
+}
