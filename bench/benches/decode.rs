@@ -3,6 +3,7 @@
 //! `cargo bench -p perfdata-bench` (the whole-file table is `cargo xtask bench`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
+use perfdata::container::RecordWalk;
 use perfdata::container::Recording;
 use perfdata::generated::perf_data::{RecordBody, RecordType};
 use perfdata::rt::{LittleEndian, Writer};

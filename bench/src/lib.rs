@@ -4,6 +4,7 @@
 use anyhow::Context;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, RecordType as LpdRecordType};
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
+use perfdata::container::RecordWalk;
 use perfdata::container::{PerfData, RawRecord, RecordCtx, Recording};
 use perfdata::generated::perf_data::{CallchainContext, RecordType};
 use std::fmt;

@@ -4,6 +4,7 @@
 //! Record offsets are kept as perf prints them (see [`OurRecord::offset`]).
 
 use anyhow::{Context, Result};
+use perfdata::container::RecordWalk;
 use perfdata::container::{EventAttr, Layout, Origin, PerfData, RawRecord};
 use perfdata::generated::perf_data::{
     Attr, AttrType, Ctx, EventHeader, FeatureBody, FeatureId, RecordBody, RecordType, SampleId,

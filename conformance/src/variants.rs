@@ -10,6 +10,7 @@
 //! a pipe), found by aligning the record lists of the two models, so that check 5 drops
 //! exactly those from perf's output and nothing else.
 
+use perfdata::container::RecordWalk;
 use perfdata::container::{Layout, Origin, PerfData, RecordCursor, SliceSource};
 use perfdata::generated::perf_data::RecordType;
 use perfdata::model::{PerfFile, RecordData, RecordItem};

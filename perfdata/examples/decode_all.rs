@@ -5,6 +5,7 @@
 //! Default: zero-copy sample views in file order. `--ordered`: the same in perf's time
 //! order. `--owned`: every record decoded into its owned value (`RecordBody`).
 
+use perfdata::container::RecordWalk;
 use perfdata::container::Recording;
 use perfdata::generated::perf_data::{CallchainContext, RecordBody};
 use std::time::Instant;

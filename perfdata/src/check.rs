@@ -9,6 +9,7 @@
 //! records delivered out of time order at a FINISHED_ROUND (perf's "out of order
 //! events"); sections that overlap; bytes after the last section.
 
+use crate::container::RecordWalk;
 use crate::container::{Damage, Origin, PerfData, RawRecord, RecordCtx, Recording, Recovery};
 use crate::generated::perf_data::RecordType;
 use crate::placement::Placement;

@@ -5,6 +5,7 @@
 //! library is a finding too); errors on bad input are the expected outcome.
 
 use crate::check::{check_bytes, Status};
+use crate::container::RecordWalk;
 use crate::container::{Layout, Origin, PerfData, StreamReader};
 use crate::generated::perf_data::RecordType;
 use crate::model::PerfFile;

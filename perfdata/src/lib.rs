@@ -5,8 +5,8 @@
 //! [`rt`] is the hand-written, layout-free runtime they use; [`container`] is the
 //! file-level mechanics (format detection, sections, record framing, compressed streams,
 //! attr resolution); [`model`], [`transform`] and [`mod@write`] edit and write. The entry
-//! points are re-exported here: [`Recording`], [`PerfData`], [`StreamReader`],
-//! [`PerfFile`].
+//! points are re-exported here: [`Recording`], [`PerfData`], [`RecordWalk`],
+//! [`StreamReader`], [`PerfFile`].
 //!
 //! # Reading
 //! Open a file or a `perf record --threads` directory, look at the header, and decode the
@@ -49,6 +49,8 @@
 //! ```
 //! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data"))?;
 //! # let data = perfdata::PerfData::open(&bytes)?;
+//! use perfdata::RecordWalk; // advance / current / next / for_each
+//!
 //! let mut records = data.records().time_ordered();
 //! let mut last = 0;
 //! while let Some(r) = records.next()? {
@@ -111,6 +113,6 @@ pub mod types {
     pub use crate::generated::perf_data::*;
 }
 
-pub use container::{PerfData, Recording, StreamReader};
+pub use container::{PerfData, RecordWalk, Recording, StreamReader};
 pub use model::PerfFile;
 pub use rt::{Endianness, Error};

@@ -3,6 +3,7 @@
 
 mod common;
 use common::fixture;
+use perfdata::container::RecordWalk;
 
 use perfdata::container::PerfData;
 use perfdata::generated::perf_data::{Ctx, FeatureBody, FeatureId};

@@ -12,6 +12,7 @@
 
 mod common;
 use common::fixture;
+use perfdata::container::RecordWalk;
 
 use perfdata::container::PerfData;
 use perfdata::model::{PerfFile, RecordData};

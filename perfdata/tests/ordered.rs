@@ -1,6 +1,7 @@
 //! Time-ordered iteration delivers every record once, timed records in time order, and —
 //! where perf is installed — samples in the order `perf script` prints them.
 
+use perfdata::container::RecordWalk;
 use perfdata::container::{Origin, PerfData, RawRecord};
 use perfdata::generated::perf_data::{Ctx, RecordBody, RecordType};
 use perfdata::rt::{LittleEndian, Reader};

@@ -4,6 +4,7 @@
 
 mod common;
 use common::fixture;
+use perfdata::container::RecordWalk;
 use perfdata::container::{Origin, PerfData, StreamReader};
 use std::io::Read;
 

@@ -5,6 +5,7 @@
 
 mod common;
 use common::fixture;
+use perfdata::container::RecordWalk;
 
 use perfdata::container::{PerfData, StreamReader};
 

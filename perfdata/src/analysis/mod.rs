@@ -40,6 +40,7 @@ pub use dso::{DsoId, Dsos, SymbolSources};
 pub use machine::{Frame, Machine, SideEvent};
 
 use crate::container::stream::RawRecord;
+use crate::container::RecordWalk;
 use crate::container::{Origin, PerfData, Place, RecordCtx, Recording};
 use crate::generated::perf_data::{
     AttrType, EventUpdateData, FeatureBody, FeatureId, ReadValues, RecordBody, RecordType,

@@ -2,7 +2,7 @@
 
 use super::cursor::{RecordCursor, SliceSource};
 use super::format::{detect, Format, Layout};
-use super::records::Records;
+use super::records::{RecordWalk, Records};
 use super::session::{EventAttr, RecordCtx, Session};
 use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{

@@ -5,7 +5,8 @@
 //!
 //! Records are read by one lending cursor, [`RecordCursor`] (framing plus the expansion of
 //! compressed records) over a [`RecordSource`]: [`SliceSource`] for an input in memory,
-//! [`ReadSource`] for any `Read`. [`Records`] adds each record's decoding context;
+//! [`ReadSource`] for any `Read`. [`Records`] adds each record's decoding context and is
+//! walked through [`RecordWalk`];
 //! [`Records::salvaging`], [`Records::time_ordered`] ([`Ordered`]), [`RecordingRecords`]
 //! (a `--threads` directory) and [`StreamReader`] are adapters over it.
 
@@ -27,7 +28,7 @@ pub use format::{detect, Format, Layout};
 pub use mapped::MappedFile;
 pub use ordered::Ordered;
 pub use recording::{Place, Recording, RecordingRecords};
-pub use records::{Record, Records};
+pub use records::{Record, RecordWalk, Records};
 pub use session::{AttrPlan, EventAttr, RecordCtx, Session};
 pub use stream::{RawRecord, RecordWalker};
 pub use stream_reader::{StreamReader, StreamRecord};

@@ -16,7 +16,7 @@
 //! by decoding the record.
 
 use super::file::Origin;
-use super::records::{Record, Records};
+use super::records::{RecordWalk, Records};
 use super::session::RecordCtx;
 use super::stream::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{EventHeader, RecordType};
@@ -196,9 +196,38 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
 }
 
 impl<E: Endian> Ordered<'_, '_, E> {
-    /// Moves to the next record in time order: `Ok(false)` at the end.
+    /// Starts delivering the queued records with `time <= limit`, then `then`.
+    fn flush(&mut self, limit: u64, then: Then) {
+        self.deliver = self.queue.due(limit);
+        self.flushing = self.deliver.len();
+        self.then = then;
+    }
+
+    /// The record the walk is at: queued when it has a timestamp (`false`), else it is
+    /// the current record (`true`).
+    #[inline(always)]
+    fn take_walk_record(&mut self) -> bool {
+        let (origin, raw, ctx) = self.records.parts();
+        let session = self.records.session();
+        let time = session.record_time(raw.record_type(), raw.body, ctx, self.records.order());
+        match time {
+            Some(t) => {
+                self.max_time = self.max_time.max(t);
+                self.queue.push(t, origin, &raw, self.data_start, ctx.attr);
+                false
+            }
+            None => {
+                self.current = Current::Walk;
+                true
+            }
+        }
+    }
+}
+
+impl<E: Endian> RecordWalk for Ordered<'_, '_, E> {
+    /// Moves to the next record in time order.
     #[inline]
-    pub fn advance(&mut self) -> Result<bool, Error> {
+    fn advance(&mut self) -> Result<bool, Error> {
         loop {
             if let Some(i) = self.deliver.next() {
                 let q = &self.queue.items[i];
@@ -246,14 +275,6 @@ impl<E: Endian> Ordered<'_, '_, E> {
         }
     }
 
-    /// The record [`Ordered::advance`] moved to.
-    #[inline]
-    pub fn current(&self) -> Record<'_> {
-        let (origin, raw, &ctx) = self.parts();
-        Record { origin, raw, ctx }
-    }
-
-    /// [`Ordered::current`] in parts, the context by reference (no copy in hot loops).
     #[inline(always)]
     fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
         match self.current {
@@ -261,58 +282,6 @@ impl<E: Endian> Ordered<'_, '_, E> {
             Current::Queued(i) => {
                 let (origin, raw) = self.queue.record(i, self.data);
                 (origin, raw, &self.queued_ctx)
-            }
-        }
-    }
-
-    /// [`Ordered::advance`], then [`Ordered::current`]: `None` at the end.
-    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
-    pub fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
-        Ok(if self.advance()? {
-            Some(self.current())
-        } else {
-            None
-        })
-    }
-
-    /// Calls `f` for every record left (`f` returns `false` to stop).
-    #[inline]
-    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
-    where
-        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
-    {
-        while self.advance()? {
-            let (origin, raw, ctx) = self.parts();
-            if !f(origin, raw, ctx)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// Starts delivering the queued records with `time <= limit`, then `then`.
-    fn flush(&mut self, limit: u64, then: Then) {
-        self.deliver = self.queue.due(limit);
-        self.flushing = self.deliver.len();
-        self.then = then;
-    }
-
-    /// The record the walk is at: queued when it has a timestamp (`false`), else it is
-    /// the current record (`true`).
-    #[inline(always)]
-    fn take_walk_record(&mut self) -> bool {
-        let (origin, raw, ctx) = self.records.parts();
-        let session = self.records.session();
-        let time = session.record_time(raw.record_type(), raw.body, ctx, self.records.order());
-        match time {
-            Some(t) => {
-                self.max_time = self.max_time.max(t);
-                self.queue.push(t, origin, &raw, self.data_start, ctx.attr);
-                false
-            }
-            None => {
-                self.current = Current::Walk;
-                true
             }
         }
     }

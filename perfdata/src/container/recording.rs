@@ -3,7 +3,7 @@
 
 use super::file::{Damage, Origin, PerfData};
 use super::mapped::MappedFile;
-use super::records::{Record, Records};
+use super::records::{Record, RecordWalk, Records};
 use super::session::RecordCtx;
 use super::stream::RawRecord;
 use crate::rt::{static_endian, Endian, Endianness, Error};

@@ -16,8 +16,8 @@ pub struct Record<'r> {
 }
 
 /// The records of one stream of an input with their decoding contexts: the
-/// [`RecordCursor`] over the input's bytes plus the session's attrs.
-/// [`Records::salvaging`] and [`Records::time_ordered`] adapt it.
+/// [`RecordCursor`] over the input's bytes plus the session's attrs, walked through
+/// [`RecordWalk`]. [`Records::salvaging`] and [`Records::time_ordered`] adapt it.
 pub struct Records<'d, 'a, E: Endian = Endianness> {
     session: &'d Session<'a>,
     cursor: RecordCursor<SliceSource<'d, E>>,
@@ -46,69 +46,6 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
         self.cursor.take_damage()
     }
 
-    /// Moves to the next record: `Ok(false)` at the end.
-    #[inline(always)]
-    pub fn advance(&mut self) -> Result<bool, Error> {
-        if !self.cursor.advance()? {
-            return Ok(false);
-        }
-        let (_, rec) = self.cursor.current();
-        self.ctx = self.session.record_ctx(
-            rec.record_type(),
-            rec.header.misc,
-            rec.body,
-            self.cursor.order(),
-        );
-        Ok(true)
-    }
-
-    /// The record [`Records::advance`] moved to.
-    #[inline(always)]
-    pub fn current(&self) -> Record<'_> {
-        let (origin, raw, &ctx) = self.parts();
-        Record { origin, raw, ctx }
-    }
-
-    /// [`Records::current`] in parts, the context by reference (no copy in hot loops).
-    #[inline(always)]
-    pub(crate) fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
-        let (origin, raw) = self.cursor.current();
-        (origin, raw, &self.ctx)
-    }
-
-    /// [`Records::advance`], then [`Records::current`]: `None` at the end.
-    #[inline]
-    #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
-    pub fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
-        Ok(if self.advance()? {
-            Some(self.current())
-        } else {
-            None
-        })
-    }
-
-    /// Calls `f` for every record left (`f` returns `false` to stop).
-    #[inline]
-    pub fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
-    where
-        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
-    {
-        // The cursor directly, the context on the stack: the hot loop of every walk.
-        while self.cursor.advance()? {
-            let (origin, raw) = self.cursor.current();
-            let ctx = self.session.record_ctx(
-                raw.record_type(),
-                raw.header.misc,
-                raw.body,
-                self.cursor.order(),
-            );
-            if !f(origin, raw, &ctx)? {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     /// Bytes of decompressed data held (what a compressed record's expansion costs in
     /// memory: a record plus a step of zstd output, however far it expands).
     pub fn buffered_bytes(&self) -> usize {
@@ -128,5 +65,95 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
     /// The stream walked and the offset of its first byte.
     pub fn input(&self) -> (&'d [u8], u64) {
         self.cursor.source().input()
+    }
+}
+
+/// A lending walk of records with their decoding contexts ([`Records`] and its
+/// [`Records::time_ordered`] adapter): [`RecordWalk::advance`] moves, and the record it
+/// moved to is borrowed ([`RecordWalk::current`]) until the next move.
+pub trait RecordWalk {
+    /// Moves to the next record: `Ok(false)` at the end. After an error (not salvaging),
+    /// the walk is over.
+    fn advance(&mut self) -> Result<bool, Error>;
+
+    /// The record [`RecordWalk::advance`] moved to, in parts, the context by reference (no
+    /// copy in hot loops).
+    fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx);
+
+    /// The record [`RecordWalk::advance`] moved to.
+    #[inline(always)]
+    fn current(&self) -> Record<'_> {
+        let (origin, raw, &ctx) = self.parts();
+        Record { origin, raw, ctx }
+    }
+
+    /// [`RecordWalk::advance`], then [`RecordWalk::current`]: `None` at the end.
+    #[inline]
+    fn next(&mut self) -> Result<Option<Record<'_>>, Error> {
+        Ok(if self.advance()? {
+            Some(self.current())
+        } else {
+            None
+        })
+    }
+
+    /// Calls `f` for every record left (`f` returns `false` to stop).
+    #[inline]
+    fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
+    where
+        Self: Sized,
+        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
+        while self.advance()? {
+            let (origin, raw, ctx) = self.parts();
+            if !f(origin, raw, ctx)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<E: Endian> RecordWalk for Records<'_, '_, E> {
+    #[inline(always)]
+    fn advance(&mut self) -> Result<bool, Error> {
+        if !self.cursor.advance()? {
+            return Ok(false);
+        }
+        let (_, rec) = self.cursor.current();
+        self.ctx = self.session.record_ctx(
+            rec.record_type(),
+            rec.header.misc,
+            rec.body,
+            self.cursor.order(),
+        );
+        Ok(true)
+    }
+
+    #[inline(always)]
+    fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
+        let (origin, raw) = self.cursor.current();
+        (origin, raw, &self.ctx)
+    }
+
+    #[inline]
+    fn for_each<F>(&mut self, mut f: F) -> Result<(), Error>
+    where
+        F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
+    {
+        // The cursor directly, the context on the stack: the hot loop of every walk.
+        while self.cursor.advance()? {
+            let (origin, raw) = self.cursor.current();
+            let ctx = self.session.record_ctx(
+                raw.record_type(),
+                raw.header.misc,
+                raw.body,
+                self.cursor.order(),
+            );
+            if !f(origin, raw, &ctx)? {
+                break;
+            }
+        }
+        Ok(())
     }
 }
