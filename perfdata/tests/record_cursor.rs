@@ -236,3 +236,37 @@ fn a_threads_directory_is_walked_stream_after_stream() {
     }
     assert_eq!(seen, want);
 }
+
+#[test]
+fn time_order_over_a_salvaging_walk_reports_the_damage() {
+    // A record whose size is below a header's: the plain walk stops there, the salvaging
+    // one goes on and says what it skipped, in file and in time order alike.
+    let mut bytes = fixture("callchain.data");
+    let data = PerfData::open(&bytes).unwrap();
+    let mut offsets = vec![];
+    let mut records = data.records();
+    while let Some(r) = records.next().unwrap() {
+        offsets.push(r.raw.offset as usize);
+    }
+    drop(records);
+    let bad = offsets[offsets.len() / 2];
+    bytes[bad + 6..bad + 8].copy_from_slice(&4u16.to_le_bytes());
+    let data = PerfData::open(&bytes).unwrap();
+    let mut file_order = data.records().salvaging();
+    while file_order.next().unwrap().is_some() {}
+    let want: Vec<String> = file_order
+        .take_damage()
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    assert!(!want.is_empty());
+    assert!(data.records().for_each(|_, _, _| Ok(true)).is_err());
+    let mut time_order = data.records().salvaging().time_ordered();
+    while time_order.next().unwrap().is_some() {}
+    let got: Vec<String> = time_order
+        .take_damage()
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    assert_eq!(got, want);
+}

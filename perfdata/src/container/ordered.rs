@@ -15,7 +15,7 @@
 //! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
 //! by decoding the record.
 
-use super::file::Origin;
+use super::file::{Damage, Origin};
 use super::records::{RecordWalk, Records};
 use super::session::RecordCtx;
 use super::stream::{RawRecord, HEADER_SIZE};
@@ -196,6 +196,12 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
 }
 
 impl<E: Endian> Ordered<'_, '_, E> {
+    /// The damage the walk went past so far, when the records it orders are salvaging
+    /// (`data.records().salvaging().time_ordered()`; see [`Records::take_damage`]).
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        self.records.take_damage()
+    }
+
     /// Starts delivering the queued records with `time <= limit`, then `then`.
     fn flush(&mut self, limit: u64, then: Then) {
         self.deliver = self.queue.due(limit);
