@@ -270,3 +270,28 @@ fn time_order_over_a_salvaging_walk_reports_the_damage() {
         .collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_salvaging_walk_of_a_read_stream_stops_at_damage() {
+    use perfdata::container::{ReadSource, RecordCursor, Recovery};
+    // Two FINISHED_ROUND records, a record of size 4, then bytes that look like records.
+    let mut records = vec![header(FINISHED_ROUND, 8).to_vec(); 2];
+    records.push(header(FINISHED_ROUND, 4).to_vec());
+    records.extend(vec![header(FINISHED_ROUND, 8).to_vec(); 3]);
+    let bytes = pipe(&records);
+    let source = ReadSource::new(&bytes[16..], 16, perfdata::Endianness::Little);
+    let mut cursor = RecordCursor::new(source).salvaging();
+    let mut seen = vec![];
+    while let Some((_, rec)) = cursor.next_record().unwrap() {
+        seen.push(rec.offset);
+    }
+    assert_eq!(seen, [16, 24]);
+    let damage = cursor.take_damage();
+    assert_eq!(damage.len(), 1);
+    assert_eq!(damage[0].recovery, Recovery::Stopped { start: 32 });
+    assert!(
+        damage[0].error.to_string().contains("record #2"),
+        "{}",
+        damage[0].error
+    );
+}

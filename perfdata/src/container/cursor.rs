@@ -129,6 +129,8 @@ pub struct ReadSource<R: Read> {
     /// Offset of the current record, and of the next byte of `inner`.
     at: u64,
     offset: u64,
+    /// A salvaging walk gave up at damage: nothing more is read.
+    stopped: bool,
 }
 
 impl<R: Read> ReadSource<R> {
@@ -142,6 +144,7 @@ impl<R: Read> ReadSource<R> {
             header: EventHeader::default(),
             at: offset,
             offset,
+            stopped: false,
         }
     }
 
@@ -160,6 +163,9 @@ impl<R: Read> RecordSource for ReadSource<R> {
     }
 
     fn advance(&mut self, index: u64) -> Result<bool, Error> {
+        if self.stopped {
+            return Ok(false);
+        }
         let (at, e) = (self.offset, self.order);
         self.at = at;
         self.buf.clear();
@@ -220,6 +226,8 @@ impl<R: Read> RecordSource for ReadSource<R> {
     }
 
     fn resync(&mut self) -> Recovery {
+        // The damaged record was partly read: what follows cannot be framed.
+        self.stopped = true;
         Recovery::Stopped { start: self.at }
     }
 
@@ -328,11 +336,6 @@ impl<S: RecordSource> RecordCursor<S> {
     /// Bytes of decompressed data held (for memory bounds checks).
     pub fn buffered_bytes(&self) -> usize {
         self.inflater.as_ref().map_or(0, Inflater::buffered_bytes)
-    }
-
-    /// Decompressed bytes that no record completed yet.
-    pub fn pending_decompressed(&self) -> usize {
-        self.inflater.as_ref().map_or(0, Inflater::pending_len)
     }
 
     /// Moves to the next record: `Ok(false)` at the end. After an error (not salvaging),

@@ -81,10 +81,10 @@ impl<R: Read> StreamReader<R> {
         &self.session.attrs
     }
 
-    /// Bytes held for the current record and the decompressed carry-over (for memory
-    /// bounds checks).
+    /// Bytes held for the current record and for decompressed data (buffer capacities,
+    /// for memory bounds checks).
     pub fn buffered_bytes(&self) -> usize {
-        self.cursor.source().buffered_bytes() + self.cursor.pending_decompressed()
+        self.cursor.source().buffered_bytes() + self.cursor.buffered_bytes()
     }
 
     /// The next record, `None` at the end of the stream.
