@@ -3,9 +3,9 @@
 //! which a record may straddle two compressed records, so the undecoded tail is carried.
 
 use super::file::Recovery;
-use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
+use super::stream::{plain_record_header, RawRecord, RecordWalker, HEADER_SIZE};
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{Endian, Error, ErrorKind, FixedElem, Reader};
+use crate::rt::{Endian, Error, ErrorKind, Reader};
 use std::borrow::Cow;
 use std::ops::Range;
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
@@ -147,12 +147,8 @@ impl Inflater {
     /// path of [`Inflater::next_record`] (`None` for anything else, which that handles).
     #[inline(always)]
     pub fn next_decompressed<E: Endian>(&self, e: E) -> Option<InnerRecord> {
-        let pending = &self.buf[self.start..];
-        let header = <EventHeader as FixedElem>::decode_elem(pending.get(..HEADER_SIZE)?, e);
+        let header = plain_record_header(&self.buf[self.start..], e)?;
         let size = usize::from(header.size);
-        if size < HEADER_SIZE || size > pending.len() || RecordType(header.type_).has_payload() {
-            return None;
-        }
         Some(InnerRecord {
             offset: self.offset,
             header,

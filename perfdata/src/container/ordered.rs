@@ -15,6 +15,7 @@
 //! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
 //! by decoding the record.
 
+use super::decompress::is_compressed;
 use super::file::{Damage, Origin};
 use super::records::{RecordWalk, Records};
 use super::session::RecordCtx;
@@ -166,9 +167,8 @@ pub struct Ordered<'d, 'a, E: Endian = Endianness> {
     queue: Queue,
     next_flush: u64,
     max_time: u64,
-    /// Queue positions still to deliver, of the `flushing` records due at this flush.
+    /// Queue positions still to deliver; the flush delivers the first `deliver.end`.
     deliver: Range<usize>,
-    flushing: usize,
     then: Then,
     current: Current,
     /// The context of the queued record being delivered.
@@ -187,7 +187,6 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
             next_flush: 0,
             max_time: 0,
             deliver: 0..0,
-            flushing: 0,
             then: Then::Walk,
             current: Current::Walk,
             queued_ctx: RecordCtx::default(),
@@ -205,7 +204,6 @@ impl<E: Endian> Ordered<'_, '_, E> {
     /// Starts delivering the queued records with `time <= limit`, then `then`.
     fn flush(&mut self, limit: u64, then: Then) {
         self.deliver = self.queue.due(limit);
-        self.flushing = self.deliver.len();
         self.then = then;
     }
 
@@ -244,9 +242,9 @@ impl<E: Endian> RecordWalk for Ordered<'_, '_, E> {
                 self.current = Current::Queued(i);
                 return Ok(true);
             }
-            if self.flushing > 0 {
-                self.queue.delivered(self.flushing);
-                self.flushing = 0;
+            if self.deliver.end > 0 {
+                self.queue.delivered(self.deliver.end);
+                self.deliver = 0..0;
             }
             match std::mem::replace(&mut self.then, Then::Walk) {
                 Then::End => {
@@ -266,7 +264,7 @@ impl<E: Endian> RecordWalk for Ordered<'_, '_, E> {
                 continue;
             }
             let ty = self.records.parts().1.record_type();
-            if ty == RecordType::COMPRESSED || ty == RecordType::COMPRESSED2 {
+            if is_compressed(ty) {
                 continue;
             }
             if ty == RecordType::FINISHED_ROUND {

@@ -126,7 +126,6 @@ impl Recording {
             streams: &self.streams,
             place: Place::Main,
             records: data.records_as(e),
-            order: e,
             salvage: false,
             damage: vec![],
         }
@@ -163,7 +162,6 @@ pub struct RecordingRecords<'d, 'a, E: Endian = Endianness> {
     streams: &'d [(PathBuf, MappedFile)],
     place: Place,
     records: Records<'d, 'a, E>,
-    order: E,
     salvage: bool,
     damage: Vec<Damage>,
 }
@@ -203,7 +201,9 @@ impl<E: Endian> RecordingRecords<'_, '_, E> {
                 return Ok(false);
             };
             self.place = Place::Stream(next);
-            let records = self.data.records_in_as(self.order, bytes.bytes(), 0);
+            let records = self
+                .data
+                .records_in_as(self.records.order(), bytes.bytes(), 0);
             self.records = if self.salvage {
                 records.salvaging()
             } else {

@@ -128,6 +128,19 @@ impl<'a, E: Endian> Iterator for RecordWalker<'a, E> {
     }
 }
 
+/// The header of the record at the start of `buf` when the record is whole and has no
+/// payload after it: the common case of [`RecordWalker`]'s framing, for the decompressed
+/// records' fast path (anything else goes through the walker, which reports it). The
+/// walker keeps its own single pass: routing it through this check first measured 7%
+/// slower on the file-order sample walk.
+#[inline(always)]
+pub(crate) fn plain_record_header<E: Endian>(buf: &[u8], e: E) -> Option<EventHeader> {
+    let header = <EventHeader as FixedElem>::decode_elem(buf.get(..HEADER_SIZE)?, e);
+    let size = usize::from(header.size);
+    let plain = size >= HEADER_SIZE && size <= buf.len() && !RecordType(header.type_).has_payload();
+    plain.then_some(header)
+}
+
 /// The error for a record whose size is below the header's or past the end.
 #[cold]
 fn bad_size(at: u64, size: usize, available: usize) -> Error {

@@ -58,12 +58,11 @@ impl Stage for Decompress {
     }
 
     fn finish(&mut self, _head: &mut PerfFile<'_>, _out: &mut Emit<'_>) -> Result<(), Error> {
-        match self.inflater.unfinished(0) {
-            Some(_) => Err(Error::other(format!(
-                "the compressed stream ends inside a record ({} bytes left)",
-                self.inflater.pending_len()
+        match self.inflater.pending_len() {
+            0 => Ok(()),
+            left => Err(Error::other(format!(
+                "the compressed stream ends inside a record ({left} bytes left)"
             ))),
-            None => Ok(()),
         }
     }
 }
