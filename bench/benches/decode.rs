@@ -3,10 +3,10 @@
 //! `cargo bench -p perfdata-bench` (the whole-file table is `cargo xtask bench`).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use perfdata::container::RecordWalk;
-use perfdata::container::Recording;
-use perfdata::generated::perf_data::{RecordBody, RecordType};
 use perfdata::rt::{LittleEndian, Writer};
+use perfdata::types::{RecordBody, RecordType};
+use perfdata::RecordWalk;
+use perfdata::Recording;
 use perfdata_bench::{tally_sample, SampleTally};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/");

@@ -2,7 +2,8 @@
 # Before/after ratios of two builds on one file, measured in the same run:
 #   bench/scripts/compare-builds.sh BASE_TARGET NEW_TARGET FILE
 # BASE_TARGET and NEW_TARGET are `target/release` directories holding `perfdata` and
-# `perfdata-bench` (build each with `cargo build --release -p perfdata-bench -p perfdata`),
+# `perfdata-bench` (build each with `cargo build --release -p perfdata-bench -p perfdata-cli`;
+# before the crate split: `-p perfdata`),
 # e.g. one from a worktree of the base commit. Each row is the fastest of 5 alternating runs
 # (so both builds see the same machine load); outputs go to a temporary directory.
 set -euo pipefail
@@ -26,6 +27,12 @@ row() { # NAME then a command where BIN and BENCH stand for the build's binaries
             rm -f "$out/o.data"
             local cmd=("${@//BIN/$dir/perfdata}")
             cmd=("${cmd[@]//BENCH/$dir/perfdata-bench}")
+            if ! "$dir/perfdata" convert --help 2>/dev/null | grep -q -- '--output'; then
+                # A build from before `-o`: convert took OUT positionally.
+                local a kept=()
+                for a in "${cmd[@]}"; do [ "$a" = -o ] || kept+=("$a"); done
+                cmd=("${kept[@]}")
+            fi
             t=$(time_of "${cmd[@]}")
             if [ $build = base ]; then
                 bmin=$(echo "if ($t < $bmin) $t else $bmin" | bc)
@@ -41,9 +48,9 @@ row "samples, file order" BENCH ours "$file"
 row "samples, time order" BENCH ours "$file" --ordered
 row "dump" BIN dump "$file"
 row "dump --json" BIN dump --json "$file"
-row "convert (copy)" BIN convert "$file" "$out/o.data"
-row "convert --typed" BIN convert --typed "$file" "$out/o.data"
-row "convert --endian big" BIN convert --endian big "$file" "$out/o.data"
-row "convert --layout pipe" BIN convert --layout pipe "$file" "$out/o.data"
-row "convert --compress" BIN convert --compress "$file" "$out/o.data"
+row "convert (copy)" BIN convert "$file" -o "$out/o.data"
+row "convert --typed" BIN convert --typed "$file" -o "$out/o.data"
+row "convert --endian big" BIN convert --endian big "$file" -o "$out/o.data"
+row "convert --layout pipe" BIN convert --layout pipe "$file" -o "$out/o.data"
+row "convert --compress" BIN convert --compress "$file" -o "$out/o.data"
 row "report" BIN report "$file"

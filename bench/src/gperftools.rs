@@ -2,8 +2,8 @@
 //! reading it with perfdata (what `go tool pprof -raw` is measured against).
 
 use anyhow::Context;
-use perfdata::generated::gperftools::{Header, Record};
-use perfdata::gperftools::{Layout, Profile};
+use perfdata::gperftools::types::{Header, Record};
+use perfdata::gperftools::{Profile, SlotFormat};
 use std::path::Path;
 
 /// Writes a 64-bit little-endian profile of about `bytes` bytes: stacks 4-40 frames deep
@@ -39,7 +39,7 @@ pub fn synth(out: &Path, bytes: u64) -> anyhow::Result<(u64, u64)> {
         }
     }
     let profile = Profile {
-        layout: Layout::B64_LE,
+        layout: SlotFormat::B64_LE,
         header: Header {
             period_us: 250,
             ..Header::default()
@@ -52,7 +52,7 @@ pub fn synth(out: &Path, bytes: u64) -> anyhow::Result<(u64, u64)> {
         )
         .into_bytes(),
     };
-    perfdata::gperftools::save(&profile, out, Layout::B64_LE)?;
+    perfdata::gperftools::save(&profile, out, SlotFormat::B64_LE)?;
     Ok((profile.records.len() as u64, profile.total_samples()))
 }
 

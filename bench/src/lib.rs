@@ -4,9 +4,9 @@
 use anyhow::Context;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, RecordType as LpdRecordType};
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
-use perfdata::container::RecordWalk;
-use perfdata::container::{PerfData, RawRecord, RecordCtx, Recording};
-use perfdata::generated::perf_data::{CallchainContext, RecordType};
+use perfdata::types::{CallchainContext, RecordType};
+use perfdata::RecordWalk;
+use perfdata::{PerfData, RawRecord, RecordCtx, Recording};
 use std::fmt;
 use std::path::Path;
 

@@ -4,12 +4,12 @@
 //! the generated encoders, record by record, so memory stays flat whatever the size.
 //! `cargo xtask bench` converts it to the file layout with `perfdata convert`.
 
-use perfdata::generated::perf_data::{
+use perfdata::rt::{Array, LittleEndian, Str, Writer};
+use perfdata::types::{
     Attr, AttrFlags, AttrType, Callchain, CallchainContext, Comm, Ctx, EventHeader, FeatureBody,
     FeatureId, FinishedRound, HeaderAttr, HeaderFeature, Mmap2, Mmap2FileId, Nrcpus, PipeHeader,
     RecordBody, RecordMisc, Sample, SampleId, SampleType, PERF_MAGIC, PERF_PIPE_HEADER_SIZE,
 };
-use perfdata::rt::{Array, LittleEndian, Str, Writer};
 use std::io::Write;
 
 /// perf_event_attr size up to `sample_max_stack` (PERF_ATTR_SIZE_VER5).
@@ -76,7 +76,7 @@ pub fn write_pipe_stream(out: &mut impl Write, target_bytes: u64) -> anyhow::Res
         tail: None,
     });
     enc.put(&attr_record, RecordMisc::default(), &Ctx::default())?;
-    // perf's pipe streams carry NRCPUS; without it `PerfFile` searches the whole record
+    // perf's pipe streams carry NRCPUS; without it `Builder` searches the whole record
     // list for it once per record, which makes `convert` quadratic.
     let nrcpus = RecordBody::HeaderFeature(HeaderFeature {
         feat_id: u64::from(FeatureId::NRCPUS.0),

@@ -8,8 +8,8 @@
 
 use crate::checks::{Outcome, SHOW};
 use crate::record::perf;
-use perfdata::analysis::{collapse, report, Analyzer, SymbolOptions};
-use perfdata::container::Recording;
+use perfdata::Recording;
+use perfdata_analysis::{collapse, report, Analyzer, SymbolOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -232,7 +232,7 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
 /// with `--symbolize`, and DuckDB's per-function totals over the export equal to
 /// `perfdata report --sort dso,sym` on the same file, row by row. One outcome per input.
 pub fn check_duckdb(files: &[PathBuf], work: &Path) -> Vec<Outcome> {
-    use perfdata::analysis::parquet::{export_recording, ExportOptions};
+    use perfdata_analysis::parquet::{export_recording, ExportOptions};
     let out = work.join("parquet-export");
     let _ = std::fs::remove_dir_all(&out);
     let opts = ExportOptions {

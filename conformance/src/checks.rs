@@ -5,7 +5,7 @@ use crate::expect;
 use crate::facts::{compare, Facts, Mismatch, Val};
 use crate::ours::{Decoded, OurRecord};
 use crate::perf_text::{self, DumpRecord, Stamp};
-use perfdata::generated::perf_data::{AttrType, RecordBody, RecordType};
+use perfdata::types::{AttrType, RecordBody, RecordType};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -119,7 +119,7 @@ fn stamp_time(s: &Stamp, d: &Decoded) -> Option<u64> {
         Stamp::Values(v) if !v.is_empty() => {
             let has_time = d
                 .combined_sample_type(d.attrs.len())
-                .contains(perfdata::generated::perf_data::SampleType::TIME);
+                .contains(perfdata::types::SampleType::TIME);
             has_time.then(|| *v.last().expect("non-empty"))
         }
         _ => None,
@@ -304,7 +304,7 @@ impl ScriptPlan {
             a.attr.type_ == AttrType::TRACEPOINT
                 && a.attr
                     .sample_type
-                    .contains(perfdata::generated::perf_data::SampleType::RAW)
+                    .contains(perfdata::types::SampleType::RAW)
         });
         let trace = tracepoint.then(|| {
             let mut t: Vec<&'static str> = fields
@@ -597,7 +597,7 @@ fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
 
 /// The record of a stream that holds byte `at` (`base`: offset of `buf[0]`).
 fn record_at(buf: &[u8], base: u64, at: u64, endian: perfdata::rt::Endianness) -> String {
-    for (i, rec) in perfdata::container::RecordWalker::in_order(buf, base, endian).enumerate() {
+    for (i, rec) in perfdata::RecordFramer::in_order(buf, base, endian).enumerate() {
         let Ok(rec) = rec else { break };
         let end = rec.offset + rec.stream_len() as u64;
         if (rec.offset..end).contains(&at) {
@@ -615,7 +615,7 @@ fn record_at(buf: &[u8], base: u64, at: u64, endian: perfdata::rt::Endianness) -
 /// Where byte `at` of an input is: header, attrs, which record, which feature. `stream`:
 /// the input is a bare record stream (a `data.N` file) in that byte order.
 pub fn locate(input: &[u8], stream: Option<perfdata::rt::Endianness>, at: u64) -> String {
-    use perfdata::container::{Layout, PerfData};
+    use perfdata::{Layout, PerfData};
     let records = |buf: &[u8], base: u64, endian| record_at(buf, base, at, endian);
     if let Some(endian) = stream {
         return records(input, 0, endian);
@@ -659,7 +659,7 @@ pub fn check_rewrite(rewritten: &[crate::variants::Rewritten]) -> Outcome {
     // data.N streams have the byte order of the directory's `data`.
     let endian = rewritten
         .first()
-        .and_then(|r| perfdata::container::PerfData::open(&r.input).ok())
+        .and_then(|r| perfdata::PerfData::open(&r.input).ok())
         .map_or(perfdata::rt::Endianness::Little, |d| d.format.endian);
     for r in rewritten {
         let name = if r.name.is_empty() {

@@ -6,13 +6,13 @@
 use crate::facts::{Facts, Val};
 use crate::ours::{Decoded, OurRecord};
 use crate::perf_text::Stamp;
-use perfdata::container::Layout;
-use perfdata::generated::perf_data::{
+use perfdata::types::{
     Attr, AttrFlags, BranchFlags, BranchSampleType, CallchainContext, CommMisc, CpuMapData,
     CpuMapEncoding, CpuMapMaskWords, EventUpdateData, FeatureBody, FeatureId, Mmap2FileId,
     PosixClock, ReadFormat, ReadValues, RecordBody, RecordMisc, RecordType, Regs, Sample,
     SampleType, SwitchMisc,
 };
+use perfdata::Layout;
 
 /// Feature ids perf 6.1 knows (`HEADER_LAST_FEATURE` = 32: up to PMU_CAPS).
 pub const PERF_LAST_FEATURE: u32 = 32;
@@ -279,7 +279,7 @@ fn cmdline(args: &[String]) -> String {
         .collect()
 }
 
-fn text(s: &perfdata::generated::perf_data::PerfString<'_>) -> String {
+fn text(s: &perfdata::types::PerfString<'_>) -> String {
     s.text.to_str_lossy().into_owned()
 }
 
@@ -534,7 +534,7 @@ pub fn header_facts(d: &Decoded, notes: &mut Vec<String>) -> Facts {
     f
 }
 
-fn pmu_caps(caps: &[perfdata::generated::perf_data::PmuCap<'_>]) -> String {
+fn pmu_caps(caps: &[perfdata::types::PmuCap<'_>]) -> String {
     if caps.is_empty() {
         return "not available".into();
     }

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
-use perfdata::container::Recording;
-use perfdata::generated::gperftools::{Header, Record};
-use perfdata::gperftools::{self, FromPerfOptions, Layout, Profile, ToPerfOptions};
+use perfdata::gperftools::types::{Header, Record};
+use perfdata::gperftools::{self, FromPerfOptions, Profile, SlotFormat, ToPerfOptions};
+use perfdata::Recording;
 
 use crate::checks::Outcome;
 use crate::record::perf_run;
@@ -228,7 +228,7 @@ pub fn run(workspace: &Path, work: &Path) -> Vec<Row> {
             row
         }));
     }
-    for layout in [Layout::B32_LE, Layout::B32_BE, Layout::B64_BE] {
+    for layout in [SlotFormat::B32_LE, SlotFormat::B32_BE, SlotFormat::B64_BE] {
         jobs.push(Box::new(move || {
             let name = format!(
                 "crafted-{}{}",
@@ -284,7 +284,7 @@ fn crafted() -> Profile {
         pcs: pcs.to_vec(),
     };
     Profile {
-        layout: Layout::B32_LE,
+        layout: SlotFormat::B32_LE,
         header: Header {
             period_us: 1000,
             ..Header::default()
@@ -554,7 +554,7 @@ fn rewrite(p: &Profile, bytes: &[u8]) -> Outcome {
         )),
         Err(e) => problems.push(e.to_string()),
     }
-    let other = Layout::new(p.layout.word_size, p.layout.endian.swapped());
+    let other = SlotFormat::new(p.layout.word_size, p.layout.endian.swapped());
     match p
         .encode(other)
         .and_then(|b| Profile::parse(&b))
@@ -618,7 +618,7 @@ fn perf_reads_profile(
         path.file_stem().unwrap_or_default().to_string_lossy()
     ));
     let written = gperftools::to_perf(p, &ToPerfOptions::default())
-        .and_then(|f| perfdata::write::save(&f, &out, perfdata::write::WriteOptions::default()));
+        .and_then(|f| f.save(&out, perfdata::write::WriteOptions::default()));
     if let Err(e) = written {
         return Outcome::Fail(vec![format!("gperftools → perf.data: {e}")]);
     }
@@ -962,7 +962,7 @@ mod tests {
 
     #[test]
     fn the_crafted_profile_fits_32_bits() {
-        for l in Layout::ALL {
+        for l in SlotFormat::ALL {
             let b = crafted().encode(l).unwrap();
             assert_eq!(Profile::parse(&b).unwrap().total_samples(), 17);
         }

@@ -42,7 +42,7 @@ pub mod variants;
 use anyhow::{Context, Result};
 use checks::{Outcome, ReadsNorm, ReadsView, ScriptPlan};
 use ours::Decoded;
-use perfdata::container::Layout;
+use perfdata::Layout;
 use report::Row;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -112,7 +112,7 @@ pub fn perf_limits(d: &Decoded) -> (Option<String>, Option<String>) {
         .map(|a| a.attr.size)
         .filter(|&s| s > PERF_ATTR_SIZE_MAX)
         .max();
-    if let (Some(size), perfdata::container::Layout::File) = (big, d.layout) {
+    if let (Some(size), perfdata::Layout::File) = (big, d.layout) {
         let why = format!(
             "attr size {size} newer than perf 6.1 (at most {PERF_ATTR_SIZE_MAX}): perf refuses the attrs"
         );
@@ -597,7 +597,7 @@ fn read_variant(v: &Variant, d: &Decoded, plan: &ScriptPlan, original: &ReadsVie
         let raw = d.attrs.iter().any(|a| {
             a.attr
                 .sample_type
-                .contains(perfdata::generated::perf_data::SampleType::RAW)
+                .contains(perfdata::types::SampleType::RAW)
         });
         let why = runs.iter().find_map(|r| {
             r.stderr.lines().find_map(|l| {

@@ -4,13 +4,13 @@
 //! Record offsets are kept as perf prints them (see [`OurRecord::offset`]).
 
 use anyhow::{Context, Result};
-use perfdata::container::RecordWalk;
-use perfdata::container::{EventAttr, Layout, Origin, PerfData, RawRecord};
-use perfdata::generated::perf_data::{
+use perfdata::rt::{Endianness, Reader};
+use perfdata::types::{
     Attr, AttrType, Ctx, EventHeader, FeatureBody, FeatureId, RecordBody, RecordType, SampleId,
     SampleType, TracingData,
 };
-use perfdata::rt::{Endianness, Reader};
+use perfdata::RecordWalk;
+use perfdata::{EventAttr, Layout, Origin, PerfData, RawRecord};
 use std::path::Path;
 
 /// One record of the input, decoded.
@@ -186,7 +186,7 @@ pub fn decode(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Decoded> {
     let mut visit = |stream: &str, base: u64, origin: Origin, rec: RawRecord<'_>, ctx: &Ctx| {
         let ty = rec.record_type();
         let (offset, compressed) = match origin {
-            Origin::Stream => (rec.offset - base, false),
+            Origin::Input => (rec.offset - base, false),
             Origin::Compressed { record_offset } => (record_offset - base, true),
         };
         let body = data
@@ -285,7 +285,7 @@ impl Decoded {
         let mut names: Vec<Option<String>> = vec![None; self.attrs.len()];
         let index_of = |id: u64| self.attrs.iter().position(|a| a.ids.contains(&id));
         if let Some(FeatureBody::EventDesc(d)) = self.feature(FeatureId::EVENT_DESC) {
-            for (at, name) in perfdata::analysis::described_events(d, index_of) {
+            for (at, name) in perfdata::events::described_events(d, index_of) {
                 if let Some(slot) = names.get_mut(at) {
                     *slot = Some(name);
                 }
@@ -293,7 +293,7 @@ impl Decoded {
         }
         for r in &self.records {
             if let Ok(RecordBody::EventUpdate(u)) = &r.body {
-                if let perfdata::generated::perf_data::EventUpdateData::Name(n) = &u.data {
+                if let perfdata::types::EventUpdateData::Name(n) = &u.data {
                     if let Some(at) = index_of(u.id) {
                         names[at] = Some(n.to_str_lossy().into_owned());
                     }

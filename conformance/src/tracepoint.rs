@@ -5,13 +5,13 @@
 //! through a print-format helper (e.g. `prev_state=R+`) are not numbers and are skipped.
 
 use crate::facts::{num, Facts, Val};
-use perfdata::analysis::tracepoint::FieldValue;
-pub use perfdata::analysis::tracepoint::{Field, Format, Formats};
+use perfdata::tracepoint::FieldValue;
+pub use perfdata::tracepoint::{Field, Format, Formats};
 
 /// The value of `field` in `raw` as a fact: numbers and strings as perf prints plain
 /// fields (`None` for arrays and bytes, which perf prints through helpers).
 pub fn field_value(raw: &[u8], field: &Field, e: perfdata::rt::Endianness) -> Option<Val> {
-    match perfdata::analysis::tracepoint::field_value(raw, field, e)? {
+    match perfdata::tracepoint::field_value(raw, field, e)? {
         FieldValue::Signed(v) => Some(Val::Num(i128::from(v))),
         FieldValue::Unsigned(v) => Some(Val::Num(i128::from(v))),
         FieldValue::Text(t) => Some(Val::Text(t)),
@@ -84,7 +84,7 @@ mod tests {
     use super::*;
 
     fn parse_format(text: &str) -> Option<Format> {
-        perfdata::analysis::tracepoint::parse_format(text)
+        perfdata::tracepoint::parse_format(text)
     }
 
     const FORMAT: &str = "name: sched_switch\nID: 316\nformat:\n\

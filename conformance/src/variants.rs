@@ -10,13 +10,12 @@
 //! a pipe), found by aligning the record lists of the two models, so that check 5 drops
 //! exactly those from perf's output and nothing else.
 
-use perfdata::container::RecordWalk;
-use perfdata::container::{Layout, Origin, PerfData, RecordCursor, SliceSource};
-use perfdata::generated::perf_data::RecordType;
-use perfdata::model::{PerfFile, RecordData, RecordItem};
 use perfdata::rt::{Bytes, Endianness};
-use perfdata::transform::{compress, decompress, to_file, to_pipe, CompressedKind};
-use perfdata::write::{write, WriteOptions};
+use perfdata::types::RecordType;
+use perfdata::write::stages::CompressedKind;
+use perfdata::write::{Builder, RecordData, RecordItem, WriteOptions};
+use perfdata::RecordWalk;
+use perfdata::{Layout, Origin, PerfData, RecordCursor, SliceSource};
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
@@ -36,13 +35,14 @@ pub struct Rewritten {
     pub typed: Result<Vec<u8>, String>,
 }
 
-fn to_bytes(file: &PerfFile<'_>, opts: WriteOptions) -> Result<Vec<u8>, String> {
+fn to_bytes(file: &Builder<'_>, opts: WriteOptions) -> Result<Vec<u8>, String> {
     let mut out = Cursor::new(vec![]);
-    write(file, &mut out, opts).map_err(|e| format!("the writer refused: {e}"))?;
+    file.write_to(&mut out, opts)
+        .map_err(|e| format!("the writer refused: {e}"))?;
     Ok(out.into_inner())
 }
 
-fn typed_bytes(file: &PerfFile<'_>) -> Result<Vec<u8>, String> {
+fn typed_bytes(file: &Builder<'_>) -> Result<Vec<u8>, String> {
     let mut typed = file.clone();
     typed
         .make_typed()
@@ -76,7 +76,7 @@ fn stream_records<'b>(data: &PerfData<'_>, bytes: &'b [u8]) -> Result<Vec<Record
 /// stream is checked as the record stream it is). `Err` when the model refuses the input.
 pub fn rewrite(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Vec<Rewritten>, String> {
     let data = PerfData::open(main).map_err(|e| format!("open: {e}"))?;
-    let file = PerfFile::read(&data).map_err(|e| format!("the model refuses it: {e}"))?;
+    let file = Builder::read(&data).map_err(|e| format!("the model refuses it: {e}"))?;
     let mut out = vec![Rewritten {
         name: if streams.is_empty() { "" } else { "data" }.to_string(),
         input: main.to_vec(),
@@ -121,9 +121,9 @@ pub enum Kind {
     /// The other byte order (big-endian for the little-endian inputs here); a compressed
     /// input is decompressed first (compressed records hold records in the input's order).
     Swapped(Endianness),
-    /// File layout → pipe layout (`transform::to_pipe`).
+    /// File layout → pipe layout (`Builder::to_pipe`).
     Pipe,
-    /// Pipe layout → file layout (`transform::to_file`).
+    /// Pipe layout → file layout (`Builder::to_file`).
     File,
     /// Kernel records compressed into PERF_RECORD_COMPRESSED (81), which perf 6.1 reads
     /// (it does not know COMPRESSED2).
@@ -134,7 +134,7 @@ pub enum Kind {
     /// (compressed ones expanded) one after the other.
     SingleFile,
     /// A combination or a round trip, converted by `perfdata convert`'s streaming path
-    /// ([`perfdata::convert::convert_file`]), one step per element (see [`COMBINATIONS`]).
+    /// ([`perfdata::write::convert_file`]), one step per element (see [`COMBINATIONS`]).
     Combined(&'static str),
 }
 
@@ -202,7 +202,7 @@ fn is_compressed_frame(ty: RecordType) -> bool {
 
 /// The user-type records perf prints (`perf report -D` prints them as it reads them, in
 /// stream order; it does not print COMPRESSED records, only what they hold).
-fn printed_user_records<'f, 'a>(f: &'f PerfFile<'a>) -> Vec<&'f RecordItem<'a>> {
+fn printed_user_records<'f, 'a>(f: &'f Builder<'a>) -> Vec<&'f RecordItem<'a>> {
     f.records
         .iter()
         .filter(|r| r.ty.0 >= 64 && !is_compressed_frame(r.ty))
@@ -213,8 +213,8 @@ fn printed_user_records<'f, 'a>(f: &'f PerfFile<'a>) -> Vec<&'f RecordItem<'a>> 
 /// `sub`, when `sub` is `sup` with some records taken out; each must be of an `allowed`
 /// type (what the conversion may add or remove).
 fn extra_records(
-    sup: &PerfFile<'_>,
-    sub: &PerfFile<'_>,
+    sup: &Builder<'_>,
+    sub: &Builder<'_>,
     allowed: &[RecordType],
 ) -> Result<Vec<(usize, RecordType)>, String> {
     let (sup, sub) = (printed_user_records(sup), printed_user_records(sub));
@@ -242,11 +242,11 @@ fn extra_records(
     Ok(extra)
 }
 
-fn max_attr_size(f: &PerfFile<'_>) -> u32 {
+fn max_attr_size(f: &Builder<'_>) -> u32 {
     f.attrs.iter().map(|a| a.attr.size).max().unwrap_or(0)
 }
 
-fn save_variant(file: &PerfFile<'_>, opts: WriteOptions, path: &Path) -> Result<(), String> {
+fn save_variant(file: &Builder<'_>, opts: WriteOptions, path: &Path) -> Result<(), String> {
     let bytes = to_bytes(file, opts)?;
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -259,7 +259,7 @@ pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str)
         Ok(d) => d,
         Err(e) => return vec![Built::Failed(Kind::Copy, format!("open: {e}"))],
     };
-    let orig = match PerfFile::read(&data) {
+    let orig = match Builder::read(&data) {
         Ok(f) => f,
         Err(e) => {
             return vec![Built::Failed(
@@ -309,7 +309,7 @@ pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str)
     } else {
         let mut f = orig.clone();
         let step = if compressed {
-            decompress(&mut f).map_err(|e| format!("decompress: {e}"))
+            f.decompress().map_err(|e| format!("decompress: {e}"))
         } else {
             Ok(())
         };
@@ -337,8 +337,8 @@ pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str)
     // (c) / (d) the other layout.
     let mut f = orig.clone();
     let (kind, conv) = match orig.layout {
-        Layout::File => (Kind::Pipe, to_pipe(&mut f)),
-        Layout::Pipe => (Kind::File, to_file(&mut f)),
+        Layout::File => (Kind::Pipe, f.to_pipe()),
+        Layout::Pipe => (Kind::File, f.to_file()),
     };
     let p = path(kind);
     let made = conv
@@ -366,12 +366,9 @@ pub fn build(main: &[u8], streams: &[(String, Vec<u8>)], dir: &Path, stem: &str)
     // (e) the other compression state.
     let mut f = orig.clone();
     let (kind, conv) = if compressed {
-        (Kind::Decompressed, decompress(&mut f))
+        (Kind::Decompressed, f.decompress())
     } else {
-        (
-            Kind::Compressed,
-            compress(&mut f, CompressedKind::Compressed, 3),
-        )
+        (Kind::Compressed, f.compress(CompressedKind::Compressed, 3))
     };
     let p = path(kind);
     // A pipe gains (or loses) the HEADER_FEATURE record of HEADER_COMPRESSED.
@@ -445,8 +442,8 @@ pub const COMBINATIONS: &[(&str, &[Step])] = &[
 ];
 
 /// The [`COMBINATIONS`] of an input, converted through `perfdata convert`'s path.
-fn build_combinations(main: &[u8], orig: &PerfFile<'_>, dir: &Path, stem: &str) -> Vec<Built> {
-    use perfdata::convert::{convert_file, ConvertOptions};
+fn build_combinations(main: &[u8], orig: &Builder<'_>, dir: &Path, stem: &str) -> Vec<Built> {
+    use perfdata::write::{convert_file, ConvertOptions};
     let other_endian = orig.endian.swapped();
     let other_layout = match orig.layout {
         Layout::File => Layout::Pipe,
@@ -545,12 +542,12 @@ fn build_combinations(main: &[u8], orig: &PerfFile<'_>, dir: &Path, stem: &str) 
 /// so across byte orders.
 #[allow(clippy::type_complexity)]
 fn framing_records(
-    orig: &PerfFile<'_>,
+    orig: &Builder<'_>,
     path: &Path,
 ) -> Result<(Vec<(usize, RecordType)>, Vec<(usize, RecordType)>), String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let data = PerfData::open(&bytes).map_err(|e| format!("cannot reopen the variant: {e}"))?;
-    let mut v = PerfFile::read(&data).map_err(|e| format!("the model refuses the variant: {e}"))?;
+    let mut v = Builder::read(&data).map_err(|e| format!("the model refuses the variant: {e}"))?;
     let mut o = orig.clone();
     for (f, what) in [(&mut v, "variant"), (&mut o, "original")] {
         f.make_typed()
@@ -562,7 +559,7 @@ fn framing_records(
     if let Ok(removed) = extra_records(&o, &v, &HEADER_RECORDS) {
         return Ok((removed, vec![]));
     }
-    let split = |f: &PerfFile<'_>| {
+    let split = |f: &Builder<'_>| {
         let mut framing = vec![];
         let mut rest = vec![];
         for (i, r) in printed_user_records(f).into_iter().enumerate() {
@@ -594,14 +591,15 @@ fn framing_records(
 /// directory writer.
 fn build_single_file(
     data: &PerfData<'_>,
-    orig: &PerfFile<'_>,
+    orig: &Builder<'_>,
     streams: &[(String, Vec<u8>)],
     p: PathBuf,
 ) -> Vec<Built> {
     let no_dir = "the writer does not produce --threads directories (see single-file)";
     let mut out = vec![];
     let mut f = orig.clone().into_owned();
-    let made = decompress(&mut f)
+    let made = f
+        .decompress()
         .map_err(|e| format!("decompress: {e}"))
         .and_then(|()| {
             for (name, bytes) in streams {
@@ -610,7 +608,7 @@ fn build_single_file(
                         let ty = rec.record_type();
                         // Compressed records are replaced by what they hold (each stream is
                         // its own zstd stream, which concatenation would break).
-                        if origin == Origin::Stream && is_compressed_frame(ty) {
+                        if origin == Origin::Input && is_compressed_frame(ty) {
                             return Ok(true);
                         }
                         let attr = data.session.attr_index(ty, rec.body, data.format.endian);
@@ -667,7 +665,7 @@ mod tests {
     fn combinations_name_the_framing_records_and_catch_a_changed_record() {
         let dir = tempfile::tempdir().unwrap();
         let main = fixture("callchain.data");
-        let orig = PerfFile::read(&PerfData::open(&main).unwrap()).unwrap();
+        let orig = Builder::read(&PerfData::open(&main).unwrap()).unwrap();
         let built = build_combinations(&main, &orig, dir.path(), "callchain");
         assert_eq!(built.len(), COMBINATIONS.len());
         let mut pipe = None;
@@ -702,7 +700,7 @@ mod tests {
         // refused. (Kernel records, which perf prints, are compared in perf's output.)
         let path = pipe.expect("the pipe variant");
         let bytes = std::fs::read(&path).unwrap();
-        let mut file = PerfFile::read(&PerfData::open(&bytes).unwrap())
+        let mut file = Builder::read(&PerfData::open(&bytes).unwrap())
             .unwrap()
             .into_owned();
         let round = file

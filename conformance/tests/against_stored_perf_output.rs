@@ -10,7 +10,7 @@
 use conformance::checks::{self, Outcome, ReadsNorm, ReadsView, ScriptPlan};
 use conformance::report::{self, Row};
 use conformance::{ours, run_checks, stored_views, variants};
-use perfdata::generated::perf_data::{FeatureId, RecordBody, RecordType};
+use perfdata::types::{FeatureId, RecordBody, RecordType};
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
@@ -103,9 +103,7 @@ fn unmodified_fixture_passes() {
 fn a_wrong_header_value_is_caught() {
     let mut bytes = std::fs::read(fixture("plain.data")).unwrap();
     let d = ours::decode(&bytes, &[]).unwrap();
-    let Some(perfdata::generated::perf_data::FeatureBody::Hostname(h)) =
-        d.feature(FeatureId::HOSTNAME)
-    else {
+    let Some(perfdata::types::FeatureBody::Hostname(h)) = d.feature(FeatureId::HOSTNAME) else {
         panic!("no hostname")
     };
     let host = h.value.text.text().to_vec();

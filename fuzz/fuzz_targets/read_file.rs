@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    perfdata::fuzzing::read_file(data);
+    perfdata_fuzz::format::read_file(data);
 });

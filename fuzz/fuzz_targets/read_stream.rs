@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = perfdata::fuzzing::read_stream(data);
+    let _ = perfdata_fuzz::format::read_stream(data);
 });

@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    spec::fuzzing::spec_language(data);
+    perfdata_fuzz::spec_language::spec_language(data);
 });

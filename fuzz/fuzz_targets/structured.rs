@@ -2,5 +2,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = perfdata::fuzzing::structured(data);
+    let _ = perfdata_fuzz::format::structured(data);
 });

@@ -5,9 +5,9 @@
 //! Default: zero-copy sample views in file order. `--ordered`: the same in perf's time
 //! order. `--owned`: every record decoded into its owned value (`RecordBody`).
 
-use perfdata::container::RecordWalk;
-use perfdata::container::Recording;
-use perfdata::generated::perf_data::{CallchainContext, RecordBody};
+use perfdata::types::{CallchainContext, RecordBody};
+use perfdata::RecordWalk;
+use perfdata::Recording;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -21,8 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let start = Instant::now();
     let (mut records, mut samples, mut frames, mut time_sum) = (0u64, 0u64, 0u64, 0u64);
     let is_frame = |ip: u64| ip < CallchainContext::MAX.0;
-    let mut visit = |rec: perfdata::container::RawRecord<'_>,
-                     ctx: &perfdata::container::RecordCtx|
+    let mut visit = |rec: perfdata::RawRecord<'_>,
+                     ctx: &perfdata::RecordCtx|
      -> Result<bool, perfdata::rt::Error> {
         records += 1;
         if owned {

@@ -9,11 +9,12 @@
 //! records delivered out of time order at a FINISHED_ROUND (perf's "out of order
 //! events"); sections that overlap; bytes after the last section.
 
-use crate::container::RecordWalk;
-use crate::container::{Damage, Origin, PerfData, RawRecord, RecordCtx, Recording, Recovery};
+use crate::container::{
+    Damage, Origin, PerfData, RawRecord, RecordCtx, RecordWalk, Recording, Recovery,
+};
 use crate::generated::perf_data::RecordType;
-use crate::placement::Placement;
 use crate::rt::{Error, ErrorKind};
+use crate::write::Placement;
 use std::collections::BTreeMap;
 
 /// What kind of problem.
@@ -340,7 +341,7 @@ impl Walk {
         self.records += 1;
         let ty = rec.record_type();
         let at = match origin {
-            Origin::Stream => rec.offset,
+            Origin::Input => rec.offset,
             Origin::Compressed { record_offset } => record_offset,
         };
         if ty.name().is_none() {
@@ -359,7 +360,7 @@ impl Walk {
             Err(e) => Err(e),
         };
         if let Err(e) = decoded {
-            let e = e.with_record(index, crate::container::file::record_label(ty));
+            let e = e.with_record(index, ty.label());
             self.problems
                 .push(Problem::from_error(ProblemKind::DamagedRecord, &e));
         }
@@ -373,7 +374,7 @@ impl Walk {
     }
 }
 
-/// perf's round rule (see [`crate::container::ordered`]): at a FINISHED_ROUND the
+/// perf's round rule (see [`crate::TimeOrdered`]): at a FINISHED_ROUND the
 /// records up to `next_flush` are delivered and `next_flush` becomes the largest time
 /// queued. A record whose time is below the last delivered one is out of order.
 #[derive(Default)]

@@ -2,11 +2,22 @@
 //!
 //! Layouts are declared in the spec (`spec/perf_data/`) and generated into the types of
 //! [`types`] (every record, feature, attr and sample part: `perfdata::types::Sample`);
-//! [`rt`] is the hand-written, layout-free runtime they use; [`container`] is the
-//! file-level mechanics (format detection, sections, record framing, compressed streams,
-//! attr resolution); [`model`], [`transform`] and [`mod@write`] edit and write. The entry
-//! points are re-exported here: [`Recording`], [`PerfData`], [`RecordWalk`],
-//! [`StreamReader`], [`PerfFile`].
+//! [`rt`] is the hand-written, layout-free runtime they use. The reading side — format
+//! detection, sections, record framing, compressed streams, attr resolution, time order —
+//! is at the crate root; [`mod@write`] edits, converts and writes; [`check`] lists a
+//! file's problems; [`events`] and [`tracepoint`] name events and tracepoint fields;
+//! [`dump`] prints a recording as text or JSON; [`gperftools`] (feature `gperftools`) is
+//! the second format.
+//!
+//! # Which entry point
+//! * [`Recording`]: a path on disk — a perf.data file (either layout) or a
+//!   `perf record --threads` directory. It maps the files and hands out a [`PerfData`];
+//!   use it whenever you start from a path.
+//! * [`PerfData`]: one input already in memory (bytes or a map): header, attrs, features,
+//!   and the walks over its records ([`PerfData::records`], [`RecordWalk`]).
+//! * [`PipeReader`]: a pipe-layout stream from any `Read` (standard input), in bounded
+//!   memory, when the input cannot be mapped.
+//! * [`write::Builder`]: an owned, editable copy of a recording to change and write back.
 //!
 //! # Reading
 //! Open a file or a `perf record --threads` directory, look at the header, and decode the
@@ -44,7 +55,7 @@
 //! assert!(deepest > 1 && comms > 0);
 //! # Ok::<(), perfdata::Error>(())
 //! ```
-//! The same walk is a lending cursor, [`container::PerfData::records`]; its adapters go on
+//! The same walk is a lending cursor, [`PerfData::records`]; its adapters go on
 //! past damage (`.salvaging()`) or give perf's time order (`.time_ordered()`):
 //! ```
 //! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data"))?;
@@ -61,24 +72,24 @@
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-//! [`container::StreamReader`] reads a pipe-mode stream from any `Read` with bounded memory,
+//! [`PipeReader`] reads a pipe-mode stream from any `Read` with bounded memory,
 //! through the same cursor.
 //!
 //! # Writing
-//! Read into an editable [`model::PerfFile`], change it, and save: sizes, offsets, the
+//! Read into an editable [`write::Builder`], change it, and save: sizes, offsets, the
 //! feature table and every `header.size` are computed; the file is replaced atomically.
 //! ```
-//! use perfdata::write::{save, WriteOptions};
-//! use perfdata::{Endianness, PerfData, PerfFile};
+//! use perfdata::write::{Builder, WriteOptions};
+//! use perfdata::{Endianness, PerfData};
 //!
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
 //! let bytes = std::fs::read(path)?;
 //! let data = PerfData::open(&bytes)?;
-//! let mut file = PerfFile::read(&data)?;
+//! let mut file = Builder::read(&data)?;
 //! file.make_typed()?; // decode everything into owned values (optional)
 //! # let dir = tempfile::tempdir()?;
 //! # let out = dir.path().join("big-endian.data");
-//! save(&file, &out, WriteOptions::default().endian(Endianness::Big))?;
+//! file.save(&out, WriteOptions::default().endian(Endianness::Big))?;
 //! assert_eq!(PerfData::open(&std::fs::read(&out)?)?.format.endian, Endianness::Big);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -86,23 +97,16 @@
 // Generated code names this crate as `::perfdata`, also when compiled inside it.
 extern crate self as perfdata;
 
-pub mod analysis;
 pub mod check;
-pub mod container;
-pub mod convert;
-pub mod fuzzing;
-/// The code generated from the specs (reached through [`types`] and
-/// [`gperftools::types`]).
-#[doc(hidden)]
-pub mod generated;
+mod container;
+pub mod dump;
+
+pub mod events;
+mod generated;
+#[cfg(feature = "gperftools")]
 pub mod gperftools;
-pub mod model;
-pub mod placement;
 pub mod rt;
-pub mod sink;
-pub mod stages;
-pub mod transform;
-pub mod verify;
+pub mod tracepoint;
 pub mod write;
 
 /// Every type the perf.data spec (`spec/perf_data/`) declares, generated: the file header,
@@ -113,6 +117,6 @@ pub mod types {
     pub use crate::generated::perf_data::*;
 }
 
-pub use container::{PerfData, RecordWalk, Recording, StreamReader};
-pub use model::PerfFile;
+pub use container::*;
+#[doc(no_inline)]
 pub use rt::{Endianness, Error};

@@ -2,15 +2,15 @@
 //! of ~200 MB allocates at most a fixed amount, whatever the conversion. Heap bytes are
 //! counted by a global allocator (the memory-mapped input is not heap); nothing is timed.
 
+// A binary of its own: its global allocator counts every allocation of the process.
+#[path = "common/mod.rs"]
 mod common;
 use common::fixture;
 
-use perfdata::container::PerfData;
-use perfdata::convert::{convert_file, ConvertOptions};
-use perfdata::model::PerfFile;
 use perfdata::rt::{Endianness, LittleEndian};
-use perfdata::sink::{FileSink, RecordEncoder};
-use perfdata::transform::CompressedKind;
+use perfdata::write::stages::CompressedKind;
+use perfdata::write::{convert_file, Builder, ConvertOptions, FileSink, RecordEncoder, Sink};
+use perfdata::PerfData;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -53,7 +53,7 @@ fn peak_during(f: impl FnOnce()) -> usize {
 fn generate(path: &std::path::Path) {
     let bytes = fixture("callchain.data");
     let data = PerfData::open(&bytes).unwrap();
-    let file = PerfFile::read(&data).unwrap();
+    let file = Builder::read(&data).unwrap();
     assert_eq!(file.endian, Endianness::Little);
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
     let enc = RecordEncoder::<LittleEndian>::for_file(&file);
@@ -95,7 +95,7 @@ fn converting_a_200_mb_file_allocates_a_bounded_amount() {
             &input,
             &out,
             ConvertOptions {
-                layout: Some(perfdata::container::Layout::Pipe),
+                layout: Some(perfdata::Layout::Pipe),
                 ..Default::default()
             },
         ),

@@ -6,7 +6,6 @@
 
 pub mod ast;
 pub mod diag;
-pub mod fuzzing;
 pub mod ir;
 pub mod layout;
 pub mod parse;

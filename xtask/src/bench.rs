@@ -91,13 +91,13 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         "-p",
         "perfdata-bench",
         "-p",
-        "perfdata",
+        "perfdata-cli",
         "--bins",
     ];
     if opts.quick {
         // Without the Parquet export (arrow and parquet double the release build); its row
         // is measured by the full bench only.
-        build.extend(["--no-default-features", "--features", "perfdata/cli"]);
+        build.push("--no-default-features");
     }
     let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(&build)
@@ -246,6 +246,7 @@ fn synthesize(env: &Env, mb: u64, out: &Path) -> Result<()> {
         Command::new(&env.perfdata_bin)
             .args(["convert", "--layout", "file"])
             .arg(&pipe)
+            .arg("-o")
             .arg(out),
         "perfdata convert --layout file",
     )?;
@@ -520,22 +521,25 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "cp",
             Workload::new(Path::new("cp"), &[file, &out]).writing(&out),
         ),
-        ("convert", perfdata(&["convert", file, &out]).writing(&out)),
+        (
+            "convert",
+            perfdata(&["convert", file, "-o", &out]).writing(&out),
+        ),
         (
             "convert-typed",
-            perfdata(&["convert", "--typed", file, &out]).writing(&out),
+            perfdata(&["convert", "--typed", file, "-o", &out]).writing(&out),
         ),
         (
             "convert-pipe",
-            perfdata(&["convert", "--layout", "pipe", file, &pipe]).writing(&pipe),
+            perfdata(&["convert", "--layout", "pipe", file, "-o", &pipe]).writing(&pipe),
         ),
         (
             "convert-compress",
-            perfdata(&["convert", "--compress", file, &compressed]).writing(&compressed),
+            perfdata(&["convert", "--compress", file, "-o", &compressed]).writing(&compressed),
         ),
         (
             "convert-decompress",
-            perfdata(&["convert", "--decompress", &compressed, &out]).writing(&out),
+            perfdata(&["convert", "--decompress", &compressed, "-o", &out]).writing(&out),
         ),
         ("dump", perfdata(&["dump", file])),
         ("dump-json", perfdata(&["dump", "--json", file])),
@@ -547,7 +551,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         ("report", perfdata(&["report", file])),
         ("report-g", perfdata(&["report", "-g", file])),
         ("collapse", perfdata(&["collapse", file])),
-        ("stats", perfdata(&["stats", file, "--out-dir", &stats_dir])),
+        ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
     ];
     if env.perf {
         workloads.push((

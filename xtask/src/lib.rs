@@ -73,6 +73,11 @@ pub fn generate_all(root: &Path) -> Result<Vec<Generated>> {
     let mut module_file = codegen::generated_header("spec/");
     module_file.push_str("//! Code generated from the specs in `spec/`.\n\n");
     for m in &modules {
+        // perf.data is the crate itself; every other format is behind a feature of its
+        // name (as `object` gates its formats).
+        if m != "perf_data" {
+            module_file.push_str(&format!("#[cfg(feature = \"{m}\")]\n"));
+        }
         module_file.push_str(&format!("pub mod {m};\n"));
     }
     out.push(Generated {

@@ -1,6 +1,6 @@
 //! The one record cursor: record framing plus the expansion of compressed records, over a
 //! source of records (an input in memory, any [`Read`]). Every walk of records — file
-//! order, salvaging, time order, `--threads` directories, [`super::StreamReader`] — is
+//! order, salvaging, time order, `--threads` directories, [`super::PipeReader`] — is
 //! this cursor or an adapter over it.
 //!
 //! The cursor lends: [`RecordCursor::advance`] moves to the next record and
@@ -9,8 +9,9 @@
 //! adapter can look at a record, keep it for later or let it go, and move on.
 
 use super::decompress::{is_compressed, zstd_range, Inflater, InnerRecord};
-use super::file::{failed_record_label, record_label, resync, Damage, Origin, Recovery};
-use super::stream::{RawRecord, RecordWalker, HEADER_SIZE};
+use super::framing::{failed_record_label, resync};
+use super::framing::{RawRecord, RecordFramer, HEADER_SIZE};
+use super::origin::{Damage, Origin, Recovery};
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
 use crate::rt::{Endian, Endianness, Error, Reader};
 use std::io::Read;
@@ -38,7 +39,7 @@ pub trait RecordSource {
 pub struct SliceSource<'a, E: Endian> {
     data: &'a [u8],
     base: u64,
-    walker: RecordWalker<'a, E>,
+    walker: RecordFramer<'a, E>,
     current: RawRecord<'a>,
     order: E,
 }
@@ -49,7 +50,7 @@ impl<'a, E: Endian> SliceSource<'a, E> {
         SliceSource {
             data,
             base,
-            walker: RecordWalker::in_order(data, base, order),
+            walker: RecordFramer::in_order(data, base, order),
             current: RawRecord {
                 offset: base,
                 header: EventHeader::default(),
@@ -96,7 +97,7 @@ impl<E: Endian> RecordSource for SliceSource<'_, E> {
         let at = |i: usize| self.base + i as u64;
         match resync(self.data, failed_at, self.order) {
             Some(next) => {
-                self.walker = RecordWalker::in_order(&self.data[next..], at(next), self.order);
+                self.walker = RecordFramer::in_order(&self.data[next..], at(next), self.order);
                 Recovery::Skipped {
                     start: at(failed_at),
                     end: at(next),
@@ -104,7 +105,7 @@ impl<E: Endian> RecordSource for SliceSource<'_, E> {
             }
             None => {
                 let end = self.data.len();
-                self.walker = RecordWalker::in_order(&self.data[end..], at(end), self.order);
+                self.walker = RecordFramer::in_order(&self.data[end..], at(end), self.order);
                 Recovery::Stopped {
                     start: at(failed_at),
                 }
@@ -175,7 +176,7 @@ impl<R: Read> RecordSource for ReadSource<R> {
         }
         let header = EventHeader::decode(&mut Reader::in_order(&self.buf, at, e), &Ctx::default())?;
         let ty = RecordType(header.type_);
-        let labelled = |err: Error| err.with_record(index, record_label(ty));
+        let labelled = |err: Error| err.with_record(index, ty.label());
         let size = usize::from(header.size);
         if size < HEADER_SIZE {
             return Err(labelled(Error::invalid(
@@ -408,7 +409,7 @@ impl<S: RecordSource> RecordCursor<S> {
                     }
                     Ok(None) => self.expanding = None,
                     Err((e, recovery)) => {
-                        let e = e.with_record(x.index, record_label(x.ty));
+                        let e = e.with_record(x.index, x.ty.label());
                         if matches!(recovery, Recovery::CompressedStreamRestarted { .. }) {
                             self.expanding = None;
                         }
@@ -462,9 +463,9 @@ impl<S: RecordSource> RecordCursor<S> {
         match self.current {
             Current::Inner { rec, record_offset } => match &self.inflater {
                 Some(inflater) => (Origin::Compressed { record_offset }, inflater.record(rec)),
-                None => (Origin::Stream, self.source.current()),
+                None => (Origin::Input, self.source.current()),
             },
-            _ => (Origin::Stream, self.source.current()),
+            _ => (Origin::Input, self.source.current()),
         }
     }
 
@@ -504,7 +505,7 @@ impl<S: RecordSource> RecordCursor<S> {
                     record_offset: rec.offset,
                 };
                 self.inflater = None;
-                self.went_past(e.with_record(index, record_label(ty)), recovery)
+                self.went_past(e.with_record(index, ty.label()), recovery)
             }
         }
     }

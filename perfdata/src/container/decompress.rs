@@ -2,8 +2,8 @@
 //! ONE zstd stream, decoded with a persistent context; its output is a record stream in
 //! which a record may straddle two compressed records, so the undecoded tail is carried.
 
-use super::file::Recovery;
-use super::stream::{plain_record_header, RawRecord, RecordWalker, HEADER_SIZE};
+use super::framing::{plain_record_header, RawRecord, RecordFramer, HEADER_SIZE};
+use super::origin::Recovery;
 use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
 use crate::rt::{Endian, Error, ErrorKind, Reader};
 use std::borrow::Cow;
@@ -113,7 +113,7 @@ impl Inflater {
         loop {
             let pending = &self.buf[self.start..];
             if !pending.is_empty() {
-                match RecordWalker::in_order(pending, self.offset, e).next() {
+                match RecordFramer::in_order(pending, self.offset, e).next() {
                     Some(Ok(rec)) => return Ok(Some(InnerRecord::of(&rec))),
                     // The rest of this record is in output still to come.
                     Some(Err(err)) if matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }) => {}

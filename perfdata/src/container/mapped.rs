@@ -47,3 +47,43 @@ impl MappedFile {
         let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end) };
     }
 }
+
+/// A front-to-back walk's release of the mapped pages behind it (see
+/// [`MappedFile::release_before`]): told where the walk is, it releases every
+/// [`ReleaseBehind::EVERY`] bytes. Over an input that is not mapped it does nothing.
+pub struct ReleaseBehind<'m> {
+    map: Option<&'m MappedFile>,
+    next: u64,
+}
+
+impl<'m> ReleaseBehind<'m> {
+    /// How far a walk goes between two releases.
+    pub const EVERY: u64 = 32 << 20;
+
+    /// Releases pages of `map` behind the walk.
+    pub fn new(map: &'m MappedFile) -> Self {
+        ReleaseBehind {
+            map: Some(map),
+            next: Self::EVERY,
+        }
+    }
+
+    /// Releases nothing (an input in memory).
+    pub fn none() -> Self {
+        ReleaseBehind {
+            map: None,
+            next: u64::MAX,
+        }
+    }
+
+    /// The walk has reached byte `offset` of the input: what lies before it is done with.
+    #[inline]
+    pub fn reached(&mut self, offset: u64) {
+        if offset >= self.next {
+            if let Some(map) = self.map {
+                map.release_before(offset);
+            }
+            self.next = offset.saturating_add(Self::EVERY);
+        }
+    }
+}

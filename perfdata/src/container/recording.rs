@@ -1,11 +1,12 @@
 //! Opening a path: a perf.data file (file or saved pipe layout) or a `perf record
 //! --threads` directory (`data` with the header, `data.N` with per-thread record streams).
 
-use super::file::{Damage, Origin, PerfData};
+use super::framing::RawRecord;
 use super::mapped::MappedFile;
+use super::origin::{Damage, Origin};
+use super::perf_data::PerfData;
 use super::records::{Record, RecordWalk, Records};
 use super::session::RecordCtx;
-use super::stream::RawRecord;
 use crate::rt::{static_endian, Endian, Endianness, Error};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ pub enum Place {
     /// In the main file (its data section, or the whole stream in pipe layout).
     Main,
     /// In the `index`-th `data.N` stream of a directory (`Recording::stream_paths`).
-    Stream(usize),
+    DataFile(usize),
 }
 
 impl Recording {
@@ -42,10 +43,10 @@ impl Recording {
             });
         }
         if !path.join("data").is_file() {
-            return Err(Error::other(format!(
-                "{}: not a perf.data file or a --threads directory (a directory needs a `data` file)",
-                path.display()
-            )));
+            return Err(Error::other(
+                "not a perf.data file or a --threads directory (a directory needs a `data` file)",
+            )
+            .in_file(&path));
         }
         let header = MappedFile::open(&path.join("data"))?;
         let io = |e: std::io::Error| Error::from(e).in_file(&path);
@@ -111,7 +112,7 @@ impl Recording {
     /// Every record of the recording, decoded with `data`'s attrs (`data` is
     /// [`Recording::data`]): the main file's, then each `data.N` stream's (each its own
     /// record cursor and zstd stream). Within a stream, records come in file order.
-    pub fn records<'d, 'a>(&'d self, data: &'d PerfData<'a>) -> RecordingRecords<'d, 'a> {
+    pub fn records<'d, 'a>(&'d self, data: &'d PerfData<'a>) -> ChainedRecords<'d, 'a> {
         self.records_as(data, data.format.endian)
     }
 
@@ -120,8 +121,8 @@ impl Recording {
         &'d self,
         data: &'d PerfData<'a>,
         e: E,
-    ) -> RecordingRecords<'d, 'a, E> {
-        RecordingRecords {
+    ) -> ChainedRecords<'d, 'a, E> {
+        ChainedRecords {
             data,
             streams: &self.streams,
             place: Place::Main,
@@ -141,7 +142,7 @@ impl Recording {
     }
 
     /// [`Recording::for_each_record`] going on past damage where the framing allows (see
-    /// [`RecordingRecords::salvaging`]); returns the damage met, in order.
+    /// [`ChainedRecords::salvaging`]); returns the damage met, in order.
     pub fn for_each_record_salvaging(
         &self,
         f: &mut RecordVisitor<'_>,
@@ -157,7 +158,7 @@ impl Recording {
 
 /// The records of a [`Recording`], stream after stream: a lending cursor like
 /// [`Records`], which it chains.
-pub struct RecordingRecords<'d, 'a, E: Endian = Endianness> {
+pub struct ChainedRecords<'d, 'a, E: Endian = Endianness> {
     data: &'d PerfData<'a>,
     streams: &'d [(PathBuf, MappedFile)],
     place: Place,
@@ -166,9 +167,9 @@ pub struct RecordingRecords<'d, 'a, E: Endian = Endianness> {
     damage: Vec<Damage>,
 }
 
-impl<E: Endian> RecordingRecords<'_, '_, E> {
+impl<E: Endian> ChainedRecords<'_, '_, E> {
     /// Goes on past damage where the framing allows (see [`Records::salvaging`]);
-    /// [`RecordingRecords::take_damage`] gives it. Damage in a `data.N` stream names its
+    /// [`ChainedRecords::take_damage`] gives it. Damage in a `data.N` stream names its
     /// path.
     pub fn salvaging(mut self) -> Self {
         self.salvage = true;
@@ -195,12 +196,12 @@ impl<E: Endian> RecordingRecords<'_, '_, E> {
             self.collect_damage();
             let next = match self.place {
                 Place::Main => 0,
-                Place::Stream(i) => i + 1,
+                Place::DataFile(i) => i + 1,
             };
             let Some((_, bytes)) = self.streams.get(next) else {
                 return Ok(false);
             };
-            self.place = Place::Stream(next);
+            self.place = Place::DataFile(next);
             let records = self
                 .data
                 .records_in_as(self.records.order(), bytes.bytes(), 0);
@@ -212,12 +213,12 @@ impl<E: Endian> RecordingRecords<'_, '_, E> {
         }
     }
 
-    /// The record [`RecordingRecords::advance`] moved to, and the stream it is in.
+    /// The record [`ChainedRecords::advance`] moved to, and the stream it is in.
     pub fn current(&self) -> (Place, Record<'_>) {
         (self.place, self.records.current())
     }
 
-    /// [`RecordingRecords::advance`], then [`RecordingRecords::current`].
+    /// [`ChainedRecords::advance`], then [`ChainedRecords::current`].
     #[allow(clippy::should_implement_trait)] // lends: not an `Iterator`
     pub fn next(&mut self) -> Result<Option<(Place, Record<'_>)>, Error> {
         Ok(if self.advance()? {
@@ -245,7 +246,7 @@ impl<E: Endian> RecordingRecords<'_, '_, E> {
     fn in_file(&self, e: Error) -> Error {
         match self.place {
             Place::Main => e,
-            Place::Stream(i) => e.in_file(&self.streams[i].0),
+            Place::DataFile(i) => e.in_file(&self.streams[i].0),
         }
     }
 

@@ -2,9 +2,9 @@
 //! plus the session's attrs, lending each record with the context to decode it with.
 
 use super::cursor::{RecordCursor, SliceSource};
-use super::file::{Damage, Origin};
+use super::framing::RawRecord;
+use super::origin::{Damage, Origin};
 use super::session::{RecordCtx, Session};
-use super::stream::RawRecord;
 use crate::rt::{Endian, Endianness, Error};
 
 /// A record of a walk: where it came from, its bytes, and its decoding context.

@@ -7,7 +7,7 @@
 //! The positions themselves come from the spec: each attr gets an [`AttrPlan`] with the
 //! generated layouts of SAMPLE and of the sample_id trailer, computed once.
 
-use super::stream::{RawRecord, HEADER_SIZE};
+use super::framing::{RawRecord, HEADER_SIZE};
 use crate::generated::perf_data::{
     Attr, Ctx, FeatureBody, RecordBody, RecordMisc, RecordType, SampleIdLayout, SampleLayout,
 };
@@ -209,14 +209,9 @@ impl<'a> Session<'a> {
     /// The context of a record of attr `attr` with header bits `misc`.
     #[inline]
     pub fn ctx_of(&self, attr: Option<usize>, misc: RecordMisc) -> RecordCtx {
-        let mut ctx = match attr.and_then(|i| self.plans.get(i)) {
-            Some(p) => p.ctx,
-            None => Ctx::default(),
-        };
-        ctx.take_feature_values(&self.feature_values);
-        ctx.misc = misc;
+        let plan = attr.and_then(|i| self.plans.get(i));
         RecordCtx {
-            ctx,
+            ctx: record_ctx(plan.map(|p| &p.ctx), &self.feature_values, misc),
             attr: attr.map(|i| i as u32),
         }
     }
@@ -232,4 +227,16 @@ impl<'a> Session<'a> {
     ) -> Option<u64> {
         self.plan(rctx.attr?)?.time(ty, body, e)
     }
+}
+
+/// The decoding context of one record: its attr's part (`None` when it has no attr), the
+/// values features give (NRCPUS's CPU counts) and the record's misc bits. The one place
+/// this is put together: the read walks, the editable model and the writer's encoder
+/// all call it.
+#[inline]
+pub(crate) fn record_ctx(attr: Option<&Ctx>, feature_values: &Ctx, misc: RecordMisc) -> Ctx {
+    let mut ctx = attr.copied().unwrap_or_default();
+    ctx.take_feature_values(feature_values);
+    ctx.misc = misc;
+    ctx
 }

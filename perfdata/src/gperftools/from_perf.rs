@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{format_mapping, Layout, Mapping, Profile};
+use super::{format_mapping, Mapping, Profile, SlotFormat};
 use crate::container::Recording;
 use crate::generated::gperftools::Header;
 use crate::generated::perf_data::{
@@ -23,7 +23,7 @@ pub struct FromPerfOptions {
     /// Only this event, by its name in HEADER_EVENT_DESC (`--event`); default: the first.
     pub event: Option<String>,
     /// Word size and byte order of the profile (default: 64-bit little-endian).
-    pub layout: Option<Layout>,
+    pub layout: Option<SlotFormat>,
 }
 
 /// What the conversion kept and dropped, for the user.
@@ -158,7 +158,7 @@ pub fn from_perf(
     summary.mappings = maps.len() as u64;
     let map_text = maps.values().map(format_mapping).collect::<String>();
     let profile = Profile {
-        layout: opts.layout.unwrap_or(Layout::B64_LE),
+        layout: opts.layout.unwrap_or(SlotFormat::B64_LE),
         header: Header {
             period_us,
             ..Header::default()
@@ -208,7 +208,7 @@ fn event_names(data: &crate::container::PerfData<'_>) -> Result<HashMap<usize, S
         }
         if let FeatureBody::EventDesc(d) = data.feature(f)? {
             let attrs = &data.session.attrs;
-            out.extend(crate::analysis::described_events(&d, |id| {
+            out.extend(crate::events::described_events(&d, |id| {
                 attrs.iter().position(|a| a.ids.contains(&id))
             }));
         }

@@ -6,18 +6,18 @@
 //! trailer, a file cut short, the text after the binary part, and atomic writing.
 //!
 //! ```
-//! use perfdata::gperftools::{Layout, Profile};
+//! use perfdata::gperftools::{SlotFormat, Profile};
 //! use perfdata::gperftools::types::{Header, Record};
 //!
 //! let profile = Profile {
-//!     layout: Layout::B64_LE,
+//!     layout: SlotFormat::B64_LE,
 //!     header: Header { period_us: 1000, ..Header::default() },
 //!     records: vec![Record { count: 3, pcs: vec![0x401234, 0x401100] }],
 //!     map_text: b"00400000-00401000 r-xp 00000000 00:00 0 /bin/prog\n".to_vec(),
 //! };
-//! let bytes = profile.encode(Layout::B32_BE)?;
+//! let bytes = profile.encode(SlotFormat::B32_BE)?;
 //! let back = Profile::parse(&bytes)?;
-//! assert_eq!(back.layout, Layout::B32_BE);
+//! assert_eq!(back.layout, SlotFormat::B32_BE);
 //! assert_eq!(back.total_samples(), 3);
 //! assert_eq!(back.mappings()[0].path, "/bin/prog");
 //! # Ok::<(), perfdata::rt::Error>(())
@@ -44,22 +44,22 @@ use crate::rt::{self, Endianness, Error, Reader, Writer};
 
 /// The producer's word size and byte order: what a profile does not state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct Layout {
+pub struct SlotFormat {
     /// Bytes per slot: 4 or 8.
     pub word_size: u8,
     pub endian: Endianness,
 }
 
-impl Layout {
-    pub const B32_LE: Layout = Layout::new(4, Endianness::Little);
-    pub const B32_BE: Layout = Layout::new(4, Endianness::Big);
-    pub const B64_LE: Layout = Layout::new(8, Endianness::Little);
-    pub const B64_BE: Layout = Layout::new(8, Endianness::Big);
+impl SlotFormat {
+    pub const B32_LE: SlotFormat = SlotFormat::new(4, Endianness::Little);
+    pub const B32_BE: SlotFormat = SlotFormat::new(4, Endianness::Big);
+    pub const B64_LE: SlotFormat = SlotFormat::new(8, Endianness::Little);
+    pub const B64_BE: SlotFormat = SlotFormat::new(8, Endianness::Big);
     /// In the order Go's `legacy_profile.go` tries them.
-    pub const ALL: [Layout; 4] = [Self::B32_LE, Self::B32_BE, Self::B64_LE, Self::B64_BE];
+    pub const ALL: [SlotFormat; 4] = [Self::B32_LE, Self::B32_BE, Self::B64_LE, Self::B64_BE];
 
-    pub const fn new(word_size: u8, endian: Endianness) -> Layout {
-        Layout { word_size, endian }
+    pub const fn new(word_size: u8, endian: Endianness) -> SlotFormat {
+        SlotFormat { word_size, endian }
     }
 
     /// The spec's context for this layout.
@@ -80,7 +80,7 @@ impl Layout {
 }
 
 /// The first `N` slots of `bytes` read in `layout`, or `None` when the file is shorter.
-fn slots<const N: usize>(bytes: &[u8], layout: Layout) -> Option<[u64; N]> {
+fn slots<const N: usize>(bytes: &[u8], layout: SlotFormat) -> Option<[u64; N]> {
     let mut r = Reader::in_order(bytes, 0, layout.endian);
     let mut out = [0u64; N];
     for v in &mut out {
@@ -95,19 +95,19 @@ fn slots<const N: usize>(bytes: &[u8], layout: Layout) -> Option<[u64; N]> {
 /// reads exactly `0, 3, 0, period > 0, 0`. Then, for a producer that writes more header
 /// words (the perl `pprof` accepts them), `0, n > 3, 0, period > 0, 0` where the `n + 2`
 /// header slots fit in the file (a wrong byte order makes `n` huge, so it cannot pass).
-pub fn detect(bytes: &[u8]) -> Option<Layout> {
+pub fn detect(bytes: &[u8]) -> Option<SlotFormat> {
     detect_header(bytes, bytes.len() as u64)
 }
 
 /// [`detect`] from the first bytes of a file (at least 40 of them, when the file has
 /// them) and the file's length: format detection without reading the whole file.
-pub fn detect_header(head: &[u8], file_len: u64) -> Option<Layout> {
-    let fits = |layout: Layout, n: u64| -> bool {
+pub fn detect_header(head: &[u8], file_len: u64) -> Option<SlotFormat> {
+    let fits = |layout: SlotFormat, n: u64| -> bool {
         n.checked_add(2)
             .and_then(|s| s.checked_mul(u64::from(layout.word_size)))
             .is_some_and(|len| len <= file_len)
     };
-    let matches = |layout: Layout, exact: bool| -> bool {
+    let matches = |layout: SlotFormat, exact: bool| -> bool {
         match slots::<5>(head, layout) {
             Some([0, n, 0, period, 0]) if period > 0 => {
                 if exact {
@@ -119,17 +119,17 @@ pub fn detect_header(head: &[u8], file_len: u64) -> Option<Layout> {
             _ => false,
         }
     };
-    Layout::ALL
+    SlotFormat::ALL
         .into_iter()
         .find(|&l| matches(l, true))
-        .or_else(|| Layout::ALL.into_iter().find(|&l| matches(l, false)))
+        .or_else(|| SlotFormat::ALL.into_iter().find(|&l| matches(l, false)))
 }
 
 /// A whole profile in owned values: what [`Profile::encode`] writes back byte for byte.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Profile {
     /// The producer's word size and byte order (detected when read).
-    pub layout: Layout,
+    pub layout: SlotFormat,
     pub header: Header,
     /// Sample records in file order, without the trailer.
     pub records: Vec<Record>,
@@ -188,7 +188,7 @@ impl Profile {
 
     /// The profile's bytes in `layout` (header, records, trailer, map text). In the
     /// layout it was read in, an unmodified profile gives back the bytes it was read from.
-    pub fn encode(&self, layout: Layout) -> rt::Result<Vec<u8>> {
+    pub fn encode(&self, layout: SlotFormat) -> rt::Result<Vec<u8>> {
         let ctx = layout.ctx();
         let ws = usize::from(layout.word_size);
         let slots = self
@@ -228,7 +228,7 @@ fn not_a_profile(bytes: &[u8]) -> Error {
     )
 }
 
-fn parse_as(bytes: &[u8], layout: Layout) -> rt::Result<(Profile, Option<Error>)> {
+fn parse_as(bytes: &[u8], layout: SlotFormat) -> rt::Result<(Profile, Option<Error>)> {
     let ctx = layout.ctx();
     let mut r = Reader::in_order(bytes, 0, layout.endian);
     let header = Header::decode(&mut r, &ctx).map_err(|e| e.in_field("header"))?;

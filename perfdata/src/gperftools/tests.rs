@@ -3,7 +3,7 @@
 use super::*;
 
 /// A profile's bytes slot by slot in `layout` (slots given as u64).
-fn craft(layout: Layout, slots: &[u64], text: &[u8]) -> Vec<u8> {
+fn craft(layout: SlotFormat, slots: &[u64], text: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for &v in slots {
         let b = match (layout.word_size, layout.endian) {
@@ -37,7 +37,7 @@ fn sample_slots() -> Vec<u64> {
 
 #[test]
 fn every_layout_is_detected_read_and_written_back_byte_exact() {
-    for layout in Layout::ALL {
+    for layout in SlotFormat::ALL {
         let bytes = craft(layout, &sample_slots(), TEXT);
         assert_eq!(detect(&bytes), Some(layout), "{}", layout.describe());
         let p = Profile::parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", layout.describe()));
@@ -50,7 +50,7 @@ fn every_layout_is_detected_read_and_written_back_byte_exact() {
         assert_eq!(p.map_text, TEXT);
         assert_eq!(p.encode(layout).unwrap(), bytes, "{}", layout.describe());
         // Any layout to any other: the same profile, the other's bytes.
-        for to in Layout::ALL {
+        for to in SlotFormat::ALL {
             let other = p.encode(to).unwrap();
             assert_eq!(other, craft(to, &sample_slots(), TEXT));
             let back = Profile::parse(&other).unwrap();
@@ -62,7 +62,7 @@ fn every_layout_is_detected_read_and_written_back_byte_exact() {
 
 #[test]
 fn more_header_words_are_kept() {
-    for layout in Layout::ALL {
+    for layout in SlotFormat::ALL {
         let slots = [0, 5, 0, 100, 0, 7, 8, 1, 1, 0x1234, 0, 1, 0];
         let bytes = craft(layout, &slots, b"");
         assert_eq!(detect(&bytes), Some(layout));
@@ -78,10 +78,10 @@ fn not_a_profile_is_an_error_at_byte_0() {
     for bad in [
         &b""[..],
         b"PERFILE2",
-        &craft(Layout::B64_LE, &[0, 3, 0, 0, 0, 0, 1, 0], b""), // period 0
-        &craft(Layout::B64_LE, &[0, 3, 1, 10, 0, 0, 1, 0], b""), // version 1 (Java)
-        &craft(Layout::B64_LE, &[0, 2, 0, 10, 0, 0, 1, 0], b""), // 2 header words
-        &craft(Layout::B64_LE, &[0, 9, 0, 10, 0], b""),         // more header words than bytes
+        &craft(SlotFormat::B64_LE, &[0, 3, 0, 0, 0, 0, 1, 0], b""), // period 0
+        &craft(SlotFormat::B64_LE, &[0, 3, 1, 10, 0, 0, 1, 0], b""), // version 1 (Java)
+        &craft(SlotFormat::B64_LE, &[0, 2, 0, 10, 0, 0, 1, 0], b""), // 2 header words
+        &craft(SlotFormat::B64_LE, &[0, 9, 0, 10, 0], b""),         // more header words than bytes
     ] {
         assert_eq!(detect(bad), None);
         let e = Profile::parse(bad).unwrap_err();
@@ -95,7 +95,7 @@ fn not_a_profile_is_an_error_at_byte_0() {
 
 #[test]
 fn a_profile_cut_short_keeps_the_records_before_the_cut() {
-    for layout in Layout::ALL {
+    for layout in SlotFormat::ALL {
         let full = craft(layout, &sample_slots(), TEXT);
         let ws = usize::from(layout.word_size);
         // Cut inside record 2 (after its count and npcs and one PC).
@@ -156,7 +156,11 @@ fn a_profile_cut_short_keeps_the_records_before_the_cut() {
 
 #[test]
 fn a_hostile_pc_count_is_an_error_not_an_allocation() {
-    let bytes = craft(Layout::B64_LE, &[0, 3, 0, 10, 0, 1, u64::MAX, 1, 2], b"");
+    let bytes = craft(
+        SlotFormat::B64_LE,
+        &[0, 3, 0, 10, 0, 1, u64::MAX, 1, 2],
+        b"",
+    );
     let (p, e) = Profile::parse_partial(&bytes).unwrap();
     assert!(p.records.is_empty());
     let e = e.unwrap();
@@ -167,12 +171,12 @@ fn a_hostile_pc_count_is_an_error_not_an_allocation() {
 #[test]
 fn values_too_large_for_32_bits_refuse_to_narrow() {
     let p = Profile::parse(&craft(
-        Layout::B64_LE,
+        SlotFormat::B64_LE,
         &[0, 3, 0, 10, 0, 1, 1, 0x7f00_0000_1000, 0, 1, 0],
         b"",
     ))
     .unwrap();
-    let e = p.encode(Layout::B32_LE).unwrap_err();
+    let e = p.encode(SlotFormat::B32_LE).unwrap_err();
     assert_eq!(e.record().map(|(i, _)| i), Some(0));
     assert_eq!(e.path_string(), "pcs[0]");
 }
@@ -240,7 +244,7 @@ fn formatted_mappings_parse_back() {
 fn save_is_atomic_and_refuses_incomplete_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.prof");
-    let bytes = craft(Layout::B32_BE, &sample_slots(), TEXT);
+    let bytes = craft(SlotFormat::B32_BE, &sample_slots(), TEXT);
     save_bytes(&path, &bytes).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     #[cfg(unix)]
@@ -257,10 +261,10 @@ fn save_is_atomic_and_refuses_incomplete_profiles() {
     assert!(e.to_string().contains("was not written"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     let p = Profile::parse(&bytes).unwrap();
-    save(&p, &path, Layout::B64_LE).unwrap();
+    save(&p, &path, SlotFormat::B64_LE).unwrap();
     assert_eq!(
         std::fs::read(&path).unwrap(),
-        craft(Layout::B64_LE, &sample_slots(), TEXT)
+        craft(SlotFormat::B64_LE, &sample_slots(), TEXT)
     );
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
@@ -271,7 +275,7 @@ fn save_is_atomic_and_refuses_incomplete_profiles() {
 
 #[test]
 fn damaged_profiles_never_panic_and_errors_say_where() {
-    for layout in Layout::ALL {
+    for layout in SlotFormat::ALL {
         let good = craft(layout, &sample_slots(), TEXT);
         let binary_end = 21 * usize::from(layout.word_size);
         for at in 0..binary_end {

@@ -9,8 +9,8 @@ use crate::generated::perf_data::{
     Attr, AttrFlags, AttrType, Callchain, CallchainContext, Comm, CpuMode, Mmap2, Mmap2FileId,
     Mmap2Inode, RecordBody, RecordMisc, RecordType, Sample, SampleId, SampleType,
 };
-use crate::model::{PerfFile, RecordData, RecordItem};
 use crate::rt::{Array, Endianness, Error, Str};
+use crate::write::{Builder, RecordData, RecordItem};
 
 /// The process the synthesized records belong to (a profile does not say).
 #[derive(Debug, Clone)]
@@ -40,8 +40,8 @@ const PROT_EXEC: u32 = 4;
 const MAP_SHARED: u32 = 1;
 const MAP_PRIVATE: u32 = 2;
 
-/// The perf.data model of `profile` (write it with [`crate::write::save`]).
-pub fn to_perf(profile: &Profile, opts: &ToPerfOptions) -> Result<PerfFile<'static>, Error> {
+/// The perf.data model of `profile` (write it with [`Builder::save`](crate::write::Builder::save)).
+pub fn to_perf(profile: &Profile, opts: &ToPerfOptions) -> Result<Builder<'static>, Error> {
     let period_ns = profile.period_us().saturating_mul(1000).max(1);
     let mut flags = AttrFlags::default();
     flags.set_disabled(true);
@@ -173,7 +173,7 @@ pub fn to_perf(profile: &Profile, opts: &ToPerfOptions) -> Result<PerfFile<'stat
             time = time.saturating_add(period_ns);
         }
     }
-    Ok(PerfFile {
+    Ok(Builder {
         endian: opts.endian,
         layout: Layout::File,
         legacy_v1: false,

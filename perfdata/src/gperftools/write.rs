@@ -5,11 +5,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::{Layout, Profile};
+use super::{Profile, SlotFormat};
 use crate::rt::{self, Error};
 
 /// Writes `profile` in `layout` to `path`, atomically.
-pub fn save(profile: &Profile, path: &Path, layout: Layout) -> rt::Result<()> {
+pub fn save(profile: &Profile, path: &Path, layout: SlotFormat) -> rt::Result<()> {
     save_bytes(path, &profile.encode(layout)?)
 }
 

@@ -1,4 +1,5 @@
-//! Helpers shared by the integration tests (each test file uses a subset).
+//! Helpers shared by the integration tests of every crate (each test binary includes
+//! this file as its `common` module; each test uses a subset).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,18 @@ pub fn workspace() -> PathBuf {
 /// A committed fixture recorded here with perf (`conformance/fixtures/NAME`).
 pub fn fixture_path(name: &str) -> PathBuf {
     workspace().join("conformance/fixtures").join(name)
+}
+
+/// The committed fixture recordings (`conformance/fixtures/*.data`), sorted.
+pub fn fixture_files() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(workspace().join("conformance/fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 20, "fixtures missing");
+    v
 }
 
 pub fn fixture(name: &str) -> Vec<u8> {
@@ -84,29 +97,4 @@ pub fn tails(v: &impl serde::Serialize) -> Vec<String> {
     let mut out = vec![];
     walk(&serde_json::to_value(v).unwrap(), "", &mut out);
     out
-}
-
-/// Runs the `perfdata` binary with `args`, `stdin` written to its standard input (a write
-/// cut short by the reader stopping early is not an error); its exit code, stdout, stderr.
-pub fn run_perfdata(args: &[&str], stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        let _ = input.write_all(bytes);
-    }
-    drop(input);
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }

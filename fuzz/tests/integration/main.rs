@@ -1,0 +1,8 @@
+//! Replays of the fuzz targets' bodies on stable, as one binary (`hostile_input_bounds` is
+//! a binary of its own: a counting global allocator).
+
+#[path = "../../../perfdata/tests/common/mod.rs"]
+mod common;
+
+mod format_regressions;
+mod spec_regressions;

@@ -1,0 +1,180 @@
+//! Folded stacks (`comm;root;…;leaf count`), the input of flame graphs: the same lines
+//! `perf script | inferno-collapse-perf` gives, computed without printing and re-parsing
+//! text. inferno's rules are followed: only one event (the first sampled, unless one is
+//! named), counts are periods, a function without a symbol is named
+//! after its object (`[libc.so.6]`), argument lists are dropped, `;` becomes `:`.
+
+use crate::machine::Frame;
+use crate::Analyzer;
+use perfdata::Error;
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
+
+/// Options of [`collapse`].
+#[derive(Debug, Clone, Default)]
+pub struct CollapseOptions {
+    /// Only this event (by name); default: the first event sampled.
+    pub event: Option<String>,
+    /// Append `-PID` to the process name (inferno's `--pid`).
+    pub include_pid: bool,
+    /// Append `-PID/TID` (inferno's `--tid`).
+    pub include_tid: bool,
+    /// Add the functions inlined at each address (DWARF; `perf script --inline`). Needs
+    /// an analyzer opened with `SymbolOptions::lines`.
+    pub inline: bool,
+}
+
+/// The folded stacks of a recording, sorted as inferno prints them.
+pub fn collapse(
+    analyzer: &mut Analyzer<'_>,
+    opts: &CollapseOptions,
+) -> Result<BTreeMap<String, u64>, Error> {
+    let wanted =
+        match &opts.event {
+            Some(name) => Some(analyzer.events.iter().position(|e| e == name).ok_or_else(
+                || {
+                    Error::other(format!(
+                        "no event named `{name}` (events: {})",
+                        analyzer.events.join(", ")
+                    ))
+                },
+            )?),
+            None => None,
+        };
+    let mut event = wanted;
+    let mut folded: HashMap<String, u64> = HashMap::default();
+    let mut frames: Vec<Frame> = vec![];
+    // Names of frames, cached per (dso or none, symbol or address).
+    let mut names: HashMap<(Option<u32>, Option<u32>, u64), String> = HashMap::default();
+    let mut line = String::new();
+    analyzer.run(&mut |machine, item| {
+        let Some(s) = &item.sample else {
+            return Ok(true);
+        };
+        if *event.get_or_insert(s.event) != s.event {
+            return Ok(true);
+        }
+        machine.frames(s, &mut frames)?;
+        line.clear();
+        line.push_str(&machine.comm(s.tid).replace(' ', "_"));
+        if opts.include_tid {
+            line.push_str(&format!("-{}/{}", s.pid, s.tid));
+        } else if opts.include_pid {
+            line.push_str(&format!("-{}", s.pid));
+        }
+        for f in frames.iter().rev() {
+            let key = (
+                f.dso.map(|(d, _)| d.0),
+                f.symbol.map(|s| s.index),
+                if f.symbol.is_some() { 0 } else { f.ip },
+            );
+            let name = names.entry(key).or_insert_with(|| frame_name(machine, f));
+            line.push(';');
+            line.push_str(name);
+            if opts.inline {
+                push_inlined(machine, f, &mut line);
+            }
+        }
+        // perf script prints the period (the attr's when samples carry none).
+        let count = s.period;
+        match folded.get_mut(line.as_str()) {
+            Some(c) => *c += count,
+            None => {
+                folded.insert(line.clone(), count);
+            }
+        }
+        Ok(true)
+    })?;
+    Ok(folded.into_iter().collect())
+}
+
+/// A frame as inferno names it from perf script's `ip sym+off (dso)` line.
+fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
+    let func = f.symbol.map(|s| machine.dsos.symbol_name(s));
+    let module = f.dso.map(|(d, _)| machine.dsos.get(d).name.as_str());
+    let func = match (func, module) {
+        (Some(func), _) => func.to_string(),
+        (None, Some(m)) => format!("[{}]", &m[m.rfind('/').map_or(0, |i| i + 1)..]),
+        (None, None) => "[unknown]".to_string(),
+    };
+    tidy_generic(func)
+}
+
+/// The functions inlined at a frame's address, outermost first (the frame's own function
+/// is already on the line).
+fn push_inlined(machine: &crate::Machine, f: &Frame, line: &mut String) {
+    let (Some((dso, map_ip)), Some(_)) = (f.dso, f.symbol) else {
+        return;
+    };
+    let addr = machine.dsos.lookup_address(dso, map_ip);
+    let names = machine.dsos.inline_frames(dso, addr);
+    // Innermost first, ending with the containing function.
+    for n in names.iter().rev().skip(1) {
+        line.push(';');
+        line.push_str(&tidy_generic(n.clone()));
+    }
+}
+
+/// inferno's `tidy_generic`: `;` → `:`, and the parameter list dropped (not a Go
+/// method's `.(` nor C++'s `(anonymous namespace)`).
+fn tidy_generic(func: String) -> String {
+    let mut func = func.replace(';', ":");
+    let mut depth = 0i32;
+    let mut last_dot = None;
+    let mut cut = func.len();
+    for (i, c) in func.char_indices() {
+        match c {
+            '<' | '{' | '[' => depth += 1,
+            '>' | '}' | ']' | ')' => depth -= 1,
+            '(' => {
+                if depth == 0 {
+                    let go = last_dot == Some(i);
+                    let anon = func[i..].starts_with("(anonymous namespace)");
+                    if !go && !anon {
+                        cut = i;
+                        break;
+                    }
+                }
+                depth += 1;
+            }
+            '.' => last_dot = Some(i + 1),
+            _ => {}
+        }
+    }
+    func.truncate(cut);
+    func
+}
+
+/// Writes folded stacks as `stack count` lines.
+pub fn write_folded(
+    out: &mut impl std::io::Write,
+    folded: &BTreeMap<String, u64>,
+) -> std::io::Result<()> {
+    for (stack, count) in folded {
+        writeln!(out, "{stack} {count}")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy_generic;
+
+    #[test]
+    fn tidies_as_inferno() {
+        assert_eq!(tidy_generic("foo(int)".into()), "foo");
+        assert_eq!(tidy_generic("a;b".into()), "a:b");
+        assert_eq!(
+            tidy_generic("net/http.(*Client).Do".into()),
+            "net/http.(*Client).Do"
+        );
+        assert_eq!(
+            tidy_generic("(anonymous namespace)::f(int)".into()),
+            "(anonymous namespace)::f"
+        );
+        assert_eq!(
+            tidy_generic("std::vector<int(*)()>::x(int)".into()),
+            "std::vector<int(*)()>::x"
+        );
+    }
+}

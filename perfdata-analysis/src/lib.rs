@@ -1,0 +1,517 @@
+//! "Where did the time go?": the records of a recording replayed in time order against
+//! the state of its processes ([`machine`]), samples resolved to shared objects and
+//! functions in-process ([`dso`], [`symbols`]: the `object` and `addr2line` crates, no
+//! external `addr2line`), and the analyses built on that: [`report`] (perf report's
+//! table), [`collapse`] (folded stacks for flame graphs), [`stats`] (readperf's CSVs),
+//! [`info`] (one screen about a file) and the Parquet export (`parquet`, feature
+//! `parquet`). Progress is reported through a callback ([`Analyzer::on_progress`]).
+//!
+//! ```
+//! use perfdata_analysis::{Analyzer, SymbolOptions};
+//! use perfdata::Recording;
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! let recording = Recording::open(path)?;
+//! let mut analyzer = Analyzer::open(&recording, &SymbolOptions::default())?;
+//! let mut frames = vec![];
+//! let mut deepest = 0;
+//! analyzer.run(&mut |machine, item| {
+//!     if let Some(s) = &item.sample {
+//!         machine.frames(s, &mut frames)?;         // leaf first, context markers removed
+//!         deepest = deepest.max(frames.len());
+//!     }
+//!     Ok(true)
+//! })?;
+//! assert!(deepest > 1);
+//! # Ok::<(), perfdata::rt::Error>(())
+//! ```
+
+pub mod collapse;
+pub mod dso;
+pub mod info;
+pub mod machine;
+#[cfg(feature = "parquet")]
+pub mod parquet;
+pub mod report;
+pub mod stats;
+pub mod symbols;
+
+pub use dso::{DsoId, Dsos, SymbolSources};
+pub use machine::{Frame, Machine, SideEvent};
+
+use perfdata::rt::{static_endian, Error};
+use perfdata::types::{
+    EventUpdateData, FeatureBody, ReadValues, RecordBody, RecordType, SampleType, SampleView,
+};
+use perfdata::RawRecord;
+use perfdata::RecordWalk;
+use perfdata::{Origin, PerfData, Place, RecordCtx, Recording};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Where kernel and user symbols come from (the CLI's `--kallsyms`, `--vmlinux`,
+/// `--inline`, `--symfs`-like options).
+#[derive(Debug, Clone, Default)]
+pub struct SymbolOptions {
+    /// Use this kallsyms file for the kernel (else: the build-id cache's copy, or this
+    /// machine's `/proc/kallsyms` when the recording comes from this kernel).
+    pub kallsyms: Option<PathBuf>,
+    /// Use this vmlinux image for the kernel.
+    pub vmlinux: Option<PathBuf>,
+    /// Read DWARF line tables (source files, inline frames).
+    pub lines: bool,
+    /// Do not read any symbol file (addresses only).
+    pub no_symbols: bool,
+    /// perf's build-id cache (default: `$PERF_BUILDID_DIR`, else `~/.debug`, as perf).
+    pub build_id_dir: Option<PathBuf>,
+}
+
+/// A sample with the fields the analyses use, ready for [`Machine::frames`].
+#[derive(Debug, Clone, Copy)]
+pub struct SampleInfo<'a> {
+    /// Index of its attr (event) in the recording.
+    pub event: usize,
+    pub time: Option<u64>,
+    pub pid: i32,
+    pub tid: i32,
+    pub cpu: Option<u32>,
+    /// The sample's period, or the attr's when the sample has none (as perf does).
+    pub period: u64,
+    pub ip: u64,
+    /// The sample's cpumode is the kernel's.
+    pub kernel: bool,
+    pub view: SampleView<'a>,
+}
+
+/// One record as [`Analyzer::run`] gives it.
+#[derive(Clone, Copy)]
+pub struct Item<'a> {
+    pub data: &'a PerfData<'a>,
+    pub place: Place,
+    pub origin: Origin,
+    pub rec: &'a RawRecord<'a>,
+    pub ctx: &'a RecordCtx,
+    pub time: Option<u64>,
+    pub sample: Option<SampleInfo<'a>>,
+}
+
+/// A recording opened for analysis: events named, build ids known, kernel symbols chosen.
+pub struct Analyzer<'r> {
+    recording: &'r Recording,
+    pub data: PerfData<'r>,
+    pub machine: Machine,
+    /// Event names by attr index.
+    pub events: Vec<String>,
+    progress: Option<ProgressReport<'r>>,
+    /// perf's per-id counter values of PERF_SAMPLE_READ samples (periods are deltas).
+    last_read: HashMap<u64, u64>,
+}
+
+/// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+}
+
+/// The progress callback and how often it is called.
+struct ProgressReport<'r> {
+    total: u64,
+    records: u64,
+    report: Box<dyn FnMut(Progress) + 'r>,
+}
+
+impl ProgressReport<'_> {
+    #[inline]
+    fn tick(&mut self, position: u64) {
+        self.records += 1;
+        // A call every 8192 records: often enough for a bar, too rarely to cost anything.
+        if self.records & 8191 == 0 {
+            (self.report)(Progress {
+                done: position,
+                total: self.total,
+            });
+        }
+    }
+}
+
+const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
+const PERF_CONTEXT_USER: u64 = -512i64 as u64;
+const PERF_CONTEXT_GUEST_KERNEL: u64 = -2176i64 as u64;
+
+impl<'r> Analyzer<'r> {
+    pub fn open(recording: &'r Recording, opts: &SymbolOptions) -> Result<Self, Error> {
+        let data = recording.data()?;
+        let mut sources = SymbolSources {
+            lines: opts.lines,
+            vmlinux: opts.vmlinux.clone(),
+            ..SymbolSources::default()
+        };
+        if let Some(d) = &opts.build_id_dir {
+            sources.build_id_cache = Some(d.clone());
+        }
+        if opts.no_symbols {
+            sources.read_files = false;
+        }
+        let mut build_ids = vec![];
+        let (mut hostname, mut osrelease) = (None, None);
+        for f in &data.features {
+            match data.feature(f) {
+                Ok(FeatureBody::BuildId(b)) => {
+                    for e in &b.entries {
+                        let n = if e.misc.0 & 0x8000 != 0 {
+                            usize::from(e.build_id_size)
+                        } else {
+                            20
+                        };
+                        let id = e.build_id[..n.min(e.build_id.len())].to_vec();
+                        build_ids.push((e.filename.to_str_lossy().into_owned(), id));
+                    }
+                }
+                Ok(FeatureBody::Hostname(h)) => {
+                    hostname = Some(h.value.text.to_str_lossy().into_owned())
+                }
+                Ok(FeatureBody::Osrelease(o)) => {
+                    osrelease = Some(o.value.text.to_str_lossy().into_owned())
+                }
+                _ => {}
+            }
+        }
+        let mut dsos = Dsos::new(sources);
+        if opts.no_symbols {
+            dsos.set_kernel_choice(None, "none (--no-symbols)".into());
+        } else if let Some(k) = &opts.kallsyms {
+            dsos.set_kernel_choice(Some(k.clone()), format!("{} (--kallsyms)", k.display()));
+        } else if let Some(v) = &opts.vmlinux {
+            dsos.set_kernel_choice(None, format!("{} (--vmlinux)", v.display()));
+        }
+        dsos.host.hostname = hostname;
+        dsos.host.osrelease = osrelease;
+        for (name, id) in build_ids {
+            dsos.note_build_id(&name, id);
+        }
+        let mut events = perfdata::events::event_names(&data);
+        if data.format.layout == perfdata::Layout::Pipe {
+            // Pipe mode names its events with EVENT_UPDATE records at the start of the
+            // stream: read them before the first sample, so names are known up front.
+            let mut dsos_unused = Dsos::new(SymbolSources::default());
+            data.for_each_record(&mut |_, rec, ctx| {
+                if rec.record_type() == RecordType::SAMPLE {
+                    return Ok(false);
+                }
+                note_header_record(&data, &rec, ctx, &mut dsos_unused, &mut events)?;
+                Ok(true)
+            })?;
+        }
+        Ok(Analyzer {
+            recording,
+            data,
+            machine: Machine::new(dsos),
+            events,
+            progress: None,
+            last_read: HashMap::new(),
+        })
+    }
+
+    /// Calls `report` during [`Analyzer::run`] with how far it has come (every few
+    /// thousand records), and once more at the end with `done == total`.
+    pub fn on_progress(&mut self, report: impl FnMut(Progress) + 'r) {
+        let total = self.recording.header_bytes().len() as u64
+            + (0..self.recording.stream_paths().count())
+                .map(|i| self.recording.stream_bytes(i).len() as u64)
+                .sum::<u64>();
+        self.progress = Some(ProgressReport {
+            total,
+            records: 0,
+            report: Box::new(report),
+        });
+    }
+
+    pub fn recording(&self) -> &'r Recording {
+        self.recording
+    }
+
+    /// Where kernel symbols come from, and why (for `info`).
+    pub fn kernel_symbols(&self) -> String {
+        self.machine.dsos.kernel_choice().1
+    }
+
+    /// Calls `f` for every record in time order, after the side-band records before it
+    /// have updated the machine. A `--threads` directory: the side band of every stream
+    /// is collected first and replayed, in time order, while each stream is walked.
+    pub fn run(
+        &mut self,
+        f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let data = &self.data;
+        let machine = &mut self.machine;
+        let progress = &mut self.progress;
+        let last_read = &mut self.last_read;
+        let events = &mut self.events;
+        machine.reset();
+        last_read.clear();
+        let result = if !self.recording.is_directory() {
+            // The hot loop of every analysis: the walk in a compile-time byte order.
+            static_endian!(data.format.endian, |e| data
+                .records_as(e)
+                .time_ordered()
+                .for_each(|origin, rec, ctx| {
+                    if let Some(p) = progress.as_mut() {
+                        p.tick(rec.offset);
+                    }
+                    let item = item(data, Place::Main, origin, &rec, ctx)?;
+                    if let Some(ev) = side_event(data, &rec, ctx)? {
+                        machine.apply(&ev);
+                    }
+                    note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
+                    deliver(machine, &item, last_read, &mut *f)
+                }))
+        } else {
+            self.run_directory(f)
+        };
+        if let Some(p) = self.progress.as_mut() {
+            (p.report)(Progress {
+                done: p.total,
+                total: p.total,
+            });
+        }
+        result
+    }
+
+    fn run_directory(
+        &mut self,
+        f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+    ) -> Result<(), Error> {
+        let data = &self.data;
+        let machine = &mut self.machine;
+        let last_read = &mut self.last_read;
+        // Directory: collect the side band of every stream, then replay it per stream.
+        let mut side: Vec<(u64, SideEvent)> = vec![];
+        self.recording.for_each_record(&mut |_, _, rec, ctx| {
+            if let Some(ev) = side_event(data, &rec, ctx)? {
+                side.push((data.time(&rec, ctx).unwrap_or(0), ev));
+            }
+            Ok(true)
+        })?;
+        side.sort_by_key(|(t, _)| *t);
+        let mut go_on = true;
+        let places = std::iter::once(Place::Main)
+            .chain((0..self.recording.stream_paths().count()).map(Place::DataFile));
+        for place in places {
+            if !go_on {
+                break;
+            }
+            machine.reset();
+            let mut next = 0;
+            let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
+                let item = item(data, place, origin, &rec, ctx)?;
+                let upto = item.time.unwrap_or(0);
+                while next < side.len() && side[next].0 <= upto {
+                    machine.apply(&side[next].1);
+                    next += 1;
+                }
+                go_on = deliver(machine, &item, last_read, f)?;
+                Ok(go_on)
+            };
+            let records = match place {
+                Place::Main => data.records(),
+                Place::DataFile(i) => data.records_in(self.recording.stream_bytes(i), 0),
+            };
+            records.time_ordered().for_each(&mut visit)?;
+        }
+        Ok(())
+    }
+}
+
+/// Passes a record on; a sample with PERF_SAMPLE_READ becomes one sample per counter
+/// read, each with the counter's change since its last sample as the period (perf's
+/// `deliver_sample_value`; a counter that did not move gives none).
+fn deliver(
+    machine: &mut Machine,
+    item: &Item<'_>,
+    last_read: &mut HashMap<u64, u64>,
+    f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+) -> Result<bool, Error> {
+    let Some(s) = &item.sample else {
+        return f(machine, item);
+    };
+    machine.note_thread(s.pid, s.tid);
+    if !item.ctx.sample_type.contains(SampleType::READ) {
+        return f(machine, item);
+    }
+    let Some(read) = s.view.read()? else {
+        return f(machine, item);
+    };
+    let values: Vec<(Option<u64>, u64)> = match read.values {
+        ReadValues::Single(v) => vec![(v.id, v.value)],
+        ReadValues::Group(g) => g.values.iter().map(|v| (v.id, v.value)).collect(),
+    };
+    for (id, value) in values {
+        let Some(id) = id else { continue };
+        let Some(event) = item.data.session.attr_of_id(id) else {
+            continue;
+        };
+        let period = value.wrapping_sub(last_read.insert(id, value).unwrap_or(0));
+        if period == 0 {
+            continue;
+        }
+        let one = Item {
+            sample: Some(SampleInfo {
+                event,
+                period,
+                ..*s
+            }),
+            ..*item
+        };
+        if !f(machine, &one)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Pipe mode: build ids, features (host, release) and event names arrive as records.
+fn note_header_record(
+    data: &PerfData<'_>,
+    rec: &RawRecord<'_>,
+    ctx: &RecordCtx,
+    dsos: &mut Dsos,
+    events: &mut [String],
+) -> Result<(), Error> {
+    let ty = rec.record_type();
+    if ty != RecordType::HEADER_BUILD_ID
+        && ty != RecordType::HEADER_FEATURE
+        && ty != RecordType::EVENT_UPDATE
+    {
+        return Ok(());
+    }
+    match data.decode(rec, ctx)? {
+        RecordBody::EventUpdate(u) => {
+            if let EventUpdateData::Name(n) = &u.data {
+                if let Some(e) = data
+                    .session
+                    .attr_of_id(u.id)
+                    .and_then(|i| events.get_mut(i))
+                {
+                    *e = n.to_str_lossy().into_owned();
+                }
+            }
+        }
+        RecordBody::HeaderBuildId(b) => {
+            let n = if rec.header.misc.0 & 0x8000 != 0 {
+                usize::from(b.build_id_size)
+            } else {
+                20
+            };
+            let id = b.build_id[..n.min(b.build_id.len())].to_vec();
+            dsos.note_build_id(&b.filename.to_str_lossy(), id);
+        }
+        RecordBody::HeaderFeature(h) => match h.data.as_deref() {
+            Some(FeatureBody::Hostname(v)) => {
+                dsos.host.hostname = Some(v.value.text.to_str_lossy().into_owned())
+            }
+            Some(FeatureBody::Osrelease(v)) => {
+                dsos.host.osrelease = Some(v.value.text.to_str_lossy().into_owned())
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+    Ok(())
+}
+
+fn side_event(
+    data: &PerfData<'_>,
+    rec: &RawRecord<'_>,
+    ctx: &RecordCtx,
+) -> Result<Option<SideEvent>, Error> {
+    let ty = rec.record_type();
+    if !matches!(
+        ty,
+        RecordType::COMM
+            | RecordType::FORK
+            | RecordType::EXIT
+            | RecordType::MMAP
+            | RecordType::MMAP2
+    ) {
+        return Ok(None);
+    }
+    let body = data.decode(rec, ctx)?;
+    Ok(SideEvent::from_record(rec.header.misc.0, &body))
+}
+
+fn item<'a>(
+    data: &'a PerfData<'a>,
+    place: Place,
+    origin: Origin,
+    rec: &'a RawRecord<'a>,
+    ctx: &'a RecordCtx,
+) -> Result<Item<'a>, Error> {
+    let time = data.time(rec, ctx);
+    let sample = match data.sample(rec, ctx)? {
+        Some(view) => {
+            let event = ctx.attr.unwrap_or(0) as usize;
+            let attr = data.session.attrs.get(event).map(|a| &a.attr);
+            Some(SampleInfo {
+                event,
+                time: view.time(),
+                pid: view.pid().map_or(-1, |p| p as i32),
+                tid: view.tid().map_or(-1, |t| t as i32),
+                cpu: view.cpu(),
+                period: view
+                    .period()
+                    .or(attr.map(|a| a.sample_period_or_freq))
+                    .unwrap_or(1),
+                ip: view.ip().unwrap_or(0),
+                kernel: rec.header.misc.0 & 7 == 1,
+                view,
+            })
+        }
+        None => None,
+    };
+    Ok(Item {
+        data,
+        place,
+        origin,
+        rec,
+        ctx,
+        time,
+        sample,
+    })
+}
+
+impl Item<'_> {
+    /// The record decoded.
+    pub fn decode(&self) -> Result<perfdata::types::RecordBody<'_>, Error> {
+        self.data.decode(self.rec, self.ctx)
+    }
+}
+
+impl Machine {
+    /// The frames of a sample, leaf first: its callchain with the context markers
+    /// removed (each switching between kernel and user lookup), or its ip alone.
+    pub fn frames(&self, s: &SampleInfo<'_>, out: &mut Vec<Frame>) -> Result<(), Error> {
+        out.clear();
+        let Some(chain) = s.view.callchain()? else {
+            out.push(self.resolve(s.pid, s.kernel, s.ip));
+            return Ok(());
+        };
+        // perf starts a callchain in user mode; the kernel's chains open with a marker.
+        let mut kernel = false;
+        for ip in chain.ips.iter() {
+            if ip >= PERF_CONTEXT_MAX {
+                kernel = ip == PERF_CONTEXT_KERNEL || ip == PERF_CONTEXT_GUEST_KERNEL;
+                if ip != PERF_CONTEXT_USER && ip != PERF_CONTEXT_KERNEL {
+                    // Guest and hypervisor frames cannot be resolved here.
+                    kernel = false;
+                }
+                continue;
+            }
+            out.push(self.resolve(s.pid, kernel, ip));
+        }
+        if out.is_empty() {
+            out.push(self.resolve(s.pid, s.kernel, s.ip));
+        }
+        Ok(())
+    }
+}

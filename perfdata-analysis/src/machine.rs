@@ -1,0 +1,510 @@
+//! Processes, threads and their memory maps as the side-band records describe them, with
+//! perf's rules: a FORK copies the parent's name and (for a new process) its maps, a COMM
+//! renames (also on exec), a new MMAP cuts the maps it overlaps, a FORK of a known tid is
+//! a reused pid, and a thread never seen is named `:TID`.
+
+use crate::dso::{DsoId, DsoKind, Dsos, SymbolId};
+use perfdata::types::{Mmap2FileId, RecordBody};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
+
+/// A side-band record, decoded and owned (directory mode replays them per stream).
+#[derive(Debug, Clone)]
+pub enum SideEvent {
+    Comm {
+        pid: i32,
+        tid: i32,
+        comm: String,
+        exec: bool,
+    },
+    Fork {
+        pid: i32,
+        ppid: i32,
+        tid: i32,
+        ptid: i32,
+    },
+    Exit {
+        pid: i32,
+        tid: i32,
+    },
+    Mmap {
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        filename: String,
+        build_id: Option<Vec<u8>>,
+        exec: bool,
+        kernel: bool,
+    },
+}
+
+const PROT_EXEC: u32 = 4;
+const MISC_CPUMODE_KERNEL: u16 = 1;
+const MISC_COMM_EXEC: u16 = 1 << 13;
+const MISC_MMAP_DATA: u16 = 1 << 13;
+
+impl SideEvent {
+    /// The side-band content of a decoded record, if it has any.
+    pub fn from_record(misc: u16, body: &RecordBody<'_>) -> Option<SideEvent> {
+        let kernel_mode = misc & 7 == MISC_CPUMODE_KERNEL;
+        Some(match body {
+            RecordBody::Comm(c) => SideEvent::Comm {
+                pid: c.pid as i32,
+                tid: c.tid as i32,
+                comm: c.comm.to_str_lossy().into_owned(),
+                exec: misc & MISC_COMM_EXEC != 0,
+            },
+            RecordBody::Fork(f) => SideEvent::Fork {
+                pid: f.pid as i32,
+                ppid: f.ppid as i32,
+                tid: f.tid as i32,
+                ptid: f.ptid as i32,
+            },
+            RecordBody::Exit(e) => SideEvent::Exit {
+                pid: e.pid as i32,
+                tid: e.tid as i32,
+            },
+            RecordBody::Mmap(m) => SideEvent::Mmap {
+                pid: m.pid as i32,
+                start: m.addr,
+                len: m.len,
+                pgoff: m.pgoff,
+                filename: m.filename.to_str_lossy().into_owned(),
+                build_id: None,
+                exec: misc & MISC_MMAP_DATA == 0,
+                kernel: kernel_mode,
+            },
+            RecordBody::Mmap2(m) => SideEvent::Mmap {
+                pid: m.pid as i32,
+                start: m.addr,
+                len: m.len,
+                pgoff: m.pgoff,
+                filename: m.filename.to_str_lossy().into_owned(),
+                build_id: match &m.file_id {
+                    Mmap2FileId::BuildId(b) => {
+                        let n = usize::from(b.build_id_size).min(b.build_id.len());
+                        Some(b.build_id[..n].to_vec())
+                    }
+                    Mmap2FileId::Inode(_) => None,
+                },
+                exec: m.prot & PROT_EXEC != 0,
+                kernel: kernel_mode,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// A mapped range of a process (or of the kernel).
+#[derive(Debug, Clone, Copy)]
+pub struct Map {
+    pub start: u64,
+    /// Exclusive.
+    pub end: u64,
+    pub pgoff: u64,
+    pub dso: DsoId,
+}
+
+impl Map {
+    /// perf's `map__map_ip`: the file-relative address (kernel and JIT maps: the address).
+    pub fn map_ip(&self, dsos: &Dsos, ip: u64) -> u64 {
+        match dsos.get(self.dso).kind {
+            DsoKind::User => ip - self.start + self.pgoff,
+            _ => ip,
+        }
+    }
+}
+
+type Maps = BTreeMap<u64, Map>;
+
+/// A thread name, interned ([`Machine::comm_name`]): rows keyed by it compare names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CommId(pub u32);
+
+/// One thread.
+#[derive(Debug, Clone)]
+pub struct Thread {
+    pub pid: i32,
+    pub tid: i32,
+    /// `None` until a COMM or FORK names it (perf then shows `:TID`).
+    pub comm: Option<CommId>,
+    /// `:TID`, interned when the thread was first seen unnamed.
+    unnamed: Option<CommId>,
+}
+
+impl Thread {
+    fn new(pid: i32, tid: i32, comm: Option<CommId>) -> Self {
+        Thread {
+            pid,
+            tid,
+            comm,
+            unnamed: None,
+        }
+    }
+}
+
+/// A resolved address: the map it is in, and the symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Frame {
+    pub ip: u64,
+    pub kernel: bool,
+    /// (DSO, map-relative address) when a map covers the address.
+    pub dso: Option<(DsoId, u64)>,
+    pub symbol: Option<SymbolId>,
+}
+
+/// The state of every process and thread at the current point of a recording.
+#[derive(Debug)]
+pub struct Machine {
+    pub dsos: Dsos,
+    threads: FxHashMap<i32, Thread>,
+    maps: FxHashMap<i32, Maps>,
+    kernel_maps: Maps,
+    comms: Vec<Box<str>>,
+    comm_ids: FxHashMap<Box<str>, CommId>,
+}
+
+impl Machine {
+    pub fn new(dsos: Dsos) -> Self {
+        let mut m = Machine {
+            dsos,
+            threads: FxHashMap::default(),
+            maps: FxHashMap::default(),
+            kernel_maps: Maps::new(),
+            comms: vec![],
+            comm_ids: FxHashMap::default(),
+        };
+        m.reset();
+        m
+    }
+
+    /// Forgets threads and maps (not the DSO cache): directory mode replays the side band
+    /// once per stream.
+    pub fn reset(&mut self) {
+        self.threads.clear();
+        // perf's idle thread.
+        let swapper = self.intern("swapper");
+        self.threads.insert(0, Thread::new(0, 0, Some(swapper)));
+        self.maps.clear();
+        self.kernel_maps.clear();
+    }
+
+    pub fn thread(&self, tid: i32) -> Option<&Thread> {
+        self.threads.get(&tid)
+    }
+
+    fn intern(&mut self, name: &str) -> CommId {
+        if let Some(&id) = self.comm_ids.get(name) {
+            return id;
+        }
+        let id = CommId(self.comms.len() as u32);
+        self.comms.push(name.into());
+        self.comm_ids.insert(name.into(), id);
+        id
+    }
+
+    /// The text of an interned name.
+    pub fn comm_name(&self, id: CommId) -> &str {
+        &self.comms[id.0 as usize]
+    }
+
+    /// A thread's name as perf shows it, interned; `None` for a thread never seen (every
+    /// sample's thread is seen: see [`Machine::note_thread`]).
+    pub fn comm_id(&self, tid: i32) -> Option<CommId> {
+        let t = self.threads.get(&tid)?;
+        t.comm.or(t.unnamed)
+    }
+
+    /// A thread's name as perf shows it.
+    pub fn comm(&self, tid: i32) -> std::borrow::Cow<'_, str> {
+        match self.comm_id(tid) {
+            Some(c) => self.comm_name(c).into(),
+            None => format!(":{tid}").into(),
+        }
+    }
+
+    /// The thread of a sample, created (named `:TID`, sharing its process's maps) when
+    /// no record introduced it.
+    pub fn note_thread(&mut self, pid: i32, tid: i32) {
+        if let Some(t) = self.threads.get(&tid) {
+            if t.comm.is_some() || t.unnamed.is_some() {
+                return;
+            }
+        }
+        let unnamed = self.intern(&format!(":{tid}"));
+        let t = self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| Thread::new(pid, tid, None));
+        t.unnamed = Some(unnamed);
+    }
+
+    pub fn apply(&mut self, ev: &SideEvent) {
+        match ev {
+            SideEvent::Comm { pid, tid, comm, .. } => {
+                let id = self.intern(comm);
+                let t = self
+                    .threads
+                    .entry(*tid)
+                    .or_insert_with(|| Thread::new(*pid, *tid, None));
+                t.pid = *pid;
+                t.comm = Some(id);
+            }
+            SideEvent::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => {
+                let parent_comm = self.threads.get(ptid).and_then(|t| t.comm);
+                // A known tid forking again is a reused pid: the old thread is gone.
+                self.threads
+                    .insert(*tid, Thread::new(*pid, *tid, parent_comm));
+                if pid != ppid {
+                    let maps = self.maps.get(ppid).cloned().unwrap_or_default();
+                    self.maps.insert(*pid, maps);
+                }
+            }
+            SideEvent::Exit { .. } => {}
+            SideEvent::Mmap {
+                pid,
+                start,
+                len,
+                pgoff,
+                filename,
+                build_id,
+                exec,
+                kernel,
+            } => self.mmap(
+                *pid, *start, *len, *pgoff, filename, build_id, *exec, *kernel,
+            ),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mmap(
+        &mut self,
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        filename: &str,
+        build_id: &Option<Vec<u8>>,
+        exec: bool,
+        kernel: bool,
+    ) {
+        if let Some(id) = build_id {
+            self.dsos.note_build_id(filename, id.clone());
+        }
+        let end = start.saturating_add(len);
+        if pid == -1 || kernel {
+            let (name, kind) = if filename.starts_with("[kernel.kallsyms]") {
+                self.dsos.note_kernel_ref(pgoff);
+                ("[kernel.kallsyms]".to_string(), DsoKind::Kernel)
+            } else {
+                let m = module_name(filename);
+                (format!("[{m}]"), DsoKind::Module(m))
+            };
+            let dso = self.dsos.intern(&name, kind);
+            insert_map(
+                &mut self.kernel_maps,
+                Map {
+                    start,
+                    end,
+                    pgoff,
+                    dso,
+                },
+            );
+            return;
+        }
+        let anon = filename == "//anon"
+            || filename.starts_with("/dev/zero")
+            || filename.starts_with("/anon_hugepage");
+        let no_dso =
+            filename.starts_with("[stack") || filename.starts_with("/SYSV") || filename == "[heap]";
+        if !exec {
+            // perf keeps data maps apart (they never hold an ip).
+            return;
+        }
+        let dso = if anon || no_dso {
+            let path = self
+                .dsos
+                .sources
+                .perf_map_dir
+                .join(format!("perf-{pid}.map"));
+            self.dsos.intern(&path.to_string_lossy(), DsoKind::PerfMap)
+        } else {
+            self.dsos.intern(filename, DsoKind::User)
+        };
+        insert_map(
+            self.maps.entry(pid).or_default(),
+            Map {
+                start,
+                end,
+                pgoff,
+                dso,
+            },
+        );
+    }
+
+    /// The map and symbol of an address in a thread (`kernel`: the sample's or the
+    /// callchain context's cpumode).
+    pub fn resolve(&self, pid: i32, kernel: bool, ip: u64) -> Frame {
+        let Some(map) = self.find_map(pid, kernel, ip) else {
+            return Frame {
+                ip,
+                kernel,
+                dso: None,
+                symbol: None,
+            };
+        };
+        let map_ip = map.map_ip(&self.dsos, ip);
+        let addr = self.dsos.lookup_address(map.dso, map_ip);
+        Frame {
+            ip,
+            kernel,
+            dso: Some((map.dso, map_ip)),
+            symbol: self.dsos.find_symbol(map.dso, addr),
+        }
+    }
+
+    /// The DSO mapped at an address (no symbol lookup).
+    pub fn map_of(&self, pid: i32, kernel: bool, ip: u64) -> Option<DsoId> {
+        self.find_map(pid, kernel, ip).map(|m| m.dso)
+    }
+
+    fn find_map(&self, pid: i32, kernel: bool, ip: u64) -> Option<Map> {
+        let maps = if kernel {
+            &self.kernel_maps
+        } else {
+            self.maps.get(&pid)?
+        };
+        let (_, map) = maps.range(..=ip).next_back()?;
+        (ip < map.end).then_some(*map)
+    }
+}
+
+/// Inserts a map, cutting the ones it overlaps (perf's `maps__fixup_overlappings`).
+fn insert_map(maps: &mut Maps, new: Map) {
+    let overlapping: Vec<u64> = maps
+        .range(..new.end)
+        .rev()
+        // Maps do not overlap, so ends grow with starts: stop at the first that ends
+        // before the new one begins.
+        .take_while(|(_, m)| m.end > new.start)
+        .map(|(&k, _)| k)
+        .collect();
+    for k in overlapping {
+        let old = maps.remove(&k).expect("key just listed");
+        if old.start < new.start {
+            maps.insert(
+                old.start,
+                Map {
+                    end: new.start,
+                    ..old
+                },
+            );
+        }
+        if old.end > new.end {
+            maps.insert(
+                new.end,
+                Map {
+                    start: new.end,
+                    pgoff: old.pgoff + (new.end - old.start),
+                    ..old
+                },
+            );
+        }
+    }
+    maps.insert(new.start, new);
+}
+
+/// `[ext4]` for `/lib/modules/…/ext4.ko(.xz)`, as perf names module DSOs.
+fn module_name(filename: &str) -> String {
+    if let Some(inner) = filename.strip_prefix('[') {
+        return inner.trim_end_matches(']').to_string();
+    }
+    let base = filename.rsplit('/').next().unwrap_or(filename);
+    let stem = base.split(".ko").next().unwrap_or(base);
+    stem.replace('-', "_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dso::SymbolSources;
+
+    #[test]
+    fn mmap_cuts_what_it_overlaps() {
+        let mut m = Maps::new();
+        let d = DsoId(0);
+        insert_map(
+            &mut m,
+            Map {
+                start: 0x1000,
+                end: 0x5000,
+                pgoff: 0,
+                dso: d,
+            },
+        );
+        insert_map(
+            &mut m,
+            Map {
+                start: 0x2000,
+                end: 0x3000,
+                pgoff: 0,
+                dso: DsoId(1),
+            },
+        );
+        let got: Vec<_> = m
+            .values()
+            .map(|m| (m.start, m.end, m.pgoff, m.dso.0))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0x1000, 0x2000, 0, 0),
+                (0x2000, 0x3000, 0, 1),
+                (0x3000, 0x5000, 0x2000, 0)
+            ]
+        );
+    }
+
+    #[test]
+    fn fork_copies_name_and_maps_and_unknown_threads_are_tid() {
+        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
+        m.apply(&SideEvent::Comm {
+            pid: 10,
+            tid: 10,
+            comm: "parent".into(),
+            exec: false,
+        });
+        m.apply(&SideEvent::Mmap {
+            pid: 10,
+            start: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            filename: "/bin/x".into(),
+            build_id: None,
+            exec: true,
+            kernel: false,
+        });
+        m.apply(&SideEvent::Fork {
+            pid: 11,
+            ppid: 10,
+            tid: 11,
+            ptid: 10,
+        });
+        assert_eq!(m.comm(11), "parent");
+        assert!(m.resolve(11, false, 0x1800).dso.is_some());
+        assert_eq!(m.comm(99), ":99");
+        m.apply(&SideEvent::Comm {
+            pid: 11,
+            tid: 11,
+            comm: "child".into(),
+            exec: true,
+        });
+        assert_eq!(m.comm(11), "child");
+    }
+}

@@ -1,0 +1,358 @@
+//! The table `perf report --stdio` prints: per event, the share of the period each
+//! combination of sort keys (command, pid, thread, shared object, symbol) has, with the
+//! sample counts, and under `-g` the call chains that led there.
+
+use crate::dso::{DsoId, SymbolId};
+use crate::machine::{CommId, Frame};
+use crate::{Analyzer, Machine};
+use perfdata::Error;
+use rustc_hash::FxHashMap as HashMap;
+use std::fmt::Write as _;
+
+/// A column of the report (perf's `--sort` keys of the same names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Comm,
+    Pid,
+    Tid,
+    Dso,
+    Sym,
+}
+
+impl SortKey {
+    pub fn parse(list: &str) -> Result<Vec<SortKey>, String> {
+        list.split(',')
+            .map(|k| match k.trim() {
+                "comm" => Ok(SortKey::Comm),
+                "pid" => Ok(SortKey::Pid),
+                "tid" => Ok(SortKey::Tid),
+                "dso" => Ok(SortKey::Dso),
+                "sym" => Ok(SortKey::Sym),
+                other => Err(format!(
+                    "unknown sort key `{other}` (known: comm, pid, tid, dso, sym)"
+                )),
+            })
+            .collect()
+    }
+
+    /// perf's column header.
+    pub fn header(self) -> &'static str {
+        match self {
+            SortKey::Comm => "Command",
+            SortKey::Pid => "Pid:Command",
+            SortKey::Tid => "Tid",
+            SortKey::Dso => "Shared Object",
+            SortKey::Sym => "Symbol",
+        }
+    }
+}
+
+/// What a row is keyed by (only the fields of the chosen sort keys are set).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+struct RowKey {
+    comm: Option<CommId>,
+    pid: Option<i32>,
+    tid: Option<i32>,
+    dso: Option<Option<DsoId>>,
+    sym: Option<SymKey>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum SymKey {
+    Symbol(SymbolId, char),
+    /// Unresolved: the map-relative address (or the address, without a map).
+    Addr(u64, char),
+}
+
+/// One row of a report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// The sort keys' values, rendered as perf prints them, in `--sort` order.
+    pub keys: Vec<String>,
+    pub samples: u64,
+    pub period: u64,
+    /// Share of the event's total period, in percent.
+    pub percent: f64,
+    /// Under `-g`: the distinct caller chains (callers of the row's function, nearest
+    /// first) with their period, largest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub callers: Vec<(Vec<String>, u64)>,
+}
+
+/// The report of one event.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EventReport {
+    pub event: String,
+    pub samples: u64,
+    pub period: u64,
+    pub rows: Vec<Row>,
+}
+
+/// Options of [`report`].
+#[derive(Debug, Clone)]
+pub struct ReportOptions {
+    pub sort: Vec<SortKey>,
+    /// Collect the caller chains of every row (`-g`).
+    pub callers: bool,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
+            callers: false,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    samples: u64,
+    period: u64,
+    callers: HashMap<Vec<(Option<SymbolId>, u64)>, u64>,
+}
+
+/// Builds the report of every event of a recording.
+pub fn report(
+    analyzer: &mut Analyzer<'_>,
+    opts: &ReportOptions,
+) -> Result<Vec<EventReport>, Error> {
+    let n_events = analyzer.events.len().max(1);
+    let mut rows: Vec<HashMap<RowKey, Acc>> = (0..n_events).map(|_| HashMap::default()).collect();
+    let mut totals = vec![(0u64, 0u64); n_events];
+    let mut frames: Vec<Frame> = vec![];
+    let want = |k| opts.sort.contains(&k);
+    let (w_comm, w_pid, w_tid, w_dso, w_sym) = (
+        want(SortKey::Comm) || want(SortKey::Pid),
+        want(SortKey::Pid),
+        want(SortKey::Tid),
+        want(SortKey::Dso),
+        want(SortKey::Sym),
+    );
+    analyzer.run(&mut |machine, item| {
+        let Some(s) = &item.sample else {
+            return Ok(true);
+        };
+        let ev = s.event.min(n_events - 1);
+        let leaf = if opts.callers {
+            machine.frames(s, &mut frames)?;
+            frames[0]
+        } else {
+            machine.resolve(s.pid, s.kernel, s.ip)
+        };
+        // perf keys the row by the sample's ip, not the callchain's first entry.
+        let leaf = if leaf.ip == s.ip {
+            leaf
+        } else {
+            machine.resolve(s.pid, s.kernel, s.ip)
+        };
+        let mut key = RowKey::default();
+        if w_comm {
+            let id = match machine.comm_id(s.tid) {
+                Some(c) => c,
+                None => return Err(Error::other(format!("sample of unknown thread {}", s.tid))),
+            };
+            key.comm = Some(id);
+        }
+        if w_pid {
+            key.pid = Some(s.pid);
+        }
+        if w_tid {
+            key.tid = Some(s.tid);
+        }
+        if w_dso {
+            key.dso = Some(leaf.dso.map(|(d, _)| d));
+        }
+        if w_sym {
+            key.sym = Some(sym_key(&leaf));
+        }
+        let acc = rows[ev].entry(key).or_default();
+        acc.samples += 1;
+        acc.period += s.period;
+        totals[ev].0 += 1;
+        totals[ev].1 += s.period;
+        if opts.callers && frames.len() > 1 {
+            let chain = frames[1..]
+                .iter()
+                .map(|f| (f.symbol, f.dso.map_or(f.ip, |(_, a)| a)))
+                .collect();
+            *acc.callers.entry(chain).or_default() += s.period;
+        }
+        Ok(true)
+    })?;
+    let machine = &analyzer.machine;
+    let mut out = vec![];
+    for (ev, table) in rows.into_iter().enumerate() {
+        let (samples, period) = totals[ev];
+        if samples == 0 {
+            continue;
+        }
+        let mut list: Vec<(RowKey, Acc)> = table.into_iter().collect();
+        list.sort_by(|(ka, a), (kb, b)| {
+            b.period
+                .cmp(&a.period)
+                .then_with(|| tie_order(machine, ka, kb))
+        });
+        let rows = list
+            .into_iter()
+            .map(|(k, acc)| {
+                let mut callers: Vec<(Vec<String>, u64)> = acc
+                    .callers
+                    .into_iter()
+                    .map(|(chain, p)| {
+                        let names = chain
+                            .into_iter()
+                            .map(|(sym, addr)| match sym {
+                                Some(s) => machine.dsos.symbol_name(s).to_string(),
+                                None => format!("{addr:#x}"),
+                            })
+                            .collect();
+                        (names, p)
+                    })
+                    .collect();
+                callers.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+                Row {
+                    keys: opts
+                        .sort
+                        .iter()
+                        .map(|&sk| render_key(machine, &k, sk))
+                        .collect(),
+                    samples: acc.samples,
+                    period: acc.period,
+                    percent: percent(acc.period, period),
+                    callers,
+                }
+            })
+            .collect();
+        out.push(EventReport {
+            event: analyzer.events.get(ev).cloned().unwrap_or_default(),
+            samples,
+            period,
+            rows,
+        });
+    }
+    Ok(out)
+}
+
+fn percent(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / total as f64
+    }
+}
+
+/// perf's level mark: `[k]` kernel, `[.]` user.
+fn level(f: &Frame) -> char {
+    if f.kernel {
+        'k'
+    } else {
+        '.'
+    }
+}
+
+fn sym_key(f: &Frame) -> SymKey {
+    match f.symbol {
+        Some(s) => SymKey::Symbol(s, level(f)),
+        None => SymKey::Addr(f.dso.map_or(f.ip, |(_, a)| a), level(f)),
+    }
+}
+
+/// Equal periods: by comm, then shared object name, then symbol address (perf's sort
+/// functions).
+fn tie_order(m: &Machine, a: &RowKey, b: &RowKey) -> std::cmp::Ordering {
+    let comm = |k: &RowKey| k.comm.map(|c| m.comm_name(c));
+    let dso = |k: &RowKey| {
+        k.dso
+            .map(|d| d.map_or("[unknown]", |d| m.dsos.get(d).short_name.as_str()))
+    };
+    let sym = |k: &RowKey| match k.sym {
+        Some(SymKey::Symbol(s, _)) => (0, m.dsos.symbol_start(s)),
+        Some(SymKey::Addr(a, _)) => (1, a),
+        None => (2, 0),
+    };
+    comm(a)
+        .cmp(&comm(b))
+        .then(a.pid.cmp(&b.pid))
+        .then(a.tid.cmp(&b.tid))
+        .then_with(|| dso(a).cmp(&dso(b)))
+        .then_with(|| sym(a).cmp(&sym(b)))
+}
+
+fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
+    let comm = || k.comm.map_or("", |c| m.comm_name(c));
+    match sk {
+        SortKey::Comm => comm().to_string(),
+        SortKey::Pid => format!("{:>7}:{}", k.pid.unwrap_or(-1), comm()),
+        SortKey::Tid => format!("{}", k.tid.unwrap_or(-1)),
+        SortKey::Dso => match k.dso.flatten() {
+            Some(d) => m.dsos.get(d).short_name.clone(),
+            None => "[unknown]".into(),
+        },
+        SortKey::Sym => match k.sym {
+            Some(SymKey::Symbol(s, l)) => format!("[{l}] {}", m.dsos.symbol_name(s)),
+            Some(SymKey::Addr(a, l)) => format!("[{l}] {a:#018x}"),
+            None => String::new(),
+        },
+    }
+}
+
+/// The report as `perf report --stdio -n` prints it.
+pub fn render(reports: &[EventReport], opts: &ReportOptions) -> String {
+    let mut s = String::new();
+    for r in reports {
+        let _ = writeln!(s, "# Samples: {}  of event '{}'", r.samples, r.event);
+        let _ = writeln!(s, "# Event count (approx.): {}", r.period);
+        s.push_str("#\n");
+        let mut widths: Vec<usize> = opts.sort.iter().map(|k| k.header().len()).collect();
+        for row in &r.rows {
+            for (w, v) in widths.iter_mut().zip(&row.keys) {
+                *w = (*w).max(v.chars().count());
+            }
+        }
+        let mut header = "# Overhead       Samples".to_string();
+        let mut dots = "# ........  ............".to_string();
+        for (k, w) in opts.sort.iter().zip(&widths) {
+            let _ = write!(header, "  {:<w$}", k.header());
+            let _ = write!(dots, "  {}", ".".repeat(*w));
+        }
+        let _ = writeln!(s, "{}", header.trim_end());
+        let _ = writeln!(s, "{dots}");
+        s.push_str("#\n");
+        for row in &r.rows {
+            let mut line = format!("{:>9.2}%  {:>12}", row.percent, row.samples);
+            for (v, w) in row.keys.iter().zip(&widths) {
+                let _ = write!(line, "  {v:<w$}");
+            }
+            let _ = writeln!(s, "{}", line.trim_end());
+            if !row.callers.is_empty() {
+                render_callers(&mut s, row, r.period);
+            }
+        }
+        s.push_str("\n\n");
+    }
+    s
+}
+
+fn render_callers(s: &mut String, row: &Row, total: u64) {
+    let pad = " ".repeat(12);
+    let _ = writeln!(s, "{pad}|");
+    let n = row.callers.len();
+    for (i, (chain, period)) in row.callers.iter().enumerate() {
+        let last = i + 1 == n;
+        let branch = if last { " --" } else { "|--" };
+        let _ = write!(s, "{pad}{branch}{:.2}%--", percent(*period, total));
+        let indent = pad.clone() + if last { "   " } else { "|  " } + "        ";
+        for (j, f) in chain.iter().enumerate() {
+            if j == 0 {
+                let _ = writeln!(s, "{f}");
+            } else {
+                let _ = writeln!(s, "{indent}{f}");
+            }
+        }
+        if !last {
+            let _ = writeln!(s, "{pad}|");
+        }
+    }
+    s.push('\n');
+}

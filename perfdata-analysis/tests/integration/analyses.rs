@@ -1,0 +1,171 @@
+//! The analyses (report, collapse, stats, info) on every conformance fixture: their totals
+//! agree with a plain walk of the samples. perf's own tables are compared in
+//! `cargo xtask conformance` (checks 7, 8).
+
+use crate::common;
+
+use perfdata::Recording;
+use perfdata_analysis::{collapse, info, report, stats, Analyzer, SymbolOptions};
+use std::path::{Path, PathBuf};
+
+fn fixtures() -> Vec<PathBuf> {
+    common::fixture_files()
+}
+
+/// Addresses only: results must not depend on this machine's symbol files.
+fn no_symbols() -> SymbolOptions {
+    SymbolOptions {
+        no_symbols: true,
+        ..SymbolOptions::default()
+    }
+}
+
+/// Samples per attr and their periods, from the plain file-order walk (no READ
+/// expansion: callers skip files with PERF_SAMPLE_READ).
+fn plain_totals(path: &Path) -> (Vec<u64>, Vec<u64>, bool) {
+    let rec = Recording::open(path).unwrap();
+    let data = rec.data().unwrap();
+    let n = data.session.attrs.len().max(1);
+    let (mut samples, mut periods) = (vec![0u64; n], vec![0u64; n]);
+    let read = data.session.attrs.iter().any(|a| {
+        a.attr
+            .sample_type
+            .contains(perfdata::types::SampleType::READ)
+    });
+    rec.for_each_record(&mut |_, _, r, ctx| {
+        if let Some(s) = data.sample(&r, ctx)? {
+            let i = ctx.attr.unwrap_or(0) as usize;
+            samples[i] += 1;
+            let attr = &data.session.attrs[i].attr;
+            periods[i] += s.period().unwrap_or(attr.sample_period_or_freq);
+        }
+        Ok(true)
+    })
+    .unwrap();
+    (samples, periods, read)
+}
+
+#[test]
+fn report_rows_add_up_to_every_sample_of_every_event() {
+    for path in fixtures() {
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let reports = report::report(&mut a, &report::ReportOptions::default()).unwrap();
+        let (samples, periods, read) = plain_totals(&path);
+        let name = path.display();
+        for r in &reports {
+            let rows_samples: u64 = r.rows.iter().map(|x| x.samples).sum();
+            let rows_period: u64 = r.rows.iter().map(|x| x.period).sum();
+            assert_eq!(rows_samples, r.samples, "{name} {}", r.event);
+            assert_eq!(rows_period, r.period, "{name} {}", r.event);
+            let pct: f64 = r.rows.iter().map(|x| x.percent).sum();
+            assert!(
+                (pct - 100.0).abs() < 1e-6 || r.period == 0,
+                "{name}: {pct}%"
+            );
+            // Rows by period, largest first.
+            assert!(
+                r.rows.windows(2).all(|w| w[0].period >= w[1].period),
+                "{name}"
+            );
+        }
+        if !read {
+            let ours: u64 = reports.iter().map(|r| r.samples).sum();
+            assert_eq!(ours, samples.iter().sum::<u64>(), "{name}");
+            let ours_p: u64 = reports.iter().map(|r| r.period).sum();
+            assert_eq!(ours_p, periods.iter().sum::<u64>(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn collapse_counts_the_first_events_periods() {
+    for path in fixtures() {
+        let (_, periods, read) = plain_totals(&path);
+        if read {
+            continue; // READ samples: periods are counter deltas (checked against perf live)
+        }
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let folded = collapse::collapse(&mut a, &collapse::CollapseOptions::default()).unwrap();
+        let total: u64 = folded.values().sum();
+        // The first event sampled is one of the attrs: its period total is ours.
+        assert!(
+            folded.is_empty() || periods.contains(&total),
+            "{}: {total} not in {periods:?}",
+            path.display()
+        );
+        for stack in folded.keys() {
+            assert!(!stack.contains(' ') || stack.split(';').next().is_some());
+            assert!(stack.split(';').count() >= 2, "{}: {stack}", path.display());
+        }
+    }
+}
+
+#[test]
+fn stats_tables_agree_with_the_records() {
+    for path in fixtures() {
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let mut overview = 0u64;
+        let mut last_time = 0u64;
+        let s = stats::stats(&mut a, &mut |row| {
+            overview += 1;
+            // Time order, as perf delivers records.
+            if let Some(t) = row.time.filter(|&t| t != 0) {
+                if rec.is_directory() {
+                    return Ok(()); // per stream (see Analyzer::run)
+                }
+                assert!(
+                    t >= last_time,
+                    "{}: {} before {last_time}",
+                    path.display(),
+                    t
+                );
+                last_time = t;
+            }
+            Ok(())
+        })
+        .unwrap();
+        let typed: u64 = s.stat.iter().map(|t| t.count).sum();
+        let name = path.display();
+        assert!(
+            overview >= typed,
+            "{name}: {overview} rows, {typed} counted"
+        );
+        let (samples, _, read) = plain_totals(&path);
+        let stat_samples: u64 = s
+            .stat
+            .iter()
+            .filter(|t| t.type_ == "SAMPLE")
+            .map(|t| t.count)
+            .sum();
+        let proc_samples: u64 = s.processes.iter().map(|p| p.samples).sum();
+        let fn_samples: u64 = s.results.iter().map(|f| f.samples).sum();
+        assert_eq!(proc_samples, fn_samples, "{name}");
+        if !read {
+            assert_eq!(stat_samples, samples.iter().sum::<u64>(), "{name}");
+            assert_eq!(fn_samples, stat_samples, "{name}");
+        }
+    }
+}
+
+#[test]
+fn info_names_the_producer_and_counts_samples() {
+    let path = common::fixture_path("multi-event.data");
+    let rec = Recording::open(&path).unwrap();
+    let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+    let i = info::info(&mut a, 3).unwrap();
+    let names: Vec<&str> = i.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["cpu-clock", "task-clock"]);
+    let (samples, _, _) = plain_totals(&path);
+    assert_eq!(
+        i.events.iter().map(|e| e.samples).collect::<Vec<_>>(),
+        samples
+    );
+    assert!(i.perf_version.is_some() && i.hostname.is_some() && i.command_line.is_some());
+    assert!(i.first_time.unwrap() <= i.last_time.unwrap());
+    assert!(i.top_processes.len() <= 3 && !i.top_processes.is_empty());
+    let text = info::render(&i);
+    assert!(text.contains("cpu-clock") && text.contains("top shared objects"));
+}

@@ -1,0 +1,7 @@
+//! The analysis crate's integration tests, as one binary.
+
+#[path = "../../../perfdata/tests/common/mod.rs"]
+mod common;
+
+mod analyses;
+mod parquet_export;

@@ -1,0 +1,225 @@
+//! The Parquet export read back with the `parquet` crate (no Python, no SQL engine) and
+//! checked against the library's own walk of the same recordings.
+
+#![cfg(feature = "parquet")]
+
+use crate::common;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, UInt64Type};
+use arrow_array::{Array, RecordBatch};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use perfdata::Recording;
+use perfdata_analysis::parquet::{export_recording, samples_schema, ExportOptions};
+use perfdata_analysis::{Analyzer, Frame, SymbolOptions};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn read(dir: &Path, table: &str, recording: u32) -> Vec<RecordBatch> {
+    let path = dir
+        .join(table)
+        .join(format!("recording={recording}"))
+        .join("part-0.parquet");
+    let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap()
+        .map(|b| b.unwrap())
+        .collect()
+}
+
+fn opts(symbolize: bool) -> ExportOptions {
+    ExportOptions {
+        symbolize,
+        // Small row groups: several per file, as a large recording has.
+        row_group_size: 7,
+        symbols: SymbolOptions::default(),
+    }
+}
+
+/// Per sample: (event, time, tid, period, frame addresses leaf first), from the library.
+type Expected = Vec<(String, Option<u64>, i32, u64, Vec<u64>)>;
+
+fn expected(path: &Path) -> Expected {
+    let rec = Recording::open(path).unwrap();
+    let mut a = Analyzer::open(
+        &rec,
+        &SymbolOptions {
+            no_symbols: true,
+            ..SymbolOptions::default()
+        },
+    )
+    .unwrap();
+    let events = a.events.clone();
+    let mut out = vec![];
+    let mut frames: Vec<Frame> = vec![];
+    a.run(&mut |m, item| {
+        if let Some(s) = &item.sample {
+            m.frames(s, &mut frames)?;
+            out.push((
+                events[s.event].clone(),
+                s.time,
+                s.tid,
+                s.period,
+                frames.iter().map(|f| f.ip).collect(),
+            ));
+        }
+        Ok(true)
+    })
+    .unwrap();
+    out
+}
+
+#[test]
+fn every_sample_and_its_stack_read_back_equal_to_the_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "callchain.data",
+        "multi-event.data",
+        "group-read.data",
+        "pipe-callchain.pipe.data",
+        "threads.data",
+        "sample-fields.data",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let path = common::fixture_path(name);
+        let summary = export_recording(&path, i as u32, dir.path(), &opts(i % 2 == 0)).unwrap();
+        let want = expected(&path);
+        assert_eq!(summary.samples, want.len() as u64, "{name}");
+
+        let frames = read(dir.path(), "frames", i as u32);
+        let mut address: HashMap<u64, u64> = HashMap::new();
+        for b in &frames {
+            let id = b.column(0).as_primitive::<UInt64Type>();
+            let addr = b.column(2).as_primitive::<UInt64Type>();
+            for r in 0..b.num_rows() {
+                assert!(
+                    address.insert(id.value(r), addr.value(r)).is_none(),
+                    "{name}: frame ids unique"
+                );
+            }
+        }
+        let stacks = read(dir.path(), "stacks", i as u32);
+        let mut stack: HashMap<u64, Vec<u64>> = HashMap::new();
+        for b in &stacks {
+            let id = b.column(0).as_primitive::<UInt64Type>();
+            let list = b.column(1).as_list::<i32>();
+            for r in 0..b.num_rows() {
+                let ids = list.value(r);
+                let ids = ids.as_primitive::<UInt64Type>();
+                let addrs = ids.values().iter().map(|f| address[f]).collect();
+                assert!(
+                    stack.insert(id.value(r), addrs).is_none(),
+                    "{name}: stack ids unique"
+                );
+            }
+        }
+        let samples = read(dir.path(), "samples", i as u32);
+        assert_eq!(
+            samples[0].schema().fields().len(),
+            samples_schema().fields().len()
+        );
+        let mut got: Expected = vec![];
+        for b in &samples {
+            let event = b.column(0).as_string::<i32>();
+            let time = b.column(1).as_primitive::<UInt64Type>();
+            let tid = b.column(3).as_primitive::<Int32Type>();
+            let period = b.column(5).as_primitive::<UInt64Type>();
+            let ip = b.column(6).as_primitive::<UInt64Type>();
+            let stack_id = b.column(7).as_primitive::<UInt64Type>();
+            let leaf = b.column(8).as_primitive::<UInt64Type>();
+            for r in 0..b.num_rows() {
+                assert_eq!(
+                    address[&leaf.value(r)],
+                    ip.value(r),
+                    "{name}: leaf frame is the ip"
+                );
+                got.push((
+                    event.value(r).to_string(),
+                    (!time.is_null(r)).then(|| time.value(r)),
+                    tid.value(r),
+                    period.value(r),
+                    stack[&stack_id.value(r)].clone(),
+                ));
+            }
+        }
+        assert_eq!(got, want, "{name}");
+
+        let recs = read(dir.path(), "recordings", i as u32);
+        assert_eq!(recs[0].num_rows(), 1);
+        let n = recs[0].column(8).as_primitive::<UInt64Type>().value(0);
+        assert_eq!(n, want.len() as u64);
+        let threads: usize = read(dir.path(), "threads", i as u32)
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        let mmaps: usize = read(dir.path(), "mmaps", i as u32)
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        assert!(
+            threads > 0 && mmaps > 0,
+            "{name}: {threads} threads, {mmaps} mmaps"
+        );
+    }
+}
+
+#[test]
+fn symbolized_frames_name_what_the_report_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::fixture_path("callchain.data");
+    export_recording(&path, 0, dir.path(), &opts(true)).unwrap();
+    // The report's symbol names for this machine's view of the file.
+    let rec = Recording::open(&path).unwrap();
+    let mut a = Analyzer::open(&rec, &SymbolOptions::default()).unwrap();
+    let mut names = std::collections::BTreeSet::new();
+    a.run(&mut |m, item| {
+        if let Some(s) = &item.sample {
+            if let Some(sym) = m.resolve(s.pid, s.kernel, s.ip).symbol {
+                names.insert(m.dsos.symbol_name(sym).to_string());
+            }
+        }
+        Ok(true)
+    })
+    .unwrap();
+    let mut exported = std::collections::BTreeSet::new();
+    for b in read(dir.path(), "frames", 0) {
+        let f = b.column(6).as_string::<i32>();
+        for r in 0..b.num_rows() {
+            if !f.is_null(r) {
+                exported.insert(f.value(r).to_string());
+            }
+        }
+    }
+    assert!(names.is_subset(&exported), "{names:?} not in {exported:?}");
+}
+
+#[test]
+fn a_failed_export_leaves_no_partial_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.data");
+    std::fs::write(&junk, b"PERFILE2 but nothing else").unwrap();
+    let out = dir.path().join("out");
+    assert!(export_recording(&junk, 0, &out, &opts(false)).is_err());
+    let leftovers: Vec<_> = walk(&out);
+    assert!(
+        leftovers.iter().all(|p| !p.ends_with("part-0.parquet")),
+        "{leftovers:?}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![];
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

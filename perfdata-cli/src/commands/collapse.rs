@@ -1,0 +1,73 @@
+//! `perfdata collapse`: folded stacks for flame graphs.
+
+use crate::error::{At, CliError, CliResult};
+use crate::input::Input;
+use crate::output::Output;
+use crate::symbols::SymbolArgs;
+use perfdata_analysis::{collapse, Analyzer};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Folded stacks (`comm;root;…;leaf count`) for flame graphs: the lines
+/// `perf script | inferno-collapse-perf` gives.
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  perfdata collapse perf.data > stacks.folded\n  \
+    perfdata collapse perf.data --event task-clock --pid"
+)]
+pub struct Args {
+    #[command(flatten)]
+    input: Input,
+    #[command(flatten)]
+    stacks: StackArgs,
+    /// Append the process id to the process name.
+    #[arg(long)]
+    pid: bool,
+    /// Append the process and thread ids to the process name.
+    #[arg(long)]
+    tid: bool,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// What goes into the stacks (shared with `flamegraph`).
+#[derive(clap::Args, Debug)]
+pub struct StackArgs {
+    /// Only this event (default: the first one sampled).
+    #[arg(long)]
+    pub event: Option<String>,
+    /// Add inlined functions (from DWARF debug info) as frames.
+    #[arg(long)]
+    pub inline: bool,
+    #[command(flatten)]
+    pub symbols: SymbolArgs,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let folded = folded(args.input.path(), &args.stacks, args.pid, args.tid)?;
+    let mut out = args.output.open()?;
+    collapse::write_folded(&mut out, &folded)?;
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The folded stacks of the recording at `path`.
+pub fn folded(
+    path: &Path,
+    stacks: &StackArgs,
+    include_pid: bool,
+    include_tid: bool,
+) -> Result<BTreeMap<String, u64>, CliError> {
+    let recording = crate::input::open(path)?;
+    let mut analyzer =
+        Analyzer::open(&recording, &stacks.symbols.options(stacks.inline)).at(path)?;
+    crate::progress::show(&mut analyzer, "collapse");
+    let opts = collapse::CollapseOptions {
+        event: stacks.event.clone(),
+        include_pid,
+        include_tid,
+        inline: stacks.inline,
+    };
+    collapse::collapse(&mut analyzer, &opts).at(path)
+}

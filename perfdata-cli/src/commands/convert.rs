@@ -1,0 +1,110 @@
+//! `perfdata convert`: byte order, layout and compression of a recording, and the
+//! conversions to and from gperftools CPU profiles.
+
+use crate::error::CliResult;
+use crate::gperftools;
+use crate::input::Input;
+use perfdata::write::stages::CompressedKind;
+use perfdata::write::{convert_file, ConvertOptions};
+use perfdata::{Endianness, Layout};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
+/// byte-exact copy. The output is written to a temporary file, read back and renamed into
+/// place, so OUTPUT may be the input. Also converts between perf.data and gperftools CPU
+/// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`).
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  perfdata convert perf.data -o copy.data\n  \
+    perfdata convert --endian big --compress perf.data -o big.data\n  \
+    perfdata convert --layout pipe perf.data -o stream.data\n  \
+    perfdata convert --to gperftools --comm prog perf.data -o prog.prof\n  \
+    perfdata convert --to perf prog.prof -o prog.data"
+)]
+pub struct Args {
+    #[command(flatten)]
+    input: Input,
+    /// The file to write (it may be the input).
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    output: PathBuf,
+    /// Byte order of the output (default: the input's).
+    #[arg(long, value_enum)]
+    endian: Option<EndianArg>,
+    /// Layout of the output (default: the input's).
+    #[arg(long, value_enum)]
+    layout: Option<LayoutArg>,
+    /// Decompress COMPRESSED/COMPRESSED2 records.
+    #[arg(long)]
+    decompress: bool,
+    /// Compress the kernel records (COMPRESSED2 unless --compressed-v1).
+    #[arg(long)]
+    compress: bool,
+    /// With --compress: write PERF_RECORD_COMPRESSED (81), which perf before 6.16 reads.
+    #[arg(long, requires = "compress")]
+    compressed_v1: bool,
+    /// zstd level for --compress.
+    #[arg(long, default_value_t = 3)]
+    level: i32,
+    /// Decode every record and feature and encode them again (typed round trip).
+    #[arg(long)]
+    typed: bool,
+    #[command(flatten)]
+    gperftools: gperftools::ConvertArgs,
+}
+
+/// A byte order on the command line.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum EndianArg {
+    Little,
+    Big,
+}
+
+impl From<EndianArg> for Endianness {
+    fn from(e: EndianArg) -> Self {
+        match e {
+            EndianArg::Little => Endianness::Little,
+            EndianArg::Big => Endianness::Big,
+        }
+    }
+}
+
+/// A layout on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
+pub enum LayoutArg {
+    File,
+    Pipe,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let input = args.input.path();
+    let common = gperftools::Common {
+        endian: args.endian,
+        typed: args.typed,
+        perf_options: args.layout.is_some() || args.decompress || args.compress,
+    };
+    if let Some(done) = gperftools::convert(input, &args.output, &args.gperftools, common) {
+        return done.map(|()| ExitCode::SUCCESS);
+    }
+    let opts = ConvertOptions {
+        endian: args.endian.map(Endianness::from),
+        layout: args.layout.map(|l| match l {
+            LayoutArg::File => Layout::File,
+            LayoutArg::Pipe => Layout::Pipe,
+        }),
+        decompress: args.decompress,
+        compress: args.compress.then(|| {
+            let kind = if args.compressed_v1 {
+                CompressedKind::Compressed
+            } else {
+                CompressedKind::Compressed2
+            };
+            (kind, args.level)
+        }),
+        typed: args.typed,
+    };
+    // Its errors name the file they are about (the input, or the output that was not
+    // written).
+    convert_file(input, &args.output, &opts)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,88 @@
+//! `perfdata dump`: every part of a recording (or of a gperftools CPU profile), as text
+//! or one JSON object per line, through `perfdata::dump`.
+
+use crate::error::{At, CliError, CliResult};
+use crate::input::Input;
+use crate::output::Output;
+use perfdata::dump::{dump_pipe, dump_recording, Damaged, DumpOptions};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Print the header, attrs, features and records of a perf.data file (or the header,
+/// records and maps of a gperftools CPU profile).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
+    perfdata dump perf.data --json | jq .record\n  perf record -o - true | perfdata dump -\n  \
+    perfdata dump prog.prof")]
+pub struct Args {
+    /// A perf.data file (file or pipe layout, either byte order), a `--threads`
+    /// directory, or a gperftools CPU profile (told apart by content); `-` reads a
+    /// pipe-mode perf.data stream from standard input (`perf record -o - … | perfdata dump -`).
+    #[command(flatten)]
+    input: Input,
+    /// Print only the header, attrs and features.
+    #[arg(long)]
+    header_only: bool,
+    /// Stop after this many records.
+    #[arg(long)]
+    limit: Option<u64>,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Go on past damaged records where the framing allows (each skip is reported).
+    #[arg(long)]
+    salvage: bool,
+    /// Print COMPRESSED records' zstd data (hex) instead of its size.
+    #[arg(long)]
+    payloads: bool,
+    #[command(flatten)]
+    output: Output,
+}
+
+/// Prints everything readable. Damage that does not stop the reading (a damaged feature;
+/// with `--salvage`, damaged records) is printed where it is, as a line of its own and on
+/// stderr with the path, and the dump goes on; the exit status is then 1.
+pub fn run(args: Args) -> CliResult {
+    let path = args.input.path();
+    let opts = DumpOptions {
+        header_only: args.header_only,
+        limit: args.limit,
+        json: args.json,
+        salvage: args.salvage,
+        payloads: args.payloads,
+    };
+    let mut out = args.output.open()?;
+    let damaged = if path == Path::new("-") {
+        let stdin = Path::new("<stdin>");
+        dump_pipe(std::io::stdin().lock(), &opts, &mut out).at(stdin)?
+    } else if crate::gperftools::is_profile(path) {
+        let bytes = std::fs::read(path).at(path)?;
+        let limit = if args.header_only {
+            Some(0)
+        } else {
+            args.limit
+        };
+        perfdata::dump::dump_gperftools(&bytes, limit, args.json, &mut out).at(path)?
+    } else {
+        let recording = crate::input::open(path)?;
+        dump_recording(&recording, &opts, &mut out).at(path)?
+    };
+    out.finish()?;
+    report(path, &damaged)
+}
+
+/// Each problem on stderr, and status 1 when there was any.
+fn report(path: &Path, damaged: &Damaged) -> CliResult {
+    for p in &damaged.problems {
+        eprintln!("perfdata: {}: {p}", path.display());
+    }
+    if damaged.problems.is_empty() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(CliError::Incomplete(format!(
+            "{}: {} problem(s) reported above; everything else was printed",
+            path.display(),
+            damaged.problems.len()
+        )))
+    }
+}

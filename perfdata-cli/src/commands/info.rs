@@ -1,0 +1,42 @@
+//! `perfdata info`: one screen about a recording.
+
+use crate::error::{At, CliResult};
+use crate::input::Input;
+use crate::output::Output;
+use perfdata_analysis::{info, Analyzer, SymbolOptions};
+use std::io::Write;
+use std::process::ExitCode;
+
+/// One screen about a recording: producer, duration, events, losses, top processes and
+/// shared objects, compression and size.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  perfdata info perf.data\n  perfdata info perf.data --json")]
+pub struct Args {
+    #[command(flatten)]
+    input: Input,
+    /// The summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// How many processes and shared objects to list.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+    #[command(flatten)]
+    output: Output,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let path = args.input.path();
+    let recording = args.input.open()?;
+    let mut analyzer = Analyzer::open(&recording, &SymbolOptions::default()).at(path)?;
+    crate::progress::show(&mut analyzer, "info");
+    let summary = info::info(&mut analyzer, args.top).at(path)?;
+    let mut out = args.output.open()?;
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &summary).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        out.write_all(info::render(&summary).as_bytes())?;
+    }
+    out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}

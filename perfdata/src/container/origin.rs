@@ -1,0 +1,66 @@
+//! Where a record came from, and what a salvaging walk did about damage: the vocabulary
+//! every walk (cursor, records, time order, directories, pipes) shares.
+
+use crate::rt::Error;
+
+/// Where a record came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Directly in the input, at `RawRecord::offset`.
+    Input,
+    /// Decompressed from the COMPRESSED/COMPRESSED2 stream; `RawRecord::offset` is the
+    /// offset within the decompressed bytes, and this is the offset of the compressed record
+    /// whose data completed it.
+    Compressed { record_offset: u64 },
+}
+
+/// Damage that a salvaging walk went past: the error where the damage is (offset, record,
+/// field) and how the walk went on after it.
+#[derive(Debug)]
+pub struct Damage {
+    pub error: Error,
+    pub recovery: Recovery,
+}
+
+/// How a salvaging walk went on after damage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recovery {
+    /// Bytes `start..end` (absolute offsets) were skipped: records parse again at `end`.
+    Skipped { start: u64, end: u64 },
+    /// Nothing parses after the damage: the rest of the stream, from `start`, is unread.
+    Stopped { start: u64 },
+    /// A compressed chunk did not decompress: the zstd stream was dropped and restarts at
+    /// the next compressed record after the one at `record_offset`.
+    CompressedStreamRestarted { record_offset: u64 },
+    /// The framing inside decompressed data was lost: the decompressed bytes pending were
+    /// dropped.
+    DecompressedBytesDropped,
+    /// The damage is at the end (the compressed stream stops inside a record): nothing
+    /// was left to skip.
+    AtEnd,
+}
+
+impl std::fmt::Display for Damage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.error)?;
+        match self.recovery {
+            Recovery::Skipped { start, end } => {
+                write!(f, "; salvage: skipped bytes {start:#x}..{end:#x}")
+            }
+            Recovery::Stopped { start } => {
+                write!(
+                    f,
+                    "; salvage: nothing parses after it, bytes from {start:#x} unread"
+                )
+            }
+            Recovery::CompressedStreamRestarted { record_offset } => write!(
+                f,
+                "; salvage: dropped the compressed stream up to the record at {record_offset:#x}"
+            ),
+            Recovery::DecompressedBytesDropped => {
+                write!(f, "; salvage: dropped the decompressed bytes pending")
+            }
+            Recovery::AtEnd => Ok(()),
+        }
+    }
+}

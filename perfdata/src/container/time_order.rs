@@ -1,0 +1,292 @@
+//! Time order, as perf delivers records (`ordered_events.c`).
+//!
+//! perf writes records per CPU buffer, so the file is only ordered *between* rounds: at a
+//! FINISHED_ROUND, every record with a timestamp up to the largest one seen before the
+//! previous round ended can be delivered. Records are queued by (time, arrival); at each
+//! FINISHED_ROUND those with `time <= next_flush` are delivered and `next_flush` becomes the
+//! largest time queued so far; the rest follow at the end. Records without a timestamp
+//! (perf's own records, or no TIME in the sample_id) are delivered as they come.
+//! FINISHED_INIT ends the synthesized prologue, whose timed records all precede live data,
+//! so everything queued is delivered there too (perf's order is the same; less is held).
+//!
+//! The queue holds where a record is, not its bytes: records of the input are found again
+//! in the input (the memory map), and only records decompressed from COMPRESSED chunks —
+//! whose buffer moves on — are copied, into one arena that is trimmed after every round.
+//! Timestamps are read at the offset the attr's plan gives (generated from the spec), not
+//! by decoding the record.
+
+use super::decompress::is_compressed;
+use super::framing::{RawRecord, HEADER_SIZE};
+use super::origin::{Damage, Origin};
+use super::records::{RecordWalk, Records};
+use super::session::RecordCtx;
+use crate::generated::perf_data::{EventHeader, RecordType};
+use crate::rt::{Endian, Endianness, Error};
+use std::ops::Range;
+
+/// A queued record: its time, header and where its body is.
+#[derive(Clone, Copy)]
+struct Queued {
+    time: u64,
+    /// `RawRecord::offset` to report (in the input, or in the decompressed stream).
+    offset: u64,
+    /// `Origin::Compressed`'s `record_offset`, or `u64::MAX` for a record of the input.
+    record_offset: u64,
+    header: EventHeader,
+    /// Start of the body: in the record stream for records of the input, else in the arena
+    /// (as an arena position, see `Queue::arena_base`).
+    body_at: u64,
+    attr: Option<u32>,
+}
+
+/// The records waiting for their round, in arrival order until a flush sorts them.
+#[derive(Default)]
+struct Queue {
+    items: Vec<Queued>,
+    /// Bodies of queued decompressed records.
+    arena: Vec<u8>,
+    /// Arena position of `arena[0]` (positions only grow; the front is dropped as records
+    /// are delivered).
+    arena_base: u64,
+}
+
+impl Queue {
+    #[inline]
+    fn push(
+        &mut self,
+        time: u64,
+        origin: Origin,
+        rec: &RawRecord<'_>,
+        data_start: u64,
+        attr: Option<u32>,
+    ) {
+        let (record_offset, body_at) = match origin {
+            Origin::Input => (u64::MAX, rec.offset + HEADER_SIZE as u64 - data_start),
+            Origin::Compressed { record_offset } => {
+                let at = self.arena_base + self.arena.len() as u64;
+                self.arena.extend_from_slice(rec.body);
+                (record_offset, at)
+            }
+        };
+        self.items.push(Queued {
+            time,
+            offset: rec.offset,
+            record_offset,
+            header: rec.header,
+            body_at,
+            attr,
+        });
+    }
+
+    /// Sorts the queue by (time, arrival) and gives the positions of the records with
+    /// `time <= limit`, which come first.
+    fn due(&mut self, limit: u64) -> Range<usize> {
+        // Stable: equal times keep their arrival order. The queue is a few sorted runs
+        // (one per CPU buffer, plus the sorted rest of the last round), which the
+        // standard library's merge sort takes in close to linear time.
+        self.items.sort_by_key(|q| q.time);
+        0..self.items.partition_point(|q| q.time <= limit)
+    }
+
+    /// The queued record at `i`; records of the input are found again in `data`.
+    #[inline]
+    fn record<'q>(&'q self, i: usize, data: &'q [u8]) -> (Origin, RawRecord<'q>) {
+        let q = &self.items[i];
+        let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
+        let (body, origin) = if q.record_offset == u64::MAX {
+            let at = q.body_at as usize;
+            (&data[at..at + len], Origin::Input)
+        } else {
+            let at = (q.body_at - self.arena_base) as usize;
+            (
+                &self.arena[at..at + len],
+                Origin::Compressed {
+                    record_offset: q.record_offset,
+                },
+            )
+        };
+        let rec = RawRecord {
+            offset: q.offset,
+            header: q.header,
+            body,
+            payload: &[],
+        };
+        (origin, rec)
+    }
+
+    /// Drops the first `n` records (delivered).
+    fn delivered(&mut self, n: usize) {
+        self.items.drain(..n);
+        self.trim_arena();
+    }
+
+    /// Drops the arena bytes no queued record needs any more.
+    fn trim_arena(&mut self) {
+        let oldest = self
+            .items
+            .iter()
+            .filter(|q| q.record_offset != u64::MAX)
+            .map(|q| q.body_at)
+            .min()
+            .unwrap_or(self.arena_base + self.arena.len() as u64);
+        let drop = (oldest - self.arena_base) as usize;
+        if drop > 0 {
+            self.arena.drain(..drop);
+            self.arena_base = oldest;
+        }
+    }
+}
+
+/// What comes after the records being delivered from the queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// The next record of the walk.
+    Walk,
+    /// The record the walk is at (a FINISHED_ROUND or FINISHED_INIT, which flushed the
+    /// queue first).
+    Held,
+    /// The end: the walk is over and this was the last flush.
+    End,
+}
+
+/// Which record [`TimeOrdered::current`] lends.
+#[derive(Clone, Copy)]
+enum Current {
+    Walk,
+    Queued(usize),
+}
+
+/// The records of a [`Records`] walk in time order (perf's round-by-round order), holding
+/// at most the records of the current and previous round: a lending cursor like the walk
+/// it adapts. Compressed records are expanded; the compressed records themselves are not
+/// given.
+pub struct TimeOrdered<'d, 'a, E: Endian = Endianness> {
+    records: Records<'d, 'a, E>,
+    data: &'d [u8],
+    data_start: u64,
+    queue: Queue,
+    next_flush: u64,
+    max_time: u64,
+    /// Queue positions still to deliver; the flush delivers the first `deliver.end`.
+    deliver: Range<usize>,
+    then: Then,
+    current: Current,
+    /// The context of the queued record being delivered.
+    queued_ctx: RecordCtx,
+}
+
+impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
+    /// These records in time order (see [`TimeOrdered`]).
+    pub fn time_ordered(self) -> TimeOrdered<'d, 'a, E> {
+        let (data, data_start) = self.input();
+        TimeOrdered {
+            records: self,
+            data,
+            data_start,
+            queue: Queue::default(),
+            next_flush: 0,
+            max_time: 0,
+            deliver: 0..0,
+            then: Then::Walk,
+            current: Current::Walk,
+            queued_ctx: RecordCtx::default(),
+        }
+    }
+}
+
+impl<E: Endian> TimeOrdered<'_, '_, E> {
+    /// The damage the walk went past so far, when the records it orders are salvaging
+    /// (`data.records().salvaging().time_ordered()`; see [`Records::take_damage`]).
+    pub fn take_damage(&mut self) -> Vec<Damage> {
+        self.records.take_damage()
+    }
+
+    /// Starts delivering the queued records with `time <= limit`, then `then`.
+    fn flush(&mut self, limit: u64, then: Then) {
+        self.deliver = self.queue.due(limit);
+        self.then = then;
+    }
+
+    /// The record the walk is at: queued when it has a timestamp (`false`), else it is
+    /// the current record (`true`).
+    #[inline(always)]
+    fn take_walk_record(&mut self) -> bool {
+        let (origin, raw, ctx) = self.records.parts();
+        let session = self.records.session();
+        let time = session.record_time(raw.record_type(), raw.body, ctx, self.records.order());
+        match time {
+            Some(t) => {
+                self.max_time = self.max_time.max(t);
+                self.queue.push(t, origin, &raw, self.data_start, ctx.attr);
+                false
+            }
+            None => {
+                self.current = Current::Walk;
+                true
+            }
+        }
+    }
+}
+
+impl<E: Endian> RecordWalk for TimeOrdered<'_, '_, E> {
+    /// Moves to the next record in time order.
+    #[inline]
+    fn advance(&mut self) -> Result<bool, Error> {
+        loop {
+            if let Some(i) = self.deliver.next() {
+                let q = &self.queue.items[i];
+                self.queued_ctx = self
+                    .records
+                    .session()
+                    .ctx_of(q.attr.map(|a| a as usize), q.header.misc);
+                self.current = Current::Queued(i);
+                return Ok(true);
+            }
+            if self.deliver.end > 0 {
+                self.queue.delivered(self.deliver.end);
+                self.deliver = 0..0;
+            }
+            match std::mem::replace(&mut self.then, Then::Walk) {
+                Then::End => {
+                    self.then = Then::End;
+                    return Ok(false);
+                }
+                Then::Held => {
+                    if self.take_walk_record() {
+                        return Ok(true);
+                    }
+                    continue;
+                }
+                Then::Walk => {}
+            }
+            if !self.records.advance()? {
+                self.flush(u64::MAX, Then::End);
+                continue;
+            }
+            let ty = self.records.parts().1.record_type();
+            if is_compressed(ty) {
+                continue;
+            }
+            if ty == RecordType::FINISHED_ROUND {
+                let limit = self.next_flush;
+                self.next_flush = self.max_time;
+                self.flush(limit, Then::Held);
+            } else if ty == RecordType::FINISHED_INIT {
+                self.flush(u64::MAX, Then::Held);
+            } else if self.take_walk_record() {
+                return Ok(true);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn parts(&self) -> (Origin, RawRecord<'_>, &RecordCtx) {
+        match self.current {
+            Current::Walk => self.records.parts(),
+            Current::Queued(i) => {
+                let (origin, raw) = self.queue.record(i, self.data);
+                (origin, raw, &self.queued_ctx)
+            }
+        }
+    }
+}

@@ -1,0 +1,322 @@
+//! `perfdata convert` as a library call: a file is converted record by record, from a
+//! memory map, through the stages into a [`Sink`]; nothing per record is kept, so
+//! memory does not grow with the file. The output goes through [`save_checked`]: a
+//! temporary file, read back, then renamed into place.
+//!
+//! The stage order is fixed: decompress → layout change → typed → compress (in the
+//! output's byte order) → sink (which applies the output's byte order). The result is
+//! byte for byte what the model path gives ([`Builder::read`], the [`Builder`]
+//! conversions in that order, [`Builder::save`]).
+
+use super::encode::RecordEncoder;
+use super::model::{Builder, RecordItem};
+use super::save::save_checked;
+use super::sink::{FileSink, PipeSink, Sink};
+use super::stages::{
+    pipe_event_types, Compress, CompressedKind, Decompress, Emit, Pipeline, Stage, ToFile, ToPipe,
+    Typed,
+};
+use crate::container::{
+    decode_body, is_compressed, Layout, MappedFile, Origin, PerfData, RecordCursor, ReleaseBehind,
+    SliceSource,
+};
+use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
+use crate::rt::{static_endian, Endianness, Error, StaticEndian};
+use std::io::{BufWriter, Seek, SeekFrom};
+use std::path::Path;
+
+/// What to change. `None` / `false` keeps what the input has.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConvertOptions {
+    pub endian: Option<Endianness>,
+    pub layout: Option<Layout>,
+    /// Expand COMPRESSED/COMPRESSED2 records.
+    pub decompress: bool,
+    /// Compress the kernel records (after expanding any compressed ones).
+    pub compress: Option<(CompressedKind, i32)>,
+    /// Decode every record and feature and encode it again.
+    pub typed: bool,
+}
+
+/// zstd level when the input's HEADER_COMPRESSED does not say.
+const DEFAULT_LEVEL: i32 = 3;
+
+/// The steps a conversion of a given input takes, decided before the first record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub src: Endianness,
+    pub dst: Endianness,
+    pub decompress: bool,
+    pub layout: Layout,
+    pub typed: bool,
+    pub compress: Option<(CompressedKind, i32)>,
+}
+
+impl Plan {
+    /// Compressed records hold records in one byte order: a byte-order change expands
+    /// them and, unless asked to decompress, compresses again in the new order (same
+    /// record type, the input's level).
+    /// `release` is told how far a walk over the input has come (see [`input_compression`]).
+    pub fn new(
+        data: &PerfData<'_>,
+        opts: &ConvertOptions,
+        release: &mut ReleaseBehind<'_>,
+    ) -> Result<Self, Error> {
+        let src = data.format.endian;
+        let dst = opts.endian.unwrap_or(src);
+        let reorder = dst != src;
+        let recompress = match opts.compress {
+            Some(c) => Some(c),
+            None if reorder && !opts.decompress => input_compression(data, release)?,
+            None => None,
+        };
+        Ok(Plan {
+            src,
+            dst,
+            decompress: opts.decompress || recompress.is_some() || reorder,
+            layout: opts.layout.unwrap_or(data.format.layout),
+            typed: opts.typed,
+            compress: recompress,
+        })
+    }
+
+    /// Nothing to change: the records can be copied as they are.
+    fn is_copy(&self, data: &PerfData<'_>) -> bool {
+        self.src == self.dst
+            && !self.decompress
+            && !self.typed
+            && self.compress.is_none()
+            && self.layout == data.format.layout
+    }
+}
+
+/// How the input is compressed, if it is: the type of its first compressed record and the
+/// level its HEADER_COMPRESSED states. Stops at the first compressed record; `release` is
+/// told how far the walk has come.
+pub fn input_compression(
+    data: &PerfData<'_>,
+    release: &mut ReleaseBehind<'_>,
+) -> Result<Option<(CompressedKind, i32)>, Error> {
+    let mut level = None;
+    for f in &data.features {
+        if f.id == FeatureId::COMPRESSED {
+            if let FeatureBody::CompressedFeature(c) = data.feature(f)? {
+                level = Some(c.comp_level as i32);
+            }
+        }
+    }
+    let mut kind = None;
+    let src = data.format.endian;
+    data.for_each_record(&mut |origin, rec, _| {
+        if origin == Origin::Input {
+            release.reached(rec.offset);
+        }
+        let ty = rec.record_type();
+        if ty == RecordType::HEADER_FEATURE {
+            if let Ok(RecordBody::HeaderFeature(h)) =
+                decode_body(src, ty, rec.body, 0, &Ctx::default())
+            {
+                if let Some(FeatureBody::CompressedFeature(c)) = h.data.as_deref() {
+                    level = Some(c.comp_level as i32);
+                }
+            }
+        }
+        if is_compressed(ty) {
+            kind = Some(if ty == RecordType::COMPRESSED {
+                CompressedKind::Compressed
+            } else {
+                CompressedKind::Compressed2
+            });
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
+    Ok(kind.map(|k| (k, level.unwrap_or(DEFAULT_LEVEL))))
+}
+
+/// Converts the file at `input` into `output` (which may be `input`).
+pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(), Error> {
+    let at = |e: Error| match e.file() {
+        Some(_) => e,
+        None => e.in_file(input),
+    };
+    // Everything about the input lives inside the closure: its map is gone before the
+    // output is mapped to be read back.
+    save_checked(output, |out| {
+        let map = MappedFile::open(input)?;
+        let data = PerfData::open(map.bytes()).map_err(at)?;
+        // Damaged features are carried as they are (in the input's byte order; another
+        // order cannot decode them and fails, naming the feature).
+        let damaged = data.damaged_features();
+        // Opening a pipe walked all of it: its pages need not stay resident.
+        map.release_before(u64::MAX);
+        let mut release = ReleaseBehind::new(&map);
+        let plan = Plan::new(&data, opts, &mut release).map_err(at)?;
+        if plan.is_copy(&data) {
+            let mut src = std::fs::File::open(input)?;
+            return copy(&data, &mut src, out).map(|()| damaged);
+        }
+        // The hot path: monomorphised for both the input's and the output's byte order.
+        static_endian!(plan.src, |s| static_endian!(plan.dst, |d| stream(
+            s,
+            d,
+            &data,
+            &plan,
+            out,
+            &mut release
+        )))
+        .map(|()| damaged)
+        .map_err(at)
+    })
+}
+
+type Out<'o> = BufWriter<&'o mut std::fs::File>;
+
+/// No change: the header part is written by the sink (so it is the writer's, as in the
+/// model path) and the records are copied as a block.
+fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Result<(), Error> {
+    let head = Builder::read_head(data)?;
+    src.seek(SeekFrom::Start(data.data_offset()))?;
+    let len = data.data().len() as u64;
+    let fctx = data.session.feature_ctx();
+    static_endian!(data.format.endian, |e| copy_as(
+        e,
+        data.format.layout,
+        &head,
+        fctx,
+        src,
+        len,
+        out
+    ))
+}
+
+/// [`copy`] with the header part written in byte order `E` (the input's).
+fn copy_as<E: StaticEndian>(
+    _: E,
+    layout: Layout,
+    head: &Builder<'_>,
+    fctx: Ctx,
+    src: &mut std::fs::File,
+    len: u64,
+    out: &mut Out<'_>,
+) -> Result<(), Error> {
+    let enc = RecordEncoder::<E>::new(head.endian, &head.attrs, fctx);
+    match layout {
+        Layout::File => {
+            let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish(&head.features, &head.feature_table_slack)?;
+        }
+        Layout::Pipe => {
+            let mut sink = PipeSink::begin(out, enc)?;
+            sink.copy_records(src, len)?;
+            sink.finish(&[], &[])?;
+        }
+    }
+    Ok(())
+}
+
+/// Records of the input (bytes in order `S`) through the stages into a sink in order `D`.
+fn stream<S: StaticEndian, D: StaticEndian>(
+    s: S,
+    _: D,
+    data: &PerfData<'_>,
+    plan: &Plan,
+    out: &mut Out<'_>,
+    release: &mut ReleaseBehind<'_>,
+) -> Result<(), Error> {
+    let fctx = data.session.feature_ctx();
+    let mut head = Builder::read_head(data)?;
+    // Kept outside the pipeline (borrowed into it): its attrs are checked at the end.
+    let pipe_to_file = data.format.layout == Layout::Pipe && plan.layout == Layout::File;
+    let mut to_file = pipe_to_file.then(ToFile::new);
+    let mut pipeline = Pipeline::default();
+    if plan.decompress {
+        pipeline.push_stage(Decompress::new());
+    }
+    if let Some(t) = to_file.as_mut() {
+        pipeline.push_stage(StageRef(t));
+    }
+    if data.format.layout == Layout::File && plan.layout == Layout::Pipe {
+        pipeline.push_stage(ToPipe::new());
+    }
+    if plan.typed {
+        pipeline.push_stage(Typed::reencoding());
+    }
+    if let Some((kind, level)) = plan.compress {
+        pipeline.push_stage(Compress::<D>::new(kind, level)?);
+    }
+    pipeline.begin(&mut head, fctx)?;
+    if pipe_to_file {
+        // A file's event_types section precedes its data: the HEADER_EVENT_TYPE records
+        // ToFile moves there are gathered first (ToFile sets the same at its finish).
+        head.event_types = pipe_event_types(data)?;
+    }
+
+    let enc = RecordEncoder::<D>::new(head.endian, &head.attrs, fctx);
+    match plan.layout {
+        Layout::File => {
+            // Features arrive at the end when they come from a pipe or a compressor.
+            let features_follow = !head.features.is_empty()
+                || plan.compress.is_some()
+                || data.format.layout == Layout::Pipe;
+            let sink = FileSink::begin(out, &head, features_follow, enc)?;
+            feed(s, data, pipeline, sink, &mut head, release)?;
+        }
+        Layout::Pipe => {
+            let sink = PipeSink::begin(out, enc)?;
+            feed(s, data, pipeline, sink, &mut head, release)?;
+        }
+    }
+    // The output was written, but will not replace anything: an error here drops it.
+    if to_file.as_ref().is_some_and(ToFile::attrs_changed) {
+        return Err(Error::other(
+            "the stream declares attrs (HEADER_ATTR) that its first pass did not see: cannot write them before the data",
+        ));
+    }
+    Ok(())
+}
+
+/// The input's records (bytes in order `S`), framed as they sit in it, through the
+/// stages into `sink`; then what the stages still hold, and the features.
+fn feed<S: StaticEndian>(
+    s: S,
+    data: &PerfData<'_>,
+    mut pipeline: Pipeline<'_>,
+    mut sink: impl Sink,
+    head: &mut Builder<'_>,
+    release: &mut ReleaseBehind<'_>,
+) -> Result<(), Error> {
+    let session = &data.session;
+    let mut records =
+        RecordCursor::framing_only(SliceSource::new(data.data(), data.data_offset(), s));
+    while let Some(rec) = records.next_in_input()? {
+        let index = records.records_framed();
+        // Records behind this one are written: their pages need not stay resident.
+        release.reached(rec.offset);
+        let ty = rec.record_type();
+        pipeline
+            .push(RecordItem::raw(session, &rec, s), &mut |it| {
+                sink.record(&it)
+            })
+            .map_err(|e| e.with_record(index - 1, ty.label()))?;
+    }
+    pipeline.finish(head, &mut |it| sink.record(&it))?;
+    drop(pipeline);
+    sink.finish(&head.features, &head.feature_table_slack)
+}
+
+/// A stage borrowed into a pipeline, so the caller can still look at it afterwards.
+struct StageRef<'s, T: Stage>(&'s mut T);
+
+impl<T: Stage> Stage for StageRef<'_, T> {
+    fn begin(&mut self, head: &mut Builder<'_>, fctx: Ctx) -> Result<(), Error> {
+        self.0.begin(head, fctx)
+    }
+    fn push(&mut self, item: RecordItem<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
+        self.0.push(item, out)
+    }
+    fn finish(&mut self, head: &mut Builder<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
+        self.0.finish(head, out)
+    }
+}

@@ -1,0 +1,44 @@
+//! The write side: an editable model of a recording ([`Builder`]), its conversions, the
+//! streaming writer ([`Sink`]: file or pipe layout, either byte order), the streaming
+//! conversion of a file ([`convert_file`]), and the atomic replace every output goes
+//! through ([`save_checked`]: a temporary file, read back, then renamed into place).
+//!
+//! ```
+//! use perfdata::write::{Builder, WriteOptions};
+//! use perfdata::{Endianness, PerfData};
+//!
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! let bytes = std::fs::read(path)?;
+//! let data = PerfData::open(&bytes)?;
+//! let mut file = Builder::read(&data)?;
+//! file.to_pipe()?; // the conversions are methods of the model
+//! # let dir = tempfile::tempdir()?;
+//! # let out = dir.path().join("big-endian.pipe.data");
+//! file.save(&out, WriteOptions::default().endian(Endianness::Big))?;
+//! assert_eq!(PerfData::open(&std::fs::read(&out)?)?.format.endian, Endianness::Big);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Modules, lowest first: `model` (the data), `placement` (where an input's parts sat),
+//! `encode` (records and features in the output's byte order), `stages` (record-by-record
+//! conversions), `transform` (the model's conversions), `sink` (the streaming writer),
+//! `read_back`, `save` (writing a model; the atomic replace), `convert` (a file streamed
+//! through the stages into a sink).
+
+mod convert;
+mod encode;
+mod model;
+mod placement;
+mod read_back;
+mod save;
+mod sink;
+pub mod stages;
+mod transform;
+
+pub use convert::{convert_file, input_compression, ConvertOptions, Plan};
+pub use encode::RecordEncoder;
+pub use model::{Builder, FeatureData, FeatureItem, RecordData, RecordItem};
+pub use placement::{Part, Placement};
+pub use read_back::{read_back, read_back_file, read_back_file_allowing, read_back_stream};
+pub use save::{save_checked, save_with, set_output_permissions, WriteOptions};
+pub use sink::{FileSink, PipeSink, Sink};

@@ -1,0 +1,160 @@
+//! Writing a [`Builder`] (file or pipe layout, either byte order) through the streaming
+//! sinks — one writer for the editing API and `perfdata convert` — and the atomic
+//! replace every writer of a file goes through: [`save_checked`] writes to a temporary
+//! file beside the target, checks that it reads back and renames it into place, so the
+//! target (even when it is the input) is never left half-written, and never replaced by
+//! a file we cannot read.
+
+use super::encode::RecordEncoder;
+use super::model::Builder;
+use super::read_back::read_back_file_allowing;
+use super::sink::{FileSink, PipeSink, Sink};
+use crate::container::Layout;
+use crate::generated::perf_data::FeatureId;
+use crate::rt::{static_endian, Endianness, Error};
+use std::io::{BufWriter, Seek, Write};
+use std::path::Path;
+
+/// How to write. `None` keeps what the input had.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub endian: Option<Endianness>,
+}
+
+impl WriteOptions {
+    pub fn endian(mut self, endian: Endianness) -> Self {
+        self.endian = Some(endian);
+        self
+    }
+}
+
+/// Runs `fill` on a temporary file beside `path`, re-reads what it wrote
+/// ([`read_back_file`](super::read_back_file)) and renames it to `path`. On any error the temporary
+/// file is removed and `path` is left as it was.
+///
+/// When `path` already exists, the new bytes are synced to disk before the rename, so
+/// that not even a crash can leave a half-written file where a good one was; a new file
+/// is not synced (like `cp`, the kernel writes it back in its own time).
+pub fn save_with(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    save_checked(path, |out| fill(out).map(|()| vec![]))
+}
+
+/// [`save_with`] where `fill` returns the features it carried damaged (as they were in
+/// its input): those may fail to decode when the output is read back.
+pub fn save_checked(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<Vec<FeatureId>, Error>,
+) -> Result<(), Error> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let damaged = {
+        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        let damaged = fill(&mut out)?;
+        out.flush()?;
+        damaged
+    };
+    let replacing = path.exists();
+    // The bytes go to disk while we read them back (one waits on the device, the other
+    // uses the CPU); the rename needs both.
+    let (checked, synced) = std::thread::scope(|scope| {
+        let file = tmp.as_file();
+        let sync = replacing.then(|| scope.spawn(move || file.sync_all()));
+        let checked = read_back_file_allowing(tmp.path(), &damaged);
+        (checked, sync.map_or(Ok(Ok(())), |s| s.join()))
+    });
+    checked.map_err(|e| {
+        Error::other(format!(
+            "the output does not read back, so {} was not written: {e}",
+            path.display()
+        ))
+    })?;
+    match synced {
+        Ok(r) => r?,
+        Err(_) => return Err(Error::other("the thread syncing the output panicked")),
+    }
+    set_output_permissions(tmp.as_file(), path)?;
+    tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    Ok(())
+}
+
+/// Gives a temporary output file (private, 0600) the permissions its final path should
+/// have: those of the file it replaces, else what `open(path, O_CREAT, 0666)` would give
+/// under the process umask (as `cp` to a new file).
+pub fn set_output_permissions(tmp: &std::fs::File, path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let permissions = match std::fs::metadata(path) {
+            Ok(m) => m.permissions(),
+            Err(_) => {
+                // 0666 minus the process umask (read without changing it: umask(2)
+                // both sets and returns, so it is set back at once).
+                // SAFETY: umask has no memory effects; the window where it is 0o022 only
+                // matters to files created concurrently by other threads, which get the
+                // common default.
+                let mask = unsafe {
+                    let m = libc::umask(0o022);
+                    libc::umask(m);
+                    m
+                };
+                std::fs::Permissions::from_mode(0o666 & !(mask as u32))
+            }
+        };
+        tmp.set_permissions(permissions)?;
+    }
+    Ok(())
+}
+
+impl Builder<'_> {
+    /// Writes the model to `path` through a temporary file in the same directory,
+    /// checked and renamed into place once complete (so `path` may be the file the model
+    /// was read from).
+    pub fn save(&self, path: &Path, opts: WriteOptions) -> Result<(), Error> {
+        let damaged = self.damaged_features();
+        save_checked(path, |out| self.write_to(out, opts).map(|()| damaged))
+    }
+
+    /// Writes the model to `out` in its layout (file layout needs `Seek`: the header is
+    /// written last, once the sizes are known).
+    pub fn write_to<W: Write + Seek>(&self, out: &mut W, opts: WriteOptions) -> Result<(), Error> {
+        let order = opts.endian.unwrap_or(self.endian);
+        static_endian!(order, |e| match self.layout {
+            Layout::File => {
+                let enc = RecordEncoder::<_>::for_order(e, self);
+                let sink = FileSink::begin(out, self, !self.features.is_empty(), enc)?;
+                self.write_records(sink)
+            }
+            Layout::Pipe => {
+                let sink = PipeSink::begin(out, RecordEncoder::for_order(e, self))?;
+                self.write_records(sink)
+            }
+        })
+    }
+
+    /// Writes a pipe-layout model to any `Write` (a pipe, stdout).
+    pub fn write_pipe<W: Write>(&self, out: &mut W, opts: WriteOptions) -> Result<(), Error> {
+        if self.layout != Layout::Pipe {
+            return Err(Error::other(
+                "only a pipe-layout recording can be written as a stream; this one has the file layout (convert it to the pipe layout first)",
+            ));
+        }
+        static_endian!(opts.endian.unwrap_or(self.endian), |e| {
+            let sink = PipeSink::begin(out, RecordEncoder::for_order(e, self))?;
+            self.write_records(sink)
+        })
+    }
+
+    fn write_records(&self, mut sink: impl Sink) -> Result<(), Error> {
+        for (i, item) in self.records.iter().enumerate() {
+            sink.record(item)
+                .map_err(|e| e.with_record(i as u64, item.ty.label()))?;
+        }
+        sink.finish(&self.features, &self.feature_table_slack)
+    }
+}
