@@ -5,6 +5,10 @@
 //! always reported at the start of a real token. Once a construct is recognised by its first
 //! token (a keyword, a field name followed by `:`…) the rest is parsed under `cut`, so the
 //! error names what was expected at the point of failure instead of backtracking.
+//!
+//! Keywords are contextual: which words a name cannot be depends on what it names
+//! ([`RESERVED`], [`EXPRESSION_WORDS`]), and a word that could be a keyword or a name is
+//! told apart by what follows it (`if: u32` is a field), as `spec/SYNTAX.md` lists.
 
 use std::cell::Cell;
 
@@ -21,7 +25,11 @@ use crate::ast::*;
 use crate::diag::Report;
 use crate::ir::BinOp;
 
-/// Words of the language that cannot name an item or a field.
+/// Words of the language. They are keywords only where the grammar needs them (see
+/// `spec/SYNTAX.md`, "Reserved words"): all of them in the names of items, switch enums
+/// and switch variants, which are type names (a type position reads `bytes`, `switch`…
+/// as the keyword, and codegen emits these names as Rust types unescaped); only
+/// [`EXPRESSION_WORDS`] in the names that expressions refer to; none elsewhere.
 pub const RESERVED: &[&str] = &[
     "struct",
     "record",
@@ -51,6 +59,11 @@ pub const RESERVED: &[&str] = &[
     "word",
     "has",
 ];
+
+/// Words that are a value by themselves in an expression (`remaining`, `ctx.NAME`…): a
+/// field, payload or parameter so named could not be referred to, so these are reserved
+/// in those names.
+pub const EXPRESSION_WORDS: &[&str] = &["true", "false", "remaining", "self", "ctx"];
 
 const ITEM_KEYWORDS: &[&str] = &[
     "struct", "record", "feature", "enum", "flags", "bitfield", "context", "const",
@@ -321,7 +334,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// An identifier that is not reserved; `what` describes it for errors ("a field name").
+    /// The name of an item, a switch enum or a switch variant: a type name, where every
+    /// word of the language is reserved. `what` describes it for errors ("an item name").
     fn name(&self, what: &'static str) -> impl Fn(&'a str) -> PResult<'a, Ident> + '_ {
         move |i| {
             let (i, _) = sp(i)?;
@@ -336,18 +350,75 @@ impl<'a> Parser<'a> {
                     format!("expected {what}, found keyword `{w}`"),
                     "reserved word",
                     Some(format!(
-                        "`{w}` is a reserved word of the spec language; choose another name \
-                         (e.g. `{w}_`)"
+                        "`{w}` is a word of the spec language, reserved in the names of items, \
+                         switch enums and switch variants; choose another name (e.g. `{w}_`)"
                     )),
                 );
             }
-            Ok((
-                rest,
-                Ident {
-                    name: w.to_string(),
-                    span: self.span_of(w),
-                },
-            ))
+            Ok((rest, self.ident(w)))
+        }
+    }
+
+    /// The name of a field, payload or parameter: any word but the [`EXPRESSION_WORDS`],
+    /// which an expression would read as themselves.
+    fn value_name(&self, what: &'static str) -> impl Fn(&'a str) -> PResult<'a, Ident> + '_ {
+        move |i| {
+            let (i, _) = sp(i)?;
+            let (rest, w) = match word(i) {
+                Ok(ok) => ok,
+                Err(_) => return fail(i, what),
+            };
+            if EXPRESSION_WORDS.contains(&w) {
+                let meaning = match w {
+                    "true" | "false" => "a boolean",
+                    "remaining" => "the bytes left in the enclosing body",
+                    "self" => "the structure itself (`sizeof(self)`)",
+                    _ => "the context (`ctx.NAME`)",
+                };
+                return self.custom(
+                    i,
+                    self.span_of(w),
+                    format!("expected {what}, found keyword `{w}`"),
+                    "reserved in expressions",
+                    Some(format!(
+                        "in an expression `{w}` is {meaning}, so no field, payload or \
+                         parameter can be named `{w}`; choose another name (e.g. `{w}_`)"
+                    )),
+                );
+            }
+            Ok((rest, self.ident(w)))
+        }
+    }
+
+    /// A name no expression or type reads as a keyword (an enum variant, a flag, a bit-field
+    /// member, a context value, a display attribute…): any word.
+    fn any_name(&self, what: &'static str) -> impl Fn(&'a str) -> PResult<'a, Ident> + '_ {
+        move |i| {
+            let (i, _) = sp(i)?;
+            match word(i) {
+                Ok((rest, w)) => Ok((rest, self.ident(w))),
+                Err(_) => fail(i, what),
+            }
+        }
+    }
+
+    fn ident(&self, w: &'a str) -> Ident {
+        Ident {
+            name: w.to_string(),
+            span: self.span_of(w),
+        }
+    }
+
+    /// The keyword `kw` that introduces a clause after a field or an operand (`if`,
+    /// `within`, `big_endian_if`, `has`, `from`) or a payload: not when a `:` follows, as
+    /// then it is the name of the next field (`if: u32`).
+    fn clause_kw(&self, kw: &'static str) -> impl Fn(&'a str) -> PResult<'a, Span> + '_ {
+        move |i| {
+            let (rest, span) = self.kw(kw)(i)?;
+            if self.sym(":")(rest).is_ok() {
+                return fail(sp_or(i), format!("`{kw}`"));
+            }
+            Ok((rest, span))
         }
     }
 
@@ -492,11 +563,14 @@ impl<'a> Parser<'a> {
         })
     }
 
-    /// `{ elem [,] elem [,] … }`; the elements are parsed by `elem`.
+    /// `{ elem [,] elem [,] … }`; the elements are parsed by `elem`. `name_then` is what
+    /// follows the name an element starts with (`: TYPE`), `None` when elements do not
+    /// start with a name.
     fn block<T>(
         &self,
         i: &'a str,
         elem_what: &'static str,
+        name_then: Option<&'static str>,
         mut elem: impl FnMut(&'a str) -> PResult<'a, T>,
     ) -> PResult<'a, Vec<T>> {
         let (mut i, open) = self.sym("{")(i)?;
@@ -518,15 +592,36 @@ impl<'a> Parser<'a> {
             if let Ok((rest, _)) = self.sym("}")(rest) {
                 return Ok((rest, items));
             }
-            // A missing `}` usually shows up as the next item's keyword.
+            // A missing `}` usually shows up as the next item's keyword; but an item keyword
+            // followed by `:` or `=` is a name (`flags: u32`, `struct = 1`).
             if let Some(w) = peek_word(rest) {
-                // `flags: u32` is a (reserved) field name, reported as such by `elem`.
-                let used_as_name = self.sym(":")(&rest[w.len()..]).is_ok();
+                let after = &rest[w.len()..];
+                let used_as_name = self.sym(":")(after).is_ok() || self.sym("=")(after).is_ok();
                 if ITEM_KEYWORDS.contains(&w) && !used_as_name {
                     let (line, col) = self.line_col(open.lo);
+                    let span = self.span_of(&rest[..w.len()]);
+                    // Neither reading works: a name that lost what follows it, or a broken
+                    // item after a missing `}`. Say both.
+                    if let (Some(then), false) = (name_then, self.starts_an_item(rest)) {
+                        let punct = then.trim_start().split(' ').next().unwrap_or(then);
+                        return self.custom(
+                            rest,
+                            span,
+                            format!(
+                                "`{w}` is neither {elem_what} (no `{punct}` follows) nor the \
+                                 start of an item"
+                            ),
+                            "a name or an item keyword",
+                            Some(format!(
+                                "if `{w}` is a name, write `{w}{then}`; if it starts an item, \
+                                 close the block opened at line {line}, column {col} with `}}` \
+                                 before it"
+                            )),
+                        );
+                    }
                     return self.custom(
                         rest,
-                        self.span_of(&rest[..w.len()]),
+                        span,
                         format!("expected `}}` before `{w}`"),
                         "expected `}`",
                         Some(format!(
@@ -554,6 +649,30 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Whether an item header parses at `i` (a const, or an item up to its `{`): a lookahead
+    /// that reads no block, so it cannot nest.
+    fn starts_an_item(&self, i: &'a str) -> bool {
+        let Ok((rest, w)) = word(i) else {
+            return false;
+        };
+        let keyword = match w {
+            "struct" => StructKeyword::Struct,
+            "record" => StructKeyword::Record,
+            "feature" => StructKeyword::Feature,
+            "context" => return self.sym("{")(rest).is_ok(),
+            "const" => return self.const_item(rest, String::new()).is_ok(),
+            "enum" | "flags" | "bitfield" => {
+                return self
+                    .repr_header(rest, "a name")
+                    .and_then(|(r, _)| self.sym("{")(r))
+                    .is_ok();
+            }
+            _ => return false,
+        };
+        self.struct_header(rest, String::new(), keyword, self.span_of(w))
+            .is_ok()
+    }
+
     fn line_col(&self, offset: usize) -> (usize, usize) {
         let before = &self.src[..offset.min(self.src.len())];
         let line = before.matches('\n').count() + 1;
@@ -578,13 +697,19 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    fn enum_item(&self, i: &'a str, doc: String) -> PResult<'a, EnumItem> {
-        let (i, name) = self.name("an enum name")(i)?;
+    /// `Name: REPR` of an enum, flags or bitfield item.
+    fn repr_header(&self, i: &'a str, what: &'static str) -> PResult<'a, (Ident, Ident)> {
+        let (i, name) = self.name(what)(i)?;
         let (i, _) = self.sym(":")(i)?;
         let (i, repr) = self.name("an integer type")(i)?;
-        let (i, variants) = self.block(i, "a variant name", |i| {
+        Ok((i, (name, repr)))
+    }
+
+    fn enum_item(&self, i: &'a str, doc: String) -> PResult<'a, EnumItem> {
+        let (i, (name, repr)) = self.repr_header(i, "an enum name")?;
+        let (i, variants) = self.block(i, "a variant name", Some(" = VALUE"), |i| {
             let doc = self.doc_at(i);
-            let (i, name) = self.name("a variant name")(i)?;
+            let (i, name) = self.any_name("a variant name")(i)?;
             let (i, _) = self.sym("=")(i)?;
             let (i, value) = self.int(i)?;
             Ok((i, EnumVariant { doc, name, value }))
@@ -601,12 +726,10 @@ impl<'a> Parser<'a> {
     }
 
     fn flags_item(&self, i: &'a str, doc: String) -> PResult<'a, FlagsItem> {
-        let (i, name) = self.name("a flags name")(i)?;
-        let (i, _) = self.sym(":")(i)?;
-        let (i, repr) = self.name("an integer type")(i)?;
-        let (i, members) = self.block(i, "a flag name", |i| {
+        let (i, (name, repr)) = self.repr_header(i, "a flags name")?;
+        let (i, members) = self.block(i, "a flag name", Some(" = BIT"), |i| {
             let doc = self.doc_at(i);
-            let (i, name) = self.name("a flag name")(i)?;
+            let (i, name) = self.any_name("a flag name")(i)?;
             let (i, _) = self.sym("=")(i)?;
             let (i, lo) = self.int(i)?;
             let (i, hi) = match self.sym("..")(i) {
@@ -630,12 +753,10 @@ impl<'a> Parser<'a> {
     }
 
     fn bitfield_item(&self, i: &'a str, doc: String) -> PResult<'a, BitfieldItem> {
-        let (i, name) = self.name("a bitfield name")(i)?;
-        let (i, _) = self.sym(":")(i)?;
-        let (i, repr) = self.name("an integer type")(i)?;
-        let (i, members) = self.block(i, "a member name", |i| {
+        let (i, (name, repr)) = self.repr_header(i, "a bitfield name")?;
+        let (i, members) = self.block(i, "a member name", Some(": WIDTH"), |i| {
             let doc = self.doc_at(i);
-            let (i, name) = self.name("a member name")(i)?;
+            let (i, name) = self.any_name("a member name")(i)?;
             let (i, _) = self.sym(":")(i)?;
             let (i, width) = self.int(i)?;
             Ok((i, BitfieldMember { doc, name, width }))
@@ -652,20 +773,20 @@ impl<'a> Parser<'a> {
     }
 
     fn context_item(&self, i: &'a str, doc: String, span: Span) -> PResult<'a, ContextItem> {
-        let (i, fields) = self.block(i, "a context field name", |i| {
+        let (i, fields) = self.block(i, "a context field name", Some(": TYPE"), |i| {
             let doc = self.doc_at(i);
-            let (i, name) = self.name("a context field name")(i)?;
+            let (i, name) = self.any_name("a context field name")(i)?;
             let (i, _) = self.sym(":")(i)?;
             let (i, ty) = self.name("a type")(i)?;
-            // `from Struct.field.member`: a contextual word, so `from` stays a valid name.
-            let (i, source) = match self.kw("from")(i) {
+            // `from Struct.field.member`.
+            let (i, source) = match self.clause_kw("from")(i) {
                 Ok((mut i, _)) => {
                     let (rest, first) = self.name("a struct name")(i)?;
                     let mut path = vec![first];
                     i = rest;
                     loop {
                         let (rest, _) = self.sym(".")(i)?;
-                        let (rest, step) = self.name("a field name")(rest)?;
+                        let (rest, step) = self.any_name("a field name")(rest)?;
                         path.push(step);
                         i = rest;
                         if self.sym(".")(i).is_err() {
@@ -696,6 +817,19 @@ impl<'a> Parser<'a> {
         keyword: StructKeyword,
         keyword_span: Span,
     ) -> PResult<'a, StructItem> {
+        let (i, header) = self.struct_header(i, doc, keyword, keyword_span)?;
+        let (i, members) = self.block(i, "a field name", Some(": TYPE"), |i| self.member(i))?;
+        Ok((i, StructItem { members, ..header }))
+    }
+
+    /// A struct, record or feature up to its `{` (not consumed), without members.
+    fn struct_header(
+        &self,
+        i: &'a str,
+        doc: String,
+        keyword: StructKeyword,
+        keyword_span: Span,
+    ) -> PResult<'a, StructItem> {
         let (mut i, name) = self.name("an item name")(i)?;
         let mut params = Vec::new();
         if let Ok((rest, _)) = self.sym("(")(i) {
@@ -705,7 +839,9 @@ impl<'a> Parser<'a> {
                     i = rest;
                     break;
                 }
-                let (rest, pname) = self.name("a parameter name").or_else_expect(i, "`)`")?;
+                let (rest, pname) = self
+                    .value_name("a parameter name")
+                    .or_else_expect(i, "`)`")?;
                 let (rest, _) = self.sym(":")(rest)?;
                 let (rest, ty) = self.name("a type")(rest)?;
                 params.push(ParamDecl { name: pname, ty });
@@ -789,7 +925,6 @@ impl<'a> Parser<'a> {
             let at = sp(i)?.0;
             return fail(at, header_expected);
         }
-        let (i, members) = self.block(i, "a field name", |i| self.member(i))?;
         Ok((
             i,
             StructItem {
@@ -802,15 +937,15 @@ impl<'a> Parser<'a> {
                 trailer,
                 bounded_by,
                 pad_to,
-                members,
+                members: Vec::new(),
             },
         ))
     }
 
     fn member(&self, i: &'a str) -> PResult<'a, Member> {
         let doc = self.doc_at(i);
-        if let Ok((rest, span)) = self.kw("payload")(i) {
-            let (rest, name) = self.name("a payload name")(rest)?;
+        if let Ok((rest, span)) = self.clause_kw("payload")(i) {
+            let (rest, name) = self.value_name("a payload name")(rest)?;
             let (rest, _) = self.sym(":")(rest)?;
             let (rest, ty) = self.ty(rest)?;
             return Ok((
@@ -824,7 +959,7 @@ impl<'a> Parser<'a> {
             ));
         }
         let (i, display) = self.display(i)?;
-        let (i, name) = self.name("a field name")(i)?;
+        let (i, name) = self.value_name("a field name")(i)?;
         let (i, _) = self.sym(":")(i)?;
         let (i, ty) = self.ty(i)?;
         let (i, computed) = self.opt_clause(i, "=")?;
@@ -852,16 +987,17 @@ impl<'a> Parser<'a> {
             return Ok((i, None));
         };
         let start = sp(i)?.0;
-        let (rest, name) = self.name("a display attribute (`hex`, `signed` or `name_by`)")(rest)?;
+        let (rest, name) =
+            self.any_name("a display attribute (`hex`, `signed` or `name_by`)")(rest)?;
         let mut args = Vec::new();
         let mut rest = rest;
         if let Ok((r, _)) = self.sym("(")(rest) {
             let mut r = r;
             loop {
-                let (r2, mut arg) = self.name("a name")(r)?;
+                let (r2, mut arg) = self.any_name("a name")(r)?;
                 r = r2;
                 if let Ok((r3, _)) = self.sym(".")(r) {
-                    let (r3, member) = self.name("a member name")(r3)?;
+                    let (r3, member) = self.any_name("a member name")(r3)?;
                     arg.name = format!("{}.{}", arg.name, member.name);
                     arg.span.hi = member.span.hi;
                     r = r3;
@@ -884,7 +1020,7 @@ impl<'a> Parser<'a> {
         let matched = if intro == "=" {
             self.sym("=")(i)
         } else {
-            self.kw(intro)(i)
+            self.clause_kw(intro)(i)
         };
         match matched {
             Ok((rest, _)) => {
@@ -1007,14 +1143,19 @@ impl<'a> Parser<'a> {
             }
             Err(_) => (i, None),
         };
-        let (i, arms) = self.block(i, "a pattern (an integer, `true`, `false` or `_`)", |i| {
-            let (i, pat) = self.pattern(i)?;
-            let (i, _) = self.sym("=>")(i)?;
-            let (i, variant) = self.name("a variant name")(i)?;
-            let (i, _) = self.sym(":")(i)?;
-            let (i, ty) = self.ty(i)?;
-            Ok((i, ArmDecl { pat, variant, ty }))
-        })?;
+        let (i, arms) = self.block(
+            i,
+            "a pattern (an integer, `true`, `false` or `_`)",
+            None,
+            |i| {
+                let (i, pat) = self.pattern(i)?;
+                let (i, _) = self.sym("=>")(i)?;
+                let (i, variant) = self.name("a variant name")(i)?;
+                let (i, _) = self.sym(":")(i)?;
+                let (i, ty) = self.ty(i)?;
+                Ok((i, ArmDecl { pat, variant, ty }))
+            },
+        )?;
         Ok((i, SwitchExpr { on, as_name, arms }))
     }
 
@@ -1085,8 +1226,8 @@ impl<'a> Parser<'a> {
         let (mut i, mut lhs) = self.unary(i)?;
         loop {
             if min <= Self::HAS_PRECEDENCE {
-                if let Ok((rest, _)) = self.kw("has")(i) {
-                    let (rest, flag) = self.name("a flag name")(rest)?;
+                if let Ok((rest, _)) = self.clause_kw("has")(i) {
+                    let (rest, flag) = self.any_name("a flag name")(rest)?;
                     let span = lhs.span.to(flag.span);
                     lhs = Expr {
                         kind: ExprKind::Has(Box::new(lhs), flag),
@@ -1184,7 +1325,7 @@ impl<'a> Parser<'a> {
             "self" => simple(ExprKind::SelfValue),
             "ctx" => {
                 let (i, _) = self.sym(".")(i)?;
-                let (i, name) = self.name("a context field name")(i)?;
+                let (i, name) = self.any_name("a context field name")(i)?;
                 let span = span.to(name.span);
                 Ok((
                     i,
@@ -1194,13 +1335,18 @@ impl<'a> Parser<'a> {
                     },
                 ))
             }
-            _ if RESERVED.contains(&w) => self.custom(
-                start,
-                span,
-                format!("expected an expression, found keyword `{w}`"),
-                "not an expression",
-                None,
-            ),
+            // An item keyword that starts an item header is that item, after an expression
+            // cut short (`if` at the end of a line). Not `context`, whose header is only `{`:
+            // `switch context {` switches on a field.
+            _ if ITEM_KEYWORDS.contains(&w) && w != "context" && self.starts_an_item(start) => self
+                .custom(
+                    start,
+                    span,
+                    format!("expected an expression, found keyword `{w}`"),
+                    "not an expression",
+                    None,
+                ),
+            // Any other word names a field or parameter, keywords included (`flags`, `if`).
             _ => {
                 if let Ok((i, _)) = self.sym("(")(i) {
                     let (i, args) = self.args(i)?;

@@ -49,9 +49,39 @@ case!(
 
 case!(parse_hex_without_digits, "const X: u32 = 0x\n");
 
+// Words of the language are keywords only where the grammar needs them (`flags: u32` is a
+// field); these are the places where they stay reserved, or where a keyword-named element
+// that lost its `:` cannot be told from an item after a missing `}`.
 case!(
-    parse_reserved_word_as_field,
-    "struct A {\n  flags: u32\n}\n"
+    parse_expression_word_as_field,
+    "struct A {\n  remaining: u32\n}\n"
+);
+
+case!(
+    parse_expression_word_as_parameter,
+    "struct A(ctx: u64) {\n  a: u32\n}\n"
+);
+
+case!(parse_keyword_as_item_name, "struct flags {\n  a: u32\n}\n");
+
+case!(
+    parse_keyword_as_switch_variant,
+    "struct A {\n  k: u32\n  v: switch k {\n    1 => struct: u32\n  }\n}\n"
+);
+
+case!(
+    parse_keyword_field_without_colon,
+    "struct A {\n  a: u32\n  flags u32\n}\n"
+);
+
+case!(
+    parse_expression_cut_short_before_an_item,
+    "struct A {\n  a: u32\n  b: u32 if\nstruct B {\n  c: u32\n}\n"
+);
+
+case!(
+    parse_keyword_variant_without_equals,
+    "enum E: u8 {\n  A = 1\n  struct 2\n}\n"
 );
 
 case!(parse_unknown_item_keyword, "strcut A {\n  a: u32\n}\n");

@@ -180,6 +180,10 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     ));
     let switches = "switch 1 { 1 => A: ".repeat(depth);
     check(&format!("struct A {{ a: {switches}"));
+    // Unclosed blocks, each followed by an item keyword: the parser looks ahead for an item
+    // at each one to word its error.
+    check(&"struct A { a: u32\n".repeat(depth));
+    check(&"enum E: u8 { flags ".repeat(depth));
 }
 
 #[test]

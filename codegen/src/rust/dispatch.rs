@@ -8,23 +8,9 @@ use spec::ir::{StructDef, StructKind};
 
 use super::expr::{lit_u64, param_ident};
 use super::items::named_value_impls;
-use super::names::ident;
+use super::names::{id_const_name, ident, Dispatch};
 use super::Gen;
-use crate::names::{kernel_id_name, snake};
-
-/// The id constant of a record or feature: its name in SCREAMING_SNAKE_CASE. Structs,
-/// records and features share one namespace in the spec, so a feature whose kernel name is
-/// also a record's (AUXTRACE, STAT, COMPRESSED) is declared `XFeature`; its id constant
-/// drops the suffix (`FeatureId::STAT`).
-pub(super) fn id_const_name(name: &str, kind: Dispatch) -> String {
-    kernel_id_name(name, matches!(kind, Dispatch::Feature))
-}
-
-#[derive(Clone, Copy)]
-pub(super) enum Dispatch {
-    Record,
-    Feature,
-}
+use crate::names::snake;
 
 impl<'s> Gen<'s> {
     pub(super) fn dispatch(&self, items: &[(u32, &StructDef)], kind: Dispatch) -> TokenStream {

@@ -9,10 +9,10 @@ use spec::ir::{
 };
 
 use super::expr::{
-    field_refs, lit_prim, lit_u64, lit_usize, mentions, param_ident, prim_put, prim_ty,
-    uses_remaining, uses_sizeof, walk_expr, Env, Mode,
+    field_refs, lit_prim, lit_u64, lit_usize, mentions, param_ident, prim_put, uses_remaining,
+    uses_sizeof, walk_expr, Env, Mode,
 };
-use super::names::{ident, local};
+use super::names::{ident, local, prim_ty};
 use super::Gen;
 
 /// Where a value to encode is.

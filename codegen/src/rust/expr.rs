@@ -48,21 +48,6 @@ pub(super) fn lit_prim(p: Prim, v: u64) -> TokenStream {
     lit_u64(v)
 }
 
-pub(super) fn prim_ty(p: Prim) -> TokenStream {
-    match p {
-        Prim::U8 => quote!(u8),
-        Prim::U16 => quote!(u16),
-        Prim::U32 => quote!(u32),
-        Prim::U64 => quote!(u64),
-        Prim::I8 => quote!(i8),
-        Prim::I16 => quote!(i16),
-        Prim::I32 => quote!(i32),
-        Prim::I64 => quote!(i64),
-        Prim::F64 => quote!(f64),
-        Prim::Bool => quote!(bool),
-    }
-}
-
 /// `r.u32()` etc.
 pub(super) fn prim_read(p: Prim) -> TokenStream {
     let m = format_ident!("{}", p.name());

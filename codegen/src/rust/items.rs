@@ -6,9 +6,8 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use spec::ir::{BitfieldDef, Display, EnumDef, FlagsDef, Prim};
 
-use super::dispatch::{id_const_name, Dispatch};
-use super::expr::{lit_prim, lit_u64, lit_usize, prim_put, prim_to_u64, prim_ty};
-use super::names::{doc_attrs, ident};
+use super::expr::{lit_prim, lit_u64, lit_usize, prim_put, prim_to_u64};
+use super::names::{doc_attrs, id_const_name, ident, prim_ty, Dispatch};
 use super::Gen;
 use crate::names::{screaming_snake, snake};
 

@@ -17,7 +17,9 @@
 //! The generator is split by what it emits: `names` (identifiers and Rust types), `expr`
 //! (expressions), `items` (enums, flags, bit-fields, the context), `structs` (struct types
 //! and their impls), `decode`, `encode`, `dispatch` (`RecordBody`, `FeatureBody`) and
-//! `views`. Size facts come from [`spec::layout`], shared with the docs.
+//! `views`. Size facts come from [`spec::layout`], shared with the docs. Their imports go
+//! one way: `names` uses none of them, `expr` uses `names`, `items` uses both, and
+//! `structs`, `dispatch`, `decode`, `encode` and `views` use those (never each other).
 
 mod decode;
 mod dispatch;
@@ -28,10 +30,9 @@ mod names;
 mod structs;
 mod views;
 
-use dispatch::Dispatch;
-use expr::{lit_prim, prim_ty};
-use names::doc_attrs;
+use expr::lit_prim;
 pub use names::rust_name;
+use names::{doc_attrs, prim_ty, Dispatch};
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};

@@ -1,12 +1,14 @@
 //! Rust names for spec names and types: identifiers (keywords escaped), the locals of
-//! generated functions, doc comments, and the Rust type of every spec type.
+//! generated functions, the id constants of records and features, doc comments, and the
+//! Rust type of every spec type. The bottom of the generator's modules: it imports none of
+//! its siblings, so every other module may use it.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
-use spec::ir::{ScalarType, Switch, TypeRef};
+use spec::ir::{Prim, ScalarType, Switch, TypeRef};
 
-use super::expr::prim_ty;
 use super::Gen;
+use crate::names::kernel_id_name;
 
 const RUST_KEYWORDS: &[&str] = &[
     "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
@@ -76,6 +78,39 @@ pub(super) fn local(name: &str) -> Ident {
         format_ident!("{}_", name)
     } else {
         ident(name)
+    }
+}
+
+/// Which of the two id-keyed dispatches (records by `RecordType`, features by `FeatureId`)
+/// an item belongs to. Here rather than in `dispatch`, which uses `items`, because `items`
+/// (context sources), `structs` and `views` name id constants too.
+#[derive(Clone, Copy)]
+pub(super) enum Dispatch {
+    Record,
+    Feature,
+}
+
+/// The id constant of a record or feature: its name in SCREAMING_SNAKE_CASE. Structs,
+/// records and features share one namespace in the spec, so a feature whose kernel name is
+/// also a record's (AUXTRACE, STAT, COMPRESSED) is declared `XFeature`; its id constant
+/// drops the suffix (`FeatureId::STAT`).
+pub(super) fn id_const_name(name: &str, kind: Dispatch) -> String {
+    kernel_id_name(name, matches!(kind, Dispatch::Feature))
+}
+
+/// The Rust type of a primitive.
+pub(super) fn prim_ty(p: Prim) -> TokenStream {
+    match p {
+        Prim::U8 => quote!(u8),
+        Prim::U16 => quote!(u16),
+        Prim::U32 => quote!(u32),
+        Prim::U64 => quote!(u64),
+        Prim::I8 => quote!(i8),
+        Prim::I16 => quote!(i16),
+        Prim::I32 => quote!(i32),
+        Prim::I64 => quote!(i64),
+        Prim::F64 => quote!(f64),
+        Prim::Bool => quote!(bool),
     }
 }
 

@@ -7,11 +7,9 @@ use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 use spec::ir::{Display, Expr, Field, Pattern, Prim, ScalarType, StructDef, StructKind, Switch};
 
-use super::dispatch::{id_const_name, Dispatch};
 use super::expr::{lit_usize, param_ident};
 use super::items::value_names_ty;
-use super::names::rust_name;
-use super::names::{doc_attrs, ident, local};
+use super::names::{doc_attrs, id_const_name, ident, local, rust_name, Dispatch};
 use super::Gen;
 use crate::names::snake;
 

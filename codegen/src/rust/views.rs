@@ -11,9 +11,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use spec::ir::{Expr, Field, Len, StructDef, StructKind, TypeRef};
 
-use super::dispatch::{id_const_name, Dispatch};
 use super::expr::{mentions, walk_expr, Env, Mode};
-use super::names::{doc_attrs, ident};
+use super::names::{doc_attrs, id_const_name, ident, Dispatch};
 use super::Gen;
 use crate::names::snake;
 
