@@ -2,8 +2,8 @@
 //! content, not by name), and `convert` between profiles (byte-exact, typed, other word
 //! size / byte order) and to and from perf.data.
 
-use crate::commands::convert::EndianArg;
 use crate::error::{At, CliError};
+use crate::values::EndianArg;
 use perfdata::gperftools::{self, FromPerfOptions, Profile, SlotFormat, ToPerfOptions};
 use perfdata::write::WriteOptions;
 use perfdata::{Endianness, Recording};

@@ -12,6 +12,7 @@ mod input;
 mod output;
 mod progress;
 mod symbols;
+mod values;
 
 use clap::{Parser, Subcommand};
 use commands::*;

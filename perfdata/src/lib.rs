@@ -94,6 +94,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![warn(missing_docs)]
+
 // Generated code names this crate as `::perfdata`, also when compiled inside it.
 extern crate self as perfdata;
 

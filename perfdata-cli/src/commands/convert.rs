@@ -4,6 +4,7 @@
 use crate::error::CliResult;
 use crate::gperftools;
 use crate::input::Input;
+use crate::values::{EndianArg, LayoutArg};
 use perfdata::write::stages::CompressedKind;
 use perfdata::write::{convert_file, ConvertOptions};
 use perfdata::{Endianness, Layout};
@@ -51,29 +52,6 @@ pub struct Args {
     typed: bool,
     #[command(flatten)]
     gperftools: gperftools::ConvertArgs,
-}
-
-/// A byte order on the command line.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-pub enum EndianArg {
-    Little,
-    Big,
-}
-
-impl From<EndianArg> for Endianness {
-    fn from(e: EndianArg) -> Self {
-        match e {
-            EndianArg::Little => Endianness::Little,
-            EndianArg::Big => Endianness::Big,
-        }
-    }
-}
-
-/// A layout on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
-pub enum LayoutArg {
-    File,
-    Pipe,
 }
 
 pub fn run(args: Args) -> CliResult {
