@@ -9,16 +9,16 @@
 use crate::checks::{Outcome, SHOW};
 use crate::record::perf;
 use perfdata::Recording;
-use perfdata_analysis::{collapse, report, Analyzer, SymbolOptions};
+use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Symbol sources as perf sees them in a conformance run (its build-id cache is
 /// `dir/.buildid`, see `record::perf`).
-fn options(dir: &Path) -> SymbolOptions {
-    SymbolOptions {
+fn options(dir: &Path) -> AnalyzerOptions {
+    AnalyzerOptions {
         build_id_dir: Some(dir.join(".buildid")),
-        ..SymbolOptions::default()
+        ..AnalyzerOptions::default()
     }
 }
 

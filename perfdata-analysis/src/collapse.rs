@@ -4,7 +4,7 @@
 //! named), counts are periods, a function without a symbol is named
 //! after its object (`[libc.so.6]`), argument lists are dropped, `;` becomes `:`.
 
-use crate::machine::Frame;
+use crate::machine::{Frame, TRUNCATED};
 use crate::Analyzer;
 use perfdata::Error;
 use rustc_hash::FxHashMap as HashMap;
@@ -20,7 +20,7 @@ pub struct CollapseOptions {
     /// Append `-PID/TID` (inferno's `--tid`).
     pub include_tid: bool,
     /// Add the functions inlined at each address (DWARF; `perf script --inline`). Needs
-    /// an analyzer opened with `SymbolOptions::lines`.
+    /// an analyzer opened with `AnalyzerOptions::lines`.
     pub inline: bool,
 }
 
@@ -46,6 +46,9 @@ pub fn collapse(
     let mut frames: Vec<Frame> = vec![];
     // Names of frames, cached per (dso or none, symbol or address).
     let mut names: HashMap<(Option<u32>, Option<u32>, u64), String> = HashMap::default();
+    // With inline frames: the `;`-joined DWARF names of an address, per (dso, address);
+    // empty when it has none.
+    let mut inlined: HashMap<(u32, u64), String> = HashMap::default();
     let mut line = String::new();
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
@@ -63,17 +66,34 @@ pub fn collapse(
             line.push_str(&format!("-{}", s.pid));
         }
         for f in frames.iter().rev() {
+            // With inline frames, a frame that has DWARF is named by it: its function as
+            // the debug info names it (not a clone's `.constprop.0` symbol) and the
+            // functions inlined at the address, outermost first — what perf prints for
+            // unwound frames.
+            if opts.inline {
+                if let (Some((dso, map_ip)), Some(_)) = (f.dso, f.symbol) {
+                    let names = inlined
+                        .entry((dso.0, map_ip))
+                        .or_insert_with(|| inlined_names(machine, dso, map_ip));
+                    if !names.is_empty() {
+                        line.push_str(names);
+                        continue;
+                    }
+                }
+            }
             let key = (
                 f.dso.map(|(d, _)| d.0),
                 f.symbol.map(|s| s.index),
-                if f.symbol.is_some() { 0 } else { f.ip },
+                match (f.symbol, f.truncated) {
+                    (Some(_), _) => 0,
+                    // The `[truncated]` end has no address: a key no address has.
+                    (None, true) => u64::MAX,
+                    (None, false) => f.ip,
+                },
             );
             let name = names.entry(key).or_insert_with(|| frame_name(machine, f));
             line.push(';');
             line.push_str(name);
-            if opts.inline {
-                push_inlined(machine, f, &mut line);
-            }
         }
         // perf script prints the period (the attr's when samples carry none).
         let count = s.period;
@@ -90,6 +110,9 @@ pub fn collapse(
 
 /// A frame as inferno names it from perf script's `ip sym+off (dso)` line.
 fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
+    if f.truncated {
+        return TRUNCATED.to_string();
+    }
     let func = f.symbol.map(|s| machine.dsos.symbol_name(s));
     let module = f.dso.map(|(d, _)| machine.dsos.get(d).name.as_str());
     let func = match (func, module) {
@@ -100,19 +123,18 @@ fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
     tidy_generic(func)
 }
 
-/// The functions inlined at a frame's address, outermost first (the frame's own function
-/// is already on the line).
-fn push_inlined(machine: &crate::Machine, f: &Frame, line: &mut String) {
-    let (Some((dso, map_ip)), Some(_)) = (f.dso, f.symbol) else {
-        return;
-    };
+/// The names of a frame at `map_ip` in `dso` by its debug info: the function containing
+/// the address and the functions inlined there, outermost first, each after a `;`. Empty
+/// when the object has no DWARF there.
+fn inlined_names(machine: &crate::Machine, dso: crate::DsoId, map_ip: u64) -> String {
     let addr = machine.dsos.lookup_address(dso, map_ip);
-    let names = machine.dsos.inline_frames(dso, addr);
+    let mut out = String::new();
     // Innermost first, ending with the containing function.
-    for n in names.iter().rev().skip(1) {
-        line.push(';');
-        line.push_str(&tidy_generic(n.clone()));
+    for n in machine.dsos.inline_frames(dso, addr).into_iter().rev() {
+        out.push(';');
+        out.push_str(&tidy_generic(n));
     }
+    out
 }
 
 /// inferno's `tidy_generic`: `;` → `:`, and the parameter list dropped (not a Go

@@ -2,6 +2,7 @@
 //! ids checked, one cache per DSO (loaded on first use), source lines through `addr2line`.
 
 use crate::symbols::{parse_kallsyms, parse_perf_map, ElfInfo, KernelSymbols, SymbolTable};
+use crate::unwind::UnwindTables;
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -40,11 +41,15 @@ struct Loaded {
     table: SymbolTable,
     /// The runtime file, for file offset → address.
     runtime: Option<ElfInfo>,
+    /// Its path (the unwind tables are read from it).
+    runtime_path: Option<PathBuf>,
     /// Where the symbols came from (for `perfdata info` and error messages).
     symbols_from: Option<PathBuf>,
     /// The file with DWARF, if any (for source lines).
     dwarf: Option<PathBuf>,
     lines: OnceCell<Option<addr2line::Loader>>,
+    /// CFI, read when a stack through this object is first unwound.
+    unwind: OnceCell<Option<std::sync::Arc<UnwindTables>>>,
 }
 
 impl std::fmt::Debug for Loaded {
@@ -317,6 +322,14 @@ impl Dsos {
             .map_or(0, |s| s.start)
     }
 
+    /// True when `s` is the function at its object's entry point (`_start`): the outermost
+    /// frame of a process's first thread, where unwinding ends even when the object
+    /// gives it no CFI (the dynamic loader's `_start` has none).
+    pub fn is_entry_function(&self, s: SymbolId) -> bool {
+        let entry = self.loaded(s.dso).runtime.as_ref().map(|r| r.entry);
+        entry.is_some_and(|e| e != 0 && self.symbol_start(s) == e)
+    }
+
     /// Where a DSO's symbols were read from, once loaded.
     pub fn symbols_from(&self, id: DsoId) -> Option<&Path> {
         self.dsos[id.0 as usize]
@@ -348,6 +361,26 @@ impl Dsos {
             }
         }
         out
+    }
+
+    /// The unwind tables of a user DSO, and the address (as the object states it) of
+    /// file offset `pgoff` (so a map of it at `start` places the object's addresses at
+    /// `start - that`). `None` when no file of it was found (frame pointers only).
+    pub(crate) fn unwind_tables(
+        &self,
+        id: DsoId,
+        pgoff: u64,
+    ) -> Option<(std::sync::Arc<UnwindTables>, u64)> {
+        let loaded = self.loaded(id);
+        let vaddr = loaded.runtime.as_ref()?.address_of_offset(pgoff)?;
+        let tables = loaded
+            .unwind
+            .get_or_init(|| {
+                UnwindTables::load(loaded.runtime_path.as_deref(), loaded.dwarf.as_deref())
+                    .map(std::sync::Arc::new)
+            })
+            .clone()?;
+        Some((tables, vaddr))
     }
 
     fn line_loader(&self, id: DsoId) -> Option<&addr2line::Loader> {
@@ -511,12 +544,18 @@ impl Dsos {
             .as_ref()
             .or(runtime.as_ref())
             .map(|(p, _)| p.clone());
+        let (runtime_path, runtime) = match runtime.or(symbols) {
+            Some((p, i)) => (Some(p), Some(i)),
+            None => (None, None),
+        };
         Loaded {
             table,
-            runtime: runtime.map(|(_, i)| i).or(symbols.map(|(_, i)| i)),
+            runtime,
+            runtime_path,
             symbols_from,
             dwarf,
             lines: OnceCell::new(),
+            unwind: OnceCell::new(),
         }
     }
 }

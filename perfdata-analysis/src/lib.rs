@@ -7,11 +7,11 @@
 //! `parquet`). Progress is reported through a callback ([`Analyzer::on_progress`]).
 //!
 //! ```
-//! use perfdata_analysis::{Analyzer, SymbolOptions};
+//! use perfdata_analysis::{Analyzer, AnalyzerOptions};
 //! use perfdata::Recording;
 //! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
 //! let recording = Recording::open(path)?;
-//! let mut analyzer = Analyzer::open(&recording, &SymbolOptions::default())?;
+//! let mut analyzer = Analyzer::open(&recording, &AnalyzerOptions::default())?;
 //! let mut frames = vec![];
 //! let mut deepest = 0;
 //! analyzer.run(&mut |machine, item| {
@@ -32,11 +32,14 @@ pub mod machine;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod report;
+mod stack;
 pub mod stats;
 pub mod symbols;
+pub mod unwind;
 
 pub use dso::{DsoId, Dsos, SymbolSources};
 pub use machine::{Frame, Machine, SideEvent};
+pub use stack::{Stack, StackOptions};
 
 use perfdata::rt::{static_endian, Error};
 use perfdata::types::{
@@ -49,9 +52,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 /// Where kernel and user symbols come from (the CLI's `--kallsyms`, `--vmlinux`,
-/// `--inline`, `--symfs`-like options).
+/// `--inline`, `--symfs`-like options), and how stacks are put together.
 #[derive(Debug, Clone, Default)]
-pub struct SymbolOptions {
+pub struct AnalyzerOptions {
+    /// Where user stacks come from (recorded callchains, or unwinding) and their depth.
+    pub stacks: StackOptions,
     /// Use this kallsyms file for the kernel (else: the build-id cache's copy, or this
     /// machine's `/proc/kallsyms` when the recording comes from this kernel).
     pub kallsyms: Option<PathBuf>,
@@ -79,12 +84,17 @@ pub struct SampleInfo<'a> {
     pub ip: u64,
     /// The sample's cpumode is the kernel's.
     pub kernel: bool,
+    /// Its event's `sample_regs_user`: which registers its user register dump holds.
+    pub regs_user_mask: u64,
+    /// The recording's byte order (of the stack copy's words).
+    pub endian: perfdata::Endianness,
     pub view: SampleView<'a>,
 }
 
-/// One record as [`Analyzer::run`] gives it.
+/// One record as [`Analyzer::run`] gives it: replayed against the machine state, with
+/// its sample (if it is one) ready for [`Machine::frames`].
 #[derive(Clone, Copy)]
-pub struct Item<'a> {
+pub struct Replayed<'a> {
     pub data: &'a PerfData<'a>,
     pub place: Place,
     pub origin: Origin,
@@ -134,13 +144,8 @@ impl ProgressReport<'_> {
     }
 }
 
-const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
-const PERF_CONTEXT_KERNEL: u64 = -128i64 as u64;
-const PERF_CONTEXT_USER: u64 = -512i64 as u64;
-const PERF_CONTEXT_GUEST_KERNEL: u64 = -2176i64 as u64;
-
 impl<'r> Analyzer<'r> {
-    pub fn open(recording: &'r Recording, opts: &SymbolOptions) -> Result<Self, Error> {
+    pub fn open(recording: &'r Recording, opts: &AnalyzerOptions) -> Result<Self, Error> {
         let data = recording.data()?;
         let mut sources = SymbolSources {
             lines: opts.lines,
@@ -154,7 +159,7 @@ impl<'r> Analyzer<'r> {
             sources.read_files = false;
         }
         let mut build_ids = vec![];
-        let (mut hostname, mut osrelease) = (None, None);
+        let (mut hostname, mut osrelease, mut arch) = (None, None, None);
         for f in &data.features {
             match data.feature(f) {
                 Ok(FeatureBody::BuildId(b)) => {
@@ -173,6 +178,9 @@ impl<'r> Analyzer<'r> {
                 }
                 Ok(FeatureBody::Osrelease(o)) => {
                     osrelease = Some(o.value.text.to_str_lossy().into_owned())
+                }
+                Ok(FeatureBody::Arch(a)) => {
+                    arch = unwind::Arch::from_uname(&a.value.text.to_str_lossy())
                 }
                 _ => {}
             }
@@ -200,13 +208,25 @@ impl<'r> Analyzer<'r> {
                     return Ok(false);
                 }
                 note_header_record(&data, &rec, ctx, &mut dsos_unused, &mut events)?;
+                // And the architecture, which says what sampled registers mean.
+                if rec.record_type() == RecordType::HEADER_FEATURE {
+                    if let RecordBody::HeaderFeature(h) = data.decode(&rec, ctx)? {
+                        if let Some(FeatureBody::Arch(a)) = h.data.as_deref() {
+                            arch = unwind::Arch::from_uname(&a.value.text.to_str_lossy());
+                        }
+                    }
+                }
                 Ok(true)
             })?;
         }
+        let mut machine = Machine::new(dsos);
+        // A recording that does not say (older perf) is taken to be from this machine's
+        // architecture, as perf does.
+        machine.set_stacks(opts.stacks, arch.or_else(unwind::Arch::host));
         Ok(Analyzer {
             recording,
             data,
-            machine: Machine::new(dsos),
+            machine,
             events,
             progress: None,
             last_read: HashMap::new(),
@@ -241,7 +261,7 @@ impl<'r> Analyzer<'r> {
     /// is collected first and replayed, in time order, while each stream is walked.
     pub fn run(
         &mut self,
-        f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+        f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         let data = &self.data;
         let machine = &mut self.machine;
@@ -280,7 +300,7 @@ impl<'r> Analyzer<'r> {
 
     fn run_directory(
         &mut self,
-        f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+        f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
     ) -> Result<(), Error> {
         let data = &self.data;
         let machine = &mut self.machine;
@@ -328,9 +348,9 @@ impl<'r> Analyzer<'r> {
 /// `deliver_sample_value`; a counter that did not move gives none).
 fn deliver(
     machine: &mut Machine,
-    item: &Item<'_>,
+    item: &Replayed<'_>,
     last_read: &mut HashMap<u64, u64>,
-    f: &mut dyn FnMut(&Machine, &Item<'_>) -> Result<bool, Error>,
+    f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
 ) -> Result<bool, Error> {
     let Some(s) = &item.sample else {
         return f(machine, item);
@@ -355,7 +375,7 @@ fn deliver(
         if period == 0 {
             continue;
         }
-        let one = Item {
+        let one = Replayed {
             sample: Some(SampleInfo {
                 event,
                 period,
@@ -446,7 +466,7 @@ fn item<'a>(
     origin: Origin,
     rec: &'a RawRecord<'a>,
     ctx: &'a RecordCtx,
-) -> Result<Item<'a>, Error> {
+) -> Result<Replayed<'a>, Error> {
     let time = data.time(rec, ctx);
     let sample = match data.sample(rec, ctx)? {
         Some(view) => {
@@ -464,12 +484,14 @@ fn item<'a>(
                     .unwrap_or(1),
                 ip: view.ip().unwrap_or(0),
                 kernel: rec.header.misc.0 & 7 == 1,
+                regs_user_mask: ctx.sample_regs_user,
+                endian: data.format.endian,
                 view,
             })
         }
         None => None,
     };
-    Ok(Item {
+    Ok(Replayed {
         data,
         place,
         origin,
@@ -480,38 +502,9 @@ fn item<'a>(
     })
 }
 
-impl Item<'_> {
+impl Replayed<'_> {
     /// The record decoded.
     pub fn decode(&self) -> Result<perfdata::types::RecordBody<'_>, Error> {
         self.data.decode(self.rec, self.ctx)
-    }
-}
-
-impl Machine {
-    /// The frames of a sample, leaf first: its callchain with the context markers
-    /// removed (each switching between kernel and user lookup), or its ip alone.
-    pub fn frames(&self, s: &SampleInfo<'_>, out: &mut Vec<Frame>) -> Result<(), Error> {
-        out.clear();
-        let Some(chain) = s.view.callchain()? else {
-            out.push(self.resolve(s.pid, s.kernel, s.ip));
-            return Ok(());
-        };
-        // perf starts a callchain in user mode; the kernel's chains open with a marker.
-        let mut kernel = false;
-        for ip in chain.ips.iter() {
-            if ip >= PERF_CONTEXT_MAX {
-                kernel = ip == PERF_CONTEXT_KERNEL || ip == PERF_CONTEXT_GUEST_KERNEL;
-                if ip != PERF_CONTEXT_USER && ip != PERF_CONTEXT_KERNEL {
-                    // Guest and hypervisor frames cannot be resolved here.
-                    kernel = false;
-                }
-                continue;
-            }
-            out.push(self.resolve(s.pid, kernel, ip));
-        }
-        if out.is_empty() {
-            out.push(self.resolve(s.pid, s.kernel, s.ip));
-        }
-        Ok(())
     }
 }

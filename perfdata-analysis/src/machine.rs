@@ -4,8 +4,13 @@
 //! a reused pid, and a thread never seen is named `:TID`.
 
 use crate::dso::{DsoId, DsoKind, Dsos, SymbolId};
+use crate::stack::{Stack, StackOptions};
+use crate::unwind::{Arch, MappedObject, StackEnd, UnwindStats, Unwinding};
+use crate::SampleInfo;
 use perfdata::types::{Mmap2FileId, RecordBody};
+use perfdata::Error;
 use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// A side-band record, decoded and owned (directory mode replays them per stream).
@@ -152,7 +157,26 @@ pub struct Frame {
     /// (DSO, map-relative address) when a map covers the address.
     pub dso: Option<(DsoId, u64)>,
     pub symbol: Option<SymbolId>,
+    /// Not an address: the outermost end of a stack whose unwinding stopped short (the
+    /// stack copy ended, no rule applied, the frame limit). Shown as `[truncated]`.
+    pub truncated: bool,
 }
+
+impl Frame {
+    /// The `[truncated]` end of a stack cut short.
+    pub fn truncated() -> Frame {
+        Frame {
+            ip: 0,
+            kernel: false,
+            dso: None,
+            symbol: None,
+            truncated: true,
+        }
+    }
+}
+
+/// How a [`Frame::truncated`] frame is named in every output.
+pub const TRUNCATED: &str = "[truncated]";
 
 /// The state of every process and thread at the current point of a recording.
 #[derive(Debug)]
@@ -163,6 +187,14 @@ pub struct Machine {
     kernel_maps: Maps,
     comms: Vec<Box<str>>,
     comm_ids: FxHashMap<Box<str>, CommId>,
+    /// Bumped whenever a process's maps change; `map_generation` says when each last did
+    /// (an unwinder built from older maps is rebuilt).
+    generation: u64,
+    map_generation: FxHashMap<i32, u64>,
+    stack_options: StackOptions,
+    unwinding: RefCell<Unwinding>,
+    /// A stack reused by [`Machine::frames`].
+    scratch: RefCell<Stack>,
 }
 
 impl Machine {
@@ -174,9 +206,99 @@ impl Machine {
             kernel_maps: Maps::new(),
             comms: vec![],
             comm_ids: FxHashMap::default(),
+            generation: 0,
+            map_generation: FxHashMap::default(),
+            stack_options: StackOptions::default(),
+            unwinding: RefCell::new(Unwinding::new(Arch::host())),
+            scratch: RefCell::new(Stack::default()),
         };
         m.reset();
         m
+    }
+
+    /// How stacks are put together, for a recording made on `arch` (what its registers
+    /// mean; `None`: unknown, no user stack is unwound).
+    pub fn set_stacks(&mut self, options: StackOptions, arch: Option<Arch>) {
+        self.stack_options = options;
+        self.unwinding = RefCell::new(Unwinding::new(arch));
+    }
+
+    pub(crate) fn stack_options(&self) -> StackOptions {
+        self.stack_options
+    }
+
+    /// What unwinding has done so far.
+    pub fn unwind_stats(&self) -> UnwindStats {
+        self.unwinding.borrow().stats
+    }
+
+    pub(crate) fn scratch_stack(&self) -> Stack {
+        self.scratch.take()
+    }
+
+    pub(crate) fn return_scratch_stack(&self, stack: Stack) {
+        *self.scratch.borrow_mut() = stack;
+    }
+
+    fn maps_changed(&mut self, pid: i32) {
+        self.generation += 1;
+        self.map_generation.insert(pid, self.generation);
+    }
+
+    /// The objects mapped executable in process `pid` that have unwind tables (or none:
+    /// frame pointers only), placed at their runtime addresses.
+    fn mapped_objects(&self, pid: i32) -> Vec<MappedObject> {
+        let Some(maps) = self.maps.get(&pid) else {
+            return vec![];
+        };
+        maps.values()
+            .filter(|m| self.dsos.get(m.dso).kind == DsoKind::User)
+            .filter_map(|m| {
+                let (tables, vaddr_of_pgoff) = self.dsos.unwind_tables(m.dso, m.pgoff)?;
+                Some(MappedObject {
+                    avma: m.start..m.end,
+                    base_avma: m.start.wrapping_sub(vaddr_of_pgoff),
+                    name: self.dsos.get(m.dso).name.clone(),
+                    tables,
+                })
+            })
+            .collect()
+    }
+
+    /// Unwinds the user stack of `s` from its registers and stack copy (at most `max`
+    /// addresses into `out`); `None` when it carries none.
+    pub(crate) fn unwind_user(
+        &self,
+        s: &SampleInfo<'_>,
+        max: usize,
+        out: &mut Vec<u64>,
+    ) -> Result<Option<StackEnd>, Error> {
+        let Some(regs) = s.view.regs_user()? else {
+            return Ok(None);
+        };
+        let Some(values) = regs.regs.as_ref() else {
+            return Ok(None);
+        };
+        let Some(stack) = s.view.stack_user()? else {
+            return Ok(None);
+        };
+        let copied = stack
+            .dyn_size
+            .map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX))
+            .min(stack.data.len());
+        let generation = self.map_generation.get(&s.pid).copied().unwrap_or(0);
+        Ok(self.unwinding.borrow_mut().unwind(
+            s.pid,
+            generation,
+            &mut || self.mapped_objects(s.pid),
+            regs.abi,
+            s.regs_user_mask,
+            values,
+            &stack.data[..copied],
+            s.endian,
+            max,
+            out,
+        ))
     }
 
     /// Forgets threads and maps (not the DSO cache): directory mode replays the side band
@@ -188,6 +310,8 @@ impl Machine {
         self.threads.insert(0, Thread::new(0, 0, Some(swapper)));
         self.maps.clear();
         self.kernel_maps.clear();
+        self.map_generation.clear();
+        self.unwinding.get_mut().reset();
     }
 
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
@@ -264,6 +388,7 @@ impl Machine {
                 if pid != ppid {
                     let maps = self.maps.get(ppid).cloned().unwrap_or_default();
                     self.maps.insert(*pid, maps);
+                    self.maps_changed(*pid);
                 }
             }
             SideEvent::Exit { .. } => {}
@@ -346,6 +471,7 @@ impl Machine {
                 dso,
             },
         );
+        self.maps_changed(pid);
     }
 
     /// The map and symbol of an address in a thread (`kernel`: the sample's or the
@@ -357,6 +483,7 @@ impl Machine {
                 kernel,
                 dso: None,
                 symbol: None,
+                truncated: false,
             };
         };
         let map_ip = map.map_ip(&self.dsos, ip);
@@ -366,6 +493,7 @@ impl Machine {
             kernel,
             dso: Some((map.dso, map_ip)),
             symbol: self.dsos.find_symbol(map.dso, addr),
+            truncated: false,
         }
     }
 

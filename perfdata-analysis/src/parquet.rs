@@ -4,7 +4,8 @@
 //! and frames, not by the input. Layout: `DIR/TABLE/recording=N/part-0.parquet` (hive
 //! partitioning: engines read `recording` from the path). Schema: `docs/parquet-export.md`.
 
-use crate::{dso, Analyzer, Frame, SideEvent, SymbolOptions};
+use crate::machine::TRUNCATED;
+use crate::{dso, Analyzer, AnalyzerOptions, Frame, SideEvent, Stack};
 use arrow_array::builder::{
     BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder,
 };
@@ -28,7 +29,7 @@ pub struct ExportOptions {
     /// Rows per Parquet row group.
     pub row_group_size: usize,
     /// Where symbols come from.
-    pub symbols: SymbolOptions,
+    pub symbols: AnalyzerOptions,
 }
 
 impl Default for ExportOptions {
@@ -36,7 +37,7 @@ impl Default for ExportOptions {
         ExportOptions {
             symbolize: false,
             row_group_size: 1 << 20,
-            symbols: SymbolOptions::default(),
+            symbols: AnalyzerOptions::default(),
         }
     }
 }
@@ -297,8 +298,9 @@ impl FrameCols {
     }
 }
 
-/// Frame identity: kernel or not, and the object plus offset (or the bare address).
-type FrameKey = (bool, Option<dso::DsoId>, u64);
+/// Frame identity: kernel or not, the object plus offset (or the bare address), and
+/// whether it is the `[truncated]` end of a stack cut short.
+type FrameKey = (bool, Option<dso::DsoId>, u64, bool);
 
 /// Exports one recording as partition `recording` of every table under `dir`.
 pub fn export_recording(
@@ -347,6 +349,7 @@ pub fn export_recording(
     let mut frame_ids: FxHashMap<FrameKey, u64> = FxHashMap::default();
     let mut stack_ids: FxHashMap<Vec<u64>, u64> = FxHashMap::default();
     let mut frames: Vec<Frame> = vec![];
+    let mut stack = Stack::default();
     let mut chain: Vec<u64> = vec![];
     let mut raw_key: Vec<u64> = vec![];
     let mut resolved: FxHashMap<Vec<u64>, (u64, u64)> = FxHashMap::default();
@@ -418,20 +421,25 @@ pub fn export_recording(
         };
         // The same raw stack in the same process resolves to the same ids until a side-band
         // record changes the maps: most samples skip the resolution.
+        // (Unwound stacks are keyed by what unwinding gave.)
+        machine.stack(smp, &mut stack)?;
         raw_key.clear();
-        raw_key.extend([smp.pid as u64, u64::from(smp.kernel), smp.ip]);
-        if let Some(chain) = smp.view.callchain()? {
-            raw_key.extend(chain.ips.iter());
-        }
+        raw_key.extend([
+            smp.pid as u64,
+            u64::from(smp.kernel),
+            smp.ip,
+            u64::from(stack.is_cut()),
+        ]);
+        raw_key.extend(stack.addrs.iter().flat_map(|&(a, k)| [a, u64::from(k)]));
         let cached = resolved.get(raw_key.as_slice()).copied();
         let (stack_id, leaf_id) = match cached {
             Some(ids) => ids,
             None => {
-                machine.frames(smp, &mut frames)?;
+                machine.resolve_stack(smp.pid, &stack, &mut frames);
                 let mut frame_id = |fr: &Frame| -> u64 {
                     let key: FrameKey = match fr.dso {
-                        Some((d, off)) => (fr.kernel, Some(d), off),
-                        None => (fr.kernel, None, fr.ip),
+                        Some((d, off)) => (fr.kernel, Some(d), off, false),
+                        None => (fr.kernel, None, fr.ip, fr.truncated),
                     };
                     if let Some(&id) = frame_ids.get(&key) {
                         return id;
@@ -447,8 +455,11 @@ pub fn export_recording(
                     f.build_id
                         .append_option(d.and_then(|d| d.build_id.as_deref()).map(dso::hex));
                     let sym = fr.symbol.filter(|_| symbolize);
-                    f.function
-                        .append_option(sym.map(|s| machine.dsos.symbol_name(s)));
+                    f.function.append_option(if fr.truncated {
+                        Some(TRUNCATED)
+                    } else {
+                        sym.map(|s| machine.dsos.symbol_name(s))
+                    });
                     let line = match (sym, fr.dso) {
                         (Some(_), Some((d, off))) => {
                             let addr = machine.dsos.lookup_address(d, off);

@@ -3,7 +3,7 @@
 //! sample counts, and under `-g` the call chains that led there.
 
 use crate::dso::{DsoId, SymbolId};
-use crate::machine::{CommId, Frame};
+use crate::machine::{CommId, Frame, TRUNCATED};
 use crate::{Analyzer, Machine};
 use perfdata::Error;
 use rustc_hash::FxHashMap as HashMap;
@@ -109,7 +109,26 @@ impl Default for ReportOptions {
 struct Acc {
     samples: u64,
     period: u64,
-    callers: HashMap<Vec<(Option<SymbolId>, u64)>, u64>,
+    callers: HashMap<Vec<Caller>, u64>,
+}
+
+/// A caller in a chain: its function, or its address where no symbol covers it, or the
+/// end of a stack cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Caller {
+    Symbol(SymbolId),
+    Address(u64),
+    Truncated,
+}
+
+impl Caller {
+    fn of(f: &Frame) -> Caller {
+        match (f.truncated, f.symbol) {
+            (true, _) => Caller::Truncated,
+            (false, Some(s)) => Caller::Symbol(s),
+            (false, None) => Caller::Address(f.dso.map_or(f.ip, |(_, a)| a)),
+        }
+    }
 }
 
 /// Builds the report of every event of a recording.
@@ -172,10 +191,7 @@ pub fn report(
         totals[ev].0 += 1;
         totals[ev].1 += s.period;
         if opts.callers && frames.len() > 1 {
-            let chain = frames[1..]
-                .iter()
-                .map(|f| (f.symbol, f.dso.map_or(f.ip, |(_, a)| a)))
-                .collect();
+            let chain = frames[1..].iter().map(Caller::of).collect();
             *acc.callers.entry(chain).or_default() += s.period;
         }
         Ok(true)
@@ -202,9 +218,10 @@ pub fn report(
                     .map(|(chain, p)| {
                         let names = chain
                             .into_iter()
-                            .map(|(sym, addr)| match sym {
-                                Some(s) => machine.dsos.symbol_name(s).to_string(),
-                                None => format!("{addr:#x}"),
+                            .map(|c| match c {
+                                Caller::Symbol(s) => machine.dsos.symbol_name(s).to_string(),
+                                Caller::Address(addr) => format!("{addr:#x}"),
+                                Caller::Truncated => TRUNCATED.to_string(),
                             })
                             .collect();
                         (names, p)

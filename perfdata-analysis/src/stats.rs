@@ -110,7 +110,7 @@ pub fn stats(
     let mut funcs: HashMap<(usize, FnKey), (u64, u64)> = HashMap::default();
     let mut totals: HashMap<usize, u64> = HashMap::default();
     let mut nr = 0u64;
-    let mut run = |machine: &crate::Machine, item: &crate::Item<'_>| -> Result<bool, Error> {
+    let mut run = |machine: &crate::Machine, item: &crate::Replayed<'_>| -> Result<bool, Error> {
         let ty = item.rec.record_type();
         let mut row = OverviewRow {
             nr,

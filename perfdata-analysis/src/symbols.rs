@@ -189,6 +189,9 @@ pub struct ElfInfo {
     pub has_dwarf: bool,
     /// `.dynsym` with contents (a debug-only file keeps it as NOBITS).
     has_dynsym_data: bool,
+    /// The entry point (`e_entry`): where the process (or the dynamic loader) starts, the
+    /// outermost frame of its first thread.
+    pub entry: u64,
 }
 
 impl ElfInfo {
@@ -216,6 +219,7 @@ impl ElfInfo {
             return None;
         }
         let mut info = ElfInfo {
+            entry: obj.entry(),
             build_id: obj.build_id().ok().flatten().map(<[u8]>::to_vec),
             has_symtab: obj.section_by_name(".symtab").is_some(),
             has_dwarf: obj

@@ -1,6 +1,8 @@
-//! Where symbols come from: the options every analysis command shares.
+//! Where symbols come from and how stacks are put together: the options every analysis
+//! command shares.
 
-use perfdata_analysis::SymbolOptions;
+use perfdata_analysis::unwind::CallGraph;
+use perfdata_analysis::{AnalyzerOptions, StackOptions};
 use std::path::PathBuf;
 
 /// Where symbols come from (shared by every analysis command).
@@ -13,20 +15,35 @@ pub struct SymbolArgs {
     /// Kernel symbols from this vmlinux image.
     #[arg(long, value_name = "FILE")]
     pub vmlinux: Option<PathBuf>,
-    /// Do not read symbol files: addresses only.
+    /// Do not read symbol files: addresses only (and no unwind tables: a
+    /// `--call-graph dwarf` recording then unwinds by frame pointers only).
     #[arg(long)]
     pub no_symbols: bool,
+    /// Where user stacks come from: `fp` the recorded callchain; `dwarf` unwinding each
+    /// sample's registers and stack copy (`perf record --call-graph dwarf`) with the
+    /// objects' CFI; `auto` unwinding where a sample carries them and its callchain has no
+    /// user part. (Not `--call-graph`: perf report uses that name for how a graph is shown.)
+    #[arg(long, value_name = "fp|dwarf|auto", default_value = "auto")]
+    pub unwind: CallGraph,
+    /// At most this many frames unwound per sample (perf's --max-stack); a deeper stack
+    /// ends with a `[truncated]` frame.
+    #[arg(long, value_name = "N", default_value_t = 127)]
+    pub max_stack: usize,
 }
 
 impl SymbolArgs {
     /// The analysis options; `lines`: read DWARF line tables (source lines, inline frames).
-    pub fn options(&self, lines: bool) -> SymbolOptions {
-        SymbolOptions {
+    pub fn options(&self, lines: bool) -> AnalyzerOptions {
+        AnalyzerOptions {
             kallsyms: self.kallsyms.clone(),
             vmlinux: self.vmlinux.clone(),
             lines,
             no_symbols: self.no_symbols,
             build_id_dir: None,
+            stacks: StackOptions {
+                call_graph: self.unwind,
+                max_unwound: self.max_stack,
+            },
         }
     }
 }

@@ -5,7 +5,7 @@
 use crate::common;
 
 use perfdata::Recording;
-use perfdata_analysis::{collapse, info, report, stats, Analyzer, SymbolOptions};
+use perfdata_analysis::{collapse, info, report, stats, Analyzer, AnalyzerOptions};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
@@ -13,10 +13,10 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 /// Addresses only: results must not depend on this machine's symbol files.
-fn no_symbols() -> SymbolOptions {
-    SymbolOptions {
+fn no_symbols() -> AnalyzerOptions {
+    AnalyzerOptions {
         no_symbols: true,
-        ..SymbolOptions::default()
+        ..AnalyzerOptions::default()
     }
 }
 

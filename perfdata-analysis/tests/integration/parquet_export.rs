@@ -11,7 +11,7 @@ use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use perfdata::Recording;
 use perfdata_analysis::parquet::{export_recording, samples_schema, ExportOptions};
-use perfdata_analysis::{Analyzer, Frame, SymbolOptions};
+use perfdata_analysis::{Analyzer, AnalyzerOptions, Frame};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ fn opts(symbolize: bool) -> ExportOptions {
         symbolize,
         // Small row groups: several per file, as a large recording has.
         row_group_size: 7,
-        symbols: SymbolOptions::default(),
+        symbols: AnalyzerOptions::default(),
     }
 }
 
@@ -45,9 +45,9 @@ fn expected(path: &Path) -> Expected {
     let rec = Recording::open(path).unwrap();
     let mut a = Analyzer::open(
         &rec,
-        &SymbolOptions {
+        &AnalyzerOptions {
             no_symbols: true,
-            ..SymbolOptions::default()
+            ..AnalyzerOptions::default()
         },
     )
     .unwrap();
@@ -172,7 +172,7 @@ fn symbolized_frames_name_what_the_report_names() {
     export_recording(&path, 0, dir.path(), &opts(true)).unwrap();
     // The report's symbol names for this machine's view of the file.
     let rec = Recording::open(&path).unwrap();
-    let mut a = Analyzer::open(&rec, &SymbolOptions::default()).unwrap();
+    let mut a = Analyzer::open(&rec, &AnalyzerOptions::default()).unwrap();
     let mut names = std::collections::BTreeSet::new();
     a.run(&mut |m, item| {
         if let Some(s) = &item.sample {

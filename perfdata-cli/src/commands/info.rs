@@ -3,7 +3,7 @@
 use crate::error::{At, CliResult};
 use crate::input::Input;
 use crate::output::Output;
-use perfdata_analysis::{info, Analyzer, SymbolOptions};
+use perfdata_analysis::{info, Analyzer, AnalyzerOptions};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let path = args.input.path();
     let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &SymbolOptions::default()).at(path)?;
+    let mut analyzer = Analyzer::open(&recording, &AnalyzerOptions::default()).at(path)?;
     crate::progress::show(&mut analyzer, "info");
     let summary = info::info(&mut analyzer, args.top).at(path)?;
     let mut out = args.output.open()?;

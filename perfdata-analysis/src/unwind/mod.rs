@@ -1,0 +1,282 @@
+//! User stacks of `--call-graph dwarf` samples: each sample's user registers
+//! (PERF_SAMPLE_REGS_USER) and copy of its user stack (PERF_SAMPLE_STACK_USER), unwound
+//! with the CFI of the objects mapped in its process — `.eh_frame` (with
+//! `.eh_frame_hdr`), else `.debug_frame` from the object or its debug file, found where
+//! its symbols are found — and frame pointers where no CFI covers an address. x86_64 and
+//! aarch64 go through framehop (samply's unwinder); 32-bit x86 through [`i686`].
+//!
+//! The addresses given are perf's: the sample's pc, then each caller's return address
+//! minus one (the call instruction, so that a symbol or an inline frame is the caller's),
+//! as `perf script` prints them. A walk that cannot reach the outermost frame (the stack
+//! copy ends, no rule applies, the frame limit is hit) says so ([`StackEnd`]); the
+//! analyses show a `[truncated]` frame there rather than guessing.
+
+mod i686;
+mod regs;
+mod sections;
+
+pub use regs::Arch;
+pub(crate) use sections::UnwindTables;
+
+use framehop::aarch64::{CacheAarch64, PtrAuthMask, UnwindRegsAarch64, UnwinderAarch64};
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{Module, Unwinder};
+use perfdata::rt::{get_u32, get_u64, Array, Endianness};
+use perfdata::types::SampleRegsAbi;
+use regs::start_regs;
+use rustc_hash::FxHashMap;
+use sections::SectionBytes;
+use std::sync::Arc;
+
+/// Where user-space stacks come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallGraph {
+    /// The recorded callchain only (frame pointers, or whatever perf recorded).
+    Fp,
+    /// Unwind every sample that carries user registers and a stack copy (its
+    /// callchain's user part, if any, is not used); other samples keep their callchain.
+    Dwarf,
+    /// Unwind the samples that carry registers and a stack copy and whose callchain has
+    /// no user part (what `perf record --call-graph dwarf` records); else the callchain.
+    #[default]
+    Auto,
+}
+
+impl std::str::FromStr for CallGraph {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "fp" => Ok(CallGraph::Fp),
+            "dwarf" => Ok(CallGraph::Dwarf),
+            "auto" => Ok(CallGraph::Auto),
+            _ => Err(format!("unknown call graph mode {s:?} (fp, dwarf or auto)")),
+        }
+    }
+}
+
+/// How an unwinding walk ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackEnd {
+    /// At the outermost frame (the CFI says so, or the frame pointer chain ends).
+    Complete,
+    /// The stack copy ended before the outermost frame (deeper stacks than the recorded
+    /// `--call-graph dwarf,SIZE`).
+    Truncated,
+    /// No rule recovered the caller (code without CFI or frame pointers, JIT code).
+    Lost,
+    /// The frame limit was reached.
+    Limit,
+}
+
+impl StackEnd {
+    /// The stack stops short of its outermost frame.
+    pub fn is_cut(self) -> bool {
+        self != StackEnd::Complete
+    }
+}
+
+/// What unwinding has done so far (for `info` and the bench).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct UnwindStats {
+    /// Samples whose user stack was unwound.
+    pub samples: u64,
+    /// Frames recovered (the pcs included).
+    pub frames: u64,
+    /// Samples whose walk ended short, by reason.
+    pub truncated: u64,
+    pub lost: u64,
+    pub limited: u64,
+}
+
+/// One process's unwinder, built from its maps as they were at `generation`.
+enum ProcessUnwinder {
+    X86_64(UnwinderX86_64<SectionBytes>),
+    Aarch64(UnwinderAarch64<SectionBytes>),
+    I686(Vec<i686::Module32>),
+}
+
+/// A mapped object as the unwinders need it.
+pub(crate) struct MappedObject {
+    pub avma: std::ops::Range<u64>,
+    /// Where the object's address 0 landed.
+    pub base_avma: u64,
+    pub name: String,
+    pub tables: Arc<UnwindTables>,
+}
+
+/// The unwinding state of a recording: one unwinder per process (rebuilt when its maps
+/// change), the rule caches, and what was done.
+pub(crate) struct Unwinding {
+    arch: Option<Arch>,
+    processes: FxHashMap<i32, (u64, ProcessUnwinder)>,
+    cache_x86_64: CacheX86_64,
+    cache_aarch64: CacheAarch64,
+    pub stats: UnwindStats,
+}
+
+impl std::fmt::Debug for Unwinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Unwinding")
+            .field("arch", &self.arch)
+            .field("processes", &self.processes.len())
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Unwinding {
+    /// For a recording made on `arch` (`None`: unknown, nothing is unwound).
+    pub fn new(arch: Option<Arch>) -> Self {
+        Unwinding {
+            arch,
+            processes: FxHashMap::default(),
+            cache_x86_64: CacheX86_64::new(),
+            cache_aarch64: CacheAarch64::new(),
+            stats: UnwindStats::default(),
+        }
+    }
+
+    /// Forgets every process (the maps they were built from are gone).
+    pub fn reset(&mut self) {
+        self.processes.clear();
+    }
+
+    /// Unwinds the user stack of a sample of process `pid` from its register dump (`abi`,
+    /// `values` taken with `mask`) and its stack copy (`stack`, the bytes actually
+    /// copied), pushing at most `max` addresses onto `out`. `objects` gives the process's
+    /// mapped objects when its unwinder must be (re)built; `generation` says whether it
+    /// must. `None` when there is nothing to start from (no user registers).
+    #[allow(clippy::too_many_arguments)]
+    pub fn unwind(
+        &mut self,
+        pid: i32,
+        generation: u64,
+        objects: &mut dyn FnMut() -> Vec<MappedObject>,
+        abi: SampleRegsAbi,
+        mask: u64,
+        values: &Array<'_, u64>,
+        stack: &[u8],
+        endian: Endianness,
+        max: usize,
+        out: &mut Vec<u64>,
+    ) -> Option<StackEnd> {
+        let arch = self.arch?;
+        let start = start_regs(arch, abi, mask, values)?;
+        let kind = if start.abi32 { Arch::X86 } else { arch };
+        let fresh = matches!(self.processes.get(&pid), Some((g, _)) if *g == generation);
+        if !fresh {
+            let unwinder = build(kind, objects());
+            self.processes.insert(pid, (generation, unwinder));
+        }
+        let (_, unwinder) = self.processes.get(&pid).expect("just built");
+        let before = out.len();
+        // The stack copy starts at the sampled sp.
+        let sp = start.sp;
+        let read64 = |addr: u64| -> Result<u64, ()> {
+            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+            if off.checked_add(8).ok_or(())? > stack.len() {
+                return Err(());
+            }
+            Ok(get_u64(stack, off, endian))
+        };
+        let end = match unwinder {
+            ProcessUnwinder::X86_64(u) => {
+                let regs = UnwindRegsX86_64::new(start.pc, start.sp, start.fp);
+                walk(u, start.pc, regs, &mut self.cache_x86_64, read64, max, out)
+            }
+            ProcessUnwinder::Aarch64(u) => {
+                let mask = PtrAuthMask::from_max_known_address(u.max_known_code_address());
+                let regs =
+                    UnwindRegsAarch64::new_with_ptr_auth_mask(mask, start.lr, start.sp, start.fp);
+                // The pc too may carry pointer-authentication bits.
+                let pc = mask.strip_ptr_auth(start.pc);
+                walk(u, pc, regs, &mut self.cache_aarch64, read64, max, out)
+            }
+            ProcessUnwinder::I686(modules) => {
+                let read32 = |addr: u64| -> Option<u32> {
+                    let off = usize::try_from(addr.checked_sub(sp)?).ok()?;
+                    (off.checked_add(4)? <= stack.len()).then(|| get_u32(stack, off, endian))
+                };
+                i686::unwind(modules, (start.pc, start.sp, start.fp), read32, max, out)
+            }
+        };
+        let s = &mut self.stats;
+        s.samples += 1;
+        s.frames += (out.len() - before) as u64;
+        match end {
+            StackEnd::Complete => {}
+            StackEnd::Truncated => s.truncated += 1,
+            StackEnd::Lost => s.lost += 1,
+            StackEnd::Limit => s.limited += 1,
+        }
+        Some(end)
+    }
+}
+
+/// An unwinder for one process's objects.
+fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
+    let module = |o: &MappedObject| {
+        Module::new(
+            o.name.clone(),
+            o.avma.clone(),
+            o.base_avma,
+            o.tables.section_info(),
+        )
+    };
+    match kind {
+        Arch::X86_64 => {
+            let mut u = UnwinderX86_64::new();
+            for o in objects.iter().filter(|o| !o.tables.is_32) {
+                u.add_module(module(o));
+            }
+            ProcessUnwinder::X86_64(u)
+        }
+        Arch::Aarch64 => {
+            let mut u = UnwinderAarch64::new();
+            for o in objects.iter().filter(|o| !o.tables.is_32) {
+                u.add_module(module(o));
+            }
+            ProcessUnwinder::Aarch64(u)
+        }
+        Arch::X86 => ProcessUnwinder::I686(
+            objects
+                .into_iter()
+                .filter(|o| o.tables.is_32)
+                .map(|o| i686::Module32 {
+                    avma: o.avma,
+                    base_avma: o.base_avma,
+                    tables: o.tables,
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// A framehop walk: the pc, then each return address minus one, up to `max`.
+fn walk<U: Unwinder>(
+    unwinder: &U,
+    pc: u64,
+    regs: U::UnwindRegs,
+    cache: &mut U::Cache,
+    mut read: impl FnMut(u64) -> Result<u64, ()>,
+    max: usize,
+    out: &mut Vec<u64>,
+) -> StackEnd {
+    let mut frames = unwinder.iter_frames(pc, regs, cache, &mut read);
+    let mut n = 0;
+    loop {
+        if n >= max {
+            return StackEnd::Limit;
+        }
+        match frames.next() {
+            Ok(Some(f)) => {
+                // perf reports a caller at its call instruction (return address - 1).
+                out.push(f.address_for_lookup());
+                n += 1;
+            }
+            Ok(None) => return StackEnd::Complete,
+            Err(framehop::Error::CouldNotReadStack(_)) => return StackEnd::Truncated,
+            Err(_) => return StackEnd::Lost,
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! A shared object's unwind tables, as the unwinders read them: `.eh_frame` (indexed by
+//! `.eh_frame_hdr` when the object has one), else `.debug_frame` — from the file the
+//! program ran, or from its separate debug file. Section bytes stay in the mapped file.
+
+use object::{Object, ObjectSection};
+use std::ops::{Deref, Range};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The bytes of one section: a range of a mapped file, or bytes decompressed from a
+/// compressed section (`SHF_COMPRESSED`, common in debug files).
+#[derive(Clone)]
+pub(crate) enum SectionBytes {
+    Mapped(Arc<memmap2::Mmap>, Range<usize>),
+    Owned(Arc<[u8]>),
+}
+
+impl Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped(map, range) => &map[range.clone()],
+            SectionBytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+/// One section: where the object places it (its stated address range) and its bytes.
+#[derive(Clone)]
+pub(crate) struct Section {
+    pub svma: Range<u64>,
+    pub bytes: SectionBytes,
+}
+
+/// The unwind tables of one shared object, and the section addresses that CFI's
+/// pc-relative and text-relative encodings are relative to.
+#[derive(Clone, Default)]
+pub(crate) struct UnwindTables {
+    pub eh_frame: Option<Section>,
+    pub eh_frame_hdr: Option<Section>,
+    pub debug_frame: Option<Section>,
+    pub text: Option<Range<u64>>,
+    pub got: Option<Range<u64>>,
+    /// 32-bit object (i686): framehop does not unwind those; `i686` does.
+    pub is_32: bool,
+}
+
+/// Maps `path` read-only.
+fn map(path: &Path) -> Option<Arc<memmap2::Mmap>> {
+    let file = std::fs::File::open(path).ok()?;
+    // SAFETY: a private read-only map; a file changed under us gives wrong unwind rules
+    // (every byte is untrusted input to the CFI parser anyway), not UB in code that only
+    // reads bytes.
+    let map = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+    Some(Arc::new(map))
+}
+
+/// A section of `obj` (whose bytes are `map`) by name.
+fn section(map: &Arc<memmap2::Mmap>, obj: &object::File<'_>, name: &str) -> Option<Section> {
+    let s = obj.section_by_name(name)?;
+    let svma = s.address()..s.address() + s.size();
+    let bytes = match s.compressed_file_range().ok()? {
+        r if r.format == object::CompressionFormat::None => {
+            let start = usize::try_from(r.offset).ok()?;
+            let end = start.checked_add(usize::try_from(r.uncompressed_size).ok()?)?;
+            // NOBITS sections (a debug file's copy of `.eh_frame`) have no bytes.
+            if s.kind() == object::SectionKind::UninitializedData || end > map.len() {
+                return None;
+            }
+            SectionBytes::Mapped(map.clone(), start..end)
+        }
+        _ => SectionBytes::Owned(s.uncompressed_data().ok()?.into_owned().into()),
+    };
+    (!bytes.is_empty()).then_some(Section { svma, bytes })
+}
+
+impl UnwindTables {
+    /// The tables of `runtime` (the file the program ran); when it has no `.eh_frame`,
+    /// the `.debug_frame` of `runtime` or of `debug` (its separate debug file). `None`
+    /// when neither file can be read as an object.
+    pub fn load(runtime: Option<&Path>, debug: Option<&Path>) -> Option<Self> {
+        let mut tables = UnwindTables::default();
+        let mut read_any = false;
+        for path in [runtime, debug].into_iter().flatten() {
+            let Some(map) = map(path) else { continue };
+            let Ok(obj) = object::File::parse(&**map) else {
+                continue;
+            };
+            read_any = true;
+            tables.is_32 |= !obj.is_64();
+            if tables.eh_frame.is_none() {
+                tables.eh_frame = section(&map, &obj, ".eh_frame");
+                tables.eh_frame_hdr = section(&map, &obj, ".eh_frame_hdr");
+            }
+            if tables.debug_frame.is_none() {
+                tables.debug_frame = section(&map, &obj, ".debug_frame");
+            }
+            let range = |name: &str| {
+                obj.section_by_name(name)
+                    .map(|s| s.address()..s.address() + s.size())
+            };
+            tables.text = tables.text.take().or_else(|| range(".text"));
+            tables.got = tables.got.take().or_else(|| range(".got"));
+        }
+        read_any.then_some(tables)
+    }
+
+    /// No CFI at all: only frame pointers can unwind through the object.
+    pub fn is_empty(&self) -> bool {
+        self.eh_frame.is_none() && self.debug_frame.is_none()
+    }
+
+    /// What framehop asks a module for.
+    pub fn section_info(&self) -> SectionInfo<'_> {
+        SectionInfo(self)
+    }
+}
+
+/// [`UnwindTables`] as framehop's `ModuleSectionInfo`. Addresses are the object's own
+/// (base 0, framehop's convention for ELF): the module's `base_avma` places them.
+pub(crate) struct SectionInfo<'t>(&'t UnwindTables);
+
+impl framehop::ModuleSectionInfo<SectionBytes> for SectionInfo<'_> {
+    fn base_svma(&self) -> u64 {
+        0
+    }
+
+    fn section_svma_range(&mut self, name: &[u8]) -> Option<Range<u64>> {
+        let t = self.0;
+        match name {
+            b".eh_frame" => t.eh_frame.as_ref().map(|s| s.svma.clone()),
+            b".eh_frame_hdr" => t.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
+            b".debug_frame" => t.debug_frame.as_ref().map(|s| s.svma.clone()),
+            b".text" => t.text.clone(),
+            b".got" => t.got.clone(),
+            _ => None,
+        }
+    }
+
+    fn section_data(&mut self, name: &[u8]) -> Option<SectionBytes> {
+        let t = self.0;
+        let s = match name {
+            b".eh_frame" => t.eh_frame.as_ref(),
+            b".eh_frame_hdr" => t.eh_frame_hdr.as_ref(),
+            b".debug_frame" => t.debug_frame.as_ref(),
+            _ => None,
+        }?;
+        Some(s.bytes.clone())
+    }
+}
