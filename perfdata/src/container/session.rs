@@ -137,7 +137,7 @@ pub struct Session<'a> {
 impl<'a> Session<'a> {
     /// Adds an event: its plan is computed, and its ids name it from now on (an id
     /// another attr already has keeps naming the first one).
-    pub fn add_attr(&mut self, attr: EventAttr<'a>) {
+    pub(crate) fn add_attr(&mut self, attr: EventAttr<'a>) {
         let index = self.attrs.len();
         for id in &attr.ids {
             self.by_id.entry(*id).or_insert(index);
