@@ -23,11 +23,19 @@ use std::collections::BTreeMap;
 pub enum ProblemKind {
     /// The header or attrs cannot be read: nothing else can be.
     Unreadable,
+    /// A feature section that does not decode, lies outside the file, or is missing
+    /// from a feature table cut short. Features are metadata: the records still read.
     DamagedFeature,
+    /// A record whose framing or body does not decode; the walk salvages past it, so
+    /// each one is listed.
     DamagedRecord,
     /// Records run past the data section the header declares.
     RecordOutsideData,
+    /// Records of a type the spec does not describe: kept as bytes, never decoded (one
+    /// problem per type, with the count and the first offset).
     UnknownRecordType,
+    /// An attr with no sample ids in a recording with several attrs: nothing tells its
+    /// records from the other attrs', so they may be decoded with the wrong layout.
     AttrWithoutIds,
     /// Records whose sample id no attr has.
     RecordWithoutAttr,
@@ -36,12 +44,16 @@ pub enum ProblemKind {
     /// Sections that overlap (or lie outside the file): readable, but no writer that
     /// computes offsets reproduces them.
     SectionLayout,
+    /// Bytes after the last section of a file, or after the last record of a stream
+    /// (text a tool appended): no reader looks at them.
     TrailingBytes,
 }
 
 /// One problem: where it is and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Problem {
+    /// What kind of problem; an [`Unreadable`](ProblemKind::Unreadable) one makes the
+    /// whole verdict unreadable ([`Report::status`]).
     pub kind: ProblemKind,
     /// Absolute byte offset, when known.
     pub offset: Option<u64>,
@@ -49,7 +61,11 @@ pub struct Problem {
     pub place: String,
     /// The field path inside it, when known.
     pub field: String,
+    /// What the format allows there (`a record size of at least 8`, `16 bytes`), when
+    /// the problem is a value or a length; `None` otherwise.
     pub expected: Option<String>,
+    /// What the input holds instead (`3`, `5 bytes`), alongside
+    /// [`expected`](Problem::expected).
     pub found: Option<String>,
     /// The whole message.
     pub message: String,
@@ -107,6 +123,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The exit status `perfdata check` ends with: 0 clean, 1 damaged, 2 unreadable.
     pub fn exit_code(self) -> u8 {
         match self {
             Status::Clean => 0,
@@ -119,12 +136,17 @@ impl Status {
 /// Everything [`check_recording`] / [`check_bytes`] found.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Report {
+    /// Every problem found, in the order checked: features, attrs, records in walk
+    /// order (main file, then each `data.N` stream), then per-type and whole-file
+    /// summaries (unknown types, records without attr, rounds, sections).
     pub problems: Vec<Problem>,
     /// Records read (those inside compressed records included).
     pub records: u64,
 }
 
 impl Report {
+    /// The verdict: [`Status::Unreadable`] when any problem is
+    /// [`ProblemKind::Unreadable`], else clean or damaged by whether there are problems.
     pub fn status(&self) -> Status {
         if self
             .problems

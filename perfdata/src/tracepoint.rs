@@ -38,11 +38,16 @@ use std::collections::HashMap;
 /// One field of an event format file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// The field's name: the declaration's last identifier (`prev_comm`).
     pub name: String,
     /// The C declaration as written (`char prev_comm[16]`, `__data_loc char[] name`).
     pub decl: String,
+    /// Byte offset in the RAW data (`offset:`; `common_type` is at 0).
     pub offset: usize,
+    /// Bytes the field occupies in place (`size:`): the whole array for an array, the
+    /// 4-byte locator for a `__data_loc` field.
     pub size: usize,
+    /// `signed:1`: integers are sign-extended ([`FieldValue::Signed`]).
     pub signed: bool,
     /// `char x[N]`: a NUL-terminated string in place.
     pub char_array: bool,
@@ -55,20 +60,28 @@ pub struct Field {
 /// An event format: its name, `ID:` and fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Format {
+    /// The event's name (`name:`), without its system (`sched_switch`).
     pub name: String,
+    /// The tracepoint id (`ID:`): `attr.config` of the event and the RAW data's
+    /// `common_type`.
     pub id: u16,
+    /// The fields in the file's order, common fields (`common_type`, `common_pid`…)
+    /// first.
     pub fields: Vec<Field>,
 }
 
 /// The value of one field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FieldValue<'a> {
+    /// A signed integer of 1, 2, 4 or 8 bytes, sign-extended.
     Signed(i64),
+    /// An unsigned integer of 1, 2, 4 or 8 bytes (pointers and ids too).
     Unsigned(u64),
     /// A char array or `__data_loc char[]` string, up to its NUL (invalid UTF-8 replaced).
     Text(String),
     /// A fixed array of 1-, 2-, 4- or 8-byte elements.
     SignedArray(Vec<i64>),
+    /// A fixed array of unsigned 1-, 2-, 4- or 8-byte elements.
     UnsignedArray(Vec<u64>),
     /// Anything else (a `__data_loc` array that is not a string, an odd size): the bytes.
     Bytes(&'a [u8]),
@@ -225,6 +238,8 @@ impl Formats {
         self.by_id.values()
     }
 
+    /// True when the tracing data held no format that parses (no tracepoint event can
+    /// be read by field).
     pub fn is_empty(&self) -> bool {
         self.by_id.is_empty()
     }

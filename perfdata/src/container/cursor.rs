@@ -21,6 +21,8 @@ use std::ops::Range;
 pub trait RecordSource {
     /// The byte order the stream is framed and decoded in.
     type Order: Endian;
+    /// The stream's byte order, as a value of [`RecordSource::Order`] (zero-sized for a
+    /// compile-time order).
     fn order(&self) -> Self::Order;
     /// Frames the next record: `Ok(false)` at the end of the stream. `index` (records
     /// framed before) is for errors, which name the offset and the record.
@@ -283,6 +285,8 @@ pub struct RecordCursor<S: RecordSource> {
 }
 
 impl<S: RecordSource> RecordCursor<S> {
+    /// A walk of `source`'s records that expands compressed records and ends at the
+    /// first error (see [`RecordCursor::salvaging`] to go on past damage).
     pub fn new(source: S) -> Self {
         RecordCursor {
             source,
@@ -326,10 +330,13 @@ impl<S: RecordSource> RecordCursor<S> {
         self.index
     }
 
+    /// The source walked: its own accessors ([`SliceSource::input`],
+    /// [`ReadSource::buffered_bytes`]).
     pub fn source(&self) -> &S {
         &self.source
     }
 
+    /// The byte order of the records (the source's).
     pub fn order(&self) -> S::Order {
         self.source.order()
     }

@@ -18,7 +18,11 @@ pub enum Layout {
 /// What [`detect`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Format {
+    /// The byte order of everything after the magic: from the magic (`PERFILE2`, or
+    /// `2ELIFREP` byte-swapped), or for a legacy `PERFFILE` guessed from the header as
+    /// perf does.
     pub endian: Endianness,
+    /// File mode (sections found through the header) or pipe mode (a stream of records).
     pub layout: Layout,
     /// The legacy `PERFFILE` (version 1) magic.
     pub legacy_v1: bool,

@@ -18,12 +18,20 @@ pub const HEADER_SIZE: usize = <EventHeader as crate::rt::FixedElem>::SIZE;
 pub struct RawRecord<'a> {
     /// Byte offset of the header in its stream (see [`RecordFramer::new`] for the base).
     pub offset: u64,
+    /// `perf_event_header`: the record type, the misc bits (CPU mode, MMAP_BUILD_ID…)
+    /// and `size`, which covers the header and the body, not the payload.
     pub header: EventHeader,
+    /// The bytes after the header, up to `header.size`: what the record type's layout
+    /// (and, for most types, the sample_id trailer at its end) decodes.
     pub body: &'a [u8],
+    /// The bytes that follow the record outside `header.size` (HEADER_TRACING_DATA's
+    /// tracing data, AUXTRACE's AUX data), as long as the body declares; empty for every
+    /// other type.
     pub payload: &'a [u8],
 }
 
 impl RawRecord<'_> {
+    /// The record type from the header (an open value: unknown types are kept by number).
     pub fn record_type(&self) -> RecordType {
         RecordType(self.header.type_)
     }

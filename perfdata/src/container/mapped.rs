@@ -9,6 +9,8 @@ pub struct MappedFile {
 }
 
 impl MappedFile {
+    /// Maps the file at `path` read-only; errors name the path. The map is advised for
+    /// sequential reading: every walk goes front to back.
     pub fn open(path: &Path) -> Result<Self, Error> {
         let io = |e: std::io::Error| Error::from(e).in_file(path);
         let file = std::fs::File::open(path).map_err(io)?;
@@ -26,6 +28,7 @@ impl MappedFile {
         Ok(MappedFile { map: Some(map) })
     }
 
+    /// The file's bytes (empty for an empty file), valid as long as the map.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&[])
     }

@@ -11,14 +11,20 @@ pub enum Origin {
     /// Decompressed from the COMPRESSED/COMPRESSED2 stream; `RawRecord::offset` is the
     /// offset within the decompressed bytes, and this is the offset of the compressed record
     /// whose data completed it.
-    Compressed { record_offset: u64 },
+    Compressed {
+        /// Absolute offset in the input of that COMPRESSED/COMPRESSED2 record: the place
+        /// in the file to name for this record, whose own offset is not one.
+        record_offset: u64,
+    },
 }
 
 /// Damage that a salvaging walk went past: the error where the damage is (offset, record,
 /// field) and how the walk went on after it.
 #[derive(Debug)]
 pub struct Damage {
+    /// What was wrong, with its offset, record and field.
     pub error: Error,
+    /// What the walk skipped or dropped to go on.
     pub recovery: Recovery,
 }
 
@@ -26,12 +32,23 @@ pub struct Damage {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Recovery {
     /// Bytes `start..end` (absolute offsets) were skipped: records parse again at `end`.
-    Skipped { start: u64, end: u64 },
+    Skipped {
+        /// Where the damaged record starts.
+        start: u64,
+        /// Where the next record that parses starts.
+        end: u64,
+    },
     /// Nothing parses after the damage: the rest of the stream, from `start`, is unread.
-    Stopped { start: u64 },
+    Stopped {
+        /// Where the damaged record starts: nothing from here on was read.
+        start: u64,
+    },
     /// A compressed chunk did not decompress: the zstd stream was dropped and restarts at
     /// the next compressed record after the one at `record_offset`.
-    CompressedStreamRestarted { record_offset: u64 },
+    CompressedStreamRestarted {
+        /// Absolute offset of the compressed record whose data did not decompress.
+        record_offset: u64,
+    },
     /// The framing inside decompressed data was lost: the decompressed bytes pending were
     /// dropped.
     DecompressedBytesDropped,

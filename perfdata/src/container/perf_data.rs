@@ -15,8 +15,12 @@ use crate::rt::{static_endian, Endian, Endianness, Error, Reader};
 /// Where a feature's payload is (file mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeatureSection {
+    /// Which feature: its bit in the header's feature bitmap.
     pub id: FeatureId,
+    /// Absolute offset of the payload in the file, as the feature table says (not
+    /// checked against the file's length: [`PerfData::feature_bytes`] does that).
     pub offset: u64,
+    /// Length of the payload in bytes, as the feature table says.
     pub size: u64,
 }
 
@@ -26,7 +30,9 @@ pub type RecordFn<'f> = dyn FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<b
 
 /// A parsed perf.data input.
 pub struct PerfData<'a> {
+    /// The whole input, from the magic on: every offset the reader reports is into it.
     pub bytes: &'a [u8],
+    /// Byte order and layout, from the magic and header size ([`detect`]).
     pub format: Format,
     /// File mode only.
     pub header: Option<FileHeader<'a>>,

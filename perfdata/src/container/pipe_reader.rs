@@ -13,7 +13,10 @@ use std::io::Read;
 /// One record read from a stream; borrows the reader's buffer until the next call.
 #[derive(Debug, Clone, Copy)]
 pub struct PipeRecord<'b> {
+    /// In the stream itself, or expanded from a compressed record.
     pub origin: Origin,
+    /// The record's header, body and payload (offsets in the stream, or in the
+    /// decompressed data: see [`Origin`]).
     pub raw: RawRecord<'b>,
     /// The context to decode the body with (its attr's layout, misc, CPU counts).
     pub ctx: RecordCtx,
@@ -72,6 +75,7 @@ impl<R: Read> PipeReader<R> {
         })
     }
 
+    /// The stream's byte order, from its magic.
     pub fn endian(&self) -> Endianness {
         self.cursor.order()
     }

@@ -75,6 +75,8 @@ impl Recording {
         })
     }
 
+    /// The path it was opened with: the file, or the `--threads` directory (whose
+    /// header is in its `data` file).
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -10,8 +10,13 @@ use crate::rt::{Endian, Endianness, Error};
 /// A record of a walk: where it came from, its bytes, and its decoding context.
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'r> {
+    /// In the stream itself, or expanded from a compressed record.
     pub origin: Origin,
+    /// The record's header, body and payload, borrowed from the input or from the
+    /// walk's decompressed bytes until the walk moves.
     pub raw: RawRecord<'r>,
+    /// The context to decode the body with ([`crate::PerfData::decode`],
+    /// [`crate::PerfData::sample`]): its attr's layout, misc bits, CPU counts.
     pub ctx: RecordCtx,
 }
 

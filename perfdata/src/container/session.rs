@@ -27,6 +27,7 @@ pub struct AttrPlan {
 }
 
 impl AttrPlan {
+    /// The plan of the event `attr` describes.
     pub fn new(attr: &Attr<'_>) -> Self {
         let ctx = Ctx::from_attr(attr);
         AttrPlan {
@@ -77,6 +78,8 @@ impl AttrPlan {
 /// belongs to, which finds the attr's precomputed [`AttrPlan`].
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RecordCtx {
+    /// The spec's context for this record: its attr's sample_type, read_format,
+    /// register masks and sample_id_all, the record's misc bits, NRCPUS's CPU counts.
     pub ctx: Ctx,
     /// Index into the session's attrs; `None` when there is none.
     pub attr: Option<u32>,
@@ -92,7 +95,12 @@ impl core::ops::Deref for RecordCtx {
 /// One event: its attr and the sample ids that name it.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct EventAttr<'a> {
+    /// The `perf_event_attr`: event type and config, what each sample carries
+    /// (sample_type, read_format, register masks) and the flags.
     pub attr: Attr<'a>,
+    /// The sample ids the kernel gave this event's file descriptors (one per CPU or
+    /// thread it was opened on): a record's `id`/`identifier` is looked up here. May be
+    /// empty when there is one event: every record is then that event's.
     pub ids: Vec<u64>,
     /// Bytes of the attrs-section entry after the attr and its ids descriptor (none in
     /// perf's files; kept so that a rewrite is byte-exact).
@@ -101,6 +109,7 @@ pub struct EventAttr<'a> {
 }
 
 impl EventAttr<'_> {
+    /// A copy that borrows nothing from the input.
     pub fn into_owned(self) -> EventAttr<'static> {
         EventAttr {
             attr: self.attr.into_owned(),
@@ -114,6 +123,8 @@ impl EventAttr<'_> {
 /// and HEADER_FEATURE records pass by.
 #[derive(Debug, Clone, Default)]
 pub struct Session<'a> {
+    /// The events, in the order the attrs section (or the stream's HEADER_ATTR records)
+    /// lists them: [`RecordCtx::attr`] indexes it.
     pub attrs: Vec<EventAttr<'a>>,
     /// One per attr, in the same order.
     plans: Vec<AttrPlan>,
@@ -124,7 +135,9 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    pub fn add_attr(&mut self, attr: EventAttr<'a>) {
+    /// Adds an event: its plan is computed, and its ids name it from now on (an id
+    /// another attr already has keeps naming the first one).
+    pub(crate) fn add_attr(&mut self, attr: EventAttr<'a>) {
         let index = self.attrs.len();
         for id in &attr.ids {
             self.by_id.entry(*id).or_insert(index);

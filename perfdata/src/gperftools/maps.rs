@@ -6,6 +6,7 @@ use serde::Serialize;
 /// One memory mapping: `start-end perms offset dev inode path`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Mapping {
+    /// First address of the mapping (hex in the text).
     pub start: u64,
     /// One past the last address.
     pub end: u64,
@@ -15,6 +16,7 @@ pub struct Mapping {
     pub offset: u64,
     /// `major:minor` (gperftools always writes `00:00`).
     pub dev: String,
+    /// Inode of the mapped file (decimal in the text; gperftools always writes 0).
     pub inode: u64,
     /// The mapped file; empty for anonymous mappings. May contain spaces.
     pub path: String,
@@ -23,10 +25,13 @@ pub struct Mapping {
 /// One line of the map text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum MapLine {
+    /// A `/proc/self/maps` line: one mapping of the profiled process.
     Mapping(Mapping),
     /// `NAME=value`: `$NAME` in later paths stands for `value` (gperftools: `build=`).
     Var {
+        /// The name before `=` (ASCII letters, digits and `_`), without the `$`.
         name: String,
+        /// The text after `=`, trimmed.
         value: String,
     },
     /// Anything else, kept as it was (readers ignore it).

@@ -47,17 +47,24 @@ use crate::rt::{self, Endianness, Error, Reader, Writer};
 pub struct SlotFormat {
     /// Bytes per slot: 4 or 8.
     pub word_size: u8,
+    /// Byte order of every slot.
     pub endian: Endianness,
 }
 
 impl SlotFormat {
+    /// A 32-bit little-endian producer (i386, 32-bit ARM).
     pub const B32_LE: SlotFormat = SlotFormat::new(4, Endianness::Little);
+    /// A 32-bit big-endian producer (32-bit PowerPC, MIPS).
     pub const B32_BE: SlotFormat = SlotFormat::new(4, Endianness::Big);
+    /// A 64-bit little-endian producer (x86-64, arm64): the usual case.
     pub const B64_LE: SlotFormat = SlotFormat::new(8, Endianness::Little);
+    /// A 64-bit big-endian producer (s390x, ppc64).
     pub const B64_BE: SlotFormat = SlotFormat::new(8, Endianness::Big);
     /// In the order Go's `legacy_profile.go` tries them.
     pub const ALL: [SlotFormat; 4] = [Self::B32_LE, Self::B32_BE, Self::B64_LE, Self::B64_BE];
 
+    /// Slots of `word_size` bytes (4 or 8; anything else fails when a slot is read or
+    /// written) in byte order `endian`.
     pub const fn new(word_size: u8, endian: Endianness) -> SlotFormat {
         SlotFormat { word_size, endian }
     }
@@ -130,6 +137,8 @@ pub fn detect_header(head: &[u8], file_len: u64) -> Option<SlotFormat> {
 pub struct Profile {
     /// The producer's word size and byte order (detected when read).
     pub layout: SlotFormat,
+    /// The binary header: the sampling period and any extra header slots (the other
+    /// slots are the format's constants).
     pub header: Header,
     /// Sample records in file order, without the trailer.
     pub records: Vec<Record>,

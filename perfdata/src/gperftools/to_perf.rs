@@ -15,6 +15,7 @@ use crate::write::{Builder, RecordData, RecordItem};
 /// The process the synthesized records belong to (a profile does not say).
 #[derive(Debug, Clone)]
 pub struct ToPerfOptions {
+    /// Pid (and tid) of every synthesized record (default 1).
     pub pid: u32,
     /// The COMM; default: the file name of the first executable mapping.
     pub comm: Option<String>,

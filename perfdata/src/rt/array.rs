@@ -18,6 +18,7 @@ pub trait FixedElem: Copy {
     const SIZE: usize;
     /// Decodes from exactly `SIZE` bytes in order `e`.
     fn decode_elem<E: Endian>(b: &[u8], e: E) -> Self;
+    /// Appends exactly `SIZE` bytes to `w`, in `w`'s byte order.
     fn encode_elem<E: Endian>(&self, w: &mut Writer<E>);
 }
 
@@ -130,10 +131,15 @@ impl FixedElem for f64 {
 pub enum Array<'a, T> {
     /// `len` elements stored in `bytes` (exactly `len * T::SIZE` bytes) in order `endian`.
     Borrowed {
+        /// The elements' bytes, as they sit in the input.
         bytes: &'a [u8],
+        /// The byte order they are in (the input's).
         endian: Endianness,
+        /// Number of elements.
         len: usize,
     },
+    /// Values built by a program or decoded from another array
+    /// ([`Array::into_owned`]); encoded element by element.
     Owned(Vec<T>),
 }
 
@@ -175,6 +181,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
             }
         }
     }
+    /// Number of elements.
     #[inline]
     pub fn len(&self) -> usize {
         match self {
@@ -182,6 +189,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
             Array::Owned(v) => v.len(),
         }
     }
+    /// True when there are no elements.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -205,6 +213,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
             Array::Owned(v) => v.get(i).copied(),
         }
     }
+    /// The elements in order, each decoded as it is reached (nothing is allocated).
     #[inline]
     pub fn iter(&self) -> ArrayIter<'_, 'a, T> {
         match self {
@@ -218,6 +227,7 @@ impl<'a, T: FixedElem> Array<'a, T> {
             Array::Owned(v) => ArrayIter::Owned(v.iter()),
         }
     }
+    /// The elements decoded into a `Vec` (the array itself is left as it is).
     pub fn to_vec(&self) -> Vec<T> {
         self.iter().collect()
     }
@@ -233,8 +243,11 @@ impl<'a, T: FixedElem> Array<'a, T> {
 /// Iterator over an [`Array`]: borrowed elements are decoded as they are reached (one
 /// variant per byte order, so the order is not tested per element).
 pub enum ArrayIter<'r, 'a, T> {
+    /// Borrowed little-endian elements, one chunk of `T::SIZE` bytes each.
     Little(core::slice::ChunksExact<'a, u8>),
+    /// Borrowed big-endian elements, one chunk of `T::SIZE` bytes each.
     Big(core::slice::ChunksExact<'a, u8>),
+    /// Owned elements, copied out.
     Owned(core::slice::Iter<'r, T>),
 }
 

@@ -86,8 +86,12 @@ pub fn bits_set(value: u64, pos: u8, width: u8, v: u64) -> u64 {
 
 /// One named member of a flags type, for [`fmt_flags`].
 pub struct FlagName {
+    /// The member's name in the spec (`IP`, `CPUMODE`).
     pub name: &'static str,
+    /// Its lowest bit.
     pub lo: u8,
+    /// Its highest bit (`lo` for a single-bit flag; a wider member is shown with its
+    /// value, `CPUMODE=2`).
     pub hi: u8,
 }
 

@@ -314,6 +314,7 @@ impl<T: DisplayValue> serde::Serialize for Signed<'_, T> {
 
 /// Bytes that hold text (`@text`), or an `Option` of them.
 pub trait TextValue {
+    /// Serializes the bytes as a string (invalid UTF-8 replaced), `None` as null.
     fn serialize_text<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error>;
 }
 impl TextValue for Bytes<'_> {

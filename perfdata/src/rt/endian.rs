@@ -13,8 +13,12 @@ use core::fmt::Debug;
 /// Byte order known at run time (what a file says about itself).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, serde::Serialize)]
 pub enum Endianness {
+    /// Least significant byte first (x86, arm64: most files); the default. A perf.data
+    /// in this order starts with `PERFILE2`.
     #[default]
     Little,
+    /// Most significant byte first (s390x, big-endian ppc64). A perf.data in this order
+    /// starts with `2ELIFREP`.
     Big,
 }
 
@@ -40,10 +44,12 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
     /// This byte order as a run-time value.
     fn kind(self) -> Endianness;
 
+    /// True for most significant byte first.
     #[inline]
     fn is_big(self) -> bool {
         self.kind() == Endianness::Big
     }
+    /// The `u16` that `b` holds in this byte order.
     #[inline]
     fn read_u16(self, b: [u8; 2]) -> u16 {
         if self.is_big() {
@@ -52,6 +58,7 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
             u16::from_le_bytes(b)
         }
     }
+    /// The `u32` that `b` holds in this byte order.
     #[inline]
     fn read_u32(self, b: [u8; 4]) -> u32 {
         if self.is_big() {
@@ -60,6 +67,7 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
             u32::from_le_bytes(b)
         }
     }
+    /// The `u64` that `b` holds in this byte order.
     #[inline]
     fn read_u64(self, b: [u8; 8]) -> u64 {
         if self.is_big() {
@@ -68,6 +76,7 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
             u64::from_le_bytes(b)
         }
     }
+    /// The bytes of `v` in this byte order.
     #[inline]
     fn write_u16(self, v: u16) -> [u8; 2] {
         if self.is_big() {
@@ -76,6 +85,7 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
             v.to_le_bytes()
         }
     }
+    /// The bytes of `v` in this byte order.
     #[inline]
     fn write_u32(self, v: u32) -> [u8; 4] {
         if self.is_big() {
@@ -84,6 +94,7 @@ pub trait Endian: Copy + Debug + Send + Sync + 'static {
             v.to_le_bytes()
         }
     }
+    /// The bytes of `v` in this byte order.
     #[inline]
     fn write_u64(self, v: u64) -> [u8; 8] {
         if self.is_big() {

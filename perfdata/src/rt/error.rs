@@ -11,13 +11,27 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The input ended: `needed` bytes were wanted, `available` were left.
-    UnexpectedEnd { needed: u64, available: u64 },
+    UnexpectedEnd {
+        /// Bytes the field (or record) needed from the error's offset on.
+        needed: u64,
+        /// Bytes the input had left there.
+        available: u64,
+    },
     /// The input holds something other than what the format allows.
-    Invalid { expected: String, found: String },
+    Invalid {
+        /// What the format allows, in words (`a record size of at least 8`).
+        expected: String,
+        /// What the input holds (`3`, `bytes [00, 01]`).
+        found: String,
+    },
     /// A count or length is larger than the input could hold (or than `limit`).
     TooLarge {
+        /// What was counted (`element count`).
         what: Cow<'static, str>,
+        /// The count or length the input states.
         value: u64,
+        /// The largest value that could be right (for a count: how many of the
+        /// smallest element the bytes left can hold).
         limit: u64,
     },
     /// Encoding: the value contradicts itself (a count, a condition, a switch, a size).
@@ -31,7 +45,9 @@ pub enum ErrorKind {
 /// One step of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathElem {
+    /// A field, by its name in the spec (`build_id`, `nodes`).
     Field(Cow<'static, str>),
+    /// An element of an array, by index (shown `[3]`).
     Index(u64),
 }
 
@@ -68,10 +84,14 @@ impl Error {
             file: None,
         }))
     }
+    /// The input ended at `offset`: `needed` bytes were wanted, `available` were left
+    /// ([`ErrorKind::UnexpectedEnd`]).
     #[cold]
     pub fn unexpected_end(offset: u64, needed: u64, available: u64) -> Error {
         Error::new(ErrorKind::UnexpectedEnd { needed, available }, Some(offset))
     }
+    /// The input holds `found` where the format allows `expected`, at `offset` if known
+    /// ([`ErrorKind::Invalid`]).
     #[cold]
     pub fn invalid(
         offset: Option<u64>,
@@ -86,6 +106,8 @@ impl Error {
             offset,
         )
     }
+    /// A count or length `value` (of `what`) above `limit`, checked before anything is
+    /// allocated for it ([`ErrorKind::TooLarge`]).
     #[cold]
     pub fn too_large(
         offset: Option<u64>,
@@ -107,11 +129,15 @@ impl Error {
     pub fn inconsistent(msg: impl Into<String>) -> Error {
         Error::new(ErrorKind::Inconsistent(msg.into()), None)
     }
+    /// Any other failure, as a message ([`ErrorKind::Other`]): refusals of the container
+    /// and the writer (a conversion that would lose data, an input that is not a
+    /// recording), without an offset.
     #[cold]
     pub fn other(msg: impl Into<String>) -> Error {
         Error::new(ErrorKind::Other(msg.into()), None)
     }
 
+    /// What went wrong, apart from where.
     pub fn kind(&self) -> &ErrorKind {
         &self.0.kind
     }

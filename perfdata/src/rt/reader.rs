@@ -119,34 +119,43 @@ impl<'a, E: Endian> Reader<'a, E> {
         self.take(n).map(|_| ())
     }
 
+    /// Takes one byte.
     #[inline]
     pub fn u8(&mut self) -> Result<u8> {
         Ok(self.array::<1>()?[0])
     }
+    /// Takes one byte as a signed value.
     #[inline]
     pub fn i8(&mut self) -> Result<i8> {
         Ok(self.u8()? as i8)
     }
+    /// Takes 2 bytes as a `u16` in the reader's byte order.
     #[inline]
     pub fn u16(&mut self) -> Result<u16> {
         Ok(self.endian.read_u16(self.array()?))
     }
+    /// Takes 2 bytes as a two's complement `i16` in the reader's byte order.
     #[inline]
     pub fn i16(&mut self) -> Result<i16> {
         Ok(self.u16()? as i16)
     }
+    /// Takes 4 bytes as a `u32` in the reader's byte order.
     #[inline]
     pub fn u32(&mut self) -> Result<u32> {
         Ok(self.endian.read_u32(self.array()?))
     }
+    /// Takes 4 bytes as a two's complement `i32` in the reader's byte order (a build-id
+    /// entry's machine pid, -1 for the host kernel).
     #[inline]
     pub fn i32(&mut self) -> Result<i32> {
         Ok(self.u32()? as i32)
     }
+    /// Takes 8 bytes as a `u64` in the reader's byte order.
     #[inline]
     pub fn u64(&mut self) -> Result<u64> {
         Ok(self.endian.read_u64(self.array()?))
     }
+    /// Takes 8 bytes as a two's complement `i64` in the reader's byte order.
     #[inline]
     pub fn i64(&mut self) -> Result<i64> {
         Ok(self.u64()? as i64)
@@ -161,6 +170,8 @@ impl<'a, E: Endian> Reader<'a, E> {
             _ => Err(bad_word_size(Some(self.offset()), size)),
         }
     }
+    /// Takes 8 bytes as an IEEE 754 double: the bits of a `u64` in the reader's byte
+    /// order (EVENT_UPDATE's scale).
     #[inline]
     pub fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_bits(self.u64()?))

@@ -10,21 +10,26 @@ use serde::{Serialize, Serializer};
 pub struct Bytes<'a>(pub Cow<'a, [u8]>);
 
 impl<'a> Bytes<'a> {
+    /// Borrows `b` (usable in `const` items, unlike `From`).
     pub const fn borrowed(b: &'a [u8]) -> Self {
         Bytes(Cow::Borrowed(b))
     }
+    /// The bytes, wherever they live.
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
         &self.0
     }
+    /// Number of bytes.
     #[inline]
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// True when there are no bytes.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// A copy that borrows nothing from the input (no copy when already owned).
     pub fn into_owned(self) -> Bytes<'static> {
         Bytes(Cow::Owned(self.0.into_owned()))
     }
@@ -118,6 +123,7 @@ impl<'a> Str<'a> {
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// True when the region has no bytes at all (not even a NUL).
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
@@ -134,6 +140,7 @@ impl<'a> Str<'a> {
     pub fn to_str_lossy(&self) -> Cow<'_, str> {
         String::from_utf8_lossy(self.text())
     }
+    /// A copy that borrows nothing from the input, padding included.
     pub fn into_owned(self) -> Str<'static> {
         Str(Cow::Owned(self.0.into_owned()))
     }
@@ -184,6 +191,8 @@ pub type Tail<'a> = Option<Bytes<'a>>;
 pub enum Payload<'a> {
     /// Declared length, bytes not attached (yet).
     Pending(u64),
+    /// The bytes themselves: attached by the container after decoding, or given by a
+    /// program building a record.
     Data(Bytes<'a>),
 }
 
@@ -201,6 +210,7 @@ impl<'a> Payload<'a> {
             Payload::Data(b) => b.len(),
         }
     }
+    /// True when the payload has (or declares) no bytes.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -211,6 +221,7 @@ impl<'a> Payload<'a> {
             Payload::Data(b) => Some(b),
         }
     }
+    /// A copy that borrows nothing from the input (a pending payload stays pending).
     pub fn into_owned(self) -> Payload<'static> {
         match self {
             Payload::Pending(n) => Payload::Pending(n),
@@ -254,8 +265,15 @@ impl Serialize for Payload<'_> {
 }
 
 /// Conversion to a value that borrows nothing (`'static`).
+///
+/// Implemented by the runtime's value types and by every generated type, so that a
+/// decoded value can outlive the input it was read from (an editable model, a value
+/// kept past the memory map).
 pub trait IntoOwned {
+    /// The same type with every borrow replaced by owned data (`Bytes<'static>` for
+    /// `Bytes<'a>`; itself for plain numbers).
     type Owned: 'static;
+    /// Copies whatever is borrowed.
     fn into_owned(self) -> Self::Owned;
 }
 

@@ -13,9 +13,12 @@ pub struct Writer<E: Endian> {
 }
 
 impl<E: StaticEndian> Writer<E> {
+    /// An empty writer in the compile-time byte order `E`.
     pub fn new() -> Self {
         Self::in_order(E::default())
     }
+    /// An empty writer in byte order `E` with room for `n` bytes (a record's or a
+    /// section's known size, so that encoding does not reallocate).
     pub fn with_capacity(n: usize) -> Self {
         Self::from_vec_in(Vec::with_capacity(n), E::default())
     }
@@ -44,10 +47,12 @@ impl<E: Endian> Writer<E> {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
+    /// True when nothing was written.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
+    /// The bytes written so far (including any given to `from_vec`).
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
         &self.buf
@@ -70,10 +75,12 @@ impl<E: Endian> Writer<E> {
         self.buf.clear();
     }
 
+    /// The bytes written, handing over the buffer.
     pub fn into_vec(self) -> Vec<u8> {
         self.buf
     }
 
+    /// Appends `b` as it is (bytes have no byte order).
     #[inline]
     pub fn put_bytes(&mut self, b: &[u8]) {
         self.buf.extend_from_slice(b);
@@ -83,38 +90,48 @@ impl<E: Endian> Writer<E> {
     pub fn put_zeros(&mut self, n: usize) {
         self.buf.resize(self.buf.len() + n, 0);
     }
+    /// Appends one byte.
     #[inline]
     pub fn put_u8(&mut self, v: u8) {
         self.buf.push(v);
     }
+    /// Appends one signed byte.
     #[inline]
     pub fn put_i8(&mut self, v: i8) {
         self.buf.push(v as u8);
     }
+    /// Appends `v` as 2 bytes in the writer's byte order.
     #[inline]
     pub fn put_u16(&mut self, v: u16) {
         self.put_bytes(&self.endian.write_u16(v));
     }
+    /// Appends `v` as 2 bytes of two's complement in the writer's byte order.
     #[inline]
     pub fn put_i16(&mut self, v: i16) {
         self.put_u16(v as u16);
     }
+    /// Appends `v` as 4 bytes in the writer's byte order.
     #[inline]
     pub fn put_u32(&mut self, v: u32) {
         self.put_bytes(&self.endian.write_u32(v));
     }
+    /// Appends `v` as 4 bytes of two's complement in the writer's byte order.
     #[inline]
     pub fn put_i32(&mut self, v: i32) {
         self.put_u32(v as u32);
     }
+    /// Appends `v` as 8 bytes in the writer's byte order.
     #[inline]
     pub fn put_u64(&mut self, v: u64) {
         self.put_bytes(&self.endian.write_u64(v));
     }
+    /// Appends `v` as 8 bytes of two's complement in the writer's byte order.
     #[inline]
     pub fn put_i64(&mut self, v: i64) {
         self.put_u64(v as u64);
     }
+    /// Appends `v`'s IEEE 754 bits as a `u64` in the writer's byte order (what
+    /// [`Reader::f64`](super::Reader::f64) reads back exactly, NaN payloads included).
     #[inline]
     pub fn put_f64(&mut self, v: f64) {
         self.put_u64(v.to_bits());
@@ -149,12 +166,17 @@ impl<E: Endian> Writer<E> {
     pub fn patch_u8(&mut self, at: usize, v: u8) {
         self.patch(at, &[v]);
     }
+    /// Overwrites the 2 bytes at `at` with `v` in the writer's byte order (a computed
+    /// `u16` written before what it counts, such as a record's `size`). Every `patch_*`
+    /// writes nothing when its bytes lie past what was written.
     pub fn patch_u16(&mut self, at: usize, v: u16) {
         self.patch(at, &self.endian.write_u16(v));
     }
+    /// Overwrites the 4 bytes at `at` with `v` in the writer's byte order.
     pub fn patch_u32(&mut self, at: usize, v: u32) {
         self.patch(at, &self.endian.write_u32(v));
     }
+    /// Overwrites the 8 bytes at `at` with `v` in the writer's byte order.
     pub fn patch_u64(&mut self, at: usize, v: u64) {
         self.patch(at, &self.endian.write_u64(v));
     }

@@ -28,7 +28,11 @@ use std::path::Path;
 /// What to change. `None` / `false` keeps what the input has.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ConvertOptions {
+    /// The output's byte order (`--endian`). Compressed records are expanded for it and,
+    /// unless `decompress`, compressed again in the new order.
     pub endian: Option<Endianness>,
+    /// The output's layout (`--layout`): file → pipe streams the header's content as
+    /// HEADER_* records, pipe → file gathers them into sections.
     pub layout: Option<Layout>,
     /// Expand COMPRESSED/COMPRESSED2 records.
     pub decompress: bool,
@@ -44,11 +48,19 @@ const DEFAULT_LEVEL: i32 = 3;
 /// The steps a conversion of a given input takes, decided before the first record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
+    /// The input's byte order: raw record bytes are in it through every stage.
     pub src: Endianness,
+    /// The output's byte order, applied where records are encoded (compressor, sink).
     pub dst: Endianness,
+    /// Expand compressed records first: asked for, or needed by a byte-order change or
+    /// a (re)compression.
     pub decompress: bool,
+    /// The output's layout.
     pub layout: Layout,
+    /// Decode every record and feature and encode it again.
     pub typed: bool,
+    /// Compress the output with this record type and zstd level: asked for, or the
+    /// input's own compression kept across a byte-order change.
     pub compress: Option<(CompressedKind, i32)>,
 }
 

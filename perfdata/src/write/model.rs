@@ -19,31 +19,55 @@ use crate::rt::{Bytes, Endian, Endianness, Error, Reader};
 /// A header feature: raw section bytes, or its decoded value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeatureData<'a> {
+    /// The section's bytes as read, in the model's byte order: copied through as they
+    /// are (a damaged section, or one the spec does not know, can only be carried so).
     Raw(Bytes<'a>),
+    /// The decoded value, to read or edit; encoded again when written.
     Typed(Box<FeatureBody<'a>>),
 }
 
+/// One `HEADER_*` feature of the model: a section of a file, a HEADER_FEATURE record once
+/// written as a pipe.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeatureItem<'a> {
+    /// Which feature: its bit in the feature bitmap. The writer orders sections by it and
+    /// refuses a duplicate.
     pub id: FeatureId,
+    /// Its content.
     pub data: FeatureData<'a>,
 }
 
 /// A record body: raw bytes (with its payload, if the type has one), or its decoded value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RecordData<'a> {
-    Raw { body: Bytes<'a>, payload: Bytes<'a> },
+    /// The record as read, in the model's byte order: copied through when the output
+    /// has that order, decoded and encoded again otherwise.
+    Raw {
+        /// The bytes after `perf_event_header`, up to its `size` (sample_id trailer
+        /// included).
+        body: Bytes<'a>,
+        /// The bytes after the record outside `header.size` (tracing data, AUX data);
+        /// empty for types without one.
+        payload: Bytes<'a>,
+    },
+    /// The decoded value (its payload attached), to read or edit; encoded with the
+    /// context of the record's attr when written.
     Typed(Box<RecordBody<'a>>),
 }
 
 /// One record of the stream.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordItem<'a> {
+    /// `perf_event_header.type`, written as it is: for a typed record it must be the
+    /// value's type (the writer does not check).
     pub ty: RecordType,
+    /// `perf_event_header.misc`: CPU mode and the type's own bits, some of which change
+    /// the layout (MMAP_BUILD_ID in MMAP2).
     pub misc: RecordMisc,
     /// Index into [`Builder::attrs`] of the event the record belongs to (what decides its
     /// sample layout and trailer), `None` when there is no attr.
     pub attr: Option<usize>,
+    /// The record's body: raw bytes or a decoded value.
     pub data: RecordData<'a>,
 }
 

@@ -17,10 +17,18 @@ use crate::rt::Bytes;
 pub enum Part {
     /// The ids section of attr `i`.
     Ids(usize),
+    /// The attrs section: one entry per event, its `perf_event_attr` and where its ids
+    /// section is.
     Attrs,
+    /// The obsolete event_types section: tracepoint ids and names in legacy files;
+    /// newer perf writes it as zeros (no part, or one of size 0).
     EventTypes,
+    /// The data section: the records.
     Data,
+    /// The feature table: one section descriptor per bit of the feature bitmap, right
+    /// after the data.
     FeatureTable,
+    /// The payload of one feature.
     Feature(FeatureId),
 }
 

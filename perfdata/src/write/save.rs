@@ -18,10 +18,14 @@ use std::path::Path;
 /// How to write. `None` keeps what the input had.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WriteOptions {
+    /// The output's byte order; `None` keeps the model's ([`Builder::endian`]).
     pub endian: Option<Endianness>,
 }
 
 impl WriteOptions {
+    /// Writes in byte order `endian` (a builder step: `WriteOptions::default().endian(…)`).
+    /// A model holding raw compressed records cannot change order: decompress it, or
+    /// call [`Builder::set_endian`] before compressing.
     pub fn endian(mut self, endian: Endianness) -> Self {
         self.endian = Some(endian);
         self

@@ -206,6 +206,7 @@ impl<W: Write + Seek, E: StaticEndian> FileSink<W, E> {
         })
     }
 
+    /// The encoder records go through (its byte orders and decoding contexts).
     pub fn encoder(&self) -> &RecordEncoder<E> {
         &self.enc
     }
@@ -356,6 +357,8 @@ pub struct PipeSink<W: Write, E: StaticEndian> {
 }
 
 impl<W: Write, E: StaticEndian> PipeSink<W, E> {
+    /// Writes the 16-byte pipe header (magic and size, in byte order `E`); the records
+    /// follow, the header content among them (HEADER_ATTR, HEADER_FEATURE…).
     pub fn begin(mut out: W, enc: RecordEncoder<E>) -> Result<Self, Error> {
         let mut w = Writer::<E>::new();
         PipeHeader {
@@ -367,6 +370,7 @@ impl<W: Write, E: StaticEndian> PipeSink<W, E> {
         Ok(PipeSink { out, enc })
     }
 
+    /// The encoder records go through (its byte orders and decoding contexts).
     pub fn encoder(&self) -> &RecordEncoder<E> {
         &self.enc
     }

@@ -34,6 +34,11 @@ const MAX_ZSTD_PER_RECORD: usize = 65_504;
 /// HEADER_COMPRESSED.comp_mmap_len, which perf uses to size its decompression buffer.
 const CHUNK: usize = 256 << 10;
 
+/// Compresses the kernel records into COMPRESSED2 or COMPRESSED records: consecutive
+/// kernel records are compressed about 256 KiB at a time, and each chunk's zstd output is
+/// cut into records that fit `header.size`. Records HEADER_COMPRESSED: the feature
+/// section at `finish` in file layout, a HEADER_FEATURE record before the end-of-features
+/// marker in a pipe. A stream that is already compressed is refused: decompress it first.
 pub struct Compress<E: StaticEndian> {
     kind: CompressedKind,
     level: i32,
@@ -58,6 +63,8 @@ impl<E: StaticEndian> Compress<E> {
         Self::new(kind, level)
     }
 
+    /// Compresses into records of `kind` at zstd `level` (stated in HEADER_COMPRESSED).
+    /// Fails when the zstd encoder cannot be created.
     pub fn new(kind: CompressedKind, level: i32) -> Result<Self, Error> {
         Ok(Compress {
             kind,

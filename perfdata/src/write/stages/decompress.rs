@@ -20,6 +20,7 @@ pub struct Decompress {
 }
 
 impl Decompress {
+    /// A stage for a model or stream whose attrs and byte order it learns at `begin`.
     pub fn new() -> Self {
         Self::default()
     }

@@ -32,14 +32,19 @@ pub struct Pipeline<'s> {
 }
 
 impl<'s> Pipeline<'s> {
+    /// Adds `stage` after the others: it receives what they emit.
     pub fn push_stage(&mut self, stage: impl Stage + 's) {
         self.stages.push(Box::new(stage));
     }
 
+    /// True with no stage: records go to the sink as they are.
     pub fn is_empty(&self) -> bool {
         self.stages.is_empty()
     }
 
+    /// Runs every stage's [`Stage::begin`] in order on `head`, so that each sees the
+    /// header as the stages before it left it (the layout a relayout set, the byte order
+    /// a byte-order change set).
     pub fn begin(&mut self, head: &mut Builder<'_>, fctx: Ctx) -> Result<(), Error> {
         for s in &mut self.stages {
             s.begin(head, fctx)?;
@@ -47,6 +52,8 @@ impl<'s> Pipeline<'s> {
         Ok(())
     }
 
+    /// Passes one record through the stages in order; what the last one emits goes to
+    /// `sink`.
     pub fn push(&mut self, item: RecordItem<'_>, sink: &mut Emit<'_>) -> Result<(), Error> {
         run(&mut self.stages, item, sink)
     }

@@ -24,6 +24,8 @@ pub struct ToPipe {
 }
 
 impl ToPipe {
+    /// A stage that turns a file-layout model or stream into a pipe (a pipe passes
+    /// through as it is).
     pub fn new() -> Self {
         Self::default()
     }
@@ -275,6 +277,7 @@ pub struct ToFile {
 }
 
 impl ToFile {
+    /// A stage that turns a pipe into the file layout (a file passes through as it is).
     pub fn new() -> Self {
         Self::default()
     }

@@ -120,6 +120,7 @@ impl<E: StaticEndian> Default for ToEndian<E> {
 }
 
 impl<E: StaticEndian> ToEndian<E> {
+    /// A stage to byte order `E` (named by the type: `ToEndian::<BigEndian>::new()`).
     pub fn new() -> Self {
         Self::default()
     }
