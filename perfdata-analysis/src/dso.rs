@@ -43,6 +43,9 @@ struct Loaded {
     runtime: Option<ElfInfo>,
     /// Its path (the unwind tables are read from it).
     runtime_path: Option<PathBuf>,
+    /// The file the symbols came from, when it is not the runtime file (a debug file):
+    /// its symbol table as it is, for naming inline frames as binutils does.
+    symtab: Option<ElfInfo>,
     /// Where the symbols came from (for `perfdata info` and error messages).
     symbols_from: Option<PathBuf>,
     /// The file with DWARF, if any (for source lines).
@@ -345,7 +348,10 @@ impl Dsos {
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
 
-    /// Inlined functions at an address, innermost first, ending with the function itself.
+    /// Inlined functions at an address, innermost first, ending with the function itself,
+    /// named as perf names them (through binutils' `addr2line -i -f`): each function by
+    /// its linkage name, or its DWARF name — except the innermost when it has no linkage
+    /// name, which takes the name of the ELF symbol at the address.
     pub fn inline_frames(&self, id: DsoId, addr: u64) -> Vec<String> {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
@@ -353,11 +359,24 @@ impl Dsos {
         let mut out = vec![];
         if let Ok(mut frames) = loader.find_frames(addr) {
             while let Ok(Some(f)) = frames.next() {
-                if let Some(func) = f.function {
-                    if let Ok(name) = func.raw_name() {
-                        out.push(crate::symbols::demangle(&name));
-                    }
-                }
+                let Some(func) = f.function else { continue };
+                let Ok(name) = func.raw_name() else { continue };
+                // binutils takes a DWARF name as the linkage name in a language that does
+                // not mangle (C); in one that does, a name that is not mangled is not one.
+                let linkage = name.starts_with("_Z")
+                    || name.starts_with("_R")
+                    || !func.language.is_some_and(mangles);
+                let elf_name = if out.is_empty() && !linkage {
+                    let loaded = self.loaded(id);
+                    loaded
+                        .symtab
+                        .as_ref()
+                        .or(loaded.runtime.as_ref())
+                        .and_then(|s| s.binutils_function_at(addr))
+                } else {
+                    None
+                };
+                out.push(crate::symbols::demangle(elf_name.unwrap_or(&name)));
             }
         }
         out
@@ -544,20 +563,39 @@ impl Dsos {
             .as_ref()
             .or(runtime.as_ref())
             .map(|(p, _)| p.clone());
-        let (runtime_path, runtime) = match runtime.or(symbols) {
-            Some((p, i)) => (Some(p), Some(i)),
-            None => (None, None),
+        let (runtime_path, runtime, symtab) = match (runtime, symbols) {
+            (Some((p, i)), s) => (Some(p), Some(i), s.map(|(_, s)| s)),
+            (None, Some((p, i))) => (Some(p), Some(i), None),
+            (None, None) => (None, None, None),
         };
         Loaded {
             table,
             runtime,
             runtime_path,
+            symtab,
             symbols_from,
             dwarf,
             lines: OnceCell::new(),
             unwind: OnceCell::new(),
         }
     }
+}
+
+/// Languages whose linkage names are mangled (binutils' `mangle_style`).
+fn mangles(lang: addr2line::gimli::DwLang) -> bool {
+    use addr2line::gimli;
+    matches!(
+        lang,
+        gimli::DW_LANG_C_plus_plus
+            | gimli::DW_LANG_C_plus_plus_03
+            | gimli::DW_LANG_C_plus_plus_11
+            | gimli::DW_LANG_C_plus_plus_14
+            | gimli::DW_LANG_ObjC_plus_plus
+            | gimli::DW_LANG_D
+            | gimli::DW_LANG_Rust
+            | gimli::DW_LANG_Ada83
+            | gimli::DW_LANG_Ada95
+    )
 }
 
 /// A recorded build id (20 bytes, zero-padded when shorter) against a file's.

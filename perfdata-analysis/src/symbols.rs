@@ -164,9 +164,15 @@ pub fn demangle(name: &str) -> String {
     }
     if name.starts_with("_Z") {
         if let Ok(sym) = cpp_demangle::Symbol::new(name) {
-            let opts = cpp_demangle::DemangleOptions::new().no_params();
-            if let Ok(d) = sym.demangle(&opts) {
-                return d;
+            // perf (libiberty without DMGL_PARAMS) prints neither parameters nor the
+            // return type of a template function.
+            let opts = cpp_demangle::DemangleOptions::new()
+                .no_params()
+                .no_return_type();
+            if let Ok(d) = sym.demangle_with_options(&opts) {
+                // cpp_demangle writes an empty template parameter pack as `, ` before the
+                // closing `>` (`pair<int const&, >`); libiberty writes nothing.
+                return d.replace(", >", ">");
             }
         }
     }
@@ -180,8 +186,11 @@ pub struct ElfInfo {
     pub build_id: Option<Vec<u8>>,
     /// `.symtab` present (a debug file or an unstripped binary).
     pub has_symtab: bool,
-    /// Functions of `.symtab` (or `.dynsym` when there is none), not yet fixed up.
+    /// Functions of `.symtab` (or `.dynsym` when there is none), not yet fixed up, in
+    /// table order.
     symbols: Vec<Symbol>,
+    /// For each of `symbols`: typed as a function (STT_FUNC), not an untyped label.
+    functions: Vec<bool>,
     /// `name@plt` symbols synthesized from `.rela.plt` (perf 6.1's rule).
     plt: Vec<Symbol>,
     /// PT_LOAD segments: (file offset, size in file, virtual address).
@@ -272,6 +281,7 @@ impl ElfInfo {
                 name,
                 binding,
             ));
+            info.functions.push(!is_label);
         }
         info.has_dynsym_data = obj.section_by_name(".dynsym").is_some_and(|s| {
             s.kind() != object::SectionKind::UninitializedData
@@ -283,6 +293,41 @@ impl ElfInfo {
         }
         info.plt = plt_symbols(&obj).unwrap_or_default();
         Some(info)
+    }
+
+    /// The symbol binutils' `addr2line` names `addr` with when the debug info's function
+    /// there has no linkage name (perf takes inline frames from `addr2line -i -f`): of
+    /// the symbols starting at or before it, the closest; among those starting together,
+    /// one that covers it, a function over a label, the smallest, the first in the table
+    /// (binutils' `elf_find_function` and `better_fit`).
+    pub fn binutils_function_at(&self, addr: u64) -> Option<&str> {
+        let mut best: Option<usize> = None;
+        for (i, s) in self.symbols.iter().enumerate() {
+            if s.start > addr {
+                continue;
+            }
+            let Some(b) = best else {
+                best = Some(i);
+                continue;
+            };
+            let cur = &self.symbols[b];
+            let size = |x: &Symbol| x.end - x.start;
+            let better = if s.start != cur.start {
+                s.start > cur.start
+            } else if cur.end <= addr {
+                size(s) > size(cur)
+            } else if s.end <= addr {
+                false
+            } else if self.functions[b] != self.functions[i] {
+                self.functions[i]
+            } else {
+                size(s) < size(cur)
+            };
+            if better {
+                best = Some(i);
+            }
+        }
+        best.map(|i| &*self.symbols[i].raw)
     }
 
     /// A file the program ran from (not a debug-only file): it has the PLT and the
@@ -504,6 +549,15 @@ mod tests {
         let m = parse_perf_map("7f0000001000 20 jitted fn(int)\nbad line\n");
         assert_eq!(m.find(0x7f000000101f).unwrap().1.name(), "jitted fn(int)");
         assert!(m.find(0x7f0000001020).is_none());
+    }
+
+    #[test]
+    fn demangles_as_perf_prints() {
+        // Neither the return type of a template function nor its parameters.
+        assert_eq!(
+            demangle("_ZNSt6vectorI4ItemSaIS0_EE12emplace_backIJS0_EEERS0_DpOT_"),
+            "std::vector<Item, std::allocator<Item> >::emplace_back<Item>"
+        );
     }
 
     #[test]

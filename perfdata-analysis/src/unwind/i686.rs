@@ -6,8 +6,8 @@
 use super::sections::UnwindTables;
 use super::StackEnd;
 use gimli::{
-    BaseAddresses, CfaRule, DebugFrame, EhFrame, EhFrameHdr, EndianSlice, LittleEndian, Register,
-    RegisterRule, UnwindContext, UnwindSection,
+    BaseAddresses, CfaRule, DebugFrame, EhFrame, EhFrameHdr, EndianSlice, EvaluationResult,
+    LittleEndian, Location, Register, RegisterRule, UnwindContext, UnwindSection, Value,
 };
 use std::ops::Range;
 use std::sync::Arc;
@@ -36,24 +36,24 @@ struct Regs {
 
 type Slice<'a> = EndianSlice<'a, LittleEndian>;
 
-/// How the caller's registers follow from a frame's, at one address.
-enum Rule {
-    /// CFA = `reg` + `offset`; the return address at CFA + `ra`; `ebp` at CFA + `bp`
-    /// (`None`: unchanged).
-    Cfi {
-        reg: Register,
-        offset: i64,
-        ra: i64,
-        bp: Option<i64>,
-    },
+/// A step from one frame to its caller.
+enum Step {
+    /// The caller's registers.
+    To(Regs),
     /// The CFI says the return address is undefined: the outermost frame.
     Root,
-    /// No CFI: `ebp` chains the frames.
-    FramePointer,
+    /// A stack read fell outside the copy.
+    OutsideCopy,
 }
 
-/// The rule of the CFI row covering `svma` in `tables`, if any.
-fn cfi_rule(tables: &UnwindTables, svma: u64) -> Option<Rule> {
+/// The step the CFI row covering `svma` in `tables` gives from `regs` (reading the stack
+/// copy with `read`); `None` when no row covers it or a rule is beyond this walker.
+fn cfi_step(
+    tables: &UnwindTables,
+    svma: u64,
+    regs: Regs,
+    read: &mut dyn FnMut(u64) -> Option<u32>,
+) -> Option<Step> {
     let mut bases = BaseAddresses::default();
     if let Some(t) = &tables.text {
         bases = bases.set_text(t.start);
@@ -62,7 +62,7 @@ fn cfi_rule(tables: &UnwindTables, svma: u64) -> Option<Rule> {
         bases = bases.set_got(g.start);
     }
     let mut ctx = UnwindContext::new();
-    let row = if let Some(eh) = &tables.eh_frame {
+    if let Some(eh) = &tables.eh_frame {
         bases = bases.set_eh_frame(eh.svma.start);
         let mut frame = EhFrame::new(&eh.bytes, LittleEndian);
         frame.set_address_size(4);
@@ -86,10 +86,10 @@ fn cfi_rule(tables: &UnwindTables, svma: u64) -> Option<Rule> {
                 bases.clone(),
             ),
         };
-        to_rule(
-            fde.unwind_info_for_address(&frame, &b, &mut ctx, svma)
-                .ok()?,
-        )
+        let row = fde
+            .unwind_info_for_address(&frame, &b, &mut ctx, svma)
+            .ok()?;
+        apply(&frame, fde.cie().encoding(), row, regs, read)
     } else {
         let df = tables.debug_frame.as_ref()?;
         let mut frame: DebugFrame<Slice<'_>> = DebugFrame::new(&df.bytes, LittleEndian);
@@ -97,38 +97,107 @@ fn cfi_rule(tables: &UnwindTables, svma: u64) -> Option<Rule> {
         let fde = frame
             .fde_for_address(&bases, svma, DebugFrame::cie_from_offset)
             .ok()?;
-        to_rule(
-            fde.unwind_info_for_address(&frame, &bases, &mut ctx, svma)
-                .ok()?,
-        )
-    };
-    row
+        let row = fde
+            .unwind_info_for_address(&frame, &bases, &mut ctx, svma)
+            .ok()?;
+        apply(&frame, fde.cie().encoding(), row, regs, read)
+    }
 }
 
-fn to_rule<T: gimli::ReaderOffset>(row: &gimli::UnwindTableRow<T>) -> Option<Rule> {
-    let CfaRule::RegisterAndOffset { register, offset } = *row.cfa() else {
-        // CFA expressions (PLT stubs, signal frames) are not evaluated here.
-        return None;
-    };
-    if register != ESP && register != EBP {
-        return None;
+/// The value of a DWARF register of `regs` (those a 32-bit walk tracks).
+fn reg(regs: Regs, r: Register) -> Option<u32> {
+    match r {
+        ESP => Some(regs.esp),
+        EBP => Some(regs.ebp),
+        EIP => Some(regs.eip),
+        _ => None,
     }
-    let ra = match row.register(EIP) {
-        Some(RegisterRule::Offset(o)) => o,
-        Some(RegisterRule::Undefined) => return Some(Rule::Root),
-        _ => return None,
+}
+
+/// Evaluates a CFI expression (`DW_OP_breg5 -4; DW_OP_deref`: a realigned `main`'s CFA)
+/// to the address it computes; `None` for one needing registers not tracked.
+fn evaluate<'a, S: UnwindSection<Slice<'a>>>(
+    section: &S,
+    encoding: gimli::Encoding,
+    expr: &gimli::UnwindExpression<usize>,
+    regs: Regs,
+    push_cfa: Option<u32>,
+    read: &mut dyn FnMut(u64) -> Option<u32>,
+) -> Option<Result<u32, ()>> {
+    let mut eval = expr.get(section).ok()?.evaluation(encoding);
+    if let Some(cfa) = push_cfa {
+        eval.set_initial_value(u64::from(cfa));
+    }
+    let mut result = eval.evaluate().ok()?;
+    // Bounded: an expression cannot ask for more than it has operations.
+    for _ in 0..64 {
+        result = match result {
+            EvaluationResult::Complete => {
+                return match eval.result().first()?.location {
+                    Location::Address { address } => Some(Ok(address as u32)),
+                    _ => None,
+                };
+            }
+            EvaluationResult::RequiresRegister { register, .. } => {
+                let v = reg(regs, register)?;
+                eval.resume_with_register(Value::Generic(u64::from(v)))
+                    .ok()?
+            }
+            EvaluationResult::RequiresMemory { address, .. } => match read(address) {
+                Some(v) => eval.resume_with_memory(Value::Generic(u64::from(v))).ok()?,
+                None => return Some(Err(())),
+            },
+            _ => return None,
+        };
+    }
+    None
+}
+
+/// The caller's registers from `regs` under the CFI row `row`.
+fn apply<'a, S: UnwindSection<Slice<'a>>>(
+    section: &S,
+    encoding: gimli::Encoding,
+    row: &gimli::UnwindTableRow<usize>,
+    regs: Regs,
+    read: &mut dyn FnMut(u64) -> Option<u32>,
+) -> Option<Step> {
+    let cfa = match row.cfa() {
+        CfaRule::RegisterAndOffset { register, offset } => {
+            (i64::from(reg(regs, *register)?) + offset) as u32
+        }
+        CfaRule::Expression(e) => match evaluate(section, encoding, e, regs, None, read)? {
+            Ok(a) => a,
+            Err(()) => return Some(Step::OutsideCopy),
+        },
     };
-    let bp = match row.register(EBP) {
-        Some(RegisterRule::Offset(o)) => Some(o),
-        None | Some(RegisterRule::SameValue) => None,
-        _ => return None,
+    // A register's value in the caller: read at an address the rule gives, or kept.
+    let mut restore = |r: Register, keep: u32| -> Option<Result<u32, ()>> {
+        let at = match row.register(r) {
+            None | Some(RegisterRule::SameValue) => return Some(Ok(keep)),
+            Some(RegisterRule::Offset(o)) => (i64::from(cfa) + o) as u32,
+            Some(RegisterRule::ValOffset(o)) => return Some(Ok((i64::from(cfa) + o) as u32)),
+            Some(RegisterRule::Expression(e)) => {
+                match evaluate(section, encoding, &e, regs, Some(cfa), read)? {
+                    Ok(a) => a,
+                    Err(()) => return Some(Err(())),
+                }
+            }
+            _ => return None,
+        };
+        Some(read(u64::from(at)).ok_or(()))
     };
-    Some(Rule::Cfi {
-        reg: register,
-        offset,
-        ra,
-        bp,
-    })
+    if matches!(row.register(EIP), Some(RegisterRule::Undefined)) {
+        return Some(Step::Root);
+    }
+    let eip = match restore(EIP, 0)? {
+        Ok(v) => v,
+        Err(()) => return Some(Step::OutsideCopy),
+    };
+    let ebp = match restore(EBP, regs.ebp)? {
+        Ok(v) => v,
+        Err(()) => return Some(Step::OutsideCopy),
+    };
+    Some(Step::To(Regs { eip, esp: cfa, ebp }))
 }
 
 /// Unwinds a 32-bit task's stack from `start` (pc, sp, fp) through `modules`, reading
@@ -164,51 +233,37 @@ pub(crate) fn unwind(
             u64::from(regs.eip).saturating_sub(1)
         };
         let module = modules.iter().find(|m| m.avma.contains(&lookup));
-        let rule = module
-            .and_then(|m| cfi_rule(&m.tables, lookup.wrapping_sub(m.base_avma)))
-            .unwrap_or(Rule::FramePointer);
-        let (cfa, ra_at, bp_at) = match rule {
-            Rule::Root => return StackEnd::Complete,
-            Rule::Cfi {
-                reg,
-                offset,
-                ra,
-                bp,
-            } => {
-                let base = if reg == ESP { regs.esp } else { regs.ebp };
-                let cfa = i64::from(base) + offset;
-                (cfa, cfa + ra, bp.map(|b| cfa + b))
-            }
-            Rule::FramePointer => {
+        let step = module
+            .and_then(|m| cfi_step(&m.tables, lookup.wrapping_sub(m.base_avma), regs, &mut read));
+        let next = match step {
+            Some(Step::Root) => return StackEnd::Complete,
+            Some(Step::OutsideCopy) => return StackEnd::Truncated,
+            Some(Step::To(next)) => next,
+            // No CFI: `ebp` chains the frames.
+            None => {
                 if regs.ebp == 0 {
                     return StackEnd::Complete;
                 }
-                let cfa = i64::from(regs.ebp) + 8;
-                (cfa, cfa - 4, Some(cfa - 8))
+                let (Some(ra), Some(ebp)) =
+                    (read(u64::from(regs.ebp) + 4), read(u64::from(regs.ebp)))
+                else {
+                    return StackEnd::Truncated;
+                };
+                Regs {
+                    eip: ra,
+                    esp: regs.ebp.wrapping_add(8),
+                    ebp,
+                }
             }
         };
-        let at = |a: i64| u64::try_from(a).ok().filter(|&a| a <= u64::from(u32::MAX));
-        let Some(ra) = at(ra_at).and_then(&mut read) else {
-            return StackEnd::Truncated;
-        };
-        let ebp = match bp_at {
-            Some(b) => match at(b).and_then(&mut read) {
-                Some(v) => v,
-                None => return StackEnd::Truncated,
-            },
-            None => regs.ebp,
-        };
-        let Some(esp) = at(cfa).map(|c| c as u32) else {
-            return StackEnd::Lost;
-        };
-        if ra == 0 {
+        if next.eip == 0 {
             return StackEnd::Complete;
         }
         // The stack grows down: a caller's frame is above its callee's.
-        if esp <= regs.esp && !first {
+        if next.esp <= regs.esp && !first {
             return StackEnd::Lost;
         }
-        regs = Regs { eip: ra, esp, ebp };
+        regs = next;
         first = false;
     }
 }

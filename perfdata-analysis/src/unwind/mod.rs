@@ -280,3 +280,6 @@ fn walk<U: Unwinder>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

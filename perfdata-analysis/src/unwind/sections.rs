@@ -105,11 +105,6 @@ impl UnwindTables {
         read_any.then_some(tables)
     }
 
-    /// No CFI at all: only frame pointers can unwind through the object.
-    pub fn is_empty(&self) -> bool {
-        self.eh_frame.is_none() && self.debug_frame.is_none()
-    }
-
     /// What framehop asks a module for.
     pub fn section_info(&self) -> SectionInfo<'_> {
         SectionInfo(self)

@@ -1,0 +1,300 @@
+//! The unwinders on crafted objects: CFI written with gimli for three functions
+//! (`root` → `caller` → `leaf`), a stack laid out as those rules say, and the registers
+//! of a sample in `leaf` — for x86_64, aarch64 and 32-bit x86. Also what a walk does
+//! when the stack copy ends, when no rule applies, and at the frame limit.
+
+use super::sections::{Section, SectionBytes, UnwindTables};
+use super::*;
+use gimli::write::{
+    Address, CallFrameInstruction as I, CommonInformationEntry, EhFrame, EndianVec, Expression,
+    FrameDescriptionEntry, FrameTable,
+};
+use gimli::{Encoding, Format, LittleEndian, Register};
+
+/// Where the crafted object is mapped, and its functions (object addresses).
+const BASE: u64 = 0x5555_0000;
+const LEAF: u64 = 0x1000;
+const CALLER: u64 = 0x2000;
+const ROOT: u64 = 0x3000;
+
+/// An object whose `.eh_frame` holds `fdes`: (start, rules at start).
+fn object(
+    address_size: u8,
+    cie_rules: Vec<I>,
+    ra: Register,
+    data_align: i8,
+    fdes: Vec<(u64, Vec<I>)>,
+) -> Arc<UnwindTables> {
+    let encoding = Encoding {
+        format: Format::Dwarf32,
+        version: 1,
+        address_size,
+    };
+    let mut cie = CommonInformationEntry::new(encoding, 1, data_align, ra);
+    for r in cie_rules {
+        cie.add_instruction(r);
+    }
+    let mut table = FrameTable::default();
+    let cie = table.add_cie(cie);
+    for (start, rules) in fdes {
+        let mut fde = FrameDescriptionEntry::new(Address::Constant(start), 0x100);
+        for r in rules {
+            fde.add_instruction(0, r);
+        }
+        table.add_fde(cie, fde);
+    }
+    let mut eh = EhFrame(EndianVec::new(LittleEndian));
+    table.write_eh_frame(&mut eh).unwrap();
+    let bytes = eh.0.into_vec();
+    Arc::new(UnwindTables {
+        eh_frame: Some(Section {
+            svma: 0x4000..0x4000 + bytes.len() as u64,
+            bytes: SectionBytes::Owned(bytes.into()),
+        }),
+        text: Some(0x1000..0x4000),
+        is_32: address_size == 4,
+        ..UnwindTables::default()
+    })
+}
+
+fn mapped(tables: Arc<UnwindTables>) -> Vec<MappedObject> {
+    vec![MappedObject {
+        avma: BASE + 0x1000..BASE + 0x4000,
+        base_avma: BASE,
+        name: "crafted".into(),
+        tables,
+    }]
+}
+
+/// Stack words (64- or 32-bit) from `sp` up, as bytes.
+fn stack(words: &[u64], word: usize) -> Vec<u8> {
+    words
+        .iter()
+        .flat_map(|w| w.to_le_bytes()[..word].to_vec())
+        .collect()
+}
+
+/// Unwinds with x86 registers (`ip`, `sp`, `bp` in perf's numbering) or aarch64 ones.
+fn run(
+    arch: Arch,
+    objects: Vec<MappedObject>,
+    abi: SampleRegsAbi,
+    mask: u64,
+    values: Vec<u64>,
+    stack: &[u8],
+    max: usize,
+) -> (Vec<u64>, StackEnd) {
+    let mut u = Unwinding::new(Some(arch));
+    let mut objects = Some(objects);
+    let mut out = vec![];
+    let end = u
+        .unwind(
+            1,
+            1,
+            &mut || objects.take().unwrap_or_default(),
+            abi,
+            mask,
+            &Array::from(values),
+            stack,
+            Endianness::Little,
+            max,
+            &mut out,
+        )
+        .expect("registers to start from");
+    (out, end)
+}
+
+const X86_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8); // bp, sp, ip
+
+fn x86_64_object() -> Vec<MappedObject> {
+    let (rsp, ra) = (Register(7), Register(16));
+    mapped(object(
+        8,
+        vec![I::Cfa(rsp, 8), I::Offset(ra, -8)],
+        ra,
+        -8,
+        vec![
+            // leaf: one push (CFA = rsp + 16).
+            (LEAF, vec![I::CfaOffset(16)]),
+            // caller: a 24-byte frame (CFA = rsp + 32).
+            (CALLER, vec![I::CfaOffset(32)]),
+            // root: the outermost frame.
+            (ROOT, vec![I::Undefined(ra)]),
+        ],
+    ))
+}
+
+#[test]
+fn x86_64_follows_the_cfi_to_the_root() {
+    let sp = 0x7ffd_0000;
+    // leaf's frame: [pushed], [return into caller]; caller's: 3 words, [return into root].
+    let words = [0, BASE + CALLER + 0x20, 0, 0, 0, BASE + ROOT + 0x10, 0];
+    let (addrs, end) = run(
+        Arch::X86_64,
+        x86_64_object(),
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![0, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete);
+    // The pc, then each return address minus one (the call), as perf reports them.
+    assert_eq!(
+        addrs,
+        vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f, BASE + ROOT + 0xf]
+    );
+}
+
+#[test]
+fn a_stack_copy_that_ends_truncates_and_the_frame_limit_holds() {
+    let sp = 0x7ffd_0000;
+    let words = [0, BASE + CALLER + 0x20, 0, 0, 0, BASE + ROOT + 0x10, 0];
+    // The copy stops inside caller's frame: its return address is not there.
+    let (addrs, end) = run(
+        Arch::X86_64,
+        x86_64_object(),
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![0, sp, BASE + LEAF + 0x30],
+        &stack(&words[..4], 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Truncated);
+    assert_eq!(addrs, vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f]);
+    let (addrs, end) = run(
+        Arch::X86_64,
+        x86_64_object(),
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![0, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        2,
+    );
+    assert_eq!((addrs.len(), end), (2, StackEnd::Limit));
+}
+
+#[test]
+fn hostile_stacks_end_without_garbage_or_loops() {
+    // A return address pointing back into the same frame's function, a frame pointer
+    // that points at itself: the walk stops, within the limit.
+    let sp = 0x7ffd_0000;
+    let words = [0, BASE + LEAF + 0x31, 0, 0];
+    let (addrs, _) = run(
+        Arch::X86_64,
+        x86_64_object(),
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![sp, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert!(addrs.len() < 127, "{addrs:x?}");
+    // No CFI and a frame pointer chain into itself.
+    let (addrs, end) = run(
+        Arch::X86_64,
+        vec![],
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![sp, sp, 0x1234],
+        &stack(&[sp, 0x1300, sp, 0x1400], 8),
+        127,
+    );
+    assert!(addrs.len() < 127 && end.is_cut(), "{addrs:x?} {end:?}");
+}
+
+#[test]
+fn aarch64_takes_the_leaf_return_address_from_lr_and_strips_authentication_bits() {
+    let (sp_reg, x29, x30) = (Register(31), Register(29), Register(30));
+    let objects = mapped(object(
+        8,
+        vec![I::Cfa(sp_reg, 0)],
+        x30,
+        -8,
+        vec![
+            // leaf: a leaf function, lr not saved.
+            (LEAF, vec![]),
+            // caller: saved x29 and x30 at the bottom of a 32-byte frame.
+            (
+                CALLER,
+                vec![I::CfaOffset(32), I::Offset(x29, -32), I::Offset(x30, -24)],
+            ),
+            (ROOT, vec![I::Undefined(x30)]),
+        ],
+    ));
+    let sp = 0xffff_f000;
+    // caller's frame: [x29, x30 → root (with PAC bits), 0, 0].
+    let words = [0, BASE + ROOT + 0x10 + (0x2d << 48), 0, 0];
+    let mask: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
+    let (addrs, end) = run(
+        Arch::Aarch64,
+        objects,
+        SampleRegsAbi::ABI_64,
+        mask,
+        // x29, lr (into caller), sp, pc
+        vec![0, BASE + CALLER + 0x20, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete);
+    assert_eq!(
+        addrs,
+        vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f, BASE + ROOT + 0xf]
+    );
+}
+
+#[test]
+fn i686_follows_the_cfi_and_a_realigned_main() {
+    let (esp, ebp, eip) = (Register(4), Register(5), Register(8));
+    // caller is a realigned `main`: CFA = [ebp - 4], ebp saved at [ebp].
+    let mut cfa = Expression::new();
+    cfa.op_breg(ebp, -4);
+    cfa.op_deref();
+    let mut saved_bp = Expression::new();
+    saved_bp.op_breg(ebp, 0);
+    let objects = mapped(object(
+        4,
+        vec![I::Cfa(esp, 4), I::Offset(eip, -4)],
+        eip,
+        -4,
+        vec![
+            (LEAF, vec![I::CfaOffset(8)]),
+            (
+                CALLER,
+                vec![I::CfaExpression(cfa), I::Expression(ebp, saved_bp)],
+            ),
+            (ROOT, vec![I::Undefined(eip)]),
+        ],
+    ));
+    let sp: u64 = 0xffa0_0000;
+    // leaf: [pushed], [ra → caller]; caller (ebp = sp + 8): [saved ebp], [CFA = sp + 24]
+    // then the word below CFA is the return address into root.
+    let words = [
+        0,
+        BASE + CALLER + 0x20,
+        0,       // sp + 8: saved ebp (0: the root's)
+        sp + 24, // sp + 12: [ebp + 4]... the saved CFA is at ebp - 4
+        0,
+        BASE + ROOT + 0x10, // sp + 20 = CFA - 4: return into root
+        0,
+    ];
+    // ebp - 4 = sp + 12 holds the CFA.
+    let ebp_value = sp + 16;
+    let mut words = words.to_vec();
+    words[3] = sp + 24;
+    words[4] = 0;
+    let (addrs, end) = run(
+        Arch::X86,
+        objects,
+        SampleRegsAbi::ABI_32,
+        X86_MASK,
+        vec![ebp_value, sp, BASE + LEAF + 0x30],
+        &stack(&words, 4),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete);
+    assert_eq!(
+        addrs,
+        vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f, BASE + ROOT + 0xf]
+    );
+}
