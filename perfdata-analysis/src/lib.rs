@@ -36,6 +36,7 @@ mod stack;
 pub mod stats;
 pub mod symbols;
 pub mod unwind;
+pub mod unwound;
 
 pub use dso::{DsoId, Dsos, SymbolSources};
 pub use machine::{Frame, Machine, SideEvent};
@@ -114,6 +115,9 @@ pub struct Analyzer<'r> {
     progress: Option<ProgressReport<'r>>,
     /// perf's per-id counter values of PERF_SAMPLE_READ samples (periods are deltas).
     last_read: HashMap<u64, u64>,
+    /// A PERF_SAMPLE_READ sample is delivered once per counter it read (as perf
+    /// reports them); off, once as it is (for rewriting a recording).
+    pub expand_read: bool,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -230,6 +234,7 @@ impl<'r> Analyzer<'r> {
             events,
             progress: None,
             last_read: HashMap::new(),
+            expand_read: true,
         })
     }
 
@@ -267,6 +272,7 @@ impl<'r> Analyzer<'r> {
         let machine = &mut self.machine;
         let progress = &mut self.progress;
         let last_read = &mut self.last_read;
+        let expand_read = self.expand_read;
         let events = &mut self.events;
         machine.reset();
         last_read.clear();
@@ -284,7 +290,7 @@ impl<'r> Analyzer<'r> {
                         machine.apply(&ev);
                     }
                     note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
-                    deliver(machine, &item, last_read, &mut *f)
+                    deliver(machine, &item, last_read, expand_read, &mut *f)
                 }))
         } else {
             self.run_directory(f)
@@ -305,6 +311,7 @@ impl<'r> Analyzer<'r> {
         let data = &self.data;
         let machine = &mut self.machine;
         let last_read = &mut self.last_read;
+        let expand_read = self.expand_read;
         // Directory: collect the side band of every stream, then replay it per stream.
         let mut side: Vec<(u64, SideEvent)> = vec![];
         self.recording.for_each_record(&mut |_, _, rec, ctx| {
@@ -330,7 +337,7 @@ impl<'r> Analyzer<'r> {
                     machine.apply(&side[next].1);
                     next += 1;
                 }
-                go_on = deliver(machine, &item, last_read, f)?;
+                go_on = deliver(machine, &item, last_read, expand_read, f)?;
                 Ok(go_on)
             };
             let records = match place {
@@ -350,13 +357,14 @@ fn deliver(
     machine: &mut Machine,
     item: &Replayed<'_>,
     last_read: &mut HashMap<u64, u64>,
+    expand_read: bool,
     f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
 ) -> Result<bool, Error> {
     let Some(s) = &item.sample else {
         return f(machine, item);
     };
     machine.note_thread(s.pid, s.tid);
-    if !item.ctx.sample_type.contains(SampleType::READ) {
+    if !expand_read || !item.ctx.sample_type.contains(SampleType::READ) {
         return f(machine, item);
     }
     let Some(read) = s.view.read()? else {

@@ -22,9 +22,13 @@ pub struct SymbolArgs {
     /// Where user stacks come from: `fp` the recorded callchain; `dwarf` unwinding each
     /// sample's registers and stack copy (`perf record --call-graph dwarf`) with the
     /// objects' CFI; `auto` unwinding where a sample carries them and its callchain has no
-    /// user part. (Not `--call-graph`: perf report uses that name for how a graph is shown.)
-    #[arg(long, value_name = "fp|dwarf|auto", default_value = "auto")]
-    pub unwind: CallGraph,
+    /// user part.
+    #[arg(
+        long = "call-graph",
+        value_name = "fp|dwarf|auto",
+        default_value = "auto"
+    )]
+    pub call_graph: CallGraph,
     /// At most this many frames unwound per sample (perf's --max-stack); a deeper stack
     /// ends with a `[truncated]` frame.
     #[arg(long, value_name = "N", default_value_t = 127)]
@@ -41,7 +45,7 @@ impl SymbolArgs {
             no_symbols: self.no_symbols,
             build_id_dir: None,
             stacks: StackOptions {
-                call_graph: self.unwind,
+                call_graph: self.call_graph,
                 max_unwound: self.max_stack,
             },
         }

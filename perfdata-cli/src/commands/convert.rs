@@ -4,6 +4,7 @@
 use crate::error::CliResult;
 use crate::gperftools;
 use crate::input::Input;
+use crate::symbols::SymbolArgs;
 use crate::values::{EndianArg, LayoutArg};
 use perfdata::write::stages::CompressedKind;
 use perfdata::write::{convert_file, ConvertOptions};
@@ -50,12 +51,21 @@ pub struct Args {
     /// Decode every record and feature and encode them again (typed round trip).
     #[arg(long)]
     typed: bool,
+    /// A `--call-graph dwarf` recording into a `-g` one: each sample's user stack
+    /// unwound into its callchain, its registers and stack copy dropped.
+    #[arg(long, conflicts_with_all = ["endian", "layout", "compress", "typed"])]
+    unwind: bool,
+    #[command(flatten)]
+    symbols: SymbolArgs,
     #[command(flatten)]
     gperftools: gperftools::ConvertArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
     let input = args.input.path();
+    if args.unwind {
+        return unwind(input, &args);
+    }
     let common = gperftools::Common {
         endian: args.endian,
         typed: args.typed,
@@ -84,5 +94,28 @@ pub fn run(args: Args) -> CliResult {
     // Its errors name the file they are about (the input, or the output that was not
     // written).
     convert_file(input, &args.output, &opts)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--unwind`: the rewrite, and what it did.
+fn unwind(input: &std::path::Path, args: &Args) -> CliResult {
+    use crate::error::At;
+    let s = perfdata_analysis::unwound::convert_unwound(
+        input,
+        &args.output,
+        &args.symbols.options(false),
+    )
+    .at(input)?;
+    eprintln!(
+        "perfdata: {}: {} samples, {} unwound ({} cut short): {:.1} MB → {:.1} MB ({:.1}% of the input, {:.1}× smaller)",
+        args.output.display(),
+        s.samples,
+        s.unwound,
+        s.cut,
+        s.input_bytes as f64 / 1e6,
+        s.output_bytes as f64 / 1e6,
+        s.output_bytes as f64 * 100.0 / (s.input_bytes.max(1)) as f64,
+        s.input_bytes as f64 / (s.output_bytes.max(1)) as f64,
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -20,7 +20,7 @@ pub struct Args {
     #[arg(long, default_value = "comm,dso,sym")]
     sort: String,
     /// Under each row, the call chains that led there (callers, nearest first).
-    #[arg(short = 'g', long = "call-graph")]
+    #[arg(short = 'g', long = "callers")]
     call_graph: bool,
     /// Accepted for perf's command line; the report is always text unless --json.
     #[arg(long)]
