@@ -19,8 +19,9 @@ use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context, Result};
 use perfdata::gperftools::types::{Header, Record};
-use perfdata::gperftools::{self, FromPerfOptions, Profile, SlotFormat, ToPerfOptions};
+use perfdata::gperftools::{self, Profile, SlotFormat, ToPerfOptions};
 use perfdata::Recording;
+use perfdata_analysis::gperftools::{FromPerfOptions, FromPerfSummary};
 
 use crate::checks::Outcome;
 use crate::record::perf_run;
@@ -749,14 +750,23 @@ fn check_fixture(tools: &Tools, row: &mut Row, fixture: &Path, work: &Path) {
     // One address space: the process with the most samples (pprof merges locations by
     // mapped file, so several processes' stacks in one profile would be ambiguous).
     let converted = Recording::open(fixture).and_then(|r| {
-        let (p, summary) = gperftools::from_perf(&r, &FromPerfOptions::default())?;
+        let (p, summary) = perfdata_analysis::gperftools::from_perf(
+            &r,
+            &FromPerfOptions::default(),
+            &perfdata_analysis::AnalyzerOptions::default(),
+        )?;
         match summary.pids.iter().max_by_key(|(_, n)| **n) {
             Some((&pid, _)) if summary.pids.len() > 1 => {
                 let opts = FromPerfOptions {
                     pid: Some(pid),
                     ..FromPerfOptions::default()
                 };
-                gperftools::from_perf(&r, &opts).map(|(p, s)| (p, s, Some(pid)))
+                perfdata_analysis::gperftools::from_perf(
+                    &r,
+                    &opts,
+                    &perfdata_analysis::AnalyzerOptions::default(),
+                )
+                .map(|(p, s)| (p, s, Some(pid)))
             }
             _ => Ok((p, summary, None)),
         }
@@ -818,7 +828,7 @@ fn check_fixture(tools: &Tools, row: &mut Row, fixture: &Path, work: &Path) {
 fn perf_sample_count(
     tools: &Tools,
     fixture: &Path,
-    summary: &gperftools::FromPerfSummary,
+    summary: &FromPerfSummary,
     pid: Option<u32>,
 ) -> Outcome {
     if let Err(why) = &tools.perf {

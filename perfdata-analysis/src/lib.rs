@@ -27,6 +27,8 @@
 
 pub mod collapse;
 pub mod dso;
+#[cfg(feature = "gperftools")]
+pub mod gperftools;
 pub mod info;
 pub mod machine;
 #[cfg(feature = "parquet")]

@@ -4,9 +4,11 @@
 
 use crate::error::{At, CliError};
 use crate::values::EndianArg;
-use perfdata::gperftools::{self, FromPerfOptions, Profile, SlotFormat, ToPerfOptions};
+use perfdata::gperftools::{self, Profile, SlotFormat, ToPerfOptions};
 use perfdata::write::WriteOptions;
 use perfdata::{Endianness, Recording};
+use perfdata_analysis::gperftools::{from_perf, FromPerfOptions};
+use perfdata_analysis::AnalyzerOptions;
 use std::path::Path;
 
 /// `convert` options for the gperftools conversions (flattened into `convert`).
@@ -67,6 +69,8 @@ pub struct Common {
     pub typed: bool,
     /// --layout, --compress or --decompress: perf.data-only options.
     pub perf_options: bool,
+    /// Where symbols and unwind tables come from (perf.data → profile: its stacks).
+    pub analysis: AnalyzerOptions,
 }
 
 /// `perfdata convert` when a profile is involved: `None` when neither side is one (the
@@ -123,9 +127,14 @@ pub fn convert(
             }
             Some(profile_to_perf(input, output, endian))
         }
-        (false, Format::Gperftools) => {
-            Some(perf_to_profile(input, output, args, endian, word_size))
-        }
+        (false, Format::Gperftools) => Some(perf_to_profile(
+            input,
+            output,
+            args,
+            endian,
+            word_size,
+            &common.analysis,
+        )),
     }
 }
 
@@ -176,6 +185,7 @@ fn perf_to_profile(
     args: &ConvertArgs,
     endian: Option<Endianness>,
     word_size: Option<u8>,
+    analysis: &AnalyzerOptions,
 ) -> Result<(), CliError> {
     let recording = Recording::open(input).at(input)?;
     let opts = FromPerfOptions {
@@ -187,7 +197,7 @@ fn perf_to_profile(
             endian.unwrap_or(Endianness::Little),
         )),
     };
-    let (profile, summary) = gperftools::from_perf(&recording, &opts).at(input)?;
+    let (profile, summary) = from_perf(&recording, &opts, analysis).at(input)?;
     let layout = profile.layout;
     gperftools::save(&profile, output, layout).at(output)?;
     eprintln!(

@@ -77,3 +77,14 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks over every subcommand's options (names used twice,
+    /// conflicts naming no option): they otherwise panic only when that command runs.
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

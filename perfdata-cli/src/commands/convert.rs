@@ -70,6 +70,7 @@ pub fn run(args: Args) -> CliResult {
         endian: args.endian,
         typed: args.typed,
         perf_options: args.layout.is_some() || args.decompress || args.compress,
+        analysis: args.symbols.options(false),
     };
     if let Some(done) = gperftools::convert(input, &args.output, &args.gperftools, common) {
         return done.map(|()| ExitCode::SUCCESS);

@@ -21,7 +21,7 @@ pub struct Args {
     sort: String,
     /// Under each row, the call chains that led there (callers, nearest first).
     #[arg(short = 'g', long = "callers")]
-    call_graph: bool,
+    callers: bool,
     /// Accepted for perf's command line; the report is always text unless --json.
     #[arg(long)]
     stdio: bool,
@@ -42,7 +42,7 @@ pub fn run(args: Args) -> CliResult {
     crate::progress::show(&mut analyzer, "report");
     let opts = report::ReportOptions {
         sort,
-        callers: args.call_graph,
+        callers: args.callers,
     };
     let reports = report::report(&mut analyzer, &opts).at(path)?;
     let mut out = args.output.open()?;

@@ -219,9 +219,12 @@ fn perf_data_samples_become_merged_user_stacks() {
 fn several_processes_are_noted_and_pid_selects_one() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/period.data");
     let rec = Recording::open(&fixture).unwrap();
-    let (all, summary) =
-        perfdata::gperftools::from_perf(&rec, &perfdata::gperftools::FromPerfOptions::default())
-            .unwrap();
+    let (all, summary) = perfdata_analysis::gperftools::from_perf(
+        &rec,
+        &perfdata_analysis::gperftools::FromPerfOptions::default(),
+        &perfdata_analysis::AnalyzerOptions::default(),
+    )
+    .unwrap();
     assert!(
         summary.pids.len() > 1,
         "the fixture has several processes: {summary:?}"

@@ -23,12 +23,10 @@
 //! # Ok::<(), perfdata::rt::Error>(())
 //! ```
 
-mod from_perf;
 mod maps;
 mod to_perf;
 mod write;
 
-pub use from_perf::{from_perf, FromPerfOptions, FromPerfSummary};
 pub use maps::{format_mapping, parse_map_text, resolve_mappings, MapLine, Mapping};
 pub use to_perf::{to_perf, ToPerfOptions};
 pub use write::{save, save_bytes};

@@ -1,17 +1,16 @@
 //! perf.data → gperftools CPU profile: the user-space stacks of the samples of one event
-//! (and optionally one process), identical stacks merged into one record, and the map
-//! text from the selected processes' MMAP/MMAP2 records.
+//! (and optionally one process) — as every analysis takes them, unwound for a
+//! `--call-graph dwarf` recording — identical stacks merged into one record, and the map
+//! text from the selected processes' MMAP/MMAP2 records. (Reading and writing profiles,
+//! and profile → perf.data, are the format crate's `perfdata::gperftools`.)
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use super::{format_mapping, Mapping, Profile, SlotFormat};
-use crate::container::Recording;
-use crate::generated::gperftools::Header;
-use crate::generated::perf_data::{
-    AttrType, CallchainContext, CpuMode, FeatureBody, FeatureId, Mmap2FileId, RecordBody,
-    RecordType,
-};
-use crate::rt::Error;
+use crate::{Analyzer, AnalyzerOptions, Stack};
+use perfdata::gperftools::types::{Header, Record};
+use perfdata::gperftools::{format_mapping, Mapping, Profile, SlotFormat};
+use perfdata::types::{AttrType, FeatureBody, FeatureId, Mmap2FileId, RecordBody, RecordType};
+use perfdata::{Error, Recording};
 
 /// Which samples become the profile.
 #[derive(Debug, Clone, Default)]
@@ -44,10 +43,12 @@ pub struct FromPerfSummary {
     pub pids: BTreeMap<u32, u64>,
 }
 
-/// Reads `recording` and builds the profile.
+/// Reads `recording` and builds the profile; `analysis` says where symbols and unwind
+/// tables come from and how stacks are put together.
 pub fn from_perf(
     recording: &Recording,
     opts: &FromPerfOptions,
+    analysis: &AnalyzerOptions,
 ) -> Result<(Profile, FromPerfSummary), Error> {
     let data = recording.data()?;
     let names = event_names(&data)?;
@@ -94,7 +95,7 @@ pub fn from_perf(
         opts.pid.is_none_or(|p| p == pid) && (opts.comm.is_none() || comm_pids.contains(&pid))
     };
 
-    // Second pass: stacks and mappings.
+    // Second pass, in time order against the processes' maps: stacks and mappings.
     let mut order: Vec<Vec<u64>> = Vec::new();
     let mut counts: HashMap<Vec<u64>, u64> = HashMap::new();
     let mut maps: BTreeMap<(u64, u64, String), Mapping> = BTreeMap::new();
@@ -103,46 +104,39 @@ pub fn from_perf(
         ..FromPerfSummary::default()
     };
     let mut stack = Vec::new();
-    recording.for_each_record(&mut |_, _, rec, ctx| {
-        match rec.record_type() {
-            RecordType::SAMPLE if ctx.attr == Some(attr_index as u32) => {
-                let Some(s) = data.sample(&rec, ctx)? else {
-                    return Ok(true);
-                };
-                let pid = s.pid().unwrap_or(u32::MAX);
-                if !selected(pid) {
-                    return Ok(true);
-                }
-                summary.samples += 1;
-                *summary.pids.entry(pid).or_default() += 1;
-                stack.clear();
-                match s.callchain()? {
-                    Some(chain) => user_frames(chain.ips.iter(), &mut stack),
-                    // Without a callchain, the sampled IP when it is a user-space one.
-                    None => {
-                        if rec.header.misc.cpumode() == CpuMode::USER.0 {
-                            stack.extend(s.ip());
-                        }
-                    }
-                }
-                if stack.is_empty() {
-                    summary.without_user_frames += 1;
-                    return Ok(true);
-                }
-                match counts.get_mut(stack.as_slice()) {
-                    Some(n) => *n += 1,
-                    None => {
-                        counts.insert(stack.clone(), 1);
-                        order.push(stack.clone());
-                    }
+    let mut full = Stack::default();
+    let mut analyzer = Analyzer::open(recording, analysis)?;
+    analyzer.expand_read = false;
+    analyzer.run(&mut |machine, item| {
+        let ty = item.rec.record_type();
+        if let Some(s) = item
+            .sample
+            .as_ref()
+            .filter(|_| item.ctx.attr == Some(attr_index as u32))
+        {
+            let pid = s.pid as u32;
+            if !selected(pid) {
+                return Ok(true);
+            }
+            summary.samples += 1;
+            *summary.pids.entry(pid).or_default() += 1;
+            machine.stack(s, &mut full)?;
+            user_frames(&full, &mut stack);
+            if stack.is_empty() {
+                summary.without_user_frames += 1;
+                return Ok(true);
+            }
+            match counts.get_mut(stack.as_slice()) {
+                Some(n) => *n += 1,
+                None => {
+                    counts.insert(stack.clone(), 1);
+                    order.push(stack.clone());
                 }
             }
-            RecordType::MMAP | RecordType::MMAP2 => {
-                if let Some(m) = mapping_of(&data.decode(&rec, &ctx.ctx)?, &selected) {
-                    maps.insert((m.start, m.end, m.path.clone()), m);
-                }
+        } else if ty == RecordType::MMAP || ty == RecordType::MMAP2 {
+            if let Some(m) = mapping_of(&item.decode()?, &selected) {
+                maps.insert((m.start, m.end, m.path.clone()), m);
             }
-            _ => {}
         }
         Ok(true)
     })?;
@@ -151,7 +145,7 @@ pub fn from_perf(
         .into_iter()
         .map(|pcs| {
             let count = counts[&pcs];
-            crate::generated::gperftools::Record { count, pcs }
+            Record { count, pcs }
         })
         .collect::<Vec<_>>();
     summary.stacks = records.len() as u64;
@@ -169,25 +163,24 @@ pub fn from_perf(
     Ok((profile, summary))
 }
 
-/// The user-space part of a callchain, leaf first: the entries after a
-/// `PERF_CONTEXT_USER` marker until the next marker.
-fn user_frames(ips: impl Iterator<Item = u64>, out: &mut Vec<u64>) {
-    let mut in_user = false;
-    for ip in ips {
-        if ip >= CallchainContext::MAX.0 {
-            in_user = ip == CallchainContext::USER.0;
+/// The user-space frames of a stack, leaf first, as a gperftools profile holds them:
+/// return addresses for the callers (an unwound caller is reported at its call
+/// instruction, one byte before).
+fn user_frames(stack: &Stack, out: &mut Vec<u64>) {
+    out.clear();
+    for (i, &(ip, kernel)) in stack.addrs.iter().enumerate() {
+        if kernel {
             continue;
         }
-        if in_user {
-            out.push(ip);
-        }
+        let unwound_caller = stack.unwound.is_some() && i > stack.user_from;
+        out.push(if unwound_caller { ip + 1 } else { ip });
     }
 }
 
 /// The sampling period in microseconds: 1e6 / frequency in frequency mode; the period
 /// itself for the clock events (nanoseconds → µs); otherwise the period in event counts
 /// (a gperftools profile has no other unit).
-fn period_us(attr: &crate::generated::perf_data::Attr<'_>) -> u64 {
+fn period_us(attr: &perfdata::types::Attr<'_>) -> u64 {
     let v = attr.sample_period_or_freq;
     if attr.attr_flags.freq() {
         return (1_000_000 / v.max(1)).max(1);
@@ -200,7 +193,7 @@ fn period_us(attr: &crate::generated::perf_data::Attr<'_>) -> u64 {
 }
 
 /// The events' names from HEADER_EVENT_DESC, by attr index (matched by sample ids).
-fn event_names(data: &crate::container::PerfData<'_>) -> Result<HashMap<usize, String>, Error> {
+fn event_names(data: &perfdata::PerfData<'_>) -> Result<HashMap<usize, String>, Error> {
     let mut out = HashMap::new();
     for f in &data.features {
         if f.id != FeatureId::EVENT_DESC {
@@ -208,7 +201,7 @@ fn event_names(data: &crate::container::PerfData<'_>) -> Result<HashMap<usize, S
         }
         if let FeatureBody::EventDesc(d) = data.feature(f)? {
             let attrs = &data.session.attrs;
-            out.extend(crate::events::described_events(&d, |id| {
+            out.extend(perfdata::events::described_events(&d, |id| {
                 attrs.iter().position(|a| a.ids.contains(&id))
             }));
         }
@@ -291,21 +284,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_user_frames_are_kept_and_markers_removed() {
-        let k = CallchainContext::KERNEL.0;
-        let u = CallchainContext::USER.0;
+    fn only_user_frames_are_kept_as_return_addresses() {
+        let mut stack = Stack::default();
+        stack.addrs = vec![
+            (0xffff_8000_0000_1000, true),
+            (0x401000, false),
+            (0x402000, false),
+        ];
         let mut out = vec![];
-        user_frames(
-            [k, 0xffff_8000_0000_1000, u, 0x401000, 0x402000].into_iter(),
-            &mut out,
-        );
+        user_frames(&stack, &mut out);
         assert_eq!(out, [0x401000, 0x402000]);
-        out.clear();
-        user_frames([k, 0xffff_8000_0000_1000].into_iter(), &mut out);
+        // Unwound: the callers come back to their return addresses.
+        let mut unwound = stack.clone();
+        unwound.unwound = Some(crate::unwind::StackEnd::Complete);
+        unwound.user_from = 1;
+        user_frames(&unwound, &mut out);
+        assert_eq!(out, [0x401000, 0x402001]);
+        let mut kernel_only = Stack::default();
+        kernel_only.addrs = vec![(0xffff_8000_0000_1000, true)];
+        user_frames(&kernel_only, &mut out);
         assert!(out.is_empty());
-        out.clear();
-        let g = CallchainContext::GUEST_USER.0;
-        user_frames([u, 1, g, 2, u, 3].into_iter(), &mut out);
-        assert_eq!(out, [1, 3]);
     }
 }
