@@ -33,6 +33,7 @@ pub mod facts;
 pub mod gperftools;
 pub mod ours;
 pub mod perf_text;
+pub mod programs;
 pub mod record;
 pub mod report;
 pub mod scenarios;
@@ -305,7 +306,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set(
                     "perf-reads",
                     match &checked {
-                        Some((d, views)) => perf_reads_check(&p, d, views, &dir),
+                        Some((d, views)) => perf_reads_check(&p, d, views, &dir, s.variants()),
                         None => Outcome::Skip("our decode failed (checks 1-3)".into()),
                     },
                 );
@@ -431,10 +432,16 @@ pub fn rewrite_check(path: &Path) -> Outcome {
     }
 }
 
-/// Check 5 of an input: its variants, read by perf, give what the original gives
+/// Check 5 of an input: its variants (`set`), read by perf, give what the original gives
 /// (`views`: perf's views of the original, from checks 1-3). Variants are written into
 /// `work`.
-pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path) -> Outcome {
+pub fn perf_reads_check(
+    path: &Path,
+    d: &Decoded,
+    views: &PerfViews,
+    work: &Path,
+    set: variants::Variants,
+) -> Outcome {
     let (header_limit, records_limit) = perf_limits(d);
     if let Some(why) = records_limit.or(header_limit) {
         return Outcome::Skip(format!("perf 6.1 cannot read the original: {why}"));
@@ -467,7 +474,7 @@ pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path
         Err(e) => return Outcome::Fail(vec![format!("{e:#}")]),
     };
     let mut results = vec![];
-    for b in variants::build(&main, &streams, work, &name) {
+    for b in variants::build_set(&main, &streams, work, &name, set) {
         match b {
             Built::Made(v) => {
                 let o = read_variant(&v, d, &plan, &original);
@@ -698,7 +705,10 @@ fn corpus_rows(dir: &Path, work: &Path, opts: &LiveOptions) -> Result<Vec<Row>> 
                         let plan = ScriptPlan::for_file(&d);
                         let views = live_views(&f, &plan);
                         run_checks(&d, &views, &mut row);
-                        row.set("perf-reads", perf_reads_check(&f, &d, &views, work));
+                        row.set(
+                            "perf-reads",
+                            perf_reads_check(&f, &d, &views, work, variants::Variants::All),
+                        );
                     }
                 }
             }
