@@ -2,8 +2,8 @@
 //! 7 (report): `perf report --stdio -n --no-children --no-group --sort comm,dso,sym -g
 //! none`, every
 //! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
-//! 8 (collapse): `perf script | inferno-collapse-perf` (the inferno crate's perf folder,
-//! the code of that binary) byte for byte against `perfdata collapse`.
+//! 8 (collapse): `perf script --no-inline | inferno-collapse-perf` (the inferno crate's
+//! perf folder, the code of that binary) byte for byte against `perfdata collapse`.
 //! 9 (duckdb): the Parquet export queried by the real DuckDB against `perfdata report`.
 
 use crate::checks::{Outcome, SHOW};
@@ -175,12 +175,19 @@ fn compare_rows(theirs: &Rows, ours: &Rows) -> Outcome {
     }
 }
 
-/// Check 8.
-pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
-    let out = match perf(dir).args(["script", "-i"]).arg(path).output() {
+/// `perf script ARGS -i FILE` folded by inferno (the code of `inferno-collapse-perf`):
+/// the folded text, or why there is none (a skip reason).
+pub fn perf_folded(path: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = match perf(dir)
+        .arg("script")
+        .args(args)
+        .arg("-i")
+        .arg(path)
+        .output()
+    {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
-            return Outcome::Skip(format!(
+            return Err(format!(
                 "perf script failed: {}",
                 String::from_utf8_lossy(&o.stderr)
                     .lines()
@@ -188,16 +195,25 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
                     .unwrap_or("")
             ))
         }
-        Err(e) => return Outcome::Skip(format!("perf script: {e}")),
+        Err(e) => return Err(format!("perf script: {e}")),
     };
     use inferno::collapse::Collapse;
     let mut folded = vec![];
     let mut folder =
         inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
     if let Err(e) = folder.collapse(&out.stdout[..], &mut folded) {
-        return Outcome::Skip(format!("inferno: {e}"));
+        return Err(format!("inferno: {e}"));
     }
-    let theirs = String::from_utf8_lossy(&folded).into_owned();
+    Ok(String::from_utf8_lossy(&folded).into_owned())
+}
+
+/// Check 8. `perf script --no-inline`: `perfdata collapse` without `--inline` adds no
+/// inline frames (perf script 6.1 adds them by default, where DWARF describes them).
+pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
+    let theirs = match perf_folded(path, dir, &["--no-inline"]) {
+        Ok(t) => t,
+        Err(why) => return Outcome::Skip(why),
+    };
     let ours = match (|| -> Result<String, String> {
         let rec = Recording::open(path).map_err(|e| e.to_string())?;
         let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
