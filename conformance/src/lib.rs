@@ -17,7 +17,12 @@
 //!    layout and the other compression state (`variants::build`) give the same
 //!    `perf script` and `perf report -D` record contents as the original, up to what each
 //!    conversion legitimately changes (`checks::ReadsNorm`);
-//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it.
+//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it;
+//! 7-9. our analyses against perf's and inferno's, and DuckDB on our Parquet export
+//!    ([`analyses`]);
+//! 10-11. on the `--call-graph dwarf` rows: unwound stacks with inline frames against
+//!    `perf script`'s, and `report -g`'s caller chains against `perf report -g folded`'s
+//!    ([`unwind`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -38,6 +43,7 @@ pub mod record;
 pub mod report;
 pub mod scenarios;
 pub mod tracepoint;
+pub mod unwind;
 pub mod variants;
 
 use anyhow::{Context, Result};
@@ -264,6 +270,14 @@ fn wanted(opts: &LiveOptions, name: &str) -> bool {
     opts.only.is_empty() || opts.only.iter().any(|o| o == name)
 }
 
+/// `--only unwind` selects every scenario recorded with `--call-graph dwarf` (the rows
+/// of checks 10 and 11).
+pub const UNWIND_GROUP: &str = "unwind";
+
+fn wanted_scenario(opts: &LiveOptions, s: &scenarios::Scenario) -> bool {
+    wanted(opts, s.name) || (s.unwinds() && opts.only.iter().any(|o| o == UNWIND_GROUP))
+}
+
 /// `cargo xtask conformance`: records every scenario live, runs the checks, prints the
 /// table. Returns whether every failure is a listed known failure.
 pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
@@ -289,12 +303,12 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     let mut rows = vec![];
     let mut exported: Vec<(usize, PathBuf)> = vec![];
     for s in scenarios::SCENARIOS {
-        if !wanted(opts, s.name) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
+        if !wanted_scenario(opts, s) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
             continue;
         }
         let t = Instant::now();
         let recorded = record::record(s, &dir)?;
-        if !wanted(opts, s.name) {
+        if !wanted_scenario(opts, s) {
             continue; // recorded only as the source of an inject scenario
         }
         let mut row = Row::new(s.name);
@@ -313,6 +327,10 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set("corpus", Outcome::Skip("n/a".into()));
                 row.set("report", analyses::check_report(&p, &dir));
                 row.set("collapse", analyses::check_collapse(&p, &dir));
+                if s.unwinds() {
+                    row.set("unwind", unwind::check_unwind(&p, &dir));
+                    row.set("call-graph", unwind::check_call_graph(&p, &dir));
+                }
                 exported.push((rows.len(), p.clone()));
             }
         }
