@@ -2,9 +2,10 @@
 //! 7 (report): `perf report --stdio -n --no-children --no-group --sort comm,dso,sym -g
 //! none`, every
 //! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
-//! 8 (collapse): `perf script | inferno-collapse-perf` (the inferno crate's perf folder,
-//! the code of that binary) byte for byte against `perfdata collapse`.
+//! 8 (collapse): `perf script --no-inline | inferno-collapse-perf` (the inferno crate's
+//! perf folder, the code of that binary) byte for byte against `perfdata collapse`.
 //! 9 (duckdb): the Parquet export queried by the real DuckDB against `perfdata report`.
+//! Checks 10 and 11 (the unwinding scenarios) are in `unwind.rs`.
 
 use crate::checks::{Outcome, SHOW};
 use crate::record::perf;
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Symbol sources as perf sees them in a conformance run (its build-id cache is
 /// `dir/.buildid`, see `record::perf`).
-fn options(dir: &Path) -> AnalyzerOptions {
+pub(crate) fn options(dir: &Path) -> AnalyzerOptions {
     AnalyzerOptions {
         build_id_dir: Some(dir.join(".buildid")),
         ..AnalyzerOptions::default()
@@ -28,7 +29,23 @@ type Rows = BTreeMap<(String, String, String, String), (u64, String)>;
 /// Parses `perf report --stdio -n --sort comm,dso,sym` text (columns located by the
 /// dotted line under the header).
 pub fn parse_perf_report(text: &str) -> Rows {
-    let mut rows = Rows::new();
+    parse_perf_report_chains(text)
+        .into_iter()
+        .map(|(k, (n, p, _))| (k, (n, p)))
+        .collect()
+}
+
+/// Rows with their caller chains: (event, command, dso, symbol) → (samples, "12.34",
+/// chain → "1.23").
+pub type ChainRows =
+    BTreeMap<(String, String, String, String), (u64, String, BTreeMap<String, String>)>;
+
+/// Parses `perf report --stdio -n --sort comm,dso,sym` text, with the chains `-g
+/// folded` prints under each row (`12.34% root;…;leaf` lines, starting in column 0
+/// where a row starts with blanks).
+pub fn parse_perf_report_chains(text: &str) -> ChainRows {
+    let mut rows = ChainRows::new();
+    let mut current: Option<(String, String, String, String)> = None;
     let mut event = String::new();
     let mut spans: Vec<(usize, usize)> = vec![];
     for line in text.lines() {
@@ -42,6 +59,23 @@ pub fn parse_perf_report(text: &str) -> Rows {
                     .to_string();
             }
             spans.clear();
+            current = None;
+            continue;
+        }
+        if line.starts_with(|c: char| c.is_ascii_digit()) {
+            if let (Some(k), Some((p, chain))) = (&current, line.split_once("% ")) {
+                if let Some(row) = rows.get_mut(k) {
+                    // perf merges chains by symbol address: two symbols of one name
+                    // (static functions of two objects) print the same chain twice.
+                    let p = match (row.2.get(chain), p.parse::<f64>()) {
+                        (Some(had), Ok(v)) => {
+                            format!("{:.2}", had.parse::<f64>().unwrap_or(0.0) + v)
+                        }
+                        _ => p.to_string(),
+                    };
+                    row.2.insert(chain.to_string(), p);
+                }
+            }
             continue;
         }
         if line.starts_with("# ..") {
@@ -80,7 +114,9 @@ pub fn parse_perf_report(text: &str) -> Rows {
         let Ok(samples) = col(1).parse::<u64>() else {
             continue;
         };
-        rows.insert((event.clone(), col(2), col(3), col(4)), (samples, pct));
+        let key = (event.clone(), col(2), col(3), col(4));
+        rows.insert(key.clone(), (samples, pct, BTreeMap::new()));
+        current = Some(key);
     }
     rows
 }
@@ -175,12 +211,19 @@ fn compare_rows(theirs: &Rows, ours: &Rows) -> Outcome {
     }
 }
 
-/// Check 8.
-pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
-    let out = match perf(dir).args(["script", "-i"]).arg(path).output() {
+/// `perf script ARGS -i FILE` folded by inferno (the code of `inferno-collapse-perf`):
+/// the folded text, or why there is none (a skip reason).
+pub fn perf_folded(path: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = match perf(dir)
+        .arg("script")
+        .args(args)
+        .arg("-i")
+        .arg(path)
+        .output()
+    {
         Ok(o) if o.status.success() => o,
         Ok(o) => {
-            return Outcome::Skip(format!(
+            return Err(format!(
                 "perf script failed: {}",
                 String::from_utf8_lossy(&o.stderr)
                     .lines()
@@ -188,16 +231,45 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
                     .unwrap_or("")
             ))
         }
-        Err(e) => return Outcome::Skip(format!("perf script: {e}")),
+        Err(e) => return Err(format!("perf script: {e}")),
     };
     use inferno::collapse::Collapse;
     let mut folded = vec![];
     let mut folder =
         inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
-    if let Err(e) = folder.collapse(&out.stdout[..], &mut folded) {
-        return Outcome::Skip(format!("inferno: {e}"));
+    let text = truncation_named(&out.stdout);
+    if let Err(e) = folder.collapse(text.as_bytes(), &mut folded) {
+        return Err(format!("inferno: {e}"));
     }
-    let theirs = String::from_utf8_lossy(&folded).into_owned();
+    Ok(String::from_utf8_lossy(&folded).into_owned())
+}
+
+/// perf's unwinder ends a stack it could not finish with a `ffffffffffffffff [unknown]`
+/// frame; perfdata ends it with `[truncated]`. The same fact, named alike before folding.
+fn truncation_named(script: &[u8]) -> String {
+    let text = String::from_utf8_lossy(script);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("ffffffffffffffff [unknown]") {
+            out.push_str(&line[..line.len() - t.len()]);
+            out.push_str("0 [truncated] ([truncated])");
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Check 8. `perf script --no-inline`: `perfdata collapse` without `--inline` adds no
+/// inline frames (perf script 6.1 adds them by default, where DWARF describes them:
+/// check 10 compares those).
+pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
+    let theirs = match perf_folded(path, dir, &["--no-inline"]) {
+        Ok(t) => t,
+        Err(why) => return Outcome::Skip(why),
+    };
     let ours = match (|| -> Result<String, String> {
         let rec = Recording::open(path).map_err(|e| e.to_string())?;
         let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
@@ -218,10 +290,14 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
     }
     let t: std::collections::BTreeSet<&str> = theirs.lines().collect();
     let o: std::collections::BTreeSet<&str> = ours.lines().collect();
+    let show = |l: &str| match l.rsplit_once(' ') {
+        Some((stack, n)) => format!("{} {n}", crate::unwind::show_stack(stack)),
+        None => l.to_string(),
+    };
     let mut v: Vec<String> = t
         .difference(&o)
-        .map(|l| format!("inferno only: {l}"))
-        .chain(o.difference(&t).map(|l| format!("ours only: {l}")))
+        .map(|l| format!("inferno only: {}", show(l)))
+        .chain(o.difference(&t).map(|l| format!("ours only: {}", show(l))))
         .take(SHOW)
         .collect();
     v.push(format!("{} lines (inferno) / {} (ours)", t.len(), o.len()));
@@ -386,5 +462,49 @@ mod tests {
             "[.] __strcmp_evex".to_string(),
         );
         assert_eq!(rows[&k], (2, "15.38".to_string()));
+    }
+
+    /// `perf report -n -g folded,0,caller` (perf 6.1): each row's chains follow it in
+    /// column 0; a chain printed twice (two symbols of one name) is summed.
+    #[test]
+    fn parses_folded_chains_under_rows() {
+        let text = concat!(
+            "# Samples: 637  of event 'cpu-clock'\n",
+            "# Event count (approx.): 318500000\n",
+            "#\n",
+            "# Overhead       Samples  Command  Shared Object         Symbol\n",
+            "# ........  ............  .......  ....................  .................\n",
+            "#\n",
+            "    98.90%           630  dwarf_c  dwarf_c               [.] leaf\n",
+            "50.86% _start;__libc_start_main@@GLIBC_2.34;main;top;mid_b;leaf\n",
+            "48.04% _start;__libc_start_main@@GLIBC_2.34;main;top;mid_a;leaf\n",
+            "     1.10%             7  dwarf_c  libgcc_s.so.1         [.] 0x000000000001653b\n",
+            "0.47% main;_Unwind_RaiseException;0x7f8b4f1ac959;0x7f8b4f1ac53b\n",
+            "0.16% main;f;0x7f8b4f1ac53b\n",
+            "0.47% main;f;0x7f8b4f1ac53b\n",
+        );
+        let rows = super::parse_perf_report_chains(text);
+        let key = |sym: &str| {
+            (
+                "cpu-clock".to_string(),
+                "dwarf_c".to_string(),
+                if sym == "leaf" {
+                    "dwarf_c"
+                } else {
+                    "libgcc_s.so.1"
+                }
+                .to_string(),
+                format!("[.] {sym}"),
+            )
+        };
+        let leaf = &rows[&key("leaf")];
+        assert_eq!((leaf.0, leaf.1.as_str()), (630, "98.90"));
+        assert_eq!(
+            leaf.2["_start;__libc_start_main@@GLIBC_2.34;main;top;mid_a;leaf"],
+            "48.04"
+        );
+        let unresolved = &rows[&key("0x000000000001653b")].2;
+        assert_eq!(unresolved.len(), 2);
+        assert_eq!(unresolved["main;f;0x7f8b4f1ac53b"], "0.63");
     }
 }

@@ -17,7 +17,12 @@
 //!    layout and the other compression state (`variants::build`) give the same
 //!    `perf script` and `perf report -D` record contents as the original, up to what each
 //!    conversion legitimately changes (`checks::ReadsNorm`);
-//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it.
+//! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it;
+//! 7. to 9. our analyses against perf's and inferno's, and DuckDB on our Parquet
+//!    export ([`analyses`]);
+//! 10. and 11. on the `--call-graph dwarf` rows: unwound stacks with inline frames
+//!    against `perf script`'s, and `report -g`'s caller chains against
+//!    `perf report -g folded`'s ([`unwind`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -33,10 +38,12 @@ pub mod facts;
 pub mod gperftools;
 pub mod ours;
 pub mod perf_text;
+pub mod programs;
 pub mod record;
 pub mod report;
 pub mod scenarios;
 pub mod tracepoint;
+pub mod unwind;
 pub mod variants;
 
 use anyhow::{Context, Result};
@@ -263,6 +270,14 @@ fn wanted(opts: &LiveOptions, name: &str) -> bool {
     opts.only.is_empty() || opts.only.iter().any(|o| o == name)
 }
 
+/// `--only unwind` selects every scenario recorded with `--call-graph dwarf` (the rows
+/// of checks 10 and 11).
+pub const UNWIND_GROUP: &str = "unwind";
+
+fn wanted_scenario(opts: &LiveOptions, s: &scenarios::Scenario) -> bool {
+    wanted(opts, s.name) || (s.unwinds() && opts.only.iter().any(|o| o == UNWIND_GROUP))
+}
+
 /// `cargo xtask conformance`: records every scenario live, runs the checks, prints the
 /// table. Returns whether every failure is a listed known failure.
 pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
@@ -288,12 +303,12 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     let mut rows = vec![];
     let mut exported: Vec<(usize, PathBuf)> = vec![];
     for s in scenarios::SCENARIOS {
-        if !wanted(opts, s.name) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
+        if !wanted_scenario(opts, s) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
             continue;
         }
         let t = Instant::now();
         let recorded = record::record(s, &dir)?;
-        if !wanted(opts, s.name) {
+        if !wanted_scenario(opts, s) {
             continue; // recorded only as the source of an inject scenario
         }
         let mut row = Row::new(s.name);
@@ -305,13 +320,28 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set(
                     "perf-reads",
                     match &checked {
-                        Some((d, views)) => perf_reads_check(&p, d, views, &dir),
+                        Some((d, views)) => perf_reads_check(&p, d, views, &dir, s.variants()),
                         None => Outcome::Skip("our decode failed (checks 1-3)".into()),
                     },
                 );
                 row.set("corpus", Outcome::Skip("n/a".into()));
                 row.set("report", analyses::check_report(&p, &dir));
                 row.set("collapse", analyses::check_collapse(&p, &dir));
+                if s.unwinds() {
+                    let task_32 = matches!(s.workload,
+                        scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);
+                    row.set(
+                        "unwind",
+                        if task_32 {
+                            // perf 6.1 does not unwind 32-bit tasks: the call graph the
+                            // program has is the oracle.
+                            unwind::check_unwind_32(&p, &dir)
+                        } else {
+                            unwind::check_unwind(&p, &dir)
+                        },
+                    );
+                    row.set("call-graph", unwind::check_call_graph(&p, &dir));
+                }
                 exported.push((rows.len(), p.clone()));
             }
         }
@@ -431,10 +461,16 @@ pub fn rewrite_check(path: &Path) -> Outcome {
     }
 }
 
-/// Check 5 of an input: its variants, read by perf, give what the original gives
+/// Check 5 of an input: its variants (`set`), read by perf, give what the original gives
 /// (`views`: perf's views of the original, from checks 1-3). Variants are written into
 /// `work`.
-pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path) -> Outcome {
+pub fn perf_reads_check(
+    path: &Path,
+    d: &Decoded,
+    views: &PerfViews,
+    work: &Path,
+    set: variants::Variants,
+) -> Outcome {
     let (header_limit, records_limit) = perf_limits(d);
     if let Some(why) = records_limit.or(header_limit) {
         return Outcome::Skip(format!("perf 6.1 cannot read the original: {why}"));
@@ -467,7 +503,7 @@ pub fn perf_reads_check(path: &Path, d: &Decoded, views: &PerfViews, work: &Path
         Err(e) => return Outcome::Fail(vec![format!("{e:#}")]),
     };
     let mut results = vec![];
-    for b in variants::build(&main, &streams, work, &name) {
+    for b in variants::build_set(&main, &streams, work, &name, set) {
         match b {
             Built::Made(v) => {
                 let o = read_variant(&v, d, &plan, &original);
@@ -698,7 +734,10 @@ fn corpus_rows(dir: &Path, work: &Path, opts: &LiveOptions) -> Result<Vec<Row>> 
                         let plan = ScriptPlan::for_file(&d);
                         let views = live_views(&f, &plan);
                         run_checks(&d, &views, &mut row);
-                        row.set("perf-reads", perf_reads_check(&f, &d, &views, work));
+                        row.set(
+                            "perf-reads",
+                            perf_reads_check(&f, &d, &views, work, variants::Variants::All),
+                        );
                     }
                 }
             }

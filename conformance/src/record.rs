@@ -66,19 +66,27 @@ pub fn record(s: &Scenario, dir: &Path) -> Result<Recorded> {
     let out_path = dir.join(&out_name);
     let mut cmd = perf(dir);
     let mut stdout_to: Option<PathBuf> = None;
+    // The command perf runs: a program of conformance/programs/ is built first.
+    let workload: Vec<String> = match s.workload.program() {
+        Some(p) => match crate::programs::build(p, dir) {
+            Ok(_) => vec![format!("./{}", p.name)],
+            Err(why) => return Ok(Recorded::Skipped(format!("cannot build {}: {why}", p.name))),
+        },
+        None => s.workload.argv().iter().map(|a| a.to_string()).collect(),
+    };
     match s.mode {
         Mode::File | Mode::Dir => {
             cmd.args(["record", "-q", "--no-buildid-cache", "-o", &out_name]);
-            cmd.args(s.args).arg("--").args(s.workload.argv());
+            cmd.args(s.args).arg("--").args(&workload);
         }
         Mode::Pipe => {
             cmd.args(["record", "-q", "--no-buildid-cache", "-o", "-"]);
-            cmd.args(s.args).arg("--").args(s.workload.argv());
+            cmd.args(s.args).arg("--").args(&workload);
             stdout_to = Some(out_path.clone());
         }
         Mode::Stat => {
             cmd.args(["stat", "record", "-o", &out_name]);
-            cmd.args(s.args).arg("--").args(s.workload.argv());
+            cmd.args(s.args).arg("--").args(&workload);
         }
         Mode::Inject { from } => {
             let src = crate::scenarios::by_name(from).context("inject source")?;

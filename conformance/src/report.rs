@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 9] = [
+pub const CHECKS: [&str; 11] = [
     "header",
     "records",
     "samples",
@@ -15,10 +15,12 @@ pub const CHECKS: [&str; 9] = [
     "report",
     "collapse",
     "duckdb",
+    "unwind",
+    "call-graph",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 9] = [
+const TITLES: [&str; 11] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -28,6 +30,8 @@ const TITLES: [&str; 9] = [
     "7 report",
     "8 collapse",
     "9 duckdb",
+    "10 unwind",
+    "11 call graph",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -1,5 +1,7 @@
 //! The scenario matrix, as data: what to record and how. `record.rs` runs it.
 
+use crate::programs::{self, Program};
+
 /// How perf produces the file of a scenario.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -27,10 +29,13 @@ pub enum Workload {
     Sleep,
     /// Nothing: `perf inject` reads an earlier scenario's file.
     None,
+    /// A program of `conformance/programs/`, built into the work directory first
+    /// (`programs::build`) and run from there.
+    Program(&'static Program),
 }
 
 impl Workload {
-    /// The command line.
+    /// The command line (a program's: [`Workload::program`]).
     pub fn argv(self) -> &'static [&'static str] {
         match self {
             Workload::Shell => &[
@@ -39,7 +44,15 @@ impl Workload {
                 "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null",
             ],
             Workload::Sleep => &["sleep", "0.05"],
-            Workload::None => &[],
+            Workload::None | Workload::Program(_) => &[],
+        }
+    }
+
+    /// The program to build, for a [`Workload::Program`].
+    pub fn program(self) -> Option<&'static Program> {
+        match self {
+            Workload::Program(p) => Some(p),
+            _ => None,
         }
     }
 }
@@ -58,6 +71,32 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Recorded with `--call-graph dwarf` (user registers and stack): the unwinding
+    /// checks (10 unwind, 11 call graph) run on it.
+    pub fn unwinds(&self) -> bool {
+        self.args
+            .windows(2)
+            .any(|w| w[0] == "--call-graph" && w[1].starts_with("dwarf"))
+    }
+
+    /// Recorded live only: no committed fixture (a program built in the run's work
+    /// directory, whose symbols the checks read, and 5-50 MB recordings).
+    pub fn live_only(&self) -> bool {
+        self.workload.program().is_some()
+    }
+
+    /// The variants check 5 writes: all of them, except for the programs recorded with
+    /// `--call-graph dwarf` (5-50 MB of user stacks, perf's `-D` text five times that),
+    /// which get the copy-through and the other byte order only — their sample layout
+    /// (user registers and stack) is the `dwarf` row's, which gets every variant.
+    pub fn variants(&self) -> crate::variants::Variants {
+        if self.live_only() && self.unwinds() {
+            crate::variants::Variants::CopyAndByteOrder
+        } else {
+            crate::variants::Variants::All
+        }
+    }
+
     /// File (or directory) name of the recording.
     pub fn file_name(&self) -> String {
         match self.mode {
@@ -260,7 +299,70 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: Workload::Shell,
         about: "perf stat record: STAT, STAT_ROUND, THREAD_MAP, CPU_MAP",
     },
+    // The unwinding scenarios (issue 19): programs of conformance/programs/, built without
+    // frame pointers, recorded with --call-graph dwarf.
+    file(
+        "dwarf-c",
+        DWARF,
+        Workload::Program(&programs::DWARF_C),
+        "C without frame pointers, an inlined function on the hot path",
+    ),
+    file(
+        "dwarf-i686",
+        DWARF,
+        Workload::Program(&programs::DWARF_I686),
+        "the C program as a 32-bit x86 task (ABI_32 registers, i386 CFI)",
+    ),
+    file(
+        "dwarf-cpp",
+        DWARF,
+        Workload::Program(&programs::DWARF_CPP),
+        "C++: STL containers, std::sort, exceptions thrown and caught",
+    ),
+    file(
+        "dwarf-qsort",
+        DWARF,
+        Workload::Program(&programs::QSORT_THREADS),
+        "2 threads in libc's qsort calling back into the program",
+    ),
+    file(
+        "dwarf-deep",
+        DWARF,
+        Workload::Program(&programs::DEEP_RECURSION),
+        "recursion deeper than the 8 KiB stack copy (truncated stacks)",
+    ),
+    file(
+        "dwarf-deep-64k",
+        // 64 KiB per sample: at 300 Hz (~115 samples) the file is as large as the
+        // others' at 2000 Hz.
+        &[
+            "-e",
+            "cpu-clock",
+            "-F",
+            "300",
+            "--call-graph",
+            "dwarf,65528",
+        ],
+        Workload::Program(&programs::DEEP_RECURSION),
+        "the same recursion, the largest stack copy (whole stacks; 64 KiB samples)",
+    ),
+    file(
+        "dwarf-rust",
+        DWARF,
+        Workload::Program(&programs::RUST_RELEASE),
+        "a Rust release binary (rustc -C opt-level=3 -C debuginfo=1)",
+    ),
+    file(
+        "dwarf-solib",
+        DWARF,
+        Workload::Program(&programs::SOLIB),
+        "the hot code in a shared library we build, calling back into the program",
+    ),
 ];
+
+/// perf's arguments of the unwinding scenarios: what the issue asks for (`cpu-clock` at
+/// 2000 Hz, the default 8 KiB user stack copy).
+const DWARF: &[&str] = &["-e", "cpu-clock", "-F", "2000", "--call-graph", "dwarf"];
 
 /// The scenario of a given name.
 pub fn by_name(name: &str) -> Option<&'static Scenario> {

@@ -391,7 +391,7 @@ impl Dsos {
         pgoff: u64,
     ) -> Option<(std::sync::Arc<UnwindTables>, u64)> {
         let loaded = self.loaded(id);
-        let vaddr = loaded.runtime.as_ref()?.address_of_offset(pgoff)?;
+        let vaddr = loaded.runtime.as_ref()?.address_of_exec_map(pgoff)?;
         let tables = loaded
             .unwind
             .get_or_init(|| {

@@ -41,7 +41,7 @@ pub mod unwind;
 pub mod unwound;
 
 pub use dso::{DsoId, Dsos, SymbolSources};
-pub use machine::{Frame, Machine, SideEvent};
+pub use machine::{Frame, Machine, SideEvent, TRUNCATED};
 pub use stack::{Stack, StackOptions};
 
 use perfdata::rt::{static_endian, Error};

@@ -193,8 +193,8 @@ pub struct ElfInfo {
     functions: Vec<bool>,
     /// `name@plt` symbols synthesized from `.rela.plt` (perf 6.1's rule).
     plt: Vec<Symbol>,
-    /// PT_LOAD segments: (file offset, size in file, virtual address).
-    loads: Vec<(u64, u64, u64)>,
+    /// PT_LOAD segments: (file offset, size in file, virtual address, executable).
+    loads: Vec<(u64, u64, u64, bool)>,
     pub has_dwarf: bool,
     /// `.dynsym` with contents (a debug-only file keeps it as NOBITS).
     has_dynsym_data: bool,
@@ -289,7 +289,8 @@ impl ElfInfo {
         });
         for seg in obj.segments() {
             let (off, size) = seg.file_range();
-            info.loads.push((off, size, seg.address()));
+            let exec = matches!(seg.flags(), object::SegmentFlags::Elf { p_flags } if p_flags & object::elf::PF_X != 0);
+            info.loads.push((off, size, seg.address(), exec));
         }
         info.plt = plt_symbols(&obj).unwrap_or_default();
         Some(info)
@@ -340,8 +341,21 @@ impl ElfInfo {
     pub fn address_of_offset(&self, offset: u64) -> Option<u64> {
         self.loads
             .iter()
-            .find(|&&(off, size, _)| offset >= off && offset < off + size)
-            .map(|&(off, _, vaddr)| offset - off + vaddr)
+            .find(|&&(off, size, _, _)| offset >= off && offset < off + size)
+            .map(|&(off, _, vaddr, _)| offset - off + vaddr)
+    }
+
+    /// The address (as the object states it) that an executable mapping starting at
+    /// file offset `pgoff` places at its start. `pgoff` is page-aligned, so it may lie
+    /// before the executable segment's own offset (in the page it shares with the segment
+    /// before): the executable segment whose pages cover it decides.
+    pub fn address_of_exec_map(&self, pgoff: u64) -> Option<u64> {
+        const PAGE: u64 = 4096;
+        self.loads
+            .iter()
+            .find(|&&(off, size, _, exec)| exec && pgoff >= off & !(PAGE - 1) && pgoff < off + size)
+            .map(|&(off, _, vaddr, _)| vaddr.wrapping_sub(off).wrapping_add(pgoff))
+            .or_else(|| self.address_of_offset(pgoff))
     }
 
     /// The symbol table: `symbols` (from the file with `.symtab`) plus this file's PLT
@@ -549,6 +563,26 @@ mod tests {
         let m = parse_perf_map("7f0000001000 20 jitted fn(int)\nbad line\n");
         assert_eq!(m.find(0x7f000000101f).unwrap().1.name(), "jitted fn(int)");
         assert!(m.find(0x7f0000001020).is_none());
+    }
+
+    #[test]
+    fn an_executable_mapping_is_placed_by_the_executable_segment() {
+        // Rust's linker layout: the text segment's file offset and address differ by a
+        // page, and its mapping starts at the page-aligned offset, inside the pages of
+        // the read-only segment before it.
+        let info = ElfInfo {
+            loads: vec![
+                (0, 0x12f84, 0, false),
+                (0x12f90, 0x3eaf0, 0x13f90, true),
+                (0x51a80, 0x2748, 0x53a80, false),
+            ],
+            ..ElfInfo::default()
+        };
+        assert_eq!(info.address_of_exec_map(0x12000), Some(0x13000));
+        // The offset alone would say the read-only segment's address.
+        assert_eq!(info.address_of_offset(0x12000), Some(0x12000));
+        // Without an executable segment covering it: by the offset.
+        assert_eq!(info.address_of_exec_map(0x52000), Some(0x54000));
     }
 
     #[test]

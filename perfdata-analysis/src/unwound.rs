@@ -10,7 +10,6 @@
 //! own unwinder reports (callers at their call instruction), so `perf script` prints the
 //! same stacks for both files.
 
-use crate::unwind::StackEnd;
 use crate::{Analyzer, AnalyzerOptions, Stack};
 use perfdata::rt::{static_endian, Array, StaticEndian};
 use perfdata::types::{
@@ -158,7 +157,7 @@ fn replay_into(
             machine.stack(s, &mut stack)?;
             if let Some(end) = stack.unwound {
                 summary.unwound += 1;
-                summary.cut += u64::from(end != StackEnd::Complete);
+                summary.cut += u64::from(end.is_cut());
                 let RecordBody::Sample(mut sample) = item.decode()? else {
                     return Err(Error::other("a SAMPLE record that decodes as another"));
                 };

@@ -9,7 +9,9 @@ commands:
                   record every scenario with the system perf, compare perf's view with our
                   decode, print the table (exit non-zero on a failure not in
                   conformance/known-failures.txt); --refresh-oracle: store perf's output for
-                  the committed fixtures instead (conformance/fixtures/perf-output/)
+                  the committed fixtures instead (conformance/fixtures/perf-output/);
+                  --only NAME: a scenario, a corpus file, `corpus`, `gperftools`, or
+                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11)
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny

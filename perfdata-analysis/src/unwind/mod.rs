@@ -7,9 +7,10 @@
 //!
 //! The addresses given are perf's: the sample's pc, then each caller's return address
 //! minus one (the call instruction, so that a symbol or an inline frame is the caller's),
-//! as `perf script` prints them. A walk that cannot reach the outermost frame (the stack
-//! copy ends, no rule applies, the frame limit is hit) says so ([`StackEnd`]); the
-//! analyses show a `[truncated]` frame there rather than guessing.
+//! as `perf script` prints them. A walk that cannot reach the outermost frame because the
+//! stack copy ends or the frame limit is hit says so ([`StackEnd`]); the analyses show a
+//! `[truncated]` frame there rather than guessing. One that meets code no rule covers
+//! stops there, as perf's does.
 
 mod i686;
 mod regs;
@@ -62,16 +63,19 @@ pub enum StackEnd {
     /// The stack copy ended before the outermost frame (deeper stacks than the recorded
     /// `--call-graph dwarf,SIZE`).
     Truncated,
-    /// No rule recovered the caller (code without CFI or frame pointers, JIT code).
+    /// No rule recovered a caller (code without CFI or frame pointers: JIT code, hand
+    /// written entry code): the walk stops there, as perf's does. Not marked: the frame may
+    /// well be the outermost one.
     Lost,
     /// The frame limit was reached.
     Limit,
 }
 
 impl StackEnd {
-    /// The stack stops short of its outermost frame.
+    /// The stack is known to stop short of its outermost frame (the copy ended, or the
+    /// frame limit): the analyses end it with a `[truncated]` frame.
     pub fn is_cut(self) -> bool {
-        self != StackEnd::Complete
+        matches!(self, StackEnd::Truncated | StackEnd::Limit)
     }
 }
 

@@ -1,0 +1,567 @@
+//! Checks 10 and 11, on the scenarios recorded with `--call-graph dwarf` (the sampled
+//! user registers and stack copy, which perf unwinds with the objects' CFI):
+//!
+//! 10 (unwind): perfdata's folded stacks with inline frames (`perfdata collapse --inline`:
+//!    `collapse` with `CollapseOptions::inline` and `AnalyzerOptions::lines`) against
+//!    inferno's folding of `perf script --inline`. Both are multisets stack → weight
+//!    (period); the agreement is the weight both give the same stack string,
+//!    Σ min(ours, perf's), over perf's total. It passes at ≥ 99%.
+//! 11 (call graph): `perf report --stdio -n --no-children --no-inline -g
+//!    folded,0,caller,function,percent --sort comm,dso,sym` against `perfdata report -g`
+//!    (`ReportOptions::callers`), row by row: every caller chain of a row (root first,
+//!    ending with the row's function) and its share of the event's period, to 0.01%.
+//!    perfdata's report has no inline frames, hence perf's `--no-inline`.
+
+use crate::analyses::{options, parse_perf_report_chains, perf_folded, ChainRows};
+use crate::checks::Outcome;
+use crate::record::perf;
+use perfdata::types::RecordBody;
+use perfdata::Recording;
+use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The agreement check 10 needs, in percent of perf's weight.
+pub const UNWIND_PASS: f64 = 99.0;
+
+/// Differing stacks (or chains) a failure lists, per side.
+const SHOW_STACKS: usize = 3;
+
+/// Folded stacks: `comm;root;…;leaf` → weight.
+type Folded = BTreeMap<String, u64>;
+
+/// Parses `stack count` lines (the count after the last space: frames may hold spaces).
+pub fn parse_folded(text: &str) -> Folded {
+    let mut out = Folded::new();
+    for line in text.lines() {
+        if let Some((stack, n)) = line.rsplit_once(' ') {
+            if let Ok(n) = n.parse::<u64>() {
+                *out.entry(stack.to_string()).or_default() += n;
+            }
+        }
+    }
+    out
+}
+
+/// Check 10.
+pub fn check_unwind(path: &Path, dir: &Path) -> Outcome {
+    let theirs = match perf_folded(path, dir, &["--inline"]) {
+        Ok(t) => parse_folded(&t),
+        Err(why) => return Outcome::Skip(why),
+    };
+    let ours = match (|| -> Result<Folded, String> {
+        let rec = Recording::open(path).map_err(|e| e.to_string())?;
+        let opts = AnalyzerOptions {
+            lines: true,
+            ..options(dir)
+        };
+        let mut a = Analyzer::open(&rec, &opts).map_err(|e| e.to_string())?;
+        let copts = collapse::CollapseOptions {
+            inline: true,
+            ..collapse::CollapseOptions::default()
+        };
+        collapse::collapse(&mut a, &copts).map_err(|e| e.to_string())
+    })() {
+        Ok(f) => f,
+        Err(e) => return Outcome::Fail(vec![format!("our collapse --inline: {e}")]),
+    };
+    compare_folded(&theirs, &ours)
+}
+
+/// Check 10 on a 32-bit task, which perf 6.1 cannot unwind (its user stacks are empty):
+/// the program's own call graph is the oracle. At least 99% of the weight of its samples
+/// in `leaf` must sit under `_start;…;main;top;mid_a;leaf` or `…;mid_b;leaf`.
+pub fn check_unwind_32(path: &Path, dir: &Path) -> Outcome {
+    let ours = match (|| -> Result<Folded, String> {
+        let rec = Recording::open(path).map_err(|e| e.to_string())?;
+        let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
+        collapse::collapse(&mut a, &collapse::CollapseOptions::default()).map_err(|e| e.to_string())
+    })() {
+        Ok(f) => f,
+        Err(e) => return Outcome::Fail(vec![format!("our collapse: {e}")]),
+    };
+    let in_leaf: Vec<(&String, u64)> = ours
+        .iter()
+        .filter(|(s, _)| s.ends_with(";leaf"))
+        .map(|(s, &w)| (s, w))
+        .collect();
+    let total: u64 = in_leaf.iter().map(|(_, w)| w).sum();
+    let whole = |s: &str| {
+        s.contains(";_start;")
+            && (s.ends_with(";main;top;mid_a;leaf") || s.ends_with(";main;top;mid_b;leaf"))
+    };
+    let good: u64 = in_leaf
+        .iter()
+        .filter(|(s, _)| whole(s))
+        .map(|(_, w)| w)
+        .sum();
+    let share = pct(good, total);
+    if total > 0 && share >= UNWIND_PASS {
+        return Outcome::Pass(format!(
+            "{share:.2}% of the weight in leaf under _start;…;main;top;mid_a|mid_b;leaf"
+        ));
+    }
+    let mut why = vec![format!(
+        "{share:.2}% of the weight in leaf ({good} of {total}) under _start;…;main;top;mid_a|mid_b;leaf; needs ≥ {UNWIND_PASS}%"
+    )];
+    why.extend(
+        in_leaf
+            .iter()
+            .filter(|(s, _)| !whole(s))
+            .take(SHOW_STACKS)
+            .map(|(s, w)| format!("other: {s} {w}")),
+    );
+    Outcome::Fail(why)
+}
+
+/// Σ min(a, b) over the keys of `a`.
+fn common<K: Ord>(a: &BTreeMap<K, u64>, b: &BTreeMap<K, u64>) -> u64 {
+    a.iter()
+        .map(|(k, &w)| w.min(b.get(k).copied().unwrap_or(0)))
+        .sum()
+}
+
+fn pct(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / total as f64
+    }
+}
+
+/// Frames of a folded stack (the command name is not one).
+fn depth(stack: &str) -> usize {
+    stack.matches(';').count()
+}
+
+/// Weighted mean and maximum depth.
+fn depths(f: &Folded) -> (f64, usize) {
+    let total: u64 = f.values().sum();
+    let sum: f64 = f.iter().map(|(s, &w)| depth(s) as f64 * w as f64).sum();
+    let max = f.keys().map(|s| depth(s)).max().unwrap_or(0);
+    (if total == 0 { 0.0 } else { sum / total as f64 }, max)
+}
+
+/// A stack for a message: runs of one frame shortened to `frame ×N`, and the middle of a
+/// long stack cut (its leaf end kept).
+pub fn show_stack(stack: &str) -> String {
+    let mut parts: Vec<String> = vec![];
+    let mut it = stack.split(';').peekable();
+    while let Some(f) = it.next() {
+        let mut n = 1;
+        while it.peek() == Some(&f) {
+            it.next();
+            n += 1;
+        }
+        parts.push(if n > 1 {
+            format!("{f} ×{n}")
+        } else {
+            f.to_string()
+        });
+    }
+    let s = parts.join(";");
+    const MAX: usize = 240;
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= MAX {
+        return s;
+    }
+    let head: String = chars[..70].iter().collect();
+    let tail: String = chars[chars.len() - (MAX - 75)..].iter().collect();
+    format!("{head} … {tail}")
+}
+
+/// The largest excesses of `a` over `b` (weight `a` gives a stack beyond `b`'s).
+fn excess<'f>(a: &'f Folded, b: &Folded) -> Vec<(&'f str, u64)> {
+    let mut v: Vec<(&str, u64)> = a
+        .iter()
+        .filter_map(|(s, &w)| {
+            let d = w.saturating_sub(b.get(s).copied().unwrap_or(0));
+            (d > 0).then_some((s.as_str(), d))
+        })
+        .collect();
+    v.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(y.0)));
+    v
+}
+
+/// The last frame of a folded stack.
+fn leaf(stack: &str) -> &str {
+    stack.rsplit(';').next().unwrap_or(stack)
+}
+
+/// Check 10's comparison.
+pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
+    let total: u64 = theirs.values().sum();
+    let ours_total: u64 = ours.values().sum();
+    if total == 0 {
+        return Outcome::Skip("perf script gave no stacks".into());
+    }
+    let agree = common(theirs, ours);
+    let share = pct(agree, total);
+    let leaves = |f: &Folded| {
+        let mut m: BTreeMap<String, u64> = BTreeMap::new();
+        for (s, &w) in f {
+            let comm = s.split(';').next().unwrap_or("");
+            *m.entry(format!("{comm};{}", leaf(s))).or_default() += w;
+        }
+        m
+    };
+    let leaf_share = pct(common(&leaves(theirs), &leaves(ours)), total);
+    let (perf_mean, perf_max) = depths(theirs);
+    let (our_mean, our_max) = depths(ours);
+    let summary = format!(
+        "{share:.2}% of perf's weight in identical folded stacks ({} of {total}; {} distinct stacks in perf's, {} in ours)",
+        agree,
+        theirs.len(),
+        ours.len()
+    );
+    if share >= UNWIND_PASS {
+        return Outcome::Pass(summary);
+    }
+    let mut lines = vec![
+        format!("{summary}; needs ≥ {UNWIND_PASS}%"),
+        format!(
+            "same command and leaf frame: {leaf_share:.2}%; frames per stack (mean by weight / max): perf {perf_mean:.1} / {perf_max}, ours {our_mean:.1} / {our_max}; total weight perf {total}, ours {ours_total}"
+        ),
+    ];
+    for (side, list, of) in [
+        ("perf only", excess(theirs, ours), total),
+        ("ours only", excess(ours, theirs), ours_total),
+    ] {
+        let n = list.len();
+        for (s, w) in list.iter().take(SHOW_STACKS) {
+            lines.push(format!("{side} {:.2}%: {}", pct(*w, of), show_stack(s)));
+        }
+        if n > SHOW_STACKS {
+            let rest: u64 = list[SHOW_STACKS..].iter().map(|x| x.1).sum();
+            lines.push(format!(
+                "{side}: {} more stacks, {:.2}%",
+                n - SHOW_STACKS,
+                pct(rest, of)
+            ));
+        }
+    }
+    Outcome::Fail(lines)
+}
+
+// ---------------------------------------------------------------------------------------
+// 11. call graph
+// ---------------------------------------------------------------------------------------
+
+/// Executable mappings of the recording (MMAP and MMAP2): start, end, file offset.
+fn mappings(path: &Path) -> Result<Vec<(u64, u64, u64)>, String> {
+    let rec = Recording::open(path).map_err(|e| e.to_string())?;
+    let data = rec.data().map_err(|e| e.to_string())?;
+    let mut maps = vec![];
+    data.for_each_record(&mut |_, r, ctx| {
+        let t = r.record_type();
+        if t == perfdata::types::RecordType::MMAP || t == perfdata::types::RecordType::MMAP2 {
+            match data.decode(&r, ctx)? {
+                RecordBody::Mmap(m) => maps.push((m.addr, m.addr + m.len, m.pgoff)),
+                RecordBody::Mmap2(m) => maps.push((m.addr, m.addr + m.len, m.pgoff)),
+                _ => {}
+            }
+        }
+        Ok(true)
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(maps)
+}
+
+/// perf prints an unresolved frame of a chain as its absolute address (`0x7f…`), and
+/// perfdata's report as the address in its object (perf's `map_ip`: address − map
+/// start + file offset, as the row's `[.] 0x…` shows it): perf's are turned into the
+/// latter where one mapping of the recording holds the address (several processes may
+/// map different objects there; such addresses are left as they are).
+fn relative_frames(chain: &str, maps: &[(u64, u64, u64)]) -> String {
+    chain
+        .split(';')
+        .map(|f| {
+            let Some(addr) = f
+                .strip_prefix("0x")
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+            else {
+                return f.to_string();
+            };
+            let mut rel = maps
+                .iter()
+                .filter(|(s, e, _)| (*s..*e).contains(&addr))
+                .map(|(s, _, off)| addr - s + off);
+            match (rel.next(), rel.next()) {
+                (Some(r), None) => format!("{r:#x}"),
+                (Some(r), Some(r2)) if r == r2 => format!("{r:#x}"),
+                _ => f.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// A row's symbol as a chain frame: `[.] name` → `name`; an unresolved `[.] 0x000…1a2b`
+/// → `0x1a2b` (perf's chain prints addresses as `%#lx`).
+fn row_frame(sym: &str) -> String {
+    let name = sym
+        .strip_prefix("[.] ")
+        .or_else(|| sym.strip_prefix("[k] "))
+        .unwrap_or(sym);
+    match name
+        .strip_prefix("0x")
+        .and_then(|h| u64::from_str_radix(h, 16).ok())
+    {
+        Some(a) if name.len() == 18 => format!("{a:#x}"),
+        _ => name.to_string(),
+    }
+}
+
+/// `perfdata report -g` as chains: per row, the caller chains (perfdata's are nearest
+/// first and keyed by call site: reversed, ended with the row's function, and summed by
+/// name), with the period of the row's samples without callers as the chain of the row's
+/// function alone; in percent of the event's period.
+fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
+    let rec = Recording::open(path).map_err(|e| e.to_string())?;
+    let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
+    let opts = report::ReportOptions {
+        sort: report::SortKey::parse("comm,dso,sym")?,
+        callers: true,
+    };
+    let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
+    let mut rows = ChainRows::new();
+    for r in reports {
+        for row in r.rows {
+            let [c, d, s] = <[String; 3]>::try_from(row.keys).map_err(|_| "3 keys")?;
+            let leaf = row_frame(&s);
+            let mut chains: BTreeMap<String, u64> = BTreeMap::new();
+            let mut with_callers = 0;
+            for (callers, period) in &row.callers {
+                // perf report leaves out the frame perf's unwinder ends a stack it could not
+                // finish with; perfdata's is `[truncated]`.
+                let mut names: Vec<&str> = callers
+                    .iter()
+                    .rev()
+                    .map(String::as_str)
+                    .filter(|&n| n != perfdata_analysis::TRUNCATED)
+                    .collect();
+                names.push(&leaf);
+                *chains.entry(names.join(";")).or_default() += period;
+                with_callers += period;
+            }
+            if row.period > with_callers {
+                *chains.entry(leaf.clone()).or_default() += row.period - with_callers;
+            }
+            let chains = chains
+                .into_iter()
+                .map(|(ch, p)| (ch, format!("{:.2}", pct(p, r.period))))
+                .collect();
+            rows.insert(
+                (r.event.clone(), c, d, s),
+                (row.samples, format!("{:.2}", row.percent), chains),
+            );
+        }
+    }
+    Ok(rows)
+}
+
+/// Check 11.
+pub fn check_call_graph(path: &Path, dir: &Path) -> Outcome {
+    let out = match perf(dir)
+        .args([
+            "report",
+            "--stdio",
+            "-n",
+            "--no-children",
+            "--no-inline",
+            "--percent-limit",
+            "0",
+            "-g",
+            "folded,0,caller,function,percent",
+            "--sort",
+            "comm,dso,sym",
+            "-i",
+        ])
+        .arg(path)
+        .output()
+    {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            return Outcome::Skip(format!(
+                "perf report failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ))
+        }
+        Err(e) => return Outcome::Skip(format!("perf report: {e}")),
+    };
+    let maps = match mappings(path) {
+        Ok(m) => m,
+        Err(e) => return Outcome::Fail(vec![format!("our decode of the mmaps: {e}")]),
+    };
+    let mut theirs = parse_perf_report_chains(&String::from_utf8_lossy(&out.stdout));
+    for (_, _, chains) in theirs.values_mut() {
+        *chains = std::mem::take(chains)
+            .into_iter()
+            .map(|(ch, p)| (relative_frames(&ch, &maps), p))
+            .collect();
+    }
+    let ours = match our_chains(path, dir) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Fail(vec![format!("our report -g: {e}")]),
+    };
+    compare_chains(&theirs, &ours)
+}
+
+/// Percent text → hundredths of a percent.
+fn hundredths(p: &str) -> Option<i64> {
+    p.parse::<f64>().ok().map(|v| (v * 100.0).round() as i64)
+}
+
+/// Check 11's comparison: per row, every chain's share within 0.01%.
+pub fn compare_chains(theirs: &ChainRows, ours: &ChainRows) -> Outcome {
+    let empty = BTreeMap::new();
+    // (|perf − ours| in hundredths, message), for each chain that differs.
+    let mut diffs: Vec<(i64, String)> = vec![];
+    let (mut chains, mut rows_differ) = (0usize, 0usize);
+    // Σ min(perf, ours) and Σ perf over every chain, in hundredths of a percent.
+    let (mut agree, mut total) = (0i64, 0i64);
+    let keys: std::collections::BTreeSet<_> = theirs.keys().chain(ours.keys()).collect();
+    let rows = keys.len();
+    for k in keys {
+        let t = theirs.get(k).map_or(&empty, |r| &r.2);
+        let o = ours.get(k).map_or(&empty, |r| &r.2);
+        let names: std::collections::BTreeSet<&String> = t.keys().chain(o.keys()).collect();
+        let mut differs = false;
+        for ch in names {
+            chains += 1;
+            let tp = t.get(ch).and_then(|p| hundredths(p)).unwrap_or(0);
+            let op = o.get(ch).and_then(|p| hundredths(p)).unwrap_or(0);
+            agree += tp.min(op);
+            total += tp;
+            if (tp - op).abs() > 1 || t.contains_key(ch) != o.contains_key(ch) {
+                differs = true;
+                let side = |m: &BTreeMap<String, String>| {
+                    m.get(ch).map_or("none".to_string(), |p| format!("{p}%"))
+                };
+                diffs.push((
+                    (tp - op).abs(),
+                    format!(
+                        "{} {} {}: perf {}, ours {}: {}",
+                        k.1,
+                        k.2,
+                        k.3,
+                        side(t),
+                        side(o),
+                        show_stack(ch)
+                    ),
+                ));
+            }
+        }
+        rows_differ += usize::from(differs);
+    }
+    if diffs.is_empty() {
+        return Outcome::Pass(format!(
+            "{chains} caller chains of {rows} rows agree to 0.01%"
+        ));
+    }
+    let n = diffs.len();
+    diffs.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let mut lines = vec![format!(
+        "{n} of {chains} caller chains differ, in {rows_differ} of {rows} rows; {:.2}% of perf's chain weight agrees",
+        if total == 0 {
+            0.0
+        } else {
+            agree as f64 * 100.0 / total as f64
+        }
+    )];
+    lines.extend(diffs.into_iter().take(2 * SHOW_STACKS).map(|d| d.1));
+    Outcome::Fail(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folded_agreement_is_the_common_weight_over_perfs() {
+        let theirs = parse_folded("p;main;a;leaf 60\np;main;b;leaf 40\n");
+        let ours = parse_folded("p;main;a;leaf 60\np;leaf 40\n");
+        match compare_folded(&theirs, &ours) {
+            Outcome::Fail(lines) => {
+                assert!(lines[0].starts_with("60.00% of perf's weight"), "{lines:?}");
+                assert!(lines[1].contains("same command and leaf frame: 100.00%"));
+                assert!(lines.iter().any(|l| l == "perf only 40.00%: p;main;b;leaf"));
+                assert!(lines.iter().any(|l| l == "ours only 40.00%: p;leaf"));
+            }
+            o => panic!("{o:?}"),
+        }
+        let mut close = theirs.clone();
+        *close.get_mut("p;main;b;leaf").unwrap() -= 1;
+        close.insert("p;main;c;leaf".into(), 1);
+        assert!(matches!(compare_folded(&theirs, &close), Outcome::Pass(_)));
+    }
+
+    #[test]
+    fn stacks_are_shown_short() {
+        assert_eq!(
+            show_stack("p;main;f;f;f;leaf"),
+            "p;main;f ×3;leaf".to_string()
+        );
+        let long = format!(
+            "p;{}",
+            (0..100)
+                .map(|i| format!("fn{i}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        );
+        let s = show_stack(&long);
+        assert!(s.starts_with("p;fn0;") && s.ends_with(";fn99") && s.contains(" … "));
+        assert!(s.chars().count() <= 245);
+    }
+
+    #[test]
+    fn chain_frames_are_made_relative_and_rows_named() {
+        let maps = [(0x7f00_0000_0000, 0x7f00_0001_0000, 0x2000)];
+        assert_eq!(
+            relative_frames("main;0x7f0000000010;0x1234", &maps),
+            "main;0x2010;0x1234"
+        );
+        assert_eq!(row_frame("[.] 0x000000000001485a"), "0x1485a");
+        assert_eq!(row_frame("[k] __slab_free"), "__slab_free");
+    }
+
+    #[test]
+    fn chains_compare_to_a_hundredth() {
+        let row = |chains: &[(&str, &str)]| {
+            let mut m = ChainRows::new();
+            m.insert(
+                ("e".into(), "p".into(), "p".into(), "[.] leaf".into()),
+                (
+                    3,
+                    "100.00".into(),
+                    chains
+                        .iter()
+                        .map(|(c, p)| (c.to_string(), p.to_string()))
+                        .collect(),
+                ),
+            );
+            m
+        };
+        let perf = row(&[("main;a;leaf", "60.00"), ("main;b;leaf", "40.00")]);
+        assert!(matches!(
+            compare_chains(
+                &perf,
+                &row(&[("main;a;leaf", "60.01"), ("main;b;leaf", "39.99")])
+            ),
+            Outcome::Pass(_)
+        ));
+        match compare_chains(&perf, &row(&[("leaf", "100.00")])) {
+            Outcome::Fail(lines) => {
+                assert!(lines[0].starts_with("3 of 3 caller chains differ, in 1 of 1 rows; 0.00%"));
+                assert!(
+                    lines[1].contains("perf none, ours 100.00%: leaf"),
+                    "{lines:?}"
+                );
+            }
+            o => panic!("{o:?}"),
+        }
+    }
+}
