@@ -18,11 +18,11 @@
 //!    `perf script` and `perf report -D` record contents as the original, up to what each
 //!    conversion legitimately changes (`checks::ReadsNorm`);
 //! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it;
-//! 7. to 9. our analyses against perf's and inferno's, and DuckDB on our Parquet
+//! 7. (and 8, 9) our analyses against perf's and inferno's, and DuckDB on our Parquet
 //!    export ([`analyses`]);
-//! 10. and 11. on the `--call-graph dwarf` rows: unwound stacks with inline frames
-//!    against `perf script`'s, and `report -g`'s caller chains against
-//!    `perf report -g folded`'s ([`unwind`]).
+//! 10. (and 11) on the `--call-graph dwarf` rows: unwound stacks with inline frames
+//!     against `perf script`'s, and `report -g`'s caller chains against
+//!     `perf report -g folded`'s ([`unwind`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
