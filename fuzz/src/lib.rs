@@ -1,8 +1,10 @@
 //! The bodies of the fuzz targets (`fuzz_targets/`), as library functions so that
 //! `cargo test` replays every committed finding and seed on stable (`tests/`). Each takes
-//! arbitrary bytes, runs a reader, writer, conversion or the spec compiler over them and
+//! arbitrary bytes, runs a reader, writer, conversion, the stack unwinders or the spec
+//! compiler over them and
 //! panics only when an invariant breaks (a panic inside a library is a finding too);
 //! errors on bad input are the expected outcome.
 
 pub mod format;
 pub mod spec_language;
+pub mod unwind;

@@ -18,6 +18,7 @@ pub const TARGETS: &[&str] = &[
     "convert",
     "structured",
     "spec_language",
+    "unwind",
 ];
 
 pub struct Options {
@@ -227,7 +228,7 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
             }
         }
         // Bytes for `arbitrary`: no file is a meaningful seed.
-        "structured" => {}
+        "structured" | "unwind" => {}
         "read_stream" => {
             for f in &data_files {
                 let bytes = std::fs::read(f)?;

@@ -104,3 +104,33 @@ fn structured() {
         regressions.len()
     );
 }
+
+/// The unwinders: the committed inputs, and inputs from a fixed pseudo-random stream (the
+/// fuzzer's seeds are `arbitrary` bytes: no file is a meaningful one).
+#[test]
+fn unwind() {
+    let dir = workspace().join("fuzz/regressions/unwind");
+    let regressions = files_in(&dir);
+    for f in &regressions {
+        let bytes = std::fs::read(f).unwrap();
+        let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(&bytes));
+        assert!(caught.is_ok(), "unwind: {} fails", f.display());
+    }
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..2000 {
+        let len = (next() % 4096) as usize;
+        let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+        let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(&bytes));
+        assert!(caught.is_ok(), "unwind: pseudo-random input {i} fails");
+    }
+    println!(
+        "unwind: {} regression input(s) replayed, 2000 pseudo-random inputs",
+        regressions.len()
+    );
+}

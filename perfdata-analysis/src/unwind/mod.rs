@@ -3,7 +3,7 @@
 //! with the CFI of the objects mapped in its process — `.eh_frame` (with
 //! `.eh_frame_hdr`), else `.debug_frame` from the object or its debug file, found where
 //! its symbols are found — and frame pointers where no CFI covers an address. x86_64 and
-//! aarch64 go through framehop (samply's unwinder); 32-bit x86 through [`i686`].
+//! aarch64 go through framehop (samply's unwinder); 32-bit x86 through a gimli CFI walk.
 //!
 //! The addresses given are perf's: the sample's pc, then each caller's return address
 //! minus one (the call instruction, so that a symbol or an inline frame is the caller's),
@@ -215,6 +215,76 @@ impl Unwinding {
         }
         Some(end)
     }
+}
+
+/// One object's CFI and where it is mapped, for unwinding outside a recording (other
+/// producers' samples, tests, fuzzing).
+#[derive(Debug, Clone, Default)]
+pub struct ObjectCfi {
+    /// The addresses the object is mapped at.
+    pub avma: std::ops::Range<u64>,
+    /// Where its address 0 landed.
+    pub base_avma: u64,
+    /// `.eh_frame` and the address the object gives it (for pc-relative encodings).
+    pub eh_frame: Option<(Vec<u8>, u64)>,
+    /// `.eh_frame_hdr` and its address.
+    pub eh_frame_hdr: Option<(Vec<u8>, u64)>,
+    /// `.debug_frame` (used when there is no `.eh_frame`).
+    pub debug_frame: Option<Vec<u8>>,
+    /// `.text`'s address range (for text-relative encodings).
+    pub text: Option<std::ops::Range<u64>>,
+    /// A 32-bit object.
+    pub is_32: bool,
+}
+
+/// Unwinds one user stack — a register dump (`abi`, `values` selected by `mask`, perf's
+/// numbering for `arch`) and the stack bytes copied from its sp — through `objects`,
+/// pushing at most `max` addresses (the pc, then callers at their call instruction);
+/// `None` when the dump has nothing to start from.
+#[allow(clippy::too_many_arguments)]
+pub fn unwind_stack(
+    arch: Arch,
+    objects: &[ObjectCfi],
+    abi: SampleRegsAbi,
+    mask: u64,
+    values: &[u64],
+    stack: &[u8],
+    max: usize,
+    out: &mut Vec<u64>,
+) -> Option<StackEnd> {
+    let section = |bytes: &[u8], at: u64| sections::Section {
+        svma: at..at + bytes.len() as u64,
+        bytes: SectionBytes::Owned(bytes.into()),
+    };
+    let mapped: Vec<MappedObject> = objects
+        .iter()
+        .map(|o| MappedObject {
+            avma: o.avma.clone(),
+            base_avma: o.base_avma,
+            name: String::new(),
+            tables: Arc::new(UnwindTables {
+                eh_frame: o.eh_frame.as_ref().map(|(b, at)| section(b, *at)),
+                eh_frame_hdr: o.eh_frame_hdr.as_ref().map(|(b, at)| section(b, *at)),
+                debug_frame: o.debug_frame.as_ref().map(|b| section(b, 0)),
+                text: o.text.clone(),
+                got: None,
+                is_32: o.is_32,
+            }),
+        })
+        .collect();
+    let mut objects = Some(mapped);
+    Unwinding::new(Some(arch)).unwind(
+        0,
+        0,
+        &mut || objects.take().unwrap_or_default(),
+        abi,
+        mask,
+        &Array::from(values.to_vec()),
+        stack,
+        Endianness::Little,
+        max,
+        out,
+    )
 }
 
 /// An unwinder for one process's objects.
