@@ -77,6 +77,9 @@ pub struct SymbolId {
 pub struct SymbolSources {
     /// perf's build-id cache (`~/.debug`).
     pub build_id_cache: Option<PathBuf>,
+    /// The recording's own build-id cache, `FILE.debug/` beside it (what `perf archive`
+    /// packs, extracted there; the shipped samples come with one): looked in first.
+    pub recording_cache: Option<PathBuf>,
     /// The system's debug-file root (`/usr/lib/debug`).
     pub debug_root: PathBuf,
     /// Kernel symbols: a kallsyms file to use, if any (decided by the caller).
@@ -94,6 +97,7 @@ pub struct SymbolSources {
 impl Default for SymbolSources {
     fn default() -> Self {
         SymbolSources {
+            recording_cache: None,
             build_id_cache: std::env::var_os("PERF_BUILDID_DIR")
                 .map(PathBuf::from)
                 .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"))),
@@ -104,6 +108,14 @@ impl Default for SymbolSources {
             lines: false,
             read_files: true,
         }
+    }
+}
+
+impl SymbolSources {
+    /// The build-id caches, in the order they are searched: the recording's own, then
+    /// perf's.
+    fn caches(&self) -> impl Iterator<Item = &PathBuf> {
+        self.recording_cache.iter().chain(&self.build_id_cache)
     }
 }
 
@@ -177,7 +189,7 @@ impl Dsos {
             .and_then(|n| crate::symbols::build_id_from_notes(&n));
         if let Some(id) = self.build_ids.get("[kernel.kallsyms]") {
             let h = hex(id);
-            if let Some(cache) = self.sources.build_id_cache.as_ref().filter(|_| h.len() > 2) {
+            for cache in self.sources.caches().filter(|_| h.len() > 2) {
                 let saved = cache
                     .join(".build-id")
                     .join(&h[..2])
@@ -497,8 +509,8 @@ impl Dsos {
             None => None,
         };
         let id_hex = build_id.map(hex);
-        if let (Some(cache), Some(h)) = (&self.sources.build_id_cache, &id_hex) {
-            if h.len() > 2 {
+        for cache in self.sources.caches() {
+            if let Some(h) = id_hex.as_ref().filter(|h| h.len() > 2) {
                 let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
                 candidates.push(dir.join("elf"));
                 candidates.push(dir.join("debug"));

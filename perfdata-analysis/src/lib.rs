@@ -161,6 +161,9 @@ impl<'r> Analyzer<'r> {
         if let Some(d) = &opts.build_id_dir {
             sources.build_id_cache = Some(d.clone());
         }
+        let mut beside = recording.path().as_os_str().to_owned();
+        beside.push(".debug");
+        sources.recording_cache = Some(PathBuf::from(beside)).filter(|p| p.is_dir());
         if opts.no_symbols {
             sources.read_files = false;
         }

@@ -8,6 +8,7 @@ mod commands;
 mod damaged_features;
 mod dump_output;
 mod gperftools_cli;
+mod shipped_sample;
 mod zero_size_record;
 
 /// Runs the `perfdata` binary with `args`, `stdin` written to its standard input (a write
