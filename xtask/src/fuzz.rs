@@ -137,7 +137,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         println!("== {t}: {seeded} seed(s), {} s", opts.seconds);
         let out = cargo_fuzz(&tc)
             .current_dir(&fuzz)
-            .args(["run", "-O", "--target-dir"])
+            // The targets' libFuzzer entry points are behind this feature, so that
+            // `cargo test --workspace` never builds libFuzzer.
+            .args(["run", "-O", "--features", "libfuzzer", "--target-dir"])
             .arg(&target_dir)
             .arg(t)
             .arg(&corpus)

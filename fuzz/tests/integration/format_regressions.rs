@@ -1,6 +1,7 @@
-//! Replays the fuzz targets' bodies (`perfdata::fuzzing`) on stable: every committed
-//! crash or regression input (`fuzz/regressions/<target>/`), and every seed the fuzzer
-//! starts from (the conformance fixtures and, when present, `../shared/corpus`).
+//! Replays the fuzz targets' bodies (`perfdata_fuzz::format`, `perfdata_fuzz::unwind`) on
+//! stable: every committed crash or regression input (`fuzz/regressions/<target>/`), and
+//! every seed the fuzzer starts from (the conformance fixtures and, when present,
+//! `../shared/corpus`).
 
 use crate::common;
 use common::{corpus_dir, workspace};
