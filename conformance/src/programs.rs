@@ -123,6 +123,15 @@ pub static SOLIB: Program = Program {
     }),
 };
 
+/// A signal handler doing work (stacks through the signal frame into the interrupted
+/// code) and clock_gettime in the vdso.
+pub static SIGNAL_VDSO: Program = Program {
+    name: "signal_vdso",
+    lang: Lang::C,
+    source: source!("signal_vdso.c"),
+    library: None,
+};
+
 /// Every program (`cargo test` checks that they build).
 pub static ALL: &[&Program] = &[
     &DWARF_C,
@@ -132,6 +141,7 @@ pub static ALL: &[&Program] = &[
     &DEEP_RECURSION,
     &RUST_RELEASE,
     &SOLIB,
+    &SIGNAL_VDSO,
 ];
 
 /// Flags of every C and C++ compilation: optimised, with DWARF, and no frame pointers

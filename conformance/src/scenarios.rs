@@ -358,6 +358,12 @@ pub const SCENARIOS: &[Scenario] = &[
         Workload::Program(&programs::SOLIB),
         "the hot code in a shared library we build, calling back into the program",
     ),
+    file(
+        "dwarf-signal",
+        DWARF,
+        Workload::Program(&programs::SIGNAL_VDSO),
+        "a signal handler's stacks through the signal frame; clock_gettime in the vdso",
+    ),
 ];
 
 /// perf's arguments of the unwinding scenarios: what the issue asks for (`cpu-clock` at

@@ -514,6 +514,10 @@ impl Dsos {
                 let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
                 candidates.push(dir.join("elf"));
                 candidates.push(dir.join("debug"));
+                // perf record saves the vdso image it found in memory under this name.
+                if dso.name == "[vdso]" {
+                    candidates.push(dir.join("vdso"));
+                }
             }
         }
         if dso.name.starts_with('/') {

@@ -40,6 +40,9 @@ type Slice<'a> = EndianSlice<'a, LittleEndian>;
 enum Step {
     /// The caller's registers.
     To(Regs),
+    /// The registers of the frame a signal interrupted (the step was through a signal
+    /// trampoline): its pc is where it was stopped, not a return address.
+    Interrupted(Regs),
     /// The CFI says the return address is undefined: the outermost frame.
     Root,
     /// A stack read fell outside the copy.
@@ -89,7 +92,8 @@ fn cfi_step(
         let row = fde
             .unwind_info_for_address(&frame, &b, &mut ctx, svma)
             .ok()?;
-        apply(&frame, fde.cie().encoding(), row, regs, read)
+        let step = apply(&frame, fde.cie().encoding(), row, regs, read);
+        step.map(|s| interrupted_if(fde.is_signal_trampoline(), s))
     } else {
         let df = tables.debug_frame.as_ref()?;
         let mut frame: DebugFrame<Slice<'_>> = DebugFrame::new(&df.bytes, LittleEndian);
@@ -100,7 +104,16 @@ fn cfi_step(
         let row = fde
             .unwind_info_for_address(&frame, &bases, &mut ctx, svma)
             .ok()?;
-        apply(&frame, fde.cie().encoding(), row, regs, read)
+        let step = apply(&frame, fde.cie().encoding(), row, regs, read);
+        step.map(|s| interrupted_if(fde.is_signal_trampoline(), s))
+    }
+}
+
+/// A step through a signal trampoline's CFI reaches an interrupted frame.
+fn interrupted_if(signal: bool, step: Step) -> Step {
+    match step {
+        Step::To(regs) if signal => Step::Interrupted(regs),
+        step => step,
     }
 }
 
@@ -217,28 +230,34 @@ pub(crate) fn unwind(
         ebp: start.2 as u32,
     };
     let mut first = true;
+    // The pc is where the frame was stopped (the sample's, or one a signal interrupted),
+    // not a return address.
+    let mut exact = true;
     loop {
         if out.len() >= max {
             return StackEnd::Limit;
         }
-        out.push(if first {
-            u64::from(regs.eip)
-        } else {
-            u64::from(regs.eip).saturating_sub(1)
-        });
         // A caller's return address points after its call: look up the call itself.
-        let lookup = if first {
+        let lookup = if exact {
             u64::from(regs.eip)
         } else {
             u64::from(regs.eip).saturating_sub(1)
         };
+        out.push(lookup);
         let module = modules.iter().find(|m| m.avma.contains(&lookup));
         let step = module
             .and_then(|m| cfi_step(&m.tables, lookup.wrapping_sub(m.base_avma), regs, &mut read));
         let next = match step {
             Some(Step::Root) => return StackEnd::Complete,
             Some(Step::OutsideCopy) => return StackEnd::Truncated,
-            Some(Step::To(next)) => next,
+            Some(Step::To(next)) => {
+                exact = false;
+                next
+            }
+            Some(Step::Interrupted(next)) => {
+                exact = true;
+                next
+            }
             // No CFI: `ebp` chains the frames.
             None => {
                 if regs.ebp == 0 {
@@ -249,6 +268,7 @@ pub(crate) fn unwind(
                 else {
                     return StackEnd::Truncated;
                 };
+                exact = false;
                 Regs {
                     eip: ra,
                     esp: regs.ebp.wrapping_add(8),

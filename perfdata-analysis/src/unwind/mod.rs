@@ -21,7 +21,7 @@ pub(crate) use sections::UnwindTables;
 
 use framehop::aarch64::{CacheAarch64, PtrAuthMask, UnwindRegsAarch64, UnwinderAarch64};
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{Module, Unwinder};
+use framehop::{FrameAddress, Module, Unwinder};
 use perfdata::rt::{get_u32, get_u64, Array, Endianness};
 use perfdata::types::SampleRegsAbi;
 use regs::start_regs;
@@ -93,7 +93,13 @@ pub struct UnwindStats {
 }
 
 /// One process's unwinder, built from its maps as they were at `generation`.
-enum ProcessUnwinder {
+struct ProcessUnwinder {
+    kind: UnwinderKind,
+    /// Where the signal trampolines of its objects are mapped.
+    trampolines: Vec<std::ops::Range<u64>>,
+}
+
+enum UnwinderKind {
     X86_64(UnwinderX86_64<SectionBytes>),
     Aarch64(UnwinderAarch64<SectionBytes>),
     I686(Vec<i686::Module32>),
@@ -183,20 +189,23 @@ impl Unwinding {
             }
             Ok(get_u64(stack, off, endian))
         };
-        let end = match unwinder {
-            ProcessUnwinder::X86_64(u) => {
+        let trampolines = &unwinder.trampolines;
+        let end = match &unwinder.kind {
+            UnwinderKind::X86_64(u) => {
                 let regs = UnwindRegsX86_64::new(start.pc, start.sp, start.fp);
-                walk(u, start.pc, regs, &mut self.cache_x86_64, read64, max, out)
+                let cache = &mut self.cache_x86_64;
+                walk(u, trampolines, start.pc, regs, cache, read64, max, out)
             }
-            ProcessUnwinder::Aarch64(u) => {
+            UnwinderKind::Aarch64(u) => {
                 let mask = PtrAuthMask::from_max_known_address(u.max_known_code_address());
                 let regs =
                     UnwindRegsAarch64::new_with_ptr_auth_mask(mask, start.lr, start.sp, start.fp);
                 // The pc too may carry pointer-authentication bits.
                 let pc = mask.strip_ptr_auth(start.pc);
-                walk(u, pc, regs, &mut self.cache_aarch64, read64, max, out)
+                let cache = &mut self.cache_aarch64;
+                walk(u, trampolines, pc, regs, cache, read64, max, out)
             }
-            ProcessUnwinder::I686(modules) => {
+            UnwinderKind::I686(modules) => {
                 let read32 = |addr: u64| -> Option<u32> {
                     let off = usize::try_from(addr.checked_sub(sp)?).ok()?;
                     (off.checked_add(4)? <= stack.len()).then(|| get_u32(stack, off, endian))
@@ -262,13 +271,18 @@ pub fn unwind_stack(
             avma: o.avma.clone(),
             base_avma: o.base_avma,
             name: String::new(),
-            tables: Arc::new(UnwindTables {
-                eh_frame: o.eh_frame.as_ref().map(|(b, at)| section(b, *at)),
-                eh_frame_hdr: o.eh_frame_hdr.as_ref().map(|(b, at)| section(b, *at)),
-                debug_frame: o.debug_frame.as_ref().map(|b| section(b, 0)),
-                text: o.text.clone(),
-                got: None,
-                is_32: o.is_32,
+            tables: Arc::new({
+                let mut t = UnwindTables {
+                    eh_frame: o.eh_frame.as_ref().map(|(b, at)| section(b, *at)),
+                    eh_frame_hdr: o.eh_frame_hdr.as_ref().map(|(b, at)| section(b, *at)),
+                    debug_frame: o.debug_frame.as_ref().map(|b| section(b, 0)),
+                    text: o.text.clone(),
+                    got: None,
+                    is_32: o.is_32,
+                    signal_trampolines: vec![],
+                };
+                t.signal_trampolines = t.find_signal_trampolines();
+                t
             }),
         })
         .collect();
@@ -297,22 +311,31 @@ fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
             o.tables.section_info(),
         )
     };
-    match kind {
+    let trampolines = objects
+        .iter()
+        .flat_map(|o| {
+            o.tables
+                .signal_trampolines
+                .iter()
+                .map(|r| r.start.wrapping_add(o.base_avma)..r.end.wrapping_add(o.base_avma))
+        })
+        .collect();
+    let kind = match kind {
         Arch::X86_64 => {
             let mut u = UnwinderX86_64::new();
             for o in objects.iter().filter(|o| !o.tables.is_32) {
                 u.add_module(module(o));
             }
-            ProcessUnwinder::X86_64(u)
+            UnwinderKind::X86_64(u)
         }
         Arch::Aarch64 => {
             let mut u = UnwinderAarch64::new();
             for o in objects.iter().filter(|o| !o.tables.is_32) {
                 u.add_module(module(o));
             }
-            ProcessUnwinder::Aarch64(u)
+            UnwinderKind::Aarch64(u)
         }
-        Arch::X86 => ProcessUnwinder::I686(
+        Arch::X86 => UnwinderKind::I686(
             objects
                 .into_iter()
                 .filter(|o| o.tables.is_32)
@@ -323,36 +346,106 @@ fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
                 })
                 .collect(),
         ),
+    };
+    ProcessUnwinder { kind, trampolines }
+}
+
+/// The registers of a frame interrupted by a signal, read back from the signal frame
+/// the kernel pushed (its layout is the kernel's ABI, as libunwind and libdw know it).
+trait SignalFrame {
+    /// With the sp at a signal trampoline, restores the interrupted frame's registers
+    /// from the signal frame there; its pc.
+    fn restore_interrupted(
+        &mut self,
+        read: &mut dyn FnMut(u64) -> Result<u64, ()>,
+    ) -> Result<u64, ()>;
+}
+
+impl SignalFrame for UnwindRegsX86_64 {
+    fn restore_interrupted(
+        &mut self,
+        read: &mut dyn FnMut(u64) -> Result<u64, ()>,
+    ) -> Result<u64, ()> {
+        // The handler returned over `pretcode`: sp is at the ucontext, whose
+        // uc_mcontext (at 40) holds r8–r15, rdi, rsi, rbp (80), rbx, rdx, rax, rcx,
+        // rsp (120), rip (128) — what glibc's CFI for `__restore_rt` says too.
+        let mcontext = self.sp().wrapping_add(40);
+        let bp = read(mcontext.wrapping_add(80))?;
+        let sp = read(mcontext.wrapping_add(120))?;
+        let ip = read(mcontext.wrapping_add(128))?;
+        self.set_bp(bp);
+        self.set_sp(sp);
+        self.set_ip(ip);
+        Ok(ip)
     }
 }
 
-/// A framehop walk: the pc, then each return address minus one, up to `max`.
+impl SignalFrame for UnwindRegsAarch64 {
+    fn restore_interrupted(
+        &mut self,
+        read: &mut dyn FnMut(u64) -> Result<u64, ()>,
+    ) -> Result<u64, ()> {
+        // sp is at the rt_sigframe: a siginfo (128 bytes), then the ucontext with its
+        // uc_mcontext at 176: fault_address, x0–x30, sp, pc.
+        let regs = self.sp().wrapping_add(128 + 176 + 8);
+        let x = |n: u64| regs.wrapping_add(8 * n);
+        let fp = read(x(29))?;
+        let lr = read(x(30))?;
+        let sp = read(x(31))?;
+        let pc = read(x(32))?;
+        self.set_fp(fp);
+        self.set_lr(lr);
+        self.set_sp(sp);
+        Ok(self.lr_mask().strip_ptr_auth(pc))
+    }
+}
+
+/// A framehop walk: the pc, then each return address minus one, up to `max`. At a
+/// signal trampoline the interrupted frame's registers come from the signal frame and
+/// its pc is given as it is (it was interrupted, not calling), as perf's unwinders do.
+#[allow(clippy::too_many_arguments)]
 fn walk<U: Unwinder>(
     unwinder: &U,
+    trampolines: &[std::ops::Range<u64>],
     pc: u64,
-    regs: U::UnwindRegs,
+    mut regs: U::UnwindRegs,
     cache: &mut U::Cache,
     mut read: impl FnMut(u64) -> Result<u64, ()>,
     max: usize,
     out: &mut Vec<u64>,
-) -> StackEnd {
-    let mut frames = unwinder.iter_frames(pc, regs, cache, &mut read);
-    let mut n = 0;
-    loop {
-        if n >= max {
-            return StackEnd::Limit;
-        }
-        match frames.next() {
-            Ok(Some(f)) => {
-                // perf reports a caller at its call instruction (return address - 1).
-                out.push(f.address_for_lookup());
-                n += 1;
-            }
-            Ok(None) => return StackEnd::Complete,
-            Err(framehop::Error::CouldNotReadStack(_)) => return StackEnd::Truncated,
-            Err(_) => return StackEnd::Lost,
-        }
+) -> StackEnd
+where
+    U::UnwindRegs: SignalFrame,
+{
+    if max == 0 {
+        return StackEnd::Limit;
     }
+    out.push(pc);
+    let mut address = FrameAddress::InstructionPointer(pc);
+    for _ in 1..max {
+        let lookup = address.address_for_lookup();
+        let next = if trampolines.iter().any(|r| r.contains(&lookup)) {
+            match regs.restore_interrupted(&mut read) {
+                Ok(0) => return StackEnd::Lost,
+                Ok(pc) => FrameAddress::InstructionPointer(pc),
+                Err(()) => return StackEnd::Truncated,
+            }
+        } else {
+            match unwinder.unwind_frame(address, &mut regs, cache, &mut read) {
+                Ok(Some(ra)) => match FrameAddress::from_return_address(ra) {
+                    Some(a) => a,
+                    None => return StackEnd::Lost,
+                },
+                Ok(None) => return StackEnd::Complete,
+                Err(framehop::Error::CouldNotReadStack(_)) => return StackEnd::Truncated,
+                Err(_) => return StackEnd::Lost,
+            }
+        };
+        // perf reports a caller at its call instruction (return address - 1).
+        out.push(next.address_for_lookup());
+        address = next;
+    }
+    StackEnd::Limit
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! `.eh_frame_hdr` when the object has one), else `.debug_frame` — from the file the
 //! program ran, or from its separate debug file. Section bytes stay in the mapped file.
 
+use gimli::{
+    BaseAddresses, CieOrFde, DebugFrame, EhFrame, EndianSlice, LittleEndian, UnwindSection,
+};
 use object::{Object, ObjectSection};
 use std::ops::{Deref, Range};
 use std::path::Path;
@@ -43,6 +46,11 @@ pub(crate) struct UnwindTables {
     pub got: Option<Range<u64>>,
     /// 32-bit object (i686): framehop does not unwind those; `i686` does.
     pub is_32: bool,
+    /// The object's signal trampolines (glibc's `__restore_rt`, the vdso's
+    /// `__kernel_rt_sigreturn`), in its own addresses: the code ranges of FDEs whose CIE
+    /// has the `S` augmentation. framehop cannot read their CFI (expressions over the
+    /// signal frame), so the walk restores the interrupted registers itself.
+    pub signal_trampolines: Vec<Range<u64>>,
 }
 
 /// Maps `path` read-only.
@@ -102,12 +110,57 @@ impl UnwindTables {
             tables.text = tables.text.take().or_else(|| range(".text"));
             tables.got = tables.got.take().or_else(|| range(".got"));
         }
+        tables.signal_trampolines = tables.find_signal_trampolines();
         read_any.then_some(tables)
+    }
+
+    /// The code ranges of the FDEs marked as signal trampolines, in the CFI the
+    /// unwinders use (`.eh_frame`, else `.debug_frame`).
+    pub fn find_signal_trampolines(&self) -> Vec<Range<u64>> {
+        let mut bases = BaseAddresses::default();
+        if let Some(t) = &self.text {
+            bases = bases.set_text(t.start);
+        }
+        if let Some(g) = &self.got {
+            bases = bases.set_got(g.start);
+        }
+        let address_size = if self.is_32 { 4 } else { 8 };
+        let mut out = vec![];
+        if let Some(eh) = &self.eh_frame {
+            let bases = bases.set_eh_frame(eh.svma.start);
+            let mut cfi = EhFrame::new(&eh.bytes, LittleEndian);
+            cfi.set_address_size(address_size);
+            signal_fdes(&cfi, &bases, &mut out);
+        } else if let Some(df) = &self.debug_frame {
+            let mut cfi = DebugFrame::new(&df.bytes, LittleEndian);
+            cfi.set_address_size(address_size);
+            signal_fdes(&cfi, &bases, &mut out);
+        }
+        out
     }
 
     /// What framehop asks a module for.
     pub fn section_info(&self) -> SectionInfo<'_> {
         SectionInfo(self)
+    }
+}
+
+/// Pushes the code range of every FDE of `cfi` whose CIE says "signal trampoline". An
+/// entry that does not parse is skipped; one whose length does not ends the scan.
+fn signal_fdes<'a, S: UnwindSection<EndianSlice<'a, LittleEndian>>>(
+    cfi: &S,
+    bases: &BaseAddresses,
+    out: &mut Vec<Range<u64>>,
+) {
+    let mut entries = cfi.entries(bases);
+    while let Ok(Some(entry)) = entries.next() {
+        if let CieOrFde::Fde(partial) = entry {
+            if let Ok(fde) = partial.parse(S::cie_from_offset) {
+                if fde.is_signal_trampoline() {
+                    out.push(fde.initial_address()..fde.end_address());
+                }
+            }
+        }
     }
 }
 

@@ -25,18 +25,37 @@ fn object(
     data_align: i8,
     fdes: Vec<(u64, Vec<I>)>,
 ) -> Arc<UnwindTables> {
+    object_with_trampoline(address_size, cie_rules, ra, data_align, fdes, None)
+}
+
+/// The same, plus a signal trampoline: an FDE (start, rules) under a CIE with the `S`
+/// augmentation.
+fn object_with_trampoline(
+    address_size: u8,
+    cie_rules: Vec<I>,
+    ra: Register,
+    data_align: i8,
+    fdes: Vec<(u64, Vec<I>)>,
+    trampoline: Option<(u64, Vec<I>)>,
+) -> Arc<UnwindTables> {
     let encoding = Encoding {
         format: Format::Dwarf32,
         version: 1,
         address_size,
     };
-    let mut cie = CommonInformationEntry::new(encoding, 1, data_align, ra);
-    for r in cie_rules {
-        cie.add_instruction(r);
-    }
+    let new_cie = |signal: bool| {
+        let mut cie = CommonInformationEntry::new(encoding, 1, data_align, ra);
+        cie.signal_trampoline = signal;
+        for r in cie_rules.clone() {
+            cie.add_instruction(r);
+        }
+        cie
+    };
     let mut table = FrameTable::default();
-    let cie = table.add_cie(cie);
-    for (start, rules) in fdes {
+    let plain = table.add_cie(new_cie(false));
+    let signal = table.add_cie(new_cie(true));
+    let fdes = fdes.into_iter().map(|f| (plain, f));
+    for (cie, (start, rules)) in fdes.chain(trampoline.map(|t| (signal, t))) {
         let mut fde = FrameDescriptionEntry::new(Address::Constant(start), 0x100);
         for r in rules {
             fde.add_instruction(0, r);
@@ -46,7 +65,7 @@ fn object(
     let mut eh = EhFrame(EndianVec::new(LittleEndian));
     table.write_eh_frame(&mut eh).unwrap();
     let bytes = eh.0.into_vec();
-    Arc::new(UnwindTables {
+    let mut tables = UnwindTables {
         eh_frame: Some(Section {
             svma: 0x4000..0x4000 + bytes.len() as u64,
             bytes: SectionBytes::Owned(bytes.into()),
@@ -54,8 +73,14 @@ fn object(
         text: Some(0x1000..0x4000),
         is_32: address_size == 4,
         ..UnwindTables::default()
-    })
+    };
+    tables.signal_trampolines = tables.find_signal_trampolines();
+    Arc::new(tables)
 }
+
+/// A signal trampoline's code; its FDE starts a byte before it (as glibc's and the
+/// vdso's do: a caller's lookup address is its return address minus one).
+const TRAMPOLINE: u64 = 0x2800;
 
 fn mapped(tables: Arc<UnwindTables>) -> Vec<MappedObject> {
     vec![MappedObject {
@@ -299,5 +324,180 @@ fn i686_follows_the_cfi_and_a_realigned_main() {
     assert_eq!(
         addrs,
         vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f, BASE + ROOT + 0xf]
+    );
+}
+
+#[test]
+fn x86_64_continues_through_a_signal_frame_to_the_interrupted_code() {
+    let (rsp, ra) = (Register(7), Register(16));
+    let objects = mapped(object_with_trampoline(
+        8,
+        vec![I::Cfa(rsp, 8), I::Offset(ra, -8)],
+        ra,
+        -8,
+        vec![
+            (LEAF, vec![I::CfaOffset(16)]),
+            (CALLER, vec![I::CfaOffset(32)]),
+            (ROOT, vec![I::Undefined(ra)]),
+        ],
+        // glibc's CFI for `__restore_rt` is expressions framehop cannot run.
+        Some((TRAMPOLINE - 1, vec![])),
+    ));
+    assert_eq!(
+        objects[0].tables.signal_trampolines,
+        vec![TRAMPOLINE - 1..TRAMPOLINE - 1 + 0x100]
+    );
+    let sp = 0x7ffd_0000u64;
+    // The handler (leaf): [pushed], [return into the trampoline]; then the ucontext:
+    // 5 words, then uc_mcontext with rbp at word 10, rsp at 15, rip at 16; the
+    // interrupted caller's frame above it: 3 words, [return into root].
+    let mut words = vec![0u64, BASE + TRAMPOLINE];
+    let mcontext = words.len() + 5;
+    words.resize(mcontext + 32, 0);
+    let caller_sp = sp + 8 * words.len() as u64;
+    words[mcontext + 10] = 0x1234;
+    words[mcontext + 15] = caller_sp;
+    words[mcontext + 16] = BASE + CALLER + 0x40;
+    words.extend([0, 0, 0, BASE + ROOT + 0x10, 0]);
+    let (addrs, end) = run(
+        Arch::X86_64,
+        objects,
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![0, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete, "{addrs:x?}");
+    // The trampoline as a caller (minus one), the interrupted pc as it was.
+    assert_eq!(
+        addrs,
+        vec![
+            BASE + LEAF + 0x30,
+            BASE + TRAMPOLINE - 1,
+            BASE + CALLER + 0x40,
+            BASE + ROOT + 0xf
+        ]
+    );
+}
+
+#[test]
+fn aarch64_continues_through_a_signal_frame_to_the_interrupted_code() {
+    let (sp_reg, x29, x30) = (Register(31), Register(29), Register(30));
+    let objects = mapped(object_with_trampoline(
+        8,
+        vec![I::Cfa(sp_reg, 0)],
+        x30,
+        -8,
+        vec![
+            (LEAF, vec![]),
+            (
+                CALLER,
+                vec![I::CfaOffset(32), I::Offset(x29, -32), I::Offset(x30, -24)],
+            ),
+            (ROOT, vec![I::Undefined(x30)]),
+        ],
+        Some((TRAMPOLINE - 1, vec![])),
+    ));
+    let sp = 0xffff_0000u64;
+    // At the trampoline sp is at the rt_sigframe: siginfo (16 words), 22 words of
+    // ucontext, then uc_mcontext: fault_address, x0..x30, sp, pc.
+    let regs = 16 + 22 + 1;
+    let mut words = vec![0u64; regs + 34];
+    let caller_sp = sp + 8 * words.len() as u64;
+    words[regs + 29] = 0;
+    words[regs + 30] = BASE + ROOT + 0x10; // lr: caller saves it, unused here
+    words[regs + 31] = caller_sp;
+    words[regs + 32] = BASE + CALLER + 0x40;
+    // The interrupted caller's frame: [x29, x30 → root], 2 more words.
+    words.extend([0, BASE + ROOT + 0x10, 0, 0]);
+    let mask: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
+    let (addrs, end) = run(
+        Arch::Aarch64,
+        objects,
+        SampleRegsAbi::ABI_64,
+        mask,
+        // The handler is a leaf: lr returns into the trampoline.
+        vec![0, BASE + TRAMPOLINE, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete, "{addrs:x?}");
+    assert_eq!(
+        addrs,
+        vec![
+            BASE + LEAF + 0x30,
+            BASE + TRAMPOLINE - 1,
+            BASE + CALLER + 0x40,
+            BASE + ROOT + 0xf
+        ]
+    );
+}
+
+#[test]
+fn i686_runs_a_signal_trampolines_cfi_and_gives_the_interrupted_pc_as_it_was() {
+    let (esp, ebp, eip) = (Register(4), Register(5), Register(8));
+    // As glibc's i386 `__restore_rt`: the CFA and the registers are read from the
+    // signal frame by expressions over esp.
+    let mut cfa = Expression::new();
+    cfa.op_breg(esp, 8);
+    cfa.op_deref();
+    let at = |off: i64| {
+        let mut e = Expression::new();
+        e.op_breg(esp, off);
+        e
+    };
+    let objects = mapped(object_with_trampoline(
+        4,
+        vec![I::Cfa(esp, 4), I::Offset(eip, -4)],
+        eip,
+        -4,
+        vec![
+            (LEAF, vec![I::CfaOffset(8)]),
+            (CALLER, vec![I::CfaOffset(8)]),
+            (ROOT, vec![I::Undefined(eip)]),
+        ],
+        Some((
+            TRAMPOLINE - 1,
+            vec![
+                I::CfaExpression(cfa),
+                I::Expression(ebp, at(4)),
+                I::Expression(eip, at(12)),
+            ],
+        )),
+    ));
+    let sp: u64 = 0xffa0_0000;
+    // leaf: [pushed], [ra → trampoline]; at the trampoline (sp + 8): [_], [ebp],
+    // [esp of the interrupted frame], [its eip]; then the interrupted frame: [_],
+    // [ra → root].
+    let words = [
+        0,
+        BASE + TRAMPOLINE,
+        0,
+        0,
+        sp + 24,
+        BASE + CALLER + 0x40,
+        0,
+        BASE + ROOT + 0x10,
+        0,
+    ];
+    let (addrs, end) = run(
+        Arch::X86,
+        objects,
+        SampleRegsAbi::ABI_32,
+        X86_MASK,
+        vec![0, sp, BASE + LEAF + 0x30],
+        &stack(&words, 4),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete, "{addrs:x?}");
+    assert_eq!(
+        addrs,
+        vec![
+            BASE + LEAF + 0x30,
+            BASE + TRAMPOLINE - 1,
+            BASE + CALLER + 0x40,
+            BASE + ROOT + 0xf
+        ]
     );
 }
