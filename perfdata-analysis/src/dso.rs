@@ -31,7 +31,10 @@ pub struct Dso {
     pub name: String,
     /// perf report's "Shared Object" column.
     pub short_name: String,
+    /// How its addresses are looked up.
     pub kind: DsoKind,
+    /// The recorded build id (BUILD_ID feature, MMAP2); `None` when none was recorded
+    /// (the file's own then finds its debug files).
     pub build_id: Option<Vec<u8>>,
     loaded: OnceCell<Loaded>,
 }
@@ -68,7 +71,9 @@ impl std::fmt::Debug for Loaded {
 /// A symbol resolved in a DSO.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SymbolId {
+    /// The DSO whose symbol table holds it.
     pub dso: DsoId,
+    /// Index in that table (sorted by address).
     pub index: u32,
 }
 
@@ -122,13 +127,16 @@ impl SymbolSources {
 /// The recording's host name and kernel release (features).
 #[derive(Debug, Clone, Default)]
 pub struct RecordedHost {
+    /// The HOSTNAME feature.
     pub hostname: Option<String>,
+    /// The OSRELEASE feature (`uname -r`).
     pub osrelease: Option<String>,
 }
 
 /// Every DSO met in a recording, symbols loaded on first use.
 #[derive(Debug)]
 pub struct Dsos {
+    /// Where symbol files are looked for.
     pub sources: SymbolSources,
     dsos: Vec<Dso>,
     by_name: HashMap<String, DsoId>,
@@ -156,6 +164,7 @@ fn short_name(name: &str) -> String {
 }
 
 impl Dsos {
+    /// An empty registry that looks for symbols where `sources` says.
     pub fn new(sources: SymbolSources) -> Self {
         Dsos {
             sources,
@@ -264,6 +273,7 @@ impl Dsos {
         self.build_ids.entry(name.to_string()).or_insert(id);
     }
 
+    /// The build id noted for a file name ([`Dsos::note_build_id`]), if any.
     pub fn build_id_of(&self, name: &str) -> Option<&[u8]> {
         self.build_ids.get(name).map(Vec::as_slice)
     }
@@ -289,10 +299,12 @@ impl Dsos {
         id
     }
 
+    /// The DSO of an id (panics on an id from another registry).
     pub fn get(&self, id: DsoId) -> &Dso {
         &self.dsos[id.0 as usize]
     }
 
+    /// Every DSO, in the order they were first met.
     pub fn iter(&self) -> impl Iterator<Item = (DsoId, &Dso)> {
         self.dsos
             .iter()
@@ -325,12 +337,16 @@ impl Dsos {
         })
     }
 
+    /// A symbol's name as perf prints it (demangled); `[unknown]` when there is no such
+    /// symbol.
     pub fn symbol_name(&self, s: SymbolId) -> &str {
         self.table(s.dso)
             .and_then(|t| t.get(s.index as usize))
             .map_or("[unknown]", |s| s.name())
     }
 
+    /// A symbol's first address, as its symbol table states it (a lookup address, see
+    /// [`Dsos::lookup_address`]); 0 when there is no such symbol.
     pub fn symbol_start(&self, s: SymbolId) -> u64 {
         self.table(s.dso)
             .and_then(|t| t.get(s.index as usize))
@@ -622,6 +638,7 @@ pub fn same_build_id(recorded: &[u8], file: &[u8]) -> bool {
         || recorded == file
 }
 
-pub fn hex(bytes: &[u8]) -> String {
+/// Lowercase hexadecimal, as build-id cache paths spell build ids.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

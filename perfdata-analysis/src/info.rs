@@ -10,39 +10,61 @@ use std::fmt::Write as _;
 /// What `perfdata info` shows.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Info {
+    /// The recording's path (a file, or a `--threads` directory).
     pub path: String,
     /// Bytes on disk (all streams of a directory).
     pub size: u64,
+    /// `file` or `pipe`.
     pub layout: String,
+    /// `little` or `big`.
     pub endian: String,
+    /// The perf that recorded it (VERSION feature).
     pub perf_version: Option<String>,
+    /// HOSTNAME feature.
     pub hostname: Option<String>,
+    /// ARCH feature (`uname -m`).
     pub arch: Option<String>,
+    /// The kernel release (OSRELEASE feature, `uname -r`).
     pub kernel: Option<String>,
+    /// The `perf record` command line (CMDLINE feature), arguments joined by spaces.
     pub command_line: Option<String>,
     /// Compression (the COMPRESSED feature): "zstd level N, ratio R".
     pub compression: Option<String>,
+    /// Earliest record timestamp, in nanoseconds (records stamped 0 are ignored).
     pub first_time: Option<u64>,
+    /// Latest record timestamp, in nanoseconds.
     pub last_time: Option<u64>,
+    /// Records as [`Analyzer::run`] delivers them (a PERF_SAMPLE_READ sample once per
+    /// counter that moved).
     pub records: u64,
+    /// Samples and period per event, in attr order.
     pub events: Vec<EventCount>,
-    /// LOST records and the events they lost.
+    /// LOST records.
     pub lost_records: u64,
+    /// The events those LOST records lost, summed.
     pub lost_events: u64,
     /// LOST_SAMPLES records' total.
     pub lost_samples: u64,
+    /// THROTTLE and UNTHROTTLE records.
     pub throttle_records: u64,
-    /// Processes with most samples (pid, name, samples).
+    /// Processes with most samples (pid, name, samples), most first; the name is its
+    /// main thread's at the process's first sample.
     pub top_processes: Vec<(i32, String, u64)>,
-    /// Shared objects with most samples.
+    /// Shared objects with most samples (full name, samples), most first; `[unknown]`
+    /// for samples outside any map.
     pub top_dsos: Vec<(String, u64)>,
+    /// Where kernel symbols come from, and why ([`Analyzer::kernel_symbols`]).
     pub kernel_symbols: String,
 }
 
+/// One event's totals in [`Info`].
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EventCount {
+    /// The event's name.
     pub name: String,
+    /// Number of its samples.
     pub samples: u64,
+    /// Their periods summed (perf's "Event count").
     pub period: u64,
 }
 

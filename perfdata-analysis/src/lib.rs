@@ -25,6 +25,8 @@
 //! # Ok::<(), perfdata::rt::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod collapse;
 pub mod dso;
 #[cfg(feature = "gperftools")]
@@ -78,12 +80,18 @@ pub struct AnalyzerOptions {
 pub struct SampleInfo<'a> {
     /// Index of its attr (event) in the recording.
     pub event: usize,
+    /// PERF_SAMPLE_TIME, in nanoseconds of the recording's clock; `None` when the event
+    /// does not sample it.
     pub time: Option<u64>,
+    /// Process id; -1 when the event does not sample PERF_SAMPLE_TID.
     pub pid: i32,
+    /// Thread id; -1 when the event does not sample PERF_SAMPLE_TID.
     pub tid: i32,
+    /// PERF_SAMPLE_CPU; `None` when the event does not sample it.
     pub cpu: Option<u32>,
     /// The sample's period, or the attr's when the sample has none (as perf does).
     pub period: u64,
+    /// PERF_SAMPLE_IP: the sampled address (0 when the event does not sample it).
     pub ip: u64,
     /// The sample's cpumode is the kernel's.
     pub kernel: bool,
@@ -91,6 +99,8 @@ pub struct SampleInfo<'a> {
     pub regs_user_mask: u64,
     /// The recording's byte order (of the stack copy's words).
     pub endian: perfdata::Endianness,
+    /// The whole sample, for the parts not copied here (callchain, registers, stack
+    /// copy, read values).
     pub view: SampleView<'a>,
 }
 
@@ -98,21 +108,33 @@ pub struct SampleInfo<'a> {
 /// its sample (if it is one) ready for [`Machine::frames`].
 #[derive(Clone, Copy)]
 pub struct Replayed<'a> {
+    /// The recording's parsed main file: attrs, features, and what decodes records.
     pub data: &'a PerfData<'a>,
+    /// Which file of a `--threads` directory the record is in ([`Place::Main`] otherwise).
     pub place: Place,
+    /// Whether the record was in the input itself or decompressed from a COMPRESSED one.
     pub origin: Origin,
+    /// The record, undecoded ([`Replayed::decode`] decodes it).
     pub rec: &'a RawRecord<'a>,
+    /// Its attr and what decoding it needs.
     pub ctx: &'a RecordCtx,
+    /// The record's timestamp (SAMPLE's `time` or the sample_id trailer's), in
+    /// nanoseconds; `None` when it has none.
     pub time: Option<u64>,
+    /// `Some` for a SAMPLE record (one per counter read for PERF_SAMPLE_READ samples,
+    /// see [`Analyzer::expand_read`]).
     pub sample: Option<SampleInfo<'a>>,
 }
 
 /// A recording opened for analysis: events named, build ids known, kernel symbols chosen.
 pub struct Analyzer<'r> {
     recording: &'r Recording,
+    /// The recording's main file parsed: header, attrs, features.
     pub data: PerfData<'r>,
+    /// The processes' state at the current point of [`Analyzer::run`]; after it, as the
+    /// last stream walked left it.
     pub machine: Machine,
-    /// Event names by attr index.
+    /// Event names by attr index (a pipe's EVENT_UPDATE names applied).
     pub events: Vec<String>,
     progress: Option<ProgressReport<'r>>,
     /// perf's per-id counter values of PERF_SAMPLE_READ samples (periods are deltas).
@@ -125,7 +147,10 @@ pub struct Analyzer<'r> {
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
+    /// Offset of the record being walked, in bytes.
     pub done: u64,
+    /// Size of the recording in bytes: its file, plus every `data.N` stream of a
+    /// directory.
     pub total: u64,
 }
 
@@ -151,6 +176,10 @@ impl ProgressReport<'_> {
 }
 
 impl<'r> Analyzer<'r> {
+    /// Opens a recording for analysis: build ids, host and architecture from its features,
+    /// event names, kernel symbols as `opts` chooses; nothing is replayed yet. A pipe's
+    /// event names and architecture come from its leading records (its other header
+    /// records are applied as [`Analyzer::run`] meets them).
     pub fn open(recording: &'r Recording, opts: &AnalyzerOptions) -> Result<Self, Error> {
         let data = recording.data()?;
         let mut sources = SymbolSources {
@@ -257,6 +286,7 @@ impl<'r> Analyzer<'r> {
         });
     }
 
+    /// The recording this analyzer reads.
     pub fn recording(&self) -> &'r Recording {
         self.recording
     }

@@ -16,30 +16,53 @@ use std::collections::BTreeMap;
 /// A side-band record, decoded and owned (directory mode replays them per stream).
 #[derive(Debug, Clone)]
 pub enum SideEvent {
+    /// COMM: a thread (re)named.
     Comm {
+        /// Its process.
         pid: i32,
+        /// The thread.
         tid: i32,
+        /// The new name.
         comm: String,
+        /// Renamed by an exec (PERF_RECORD_MISC_COMM_EXEC).
         exec: bool,
     },
+    /// FORK: a thread created.
     Fork {
+        /// The new thread's process (the parent's for a new thread of it).
         pid: i32,
+        /// The parent's process.
         ppid: i32,
+        /// The new thread.
         tid: i32,
+        /// The thread that forked.
         ptid: i32,
     },
+    /// EXIT: a thread ended ([`Machine::apply`] changes nothing: its name and maps stay).
     Exit {
+        /// Its process.
         pid: i32,
+        /// The thread.
         tid: i32,
     },
+    /// MMAP or MMAP2: a range mapped.
     Mmap {
+        /// The process; -1 for the kernel's maps.
         pid: i32,
+        /// First address.
         start: u64,
+        /// Length in bytes.
         len: u64,
+        /// File offset mapped at `start` (the kernel's map: the address of `_text`).
         pgoff: u64,
+        /// The file, or a name such as `[kernel.kallsyms]_text`, `//anon`, `[vdso]`.
         filename: String,
+        /// MMAP2's build id, when it carries one.
         build_id: Option<Vec<u8>>,
+        /// Executable (MMAP2's `prot`; MMAP: no data misc bit). A process's other maps
+        /// are not kept.
         exec: bool,
+        /// Recorded in kernel cpumode: a kernel or module map.
         kernel: bool,
     },
 }
@@ -104,10 +127,13 @@ impl SideEvent {
 /// A mapped range of a process (or of the kernel).
 #[derive(Debug, Clone, Copy)]
 pub struct Map {
+    /// First address.
     pub start: u64,
     /// Exclusive.
     pub end: u64,
+    /// File offset mapped at `start`.
     pub pgoff: u64,
+    /// The object mapped.
     pub dso: DsoId,
 }
 
@@ -130,7 +156,9 @@ pub struct CommId(pub u32);
 /// One thread.
 #[derive(Debug, Clone)]
 pub struct Thread {
+    /// Its process.
     pub pid: i32,
+    /// Its thread id.
     pub tid: i32,
     /// `None` until a COMM or FORK names it (perf then shows `:TID`).
     pub comm: Option<CommId>,
@@ -152,10 +180,13 @@ impl Thread {
 /// A resolved address: the map it is in, and the symbol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Frame {
+    /// The address; 0 in a [`Frame::truncated`] frame.
     pub ip: u64,
+    /// Looked up in the kernel's maps rather than the process's.
     pub kernel: bool,
     /// (DSO, map-relative address) when a map covers the address.
     pub dso: Option<(DsoId, u64)>,
+    /// The function covering the address; `None` when no map or symbol does.
     pub symbol: Option<SymbolId>,
     /// Not an address: the outermost end of a stack whose unwinding stopped short (the
     /// stack copy ended, no rule applied, the frame limit). Shown as `[truncated]`.
@@ -181,6 +212,7 @@ pub const TRUNCATED: &str = "[truncated]";
 /// The state of every process and thread at the current point of a recording.
 #[derive(Debug)]
 pub struct Machine {
+    /// Every object mapped so far, with its symbols.
     pub dsos: Dsos,
     threads: FxHashMap<i32, Thread>,
     maps: FxHashMap<i32, Maps>,
@@ -198,6 +230,8 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// A machine with only perf's idle thread (`swapper`, tid 0), default
+    /// [`StackOptions`] and this host's architecture until [`Machine::set_stacks`].
     pub fn new(dsos: Dsos) -> Self {
         let mut m = Machine {
             dsos,
@@ -314,6 +348,7 @@ impl Machine {
         self.unwinding.get_mut().reset();
     }
 
+    /// A thread known at this point of the recording.
     pub fn thread(&self, tid: i32) -> Option<&Thread> {
         self.threads.get(&tid)
     }
@@ -364,6 +399,8 @@ impl Machine {
         t.unnamed = Some(unnamed);
     }
 
+    /// Updates processes, threads and maps with one side-band record (perf's rules: see
+    /// the module's documentation).
     pub fn apply(&mut self, ev: &SideEvent) {
         match ev {
             SideEvent::Comm { pid, tid, comm, .. } => {

@@ -45,10 +45,15 @@ impl Default for ExportOptions {
 /// What one recording gave.
 #[derive(Debug, Clone, Default)]
 pub struct ExportSummary {
+    /// Rows of the `samples` table: the recording's samples.
     pub samples: u64,
+    /// Distinct stacks (rows of `stacks`).
     pub stacks: u64,
+    /// Distinct frames (rows of `frames`).
     pub frames: u64,
+    /// Bytes read: the recording's file, plus every `data.N` stream of a directory.
     pub input_bytes: u64,
+    /// Bytes written: this recording's part of every table.
     pub output_bytes: u64,
 }
 

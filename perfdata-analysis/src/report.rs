@@ -12,14 +12,22 @@ use std::fmt::Write as _;
 /// A column of the report (perf's `--sort` keys of the same names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
+    /// The thread's name (`comm`).
     Comm,
+    /// The process id with its name (`pid`, shown `PID:comm`).
     Pid,
+    /// The thread id (`tid`).
     Tid,
+    /// The shared object's short name (`dso`), `[unknown]` outside any map.
     Dso,
+    /// The function, or the address where no symbol covers it, after perf's `[k]`/`[.]`
+    /// level mark (`sym`).
     Sym,
 }
 
 impl SortKey {
+    /// A comma-separated `--sort` list (`comm,dso,sym`); an unknown key is an error that
+    /// names the known ones.
     pub fn parse(list: &str) -> Result<Vec<SortKey>, String> {
         list.split(',')
             .map(|k| match k.trim() {
@@ -69,7 +77,9 @@ enum SymKey {
 pub struct Row {
     /// The sort keys' values, rendered as perf prints them, in `--sort` order.
     pub keys: Vec<String>,
+    /// Samples in the row (perf's `Samples` column, `-n`).
     pub samples: u64,
+    /// Their periods summed.
     pub period: u64,
     /// Share of the event's total period, in percent.
     pub percent: f64,
@@ -79,18 +89,24 @@ pub struct Row {
     pub callers: Vec<(Vec<String>, u64)>,
 }
 
-/// The report of one event.
+/// The report of one event (only events with samples get one).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct EventReport {
+    /// The event's name.
     pub event: String,
+    /// Its samples (perf's `# Samples`).
     pub samples: u64,
+    /// Their periods summed (perf's "Event count (approx.)").
     pub period: u64,
+    /// Largest period first; ties by command, pid, tid, object name, then symbol address
+    /// (perf's sort functions).
     pub rows: Vec<Row>,
 }
 
 /// Options of [`report`].
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
+    /// The columns, in order (perf's `--sort`; default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
     /// Collect the caller chains of every row (`-g`).
     pub callers: bool,

@@ -13,7 +13,9 @@ use std::collections::BTreeMap;
 /// Column names of the CSV files (serde writes them with the first row; these are for a
 /// table without rows, and are checked against the rows' names by a test).
 pub const STAT_COLUMNS: &[&str] = &["type", "event", "count"];
+/// Columns of `overview.csv` ([`OverviewRow`]).
 pub const OVERVIEW_COLUMNS: &[&str] = &["nr", "type", "event", "pid", "tid", "time", "info"];
+/// Columns of `processes.csv` ([`ProcessRow`]).
 pub const PROCESS_COLUMNS: &[&str] = &[
     "pid",
     "name",
@@ -23,6 +25,7 @@ pub const PROCESS_COLUMNS: &[&str] = &[
     "samples",
     "period",
 ];
+/// Columns of `results.csv` ([`FunctionRow`]).
 pub const RESULT_COLUMNS: &[&str] = &[
     "event",
     "function",
@@ -36,22 +39,30 @@ pub const RESULT_COLUMNS: &[&str] = &[
 /// One row of `stat.csv`: records of a type (samples: per event).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TypeCount {
+    /// The record type's name (`SAMPLE`, `MMAP2`, …; its number when it has none).
     #[serde(rename = "type")]
     pub type_: String,
     /// The event, for SAMPLE rows.
     pub event: String,
+    /// Records of that type (and event).
     pub count: u64,
 }
 
 /// One row of `overview.csv`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct OverviewRow {
+    /// Position in time order, from 0.
     pub nr: u64,
+    /// The record type's name, as in [`TypeCount::type_`].
     #[serde(rename = "type")]
     pub type_: String,
+    /// The event, for samples; empty otherwise.
     pub event: String,
+    /// For samples, COMM, FORK, EXIT, MMAP and MMAP2 records.
     pub pid: Option<i32>,
+    /// For samples, COMM, FORK and EXIT records.
     pub tid: Option<i32>,
+    /// The record's timestamp, in nanoseconds.
     pub time: Option<u64>,
     /// MMAP: file, address, size, offset; COMM: name; FORK/EXIT: parent pid; SAMPLE: ip
     /// and period.
@@ -61,33 +72,54 @@ pub struct OverviewRow {
 /// One row of `processes.csv`.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ProcessRow {
+    /// The process; -1 for the kernel's maps.
     pub pid: i32,
+    /// The last COMM of its main thread, else its name at the end of the recording;
+    /// `[kernel]` for pid -1.
     pub name: String,
+    /// Its MMAP and MMAP2 records (executable or not).
     pub mmaps: u64,
+    /// When its main thread was forked, in nanoseconds.
     pub fork_time: Option<u64>,
+    /// When its main thread exited, in nanoseconds.
     pub exit_time: Option<u64>,
+    /// Its samples, all events together.
     pub samples: u64,
+    /// Their periods summed.
     pub period: u64,
 }
 
 /// One row of `results.csv`.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FunctionRow {
+    /// The event's name.
     pub event: String,
+    /// The name perf prints, or the address (map-relative when a map covers it) as
+    /// `0x…`.
     pub function: String,
+    /// The object's full name; `[unknown]` outside any map.
     pub dso: String,
+    /// The source file of the function's first address (DWARF); empty without line
+    /// tables ([`crate::AnalyzerOptions::lines`]).
     pub source_file: String,
+    /// Samples whose ip is in it.
     pub samples: u64,
+    /// Their periods summed.
     pub period: u64,
+    /// Share of the event's total period, in percent.
     pub percent: f64,
 }
 
 /// All four tables.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Stats {
+    /// `stat.csv`, by record type number, then event.
     pub stat: Vec<TypeCount>,
+    /// `overview.csv`: always empty from [`stats`], which hands its rows to a callback.
     pub overview: Vec<OverviewRow>,
+    /// `processes.csv`, by pid.
     pub processes: Vec<ProcessRow>,
+    /// `results.csv`, by event name, then largest period first.
     pub results: Vec<FunctionRow>,
 }
 

@@ -8,6 +8,8 @@ use std::path::Path;
 /// One function.
 #[derive(Debug, Clone)]
 pub struct Symbol {
+    /// First address, as the table states it (an ELF file's own addresses; kallsyms and
+    /// JIT maps: runtime addresses).
     pub start: u64,
     /// Exclusive.
     pub end: u64,
@@ -103,18 +105,22 @@ impl SymbolTable {
         (addr < s.end).then_some((i, s))
     }
 
+    /// The symbol at an index (as [`SymbolTable::find`] gives it).
     pub fn get(&self, index: usize) -> Option<&Symbol> {
         self.symbols.get(index)
     }
 
+    /// Number of symbols (aliases merged).
     pub fn len(&self) -> usize {
         self.symbols.len()
     }
 
+    /// It holds no symbols (a DSO's: no symbol file was found or read).
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
     }
 
+    /// The symbols by address.
     pub fn iter(&self) -> impl Iterator<Item = &Symbol> {
         self.symbols.iter()
     }
@@ -183,6 +189,7 @@ pub fn demangle(name: &str) -> String {
 /// addresses.
 #[derive(Debug, Default)]
 pub struct ElfInfo {
+    /// The GNU build-id note, if the file has one.
     pub build_id: Option<Vec<u8>>,
     /// `.symtab` present (a debug file or an unstripped binary).
     pub has_symtab: bool,
@@ -195,6 +202,7 @@ pub struct ElfInfo {
     plt: Vec<Symbol>,
     /// PT_LOAD segments: (file offset, size in file, virtual address, executable).
     loads: Vec<(u64, u64, u64, bool)>,
+    /// `.debug_info` present and not empty: source lines and inline frames can be read.
     pub has_dwarf: bool,
     /// `.dynsym` with contents (a debug-only file keeps it as NOBITS).
     has_dynsym_data: bool,
@@ -222,6 +230,7 @@ impl ElfInfo {
         obj.build_id().ok().flatten().map(<[u8]>::to_vec)
     }
 
+    /// [`ElfInfo::read`] from bytes in memory; `None` when they are not ELF.
     pub fn parse(bytes: &[u8]) -> Option<ElfInfo> {
         let obj = object::File::parse(bytes).ok()?;
         if !matches!(obj, object::File::Elf32(_) | object::File::Elf64(_)) {
@@ -472,7 +481,9 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
 /// The kernel's symbols and each module's.
 #[derive(Debug, Default)]
 pub struct KernelSymbols {
+    /// The kernel image's text symbols.
     pub kernel: SymbolTable,
+    /// Each module's, by name without brackets (`ext4`); empty from a vmlinux.
     pub modules: std::collections::HashMap<String, SymbolTable>,
 }
 

@@ -34,8 +34,9 @@ pub struct UnwoundSummary {
     pub unwound: u64,
     /// Of those, the ones whose walk stopped short of the outermost frame.
     pub cut: u64,
-    /// Bytes of the input and of the output.
+    /// Size of the input file, in bytes.
     pub input_bytes: u64,
+    /// Size of the written file, in bytes.
     pub output_bytes: u64,
 }
 

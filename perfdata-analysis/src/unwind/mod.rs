@@ -86,9 +86,11 @@ pub struct UnwindStats {
     pub samples: u64,
     /// Frames recovered (the pcs included).
     pub frames: u64,
-    /// Samples whose walk ended short, by reason.
+    /// Walks that ended where the stack copy did ([`StackEnd::Truncated`]).
     pub truncated: u64,
+    /// Walks where no rule recovered a caller ([`StackEnd::Lost`]).
     pub lost: u64,
+    /// Walks stopped by the frame limit ([`StackEnd::Limit`], perf's `--max-stack`).
     pub limited: u64,
 }
 

@@ -9,7 +9,9 @@ use perfdata::types::SampleRegsAbi;
 /// register numbers mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arch {
+    /// 64-bit x86 (`x86_64`, `amd64`).
     X86_64,
+    /// 64-bit ARM (`aarch64`, `arm64`).
     Aarch64,
     /// 32-bit x86 (i386 to i686).
     X86,
