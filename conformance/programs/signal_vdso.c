@@ -55,5 +55,5 @@ int main(void)
     }
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, 0);
-    return (int)(sink & 1);
+    return 0;
 }

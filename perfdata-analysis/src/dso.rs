@@ -151,6 +151,9 @@ pub struct Dsos {
     kernel_ref: Option<u64>,
     /// That minus `_text` in the symbols used (KASLR: another boot of the same kernel).
     kernel_reloc: OnceCell<u64>,
+    /// This process's own vdso, copied to a file (perf's fallback for a recording made
+    /// on this machine without the vdso in a build-id cache).
+    own_vdso: OnceCell<Option<tempfile::TempPath>>,
 }
 
 /// The short name perf shows: the file name, `[module]` for kernel modules.
@@ -176,6 +179,7 @@ impl Dsos {
             host: RecordedHost::default(),
             kernel_ref: None,
             kernel_reloc: OnceCell::new(),
+            own_vdso: OnceCell::new(),
         }
     }
 
@@ -555,6 +559,13 @@ impl Dsos {
         if dso.name.starts_with('/') {
             candidates.push(PathBuf::from(&dso.name));
         }
+        // As perf: the vdso of the running kernel, when it is the recorded one (the build
+        // id is checked below like any candidate's).
+        if dso.name == "[vdso]" {
+            if let Some(own) = self.own_vdso.get_or_init(own_vdso) {
+                candidates.push(own.to_path_buf());
+            }
+        }
         let mut symbols: Option<(PathBuf, ElfInfo)> = None;
         let mut runtime: Option<(PathBuf, ElfInfo)> = None;
         for path in candidates {
@@ -611,6 +622,31 @@ impl Dsos {
             unwind: OnceCell::new(),
         }
     }
+}
+
+/// This process's vdso image (its `[vdso]` mapping, read through `/proc/self/mem`),
+/// written to a temporary file for the ELF readers; `None` where there is none.
+fn own_vdso() -> Option<tempfile::TempPath> {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+    let start = u64::from_str_radix(start, 16).ok()?;
+    let end = u64::from_str_radix(end, 16).ok()?;
+    // A vdso is a few pages; anything else is not one.
+    let len = usize::try_from(end.checked_sub(start)?)
+        .ok()
+        .filter(|&l| l <= 1 << 20)?;
+    let mut mem = std::fs::File::open("/proc/self/mem").ok()?;
+    mem.seek(SeekFrom::Start(start)).ok()?;
+    let mut image = vec![0; len];
+    mem.read_exact(&mut image).ok()?;
+    let mut file = tempfile::Builder::new()
+        .prefix("perfdata-vdso-")
+        .tempfile()
+        .ok()?;
+    file.write_all(&image).ok()?;
+    Some(file.into_temp_path())
 }
 
 /// Languages whose linkage names are mangled (binutils' `mangle_style`).
