@@ -489,14 +489,7 @@ fn side_event(
     ctx: &RecordCtx,
 ) -> Result<Option<SideEvent>, Error> {
     let ty = rec.record_type();
-    if !matches!(
-        ty,
-        RecordType::COMM
-            | RecordType::FORK
-            | RecordType::EXIT
-            | RecordType::MMAP
-            | RecordType::MMAP2
-    ) {
+    if !SideEvent::is_side_band(ty) {
         return Ok(None);
     }
     let body = data.decode(rec, ctx)?;

@@ -7,7 +7,7 @@ use crate::dso::{DsoId, DsoKind, Dsos, SymbolId};
 use crate::stack::{Stack, StackOptions};
 use crate::unwind::{Arch, MappedObject, StackEnd, UnwindStats, Unwinding};
 use crate::SampleInfo;
-use perfdata::types::{Mmap2FileId, RecordBody};
+use perfdata::types::{Mmap2FileId, RecordBody, RecordType};
 use perfdata::Error;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -73,6 +73,18 @@ const MISC_COMM_EXEC: u16 = 1 << 13;
 const MISC_MMAP_DATA: u16 = 1 << 13;
 
 impl SideEvent {
+    /// Records of this type carry side-band content (processes and maps).
+    pub fn is_side_band(ty: RecordType) -> bool {
+        matches!(
+            ty,
+            RecordType::COMM
+                | RecordType::FORK
+                | RecordType::EXIT
+                | RecordType::MMAP
+                | RecordType::MMAP2
+        )
+    }
+
     /// The side-band content of a decoded record, if it has any.
     pub fn from_record(misc: u16, body: &RecordBody<'_>) -> Option<SideEvent> {
         let kernel_mode = misc & 7 == MISC_CPUMODE_KERNEL;

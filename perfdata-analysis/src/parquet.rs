@@ -369,14 +369,7 @@ pub fn export_recording(
         }
         let Some(smp) = &item.sample else {
             let ty = item.rec.record_type();
-            if matches!(
-                ty,
-                RecordType::COMM
-                    | RecordType::FORK
-                    | RecordType::EXIT
-                    | RecordType::MMAP
-                    | RecordType::MMAP2
-            ) {
+            if SideEvent::is_side_band(ty) {
                 // The maps may have changed: resolve stacks afresh.
                 resolved.clear();
             }

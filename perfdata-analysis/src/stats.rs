@@ -177,14 +177,7 @@ pub fn stats(
             *totals.entry(s.event).or_default() += s.period;
         } else {
             *types.entry((ty.0, usize::MAX)).or_default() += 1;
-            if matches!(
-                ty,
-                RecordType::COMM
-                    | RecordType::FORK
-                    | RecordType::EXIT
-                    | RecordType::MMAP
-                    | RecordType::MMAP2
-            ) {
+            if SideEvent::is_side_band(ty) {
                 let body = item.decode()?;
                 describe(
                     &body,

@@ -4,16 +4,18 @@
 //! `wait4`, and `RssAnon` polled from `/proc/PID/status` — memory beyond the mapped input,
 //! since the mapped file's pages count as `RssFile`.
 
+mod dwarf;
+mod runner;
+mod table;
+
 use anyhow::{bail, Context, Result};
+use runner::{check_status, measure_workload, Env, Measured, Workload, LONG_RUN};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use table::{render, Row, Speed};
 
-/// "RSS bounded": peak anonymous RSS at most this, whatever the input size.
-const RSS_BOUND_KIB: u64 = 64 * 1024;
-/// A workload whose first run takes longer than this is run only once.
-const LONG_RUN: Duration = Duration::from_secs(60);
 const LOAD_SOURCE: &str = include_str!("bench_load.c");
 
 pub struct Options {
@@ -22,6 +24,10 @@ pub struct Options {
     pub runs: usize,
     pub quick: bool,
     pub out: Option<PathBuf>,
+    /// The `--call-graph dwarf` table (full bench only): its recording's size, or none.
+    pub dwarf_mb: Option<u64>,
+    /// Only the `--call-graph dwarf` table.
+    pub dwarf_only: bool,
 }
 
 impl Options {
@@ -32,6 +38,8 @@ impl Options {
             runs: 5,
             quick: false,
             out: None,
+            dwarf_mb: Some(600),
+            dwarf_only: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -46,12 +54,19 @@ impl Options {
                 "--runs" => o.runs = number(value("--runs")?, "--runs")?,
                 "--out" => o.out = Some(value("--out")?.into()),
                 "--quick" => o.quick = true,
+                "--dwarf-mb" => o.dwarf_mb = Some(number(value("--dwarf-mb")?, "--dwarf-mb")?),
+                "--no-dwarf" => o.dwarf_mb = None,
+                "--dwarf-only" => o.dwarf_only = true,
                 other => bail!("bench: unknown argument {other:?}"),
             }
         }
         if o.quick {
             o.size_mb = 4;
             o.runs = 1;
+            o.dwarf_mb = None;
+        }
+        if o.dwarf_only && (o.dwarf_mb.is_none() || o.out.is_some()) {
+            bail!("bench: --dwarf-only measures the dwarf table alone (not with --quick, --no-dwarf or --out)");
         }
         if o.runs == 0 || o.size_mb == 0 {
             bail!("bench: --runs and --size-mb must be at least 1");
@@ -63,17 +78,6 @@ impl Options {
 fn number<T: std::str::FromStr>(s: &str, name: &str) -> Result<T> {
     s.parse()
         .map_err(|_| anyhow::anyhow!("{name}: expected a whole number, got {s:?}"))
-}
-
-/// Where the binaries and the scratch files live.
-struct Env {
-    root: PathBuf,
-    bench_bin: PathBuf,
-    perfdata_bin: PathBuf,
-    scratch: PathBuf,
-    perf: bool,
-    /// `go tool pprof` runs (the peer of the gperftools profile row).
-    go: bool,
 }
 
 pub fn run(root: &Path, opts: &Options) -> Result<()> {
@@ -120,11 +124,36 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
             .status()
             .is_ok_and(|s| s.success()),
     };
+    if opts.dwarf_only {
+        let mb = opts.dwarf_mb.unwrap_or(600);
+        print!("\n{}", dwarf::measure(&env, mb, opts.runs)?.markdown);
+        return Ok(());
+    }
     let input = get_input(&env, opts)?;
     let table = measure(&env, &input, opts)?;
     print!("\n{}", table.markdown);
+    let dwarf = match opts.dwarf_mb {
+        Some(mb) if env.perf => Some(dwarf::measure(&env, mb, opts.runs)?),
+        Some(_) => {
+            println!("skipped the --call-graph dwarf table: perf does not run here");
+            None
+        }
+        None => None,
+    };
+    if let Some(d) = &dwarf {
+        print!("\n{}", d.markdown);
+    }
     if let Some(out) = &opts.out {
-        let doc = document(&env, opts, &input, &table)?;
+        let mut doc = document(&env, opts, &input, &table)?;
+        if let Some(d) = &dwarf {
+            let _ = write!(
+                doc,
+                "\n## `--call-graph dwarf` recordings\n\n* input: {}\n* peers: perf \
+                 (unwinds with libunwind, names inline frames with addr2line), samply \
+                 (framehop) when installed\n\n{}",
+                d.input, d.markdown
+            );
+        }
         let out = root.join(out);
         std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
         println!("\nwrote {}", out.display());
@@ -252,240 +281,6 @@ fn synthesize(env: &Env, mb: u64, out: &Path) -> Result<()> {
     )?;
     std::fs::remove_file(&pipe)?;
     Ok(())
-}
-
-fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
-    let out = cmd.output().with_context(|| format!("running {what}"))?;
-    if !out.status.success() {
-        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(())
-}
-
-/// One workload's figures over its runs.
-struct Measured {
-    /// Median wall time.
-    wall: Duration,
-    runs: usize,
-    /// Largest `ru_maxrss` of the runs, KiB.
-    max_rss_kib: u64,
-    /// Largest `RssAnon` seen while polling, KiB.
-    max_anon_kib: u64,
-    /// What the first run printed.
-    stdout: String,
-}
-
-/// A command to time; `stdin` feeds it a file through `cat` (a real pipe).
-struct Workload {
-    program: PathBuf,
-    args: Vec<String>,
-    stdin_cat: Option<PathBuf>,
-    keep_stdout: bool,
-    /// Removed before each run (untimed): writers are measured writing a new file, as
-    /// `cp` is, never replacing the last run's output.
-    fresh_output: Option<PathBuf>,
-}
-
-impl Workload {
-    fn new(program: &Path, args: &[&str]) -> Self {
-        Workload {
-            program: program.to_path_buf(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            stdin_cat: None,
-            keep_stdout: false,
-            fresh_output: None,
-        }
-    }
-    /// The same workload, writing `out` afresh at each run.
-    fn writing(mut self, out: &str) -> Self {
-        self.fresh_output = Some(PathBuf::from(out));
-        self
-    }
-    fn describe(&self) -> String {
-        let name = self
-            .program
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy();
-        let cmd = format!("{name} {}", self.args.join(" "));
-        match &self.stdin_cat {
-            Some(f) => format!("cat {} | {cmd}", f.display()),
-            None => cmd,
-        }
-    }
-}
-
-fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
-    let mut walls = vec![];
-    let mut m = Measured {
-        wall: Duration::ZERO,
-        runs: 0,
-        max_rss_kib: 0,
-        max_anon_kib: 0,
-        stdout: String::new(),
-    };
-    for i in 0..runs {
-        let (wall, rss, anon, stdout) =
-            run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
-        if i == 0 {
-            m.stdout = stdout;
-        } else if stdout != m.stdout {
-            bail!(
-                "`{}` printed {:?} then {:?}: the workload is not deterministic",
-                w.describe(),
-                m.stdout.trim(),
-                stdout.trim()
-            );
-        }
-        walls.push(wall);
-        m.max_rss_kib = m.max_rss_kib.max(rss);
-        m.max_anon_kib = m.max_anon_kib.max(anon);
-        if wall > LONG_RUN {
-            break;
-        }
-    }
-    walls.sort();
-    m.runs = walls.len();
-    m.wall = walls[walls.len() / 2];
-    println!(
-        "  {:<60} {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
-        w.describe(),
-        m.wall.as_secs_f64(),
-        m.max_rss_kib as f64 / 1024.0,
-        m.max_anon_kib as f64 / 1024.0,
-        m.runs,
-        if m.runs == 1 { "" } else { "s" }
-    );
-    Ok(m)
-}
-
-/// Runs `w` once: wall time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
-fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, String)> {
-    if let Some(out) = &w.fresh_output {
-        let _ = std::fs::remove_file(out);
-    }
-    let stderr_path = env.scratch.join("workload.stderr");
-    let mut cmd = Command::new(&w.program);
-    cmd.args(&w.args)
-        .stderr(std::fs::File::create(&stderr_path)?)
-        .stdout(if w.keep_stdout {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-    let mut cat: Option<Child> = None;
-    if let Some(f) = &w.stdin_cat {
-        let mut c = Command::new("cat")
-            .arg(f)
-            .stdout(Stdio::piped())
-            .spawn()
-            .context("running cat")?;
-        cmd.stdin(c.stdout.take().expect("cat's stdout is piped"));
-        cat = Some(c);
-    }
-    let start = Instant::now();
-    let mut child = cmd.spawn()?;
-    let (status, rss_kib, anon_kib) = wait_watching_memory(child.id())?;
-    let wall = start.elapsed();
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        std::io::Read::read_to_string(&mut out, &mut stdout)?;
-    }
-    if let Some(mut c) = cat {
-        c.wait()?;
-    }
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-        bail!("failed (wait status {status:#x}): {}", stderr.trim());
-    }
-    Ok((wall, rss_kib, anon_kib, stdout))
-}
-
-/// Reaps `pid` with `wait4`, polling its `RssAnon` every 2 ms until it exits.
-fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64)> {
-    let pid = pid as libc::pid_t;
-    let status_file = format!("/proc/{pid}/status");
-    let mut anon_kib = 0u64;
-    loop {
-        let mut status = 0;
-        // SAFETY: plain syscall on our own child; `usage` is a valid out-pointer.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid {
-            return Ok((status, usage.ru_maxrss as u64, anon_kib));
-        }
-        if r < 0 {
-            return Err(std::io::Error::last_os_error()).context("wait4");
-        }
-        if let Ok(text) = std::fs::read_to_string(&status_file) {
-            anon_kib = anon_kib.max(rss_anon_kib(&text).unwrap_or(0));
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// The `RssAnon:` line of a `/proc/PID/status`, in KiB.
-fn rss_anon_kib(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// What a row requires.
-#[derive(Clone, Copy)]
-enum Speed {
-    /// peer time / our time at least this.
-    FasterThanPeer(f64),
-    /// our time / peer time at most this.
-    AtMostPeerTimes(f64),
-    /// MB of input per second at least this.
-    AtLeastMBps(f64),
-    None,
-}
-
-#[derive(Clone)]
-struct Row {
-    work: &'static str,
-    ours: &'static str,
-    peer: Option<&'static str>,
-    speed: Speed,
-    rss_bounded: bool,
-    /// Report MB/s and samples/s.
-    decode: bool,
-}
-
-impl Row {
-    fn new(work: &'static str, ours: &'static str) -> Self {
-        Row {
-            work,
-            ours,
-            peer: None,
-            speed: Speed::None,
-            rss_bounded: false,
-            decode: false,
-        }
-    }
-    fn peer(self, peer: &'static str, speed: Speed) -> Self {
-        Row {
-            peer: Some(peer),
-            speed,
-            ..self
-        }
-    }
-    fn speed(self, speed: Speed) -> Self {
-        Row { speed, ..self }
-    }
-    fn rss_bounded(self) -> Self {
-        Row {
-            rss_bounded: true,
-            ..self
-        }
-    }
-    fn decode(self) -> Self {
-        Row {
-            decode: true,
-            ..self
-        }
-    }
 }
 
 struct Table {
@@ -616,7 +411,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         workloads.push(("gp-go", Workload::new(Path::new("env"), &args)));
     }
     println!("measuring ({} run(s) each, median)", opts.runs);
-    let mut results = std::collections::HashMap::new();
+    let mut results = HashMap::new();
     for (key, w) in &workloads {
         results.insert(*key, measure_workload(env, w, opts.runs)?);
     }
@@ -711,81 +506,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
                 .decode(),
         );
     }
-    let mut md = String::from(
-        "| work | ours (s) | peer (s) | ratio | target | met? | peak RSS (MiB) | peak anon RSS (MiB) | MB/s | samples/s |\n\
-         |---|---:|---:|---:|---|---|---:|---:|---:|---:|\n",
-    );
-    for row in &rows {
-        let ours = &results[row.ours];
-        let peer = row.peer.and_then(|p| results.get(p).map(|m| (p, m)));
-        let t = ours.wall.as_secs_f64();
-        let (ratio, speed_met) = match (row.speed, peer) {
-            (Speed::FasterThanPeer(min), Some((_, p))) => {
-                let r = p.wall.as_secs_f64() / t;
-                let ratio = if r >= 1.0 {
-                    format!("{r:.1}× faster")
-                } else {
-                    format!("{:.1}× slower", 1.0 / r)
-                };
-                (ratio, Some(r >= min))
-            }
-            (Speed::AtMostPeerTimes(max), Some((_, p))) => {
-                let r = t / p.wall.as_secs_f64();
-                (format!("{r:.2}× {}", peer_name(row.peer)), Some(r <= max))
-            }
-            (Speed::AtLeastMBps(min), _) => {
-                let r = input.bytes as f64 / 1e6 / t;
-                (format!("{r:.0} MB/s"), Some(r >= min))
-            }
-            _ => ("—".into(), None),
-        };
-        let mut target = match row.speed {
-            Speed::FasterThanPeer(x) => format!("≥ {x}× faster"),
-            Speed::AtMostPeerTimes(x) => format!("≤ {x}× {}", peer_name(row.peer)),
-            Speed::AtLeastMBps(x) => format!("≥ {x} MB/s"),
-            Speed::None => String::new(),
-        };
-        let rss_met = row
-            .rss_bounded
-            .then_some(ours.max_anon_kib <= RSS_BOUND_KIB);
-        if row.rss_bounded {
-            target += if target.is_empty() {
-                "RSS bounded"
-            } else {
-                ", RSS bounded"
-            };
-        }
-        let met = match (row.speed, speed_met, rss_met) {
-            (Speed::None, _, Some(r)) => yes_no(r),
-            (_, None, _) => "n/a (no peer)".into(),
-            (_, Some(s), r) => yes_no(s && r.unwrap_or(true)),
-        };
-        let (mbs, sps) = if row.decode {
-            (
-                format!("{:.0}", input.bytes as f64 / 1e6 / t),
-                format!("{:.1} M", samples as f64 / 1e6 / t),
-            )
-        } else {
-            (String::new(), String::new())
-        };
-        let peer_time = peer.map_or("—".into(), |(_, p)| {
-            format!("{:.3}", p.wall.as_secs_f64())
-        });
-        writeln!(
-            md,
-            "| {} | {:.3} | {} | {} | {} | {} | {:.1} | {:.1} | {} | {} |",
-            row.work,
-            t,
-            peer_time,
-            ratio,
-            target,
-            met,
-            ours.max_rss_kib as f64 / 1024.0,
-            ours.max_anon_kib as f64 / 1024.0,
-            mbs,
-            sps
-        )?;
-    }
+    let mut md = render(&rows, &results, input.bytes, samples)?;
     if !opts.quick {
         writeln!(
             md,
@@ -819,23 +540,9 @@ fn dir_size(dir: &Path) -> u64 {
         .sum()
 }
 
-fn peer_name(peer: Option<&str>) -> &'static str {
-    match peer {
-        Some("scan") => "the scan",
-        Some("cp") => "cp",
-        Some("convert") => "copy-through",
-        Some("gp-go") => "go tool pprof",
-        _ => "the peer",
-    }
-}
-
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.into()
-}
-
 /// The three sample walks must report the same samples, frames and checksum before any
 /// ratio means anything.
-fn agreed_counts(results: &std::collections::HashMap<&str, Measured>) -> Result<(u64, u64)> {
+fn agreed_counts(results: &HashMap<&str, Measured>) -> Result<(u64, u64)> {
     let lines: Vec<(&str, &str)> = ["ours", "ours-ordered", "lpd"]
         .iter()
         .map(|k| (*k, results[k].stdout.trim()))
@@ -996,7 +703,7 @@ mod tests {
 
     fn walk(stdout: &str) -> Measured {
         Measured {
-            wall: Duration::ZERO,
+            wall: std::time::Duration::ZERO,
             runs: 1,
             max_rss_kib: 0,
             max_anon_kib: 0,
@@ -1017,7 +724,7 @@ mod tests {
     #[test]
     fn readers_must_agree_before_any_ratio() {
         let same = "samples=3 frames=10 checksum=00000000000000ff\n";
-        let mut results = std::collections::HashMap::new();
+        let mut results = HashMap::new();
         results.insert("ours", walk(same));
         results.insert("ours-ordered", walk(same));
         results.insert("lpd", walk(same));
@@ -1031,12 +738,5 @@ mod tests {
             err.contains("disagree") && err.contains("frames=9"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn reads_rss_anon_from_proc_status() {
-        let status = "Name:\tx\nVmRSS:\t  9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 7766 kB\n";
-        assert_eq!(rss_anon_kib(status), Some(1234));
-        assert_eq!(rss_anon_kib("Name:\tkthread\n"), None);
     }
 }

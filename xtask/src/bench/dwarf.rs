@@ -1,0 +1,221 @@
+//! The `--call-graph dwarf` table of the full bench (issue 19): the conformance suite's
+//! C++ program (`conformance/programs/dwarf_cpp.cpp`: STL containers, `std::sort`,
+//! exceptions; `g++ -O2 -g -fomit-frame-pointer`) run long under `perf record -F 4000
+//! --call-graph dwarf` — a recording of at least 500 MB, cached in `target/bench/` — and
+//! unwound by perf (libunwind), by samply (framehop, when installed) and by us. A small
+//! recording of the same program (one default run) shows that our peak memory follows the
+//! unwind tables touched, not the number of samples.
+
+use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::table::{render, Row, Speed};
+use anyhow::{bail, Context, Result};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const PROGRAM: &str = include_str!("../../../conformance/programs/dwarf_cpp.cpp");
+/// Rounds of the calibration recording (the program's default run is 120).
+const CALIBRATION_ROUNDS: u64 = 240;
+
+/// The table, and what it was measured on.
+pub(super) struct DwarfTable {
+    pub(super) markdown: String,
+    pub(super) input: String,
+}
+
+/// Records (or reuses) the dwarf recordings and measures the dwarf rows: `runs` runs of
+/// each workload, on a recording of about `mb` MB.
+pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
+    if !env.perf {
+        bail!("the dwarf table needs the system perf (to record its input, and as the peer)");
+    }
+    let program = build(env)?;
+    let big = env.scratch.join(format!("dwarf-cpp-{mb}mb.data"));
+    let small = env.scratch.join("dwarf-cpp-small.data");
+    if !big.exists() {
+        record_sized(&program, mb, &big)?;
+    }
+    if !small.exists() {
+        record(&program, 120, &small)?;
+    }
+    let file = big.to_str().context("input path is not UTF-8")?;
+    let small_file = small.to_str().context("input path is not UTF-8")?;
+    let unwound = env.scratch.join("dwarf-unwound.data");
+    let unwound_s = unwound.to_string_lossy().into_owned();
+    let samply_json = env.scratch.join("samply.json");
+    let samply_json_s = samply_json.to_string_lossy().into_owned();
+    let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
+    let perf = |args: &[&str]| Workload::new(Path::new("perf"), args);
+    let mut workloads: Vec<(&'static str, Workload)> = vec![
+        ("report-g", perfdata(&["report", "-g", file])),
+        ("collapse-inline", perfdata(&["collapse", "--inline", file])),
+        (
+            "collapse-inline-small",
+            perfdata(&["collapse", "--inline", small_file]),
+        ),
+        (
+            "convert-unwind",
+            perfdata(&["convert", "--unwind", file, "-o", &unwound_s]).writing(&unwound_s),
+        ),
+        (
+            "perf-report",
+            perf(&["report", "--stdio", "--no-children", "-i", file]),
+        ),
+        ("perf-script", perf(&["script", "-i", file])),
+    ];
+    let samply = Command::new("samply")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if samply {
+        workloads.push((
+            "samply",
+            Workload::new(
+                Path::new("samply"),
+                &["import", file, "--save-only", "-o", &samply_json_s],
+            )
+            .writing(&samply_json_s),
+        ));
+    }
+    println!("measuring the dwarf table ({runs} run(s) each, median)");
+    let mut results: HashMap<&str, Measured> = HashMap::new();
+    for (key, w) in &workloads {
+        results.insert(*key, measure_workload(env, w, runs)?);
+    }
+    let unwound_bytes = std::fs::metadata(&unwound).map_or(0, |m| m.len());
+    let _ = std::fs::remove_file(&unwound);
+    let _ = std::fs::remove_file(&samply_json);
+
+    let input_bytes = std::fs::metadata(&big)?.len();
+    let samples = sample_count(env, &big)?;
+    let mut rows = vec![
+        Row::new(
+            "`perfdata report -g` vs `perf report --stdio --no-children`",
+            "report-g",
+        )
+        .peer("perf-report", Speed::FasterThanPeer(5.0))
+        .decode(),
+        Row::new(
+            "`perfdata collapse --inline` vs `perf script`",
+            "collapse-inline",
+        )
+        .peer("perf-script", Speed::FasterThanPeer(5.0))
+        .decode(),
+    ];
+    if samply {
+        rows.push(
+            Row::new(
+                "`perfdata report -g` vs `samply import --save-only`",
+                "report-g",
+            )
+            .peer("samply", Speed::FasterThanPeer(1.0)),
+        );
+    }
+    rows.push(Row::new("`perfdata convert --unwind`", "convert-unwind").decode());
+    rows.push(Row::new(
+        "`perfdata collapse --inline` on the small recording",
+        "collapse-inline-small",
+    ));
+    let mut md = render(&rows, &results, input_bytes, samples)?;
+    if !samply {
+        md += "\nsamply is not installed (`cargo install samply`): its row is left out.\n";
+    }
+    let small_bytes = std::fs::metadata(&small)?.len();
+    let anon = |k: &str| results[k].max_anon_kib as f64 / 1024.0;
+    writeln!(
+        md,
+        "\n`convert --unwind` wrote {:.1} MB: {:.1}% of the input ({:.0}× smaller). Peak \
+         anonymous memory of `collapse --inline`: {:.1} MiB on the {:.0} MB recording, \
+         {:.1} MiB on the {:.1} MB one of the same program (the unwind tables and symbols \
+         of the objects touched; the samples stream through).",
+        unwound_bytes as f64 / 1e6,
+        unwound_bytes as f64 * 100.0 / input_bytes.max(1) as f64,
+        input_bytes as f64 / unwound_bytes.max(1) as f64,
+        anon("collapse-inline"),
+        input_bytes as f64 / 1e6,
+        anon("collapse-inline-small"),
+        small_bytes as f64 / 1e6,
+    )?;
+    Ok(DwarfTable {
+        markdown: md,
+        input: format!(
+            "{:.1} MB, {samples} samples: `dwarf_cpp.cpp` recorded with `perf record -e \
+             cpu-clock -F 4000 --call-graph dwarf` (8 KiB user stack copies)",
+            input_bytes as f64 / 1e6
+        ),
+    })
+}
+
+/// The program, compiled into the scratch directory (kept: the recordings' unwinding
+/// reads its CFI and symbols).
+fn build(env: &Env) -> Result<PathBuf> {
+    let source = env.scratch.join("dwarf_cpp.cpp");
+    let binary = env.scratch.join("dwarf_cpp");
+    if std::fs::read_to_string(&source).ok().as_deref() != Some(PROGRAM) || !binary.exists() {
+        std::fs::write(&source, PROGRAM)?;
+        check_status(
+            Command::new("g++")
+                .args(["-O2", "-g", "-fomit-frame-pointer", "-o"])
+                .arg(&binary)
+                .arg(&source),
+            "g++",
+        )?;
+    }
+    Ok(binary)
+}
+
+/// Records `rounds` rounds of the program.
+fn record(program: &Path, rounds: u64, out: &Path) -> Result<()> {
+    let partial = out.with_extension("partial");
+    check_status(
+        Command::new("perf")
+            .args(["record", "-q", "-e", "cpu-clock", "-F", "4000"])
+            .args(["--call-graph", "dwarf", "-o"])
+            .arg(&partial)
+            .arg("--")
+            .arg(program)
+            .arg(rounds.to_string()),
+        "perf record --call-graph dwarf",
+    )?;
+    std::fs::rename(&partial, out)?;
+    Ok(())
+}
+
+/// Records about `mb` MB, the rounds scaled from a calibration recording.
+fn record_sized(program: &Path, mb: u64, out: &Path) -> Result<()> {
+    let calibration = out.with_extension("calibration");
+    record(program, CALIBRATION_ROUNDS, &calibration)?;
+    let per_round = std::fs::metadata(&calibration)?.len() as f64 / CALIBRATION_ROUNDS as f64;
+    std::fs::remove_file(&calibration)?;
+    let rounds = ((mb as f64 * 1e6 / per_round.max(1.0)) as u64).max(CALIBRATION_ROUNDS);
+    println!("recording ~{mb} MB of --call-graph dwarf samples ({rounds} rounds of dwarf_cpp)");
+    record(program, rounds, out)
+}
+
+/// The samples of a recording, from `perfdata info --json`.
+fn sample_count(env: &Env, file: &Path) -> Result<u64> {
+    let out = Command::new(&env.perfdata_bin)
+        .args(["info", "--json"])
+        .arg(file)
+        .output()
+        .context("running perfdata info")?;
+    if !out.status.success() {
+        bail!(
+            "perfdata info failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let at = text
+        .find("\"samples\":")
+        .with_context(|| format!("no \"samples\" in perfdata info --json: {text}"))?;
+    let digits: String = text[at + 10..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Ok(digits.parse()?)
+}

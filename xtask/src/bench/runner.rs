@@ -1,0 +1,210 @@
+//! Running a workload as a whole child process: wall time, `ru_maxrss` from `wait4`, and
+//! `RssAnon` polled from `/proc/PID/status` (memory beyond the mapped input, whose pages
+//! count as `RssFile`).
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A workload whose first run takes longer than this is run only once.
+pub(super) const LONG_RUN: Duration = Duration::from_secs(60);
+
+/// Where the binaries and the scratch files live.
+pub(super) struct Env {
+    pub(super) root: PathBuf,
+    pub(super) bench_bin: PathBuf,
+    pub(super) perfdata_bin: PathBuf,
+    pub(super) scratch: PathBuf,
+    pub(super) perf: bool,
+    /// `go tool pprof` runs (the peer of the gperftools profile row).
+    pub(super) go: bool,
+}
+
+pub(super) fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
+    let out = cmd.output().with_context(|| format!("running {what}"))?;
+    if !out.status.success() {
+        bail!("{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(())
+}
+
+/// One workload's figures over its runs.
+pub(super) struct Measured {
+    /// Median wall time.
+    pub(super) wall: Duration,
+    pub(super) runs: usize,
+    /// Largest `ru_maxrss` of the runs, KiB.
+    pub(super) max_rss_kib: u64,
+    /// Largest `RssAnon` seen while polling, KiB.
+    pub(super) max_anon_kib: u64,
+    /// What the first run printed.
+    pub(super) stdout: String,
+}
+
+/// A command to time; `stdin` feeds it a file through `cat` (a real pipe).
+pub(super) struct Workload {
+    pub(super) program: PathBuf,
+    pub(super) args: Vec<String>,
+    pub(super) stdin_cat: Option<PathBuf>,
+    pub(super) keep_stdout: bool,
+    /// Removed before each run (untimed): writers are measured writing a new file, as
+    /// `cp` is, never replacing the last run's output.
+    pub(super) fresh_output: Option<PathBuf>,
+}
+
+impl Workload {
+    pub(super) fn new(program: &Path, args: &[&str]) -> Self {
+        Workload {
+            program: program.to_path_buf(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            stdin_cat: None,
+            keep_stdout: false,
+            fresh_output: None,
+        }
+    }
+    /// The same workload, writing `out` afresh at each run.
+    pub(super) fn writing(mut self, out: &str) -> Self {
+        self.fresh_output = Some(PathBuf::from(out));
+        self
+    }
+    pub(super) fn describe(&self) -> String {
+        let name = self
+            .program
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy();
+        let cmd = format!("{name} {}", self.args.join(" "));
+        match &self.stdin_cat {
+            Some(f) => format!("cat {} | {cmd}", f.display()),
+            None => cmd,
+        }
+    }
+}
+
+pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
+    let mut walls = vec![];
+    let mut m = Measured {
+        wall: Duration::ZERO,
+        runs: 0,
+        max_rss_kib: 0,
+        max_anon_kib: 0,
+        stdout: String::new(),
+    };
+    for i in 0..runs {
+        let (wall, rss, anon, stdout) =
+            run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
+        if i == 0 {
+            m.stdout = stdout;
+        } else if stdout != m.stdout {
+            bail!(
+                "`{}` printed {:?} then {:?}: the workload is not deterministic",
+                w.describe(),
+                m.stdout.trim(),
+                stdout.trim()
+            );
+        }
+        walls.push(wall);
+        m.max_rss_kib = m.max_rss_kib.max(rss);
+        m.max_anon_kib = m.max_anon_kib.max(anon);
+        if wall > LONG_RUN {
+            break;
+        }
+    }
+    walls.sort();
+    m.runs = walls.len();
+    m.wall = walls[walls.len() / 2];
+    println!(
+        "  {:<60} {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
+        w.describe(),
+        m.wall.as_secs_f64(),
+        m.max_rss_kib as f64 / 1024.0,
+        m.max_anon_kib as f64 / 1024.0,
+        m.runs,
+        if m.runs == 1 { "" } else { "s" }
+    );
+    Ok(m)
+}
+
+/// Runs `w` once: wall time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
+pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, String)> {
+    if let Some(out) = &w.fresh_output {
+        let _ = std::fs::remove_file(out);
+    }
+    let stderr_path = env.scratch.join("workload.stderr");
+    let mut cmd = Command::new(&w.program);
+    cmd.args(&w.args)
+        .stderr(std::fs::File::create(&stderr_path)?)
+        .stdout(if w.keep_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+    let mut cat: Option<Child> = None;
+    if let Some(f) = &w.stdin_cat {
+        let mut c = Command::new("cat")
+            .arg(f)
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("running cat")?;
+        cmd.stdin(c.stdout.take().expect("cat's stdout is piped"));
+        cat = Some(c);
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn()?;
+    let (status, rss_kib, anon_kib) = wait_watching_memory(child.id())?;
+    let wall = start.elapsed();
+    let mut stdout = String::new();
+    if let Some(mut out) = child.stdout.take() {
+        std::io::Read::read_to_string(&mut out, &mut stdout)?;
+    }
+    if let Some(mut c) = cat {
+        c.wait()?;
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+        bail!("failed (wait status {status:#x}): {}", stderr.trim());
+    }
+    Ok((wall, rss_kib, anon_kib, stdout))
+}
+
+/// Reaps `pid` with `wait4`, polling its `RssAnon` every 2 ms until it exits.
+pub(super) fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64)> {
+    let pid = pid as libc::pid_t;
+    let status_file = format!("/proc/{pid}/status");
+    let mut anon_kib = 0u64;
+    loop {
+        let mut status = 0;
+        // SAFETY: plain syscall on our own child; `usage` is a valid out-pointer.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            return Ok((status, usage.ru_maxrss as u64, anon_kib));
+        }
+        if r < 0 {
+            return Err(std::io::Error::last_os_error()).context("wait4");
+        }
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            anon_kib = anon_kib.max(rss_anon_kib(&text).unwrap_or(0));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The `RssAnon:` line of a `/proc/PID/status`, in KiB.
+pub(super) fn rss_anon_kib(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_rss_anon_from_proc_status() {
+        let status = "Name:\tx\nVmRSS:\t  9000 kB\nRssAnon:\t    1234 kB\nRssFile:\t 7766 kB\n";
+        assert_eq!(rss_anon_kib(status), Some(1234));
+        assert_eq!(rss_anon_kib("Name:\tkthread\n"), None);
+    }
+}
