@@ -20,9 +20,10 @@
 //! 6. corpus: every file of `../shared/corpus/` decodes; checks 1-5 where perf 6.1 reads it;
 //! 7. (and 8, 9) our analyses against perf's and inferno's, and DuckDB on our Parquet
 //!    export ([`analyses`]);
-//! 10. (and 11) on the `--call-graph dwarf` rows: unwound stacks with inline frames
-//!     against `perf script`'s, and `report -g`'s caller chains against
-//!     `perf report -g folded`'s ([`unwind`]).
+//! 10. (and 11, 12) on the `--call-graph dwarf` rows: unwound stacks with inline frames
+//!     against `perf script`'s, `report -g`'s caller chains against
+//!     `perf report -g folded`'s, and `convert --unwind`'s output as perf reads it against
+//!     the original ([`unwind`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -341,6 +342,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                         },
                     );
                     row.set("call-graph", unwind::check_call_graph(&p, &dir));
+                    row.set("unwound", unwind::check_unwound(&p, &dir, task_32));
                 }
                 exported.push((rows.len(), p.clone()));
             }

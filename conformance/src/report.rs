@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 11] = [
+pub const CHECKS: [&str; 12] = [
     "header",
     "records",
     "samples",
@@ -17,10 +17,11 @@ pub const CHECKS: [&str; 11] = [
     "duckdb",
     "unwind",
     "call-graph",
+    "unwound",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 11] = [
+const TITLES: [&str; 12] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -32,6 +33,7 @@ const TITLES: [&str; 11] = [
     "9 duckdb",
     "10 unwind",
     "11 call graph",
+    "12 unwound",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -72,7 +72,7 @@ pub struct Scenario {
 
 impl Scenario {
     /// Recorded with `--call-graph dwarf` (user registers and stack): the unwinding
-    /// checks (10 unwind, 11 call graph) run on it.
+    /// checks (10 unwind, 11 call graph, 12 unwound) run on it.
     pub fn unwinds(&self) -> bool {
         self.args
             .windows(2)

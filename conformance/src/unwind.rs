@@ -11,6 +11,12 @@
 //!    (`ReportOptions::callers`), row by row: every caller chain of a row (root first,
 //!    ending with the row's function) and its share of the event's period, to 0.01%.
 //!    perfdata's report has no inline frames, hence perf's `--no-inline`.
+//! 12 (unwound): `perfdata convert --unwind` rewrites the recording into a `-g` one;
+//!    perf reads it, and inferno's folding of its `perf script --no-inline` equals that
+//!    of the original's (which perf unwinds) on ≥ 99% of the weight. Stacks are compared
+//!    without their `[truncated]` end: a callchain cannot say that a walk was cut.
+//!    perf 6.1 does not unwind a 32-bit task: there perfdata's own folding of the
+//!    original is the reference.
 
 use crate::analyses::{options, parse_perf_report_chains, perf_folded, ChainRows};
 use crate::checks::Outcome;
@@ -66,6 +72,51 @@ pub fn check_unwind(path: &Path, dir: &Path) -> Outcome {
         Err(e) => return Outcome::Fail(vec![format!("our collapse --inline: {e}")]),
     };
     compare_folded(&theirs, &ours)
+}
+
+/// Check 12.
+pub fn check_unwound(path: &Path, dir: &Path, task_32: bool) -> Outcome {
+    let out = path.with_extension("unwound.data");
+    if let Err(e) =
+        perfdata_analysis::unwound::convert_unwound(path, &out, &AnalyzerOptions::default())
+    {
+        return Outcome::Fail(vec![format!("perfdata convert --unwind: {e}")]);
+    }
+    let converted = match perf_folded(&out, dir, &["--no-inline"]) {
+        Ok(t) => parse_folded(&t),
+        Err(why) => return Outcome::Fail(vec![format!("perf on the converted file: {why}")]),
+    };
+    let _ = std::fs::remove_file(&out);
+    let reference = if task_32 {
+        let rec = Recording::open(path);
+        let folded = rec.map_err(|e| e.to_string()).and_then(|rec| {
+            let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
+            let copts = collapse::CollapseOptions::default();
+            collapse::collapse(&mut a, &copts).map_err(|e| e.to_string())
+        });
+        match folded {
+            Ok(f) => f,
+            Err(e) => return Outcome::Fail(vec![format!("our collapse: {e}")]),
+        }
+    } else {
+        match perf_folded(path, dir, &["--no-inline"]) {
+            Ok(t) => parse_folded(&t),
+            Err(why) => return Outcome::Skip(why),
+        }
+    };
+    compare_folded(
+        &without_truncation(&reference),
+        &without_truncation(&converted),
+    )
+}
+
+/// The same stacks without their `[truncated]` frames.
+fn without_truncation(f: &Folded) -> Folded {
+    let mut out = Folded::new();
+    for (stack, &w) in f {
+        *out.entry(stack.replace(";[truncated]", "")).or_default() += w;
+    }
+    out
 }
 
 /// Check 10 on a 32-bit task, which perf 6.1 cannot unwind (its user stacks are empty):
