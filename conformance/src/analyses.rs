@@ -291,7 +291,7 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
     let t: std::collections::BTreeSet<&str> = theirs.lines().collect();
     let o: std::collections::BTreeSet<&str> = ours.lines().collect();
     let show = |l: &str| match l.rsplit_once(' ') {
-        Some((stack, n)) => format!("{} {n}", crate::unwind::show_stack(stack)),
+        Some((stack, n)) => format!("{} {n}", show_stack(stack)),
         None => l.to_string(),
     };
     let mut v: Vec<String> = t
@@ -439,8 +439,54 @@ for r in duckdb.sql(q).fetchall():
         .collect()
 }
 
+/// A stack for a message: runs of one frame shortened to `frame ×N`, and the middle of a
+/// long stack cut (its leaf end kept).
+pub fn show_stack(stack: &str) -> String {
+    let mut parts: Vec<String> = vec![];
+    let mut it = stack.split(';').peekable();
+    while let Some(f) = it.next() {
+        let mut n = 1;
+        while it.peek() == Some(&f) {
+            it.next();
+            n += 1;
+        }
+        parts.push(if n > 1 {
+            format!("{f} ×{n}")
+        } else {
+            f.to_string()
+        });
+    }
+    let s = parts.join(";");
+    const MAX: usize = 240;
+    let chars: Vec<char> = s.chars().collect();
+    if chars.len() <= MAX {
+        return s;
+    }
+    let head: String = chars[..70].iter().collect();
+    let tail: String = chars[chars.len() - (MAX - 75)..].iter().collect();
+    format!("{head} … {tail}")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stacks_are_shown_short() {
+        assert_eq!(
+            super::show_stack("p;main;f;f;f;leaf"),
+            "p;main;f ×3;leaf".to_string()
+        );
+        let long = format!(
+            "p;{}",
+            (0..100)
+                .map(|i| format!("fn{i}"))
+                .collect::<Vec<_>>()
+                .join(";")
+        );
+        let s = super::show_stack(&long);
+        assert!(s.starts_with("p;fn0;") && s.ends_with(";fn99") && s.contains(" … "));
+        assert!(s.chars().count() <= 245);
+    }
+
     #[test]
     fn parses_perf_report_columns() {
         let text = concat!(

@@ -18,7 +18,7 @@
 //!    perf 6.1 does not unwind a 32-bit task: there perfdata's own folding of the
 //!    original is the reference.
 
-use crate::analyses::{options, parse_perf_report_chains, perf_folded, ChainRows};
+use crate::analyses::{options, parse_perf_report_chains, perf_folded, show_stack, ChainRows};
 use crate::checks::Outcome;
 use crate::record::perf;
 use perfdata::types::RecordBody;
@@ -191,34 +191,6 @@ fn depths(f: &Folded) -> (f64, usize) {
     let sum: f64 = f.iter().map(|(s, &w)| depth(s) as f64 * w as f64).sum();
     let max = f.keys().map(|s| depth(s)).max().unwrap_or(0);
     (if total == 0 { 0.0 } else { sum / total as f64 }, max)
-}
-
-/// A stack for a message: runs of one frame shortened to `frame ×N`, and the middle of a
-/// long stack cut (its leaf end kept).
-pub fn show_stack(stack: &str) -> String {
-    let mut parts: Vec<String> = vec![];
-    let mut it = stack.split(';').peekable();
-    while let Some(f) = it.next() {
-        let mut n = 1;
-        while it.peek() == Some(&f) {
-            it.next();
-            n += 1;
-        }
-        parts.push(if n > 1 {
-            format!("{f} ×{n}")
-        } else {
-            f.to_string()
-        });
-    }
-    let s = parts.join(";");
-    const MAX: usize = 240;
-    let chars: Vec<char> = s.chars().collect();
-    if chars.len() <= MAX {
-        return s;
-    }
-    let head: String = chars[..70].iter().collect();
-    let tail: String = chars[chars.len() - (MAX - 75)..].iter().collect();
-    format!("{head} … {tail}")
 }
 
 /// The largest excesses of `a` over `b` (weight `a` gives a stack beyond `b`'s).
@@ -548,24 +520,6 @@ mod tests {
         *close.get_mut("p;main;b;leaf").unwrap() -= 1;
         close.insert("p;main;c;leaf".into(), 1);
         assert!(matches!(compare_folded(&theirs, &close), Outcome::Pass(_)));
-    }
-
-    #[test]
-    fn stacks_are_shown_short() {
-        assert_eq!(
-            show_stack("p;main;f;f;f;leaf"),
-            "p;main;f ×3;leaf".to_string()
-        );
-        let long = format!(
-            "p;{}",
-            (0..100)
-                .map(|i| format!("fn{i}"))
-                .collect::<Vec<_>>()
-                .join(";")
-        );
-        let s = show_stack(&long);
-        assert!(s.starts_with("p;fn0;") && s.ends_with(";fn99") && s.contains(" … "));
-        assert!(s.chars().count() <= 245);
     }
 
     #[test]

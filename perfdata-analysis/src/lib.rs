@@ -38,6 +38,7 @@ pub mod parquet;
 pub mod report;
 mod stack;
 pub mod stats;
+mod stitch;
 pub mod symbols;
 pub mod unwind;
 pub mod unwound;
