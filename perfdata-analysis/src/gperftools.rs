@@ -285,12 +285,14 @@ mod tests {
 
     #[test]
     fn only_user_frames_are_kept_as_return_addresses() {
-        let mut stack = Stack::default();
-        stack.addrs = vec![
-            (0xffff_8000_0000_1000, true),
-            (0x401000, false),
-            (0x402000, false),
-        ];
+        let stack = Stack {
+            addrs: vec![
+                (0xffff_8000_0000_1000, true),
+                (0x401000, false),
+                (0x402000, false),
+            ],
+            ..Stack::default()
+        };
         let mut out = vec![];
         user_frames(&stack, &mut out);
         assert_eq!(out, [0x401000, 0x402000]);
@@ -300,8 +302,10 @@ mod tests {
         unwound.user_from = 1;
         user_frames(&unwound, &mut out);
         assert_eq!(out, [0x401000, 0x402001]);
-        let mut kernel_only = Stack::default();
-        kernel_only.addrs = vec![(0xffff_8000_0000_1000, true)];
+        let kernel_only = Stack {
+            addrs: vec![(0xffff_8000_0000_1000, true)],
+            ..Stack::default()
+        };
         user_frames(&kernel_only, &mut out);
         assert!(out.is_empty());
     }
