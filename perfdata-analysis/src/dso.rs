@@ -559,9 +559,9 @@ impl Dsos {
         if dso.name.starts_with('/') {
             candidates.push(PathBuf::from(&dso.name));
         }
-        // As perf: the vdso of the running kernel, when it is the recorded one (the build
-        // id is checked below like any candidate's).
-        if dso.name == "[vdso]" {
+        // As perf: the vdso of the running kernel, when no saved image is found and it is
+        // the recorded one (the build id is checked below like any candidate's).
+        if dso.name == "[vdso]" && !candidates.iter().any(|p| p.is_file()) {
             if let Some(own) = self.own_vdso.get_or_init(own_vdso) {
                 candidates.push(own.to_path_buf());
             }
