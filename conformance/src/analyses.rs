@@ -121,35 +121,51 @@ pub fn parse_perf_report_chains(text: &str) -> ChainRows {
     rows
 }
 
+/// `perf ARGS` run as `record::perf` sets it up (in `dir`): its standard output, or why
+/// there is none (perf missing, or its last line of error).
+pub fn perf_stdout(dir: &Path, args: &[&std::ffi::OsStr]) -> Result<Vec<u8>, String> {
+    let what = args.first().map_or("perf".into(), |a| a.to_string_lossy());
+    match perf(dir).args(args).output() {
+        Ok(o) if o.status.success() => Ok(o.stdout),
+        Ok(o) => Err(format!(
+            "perf {what} failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        )),
+        Err(e) => Err(format!("perf {what}: {e}")),
+    }
+}
+
+/// `args` then `path`, as a command's arguments.
+pub fn os_args<'a>(args: &'a [&'a str], path: &'a Path) -> Vec<&'a std::ffi::OsStr> {
+    let mut v: Vec<&std::ffi::OsStr> = args.iter().map(std::ffi::OsStr::new).collect();
+    v.push(path.as_os_str());
+    v
+}
+
 /// Check 7.
 pub fn check_report(path: &Path, dir: &Path) -> Outcome {
-    let out = match perf(dir)
-        .args([
-            "report",
-            "--stdio",
-            "-n",
-            "--no-children",
-            "--no-group",
-            "--sort",
-            "comm,dso,sym",
-        ])
-        .args(["-g", "none", "--percent-limit", "0", "-i"])
-        .arg(path)
-        .output()
-    {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            return Outcome::Skip(format!(
-                "perf report failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ))
-        }
-        Err(e) => return Outcome::Skip(format!("perf report: {e}")),
+    let args = [
+        "report",
+        "--stdio",
+        "-n",
+        "--no-children",
+        "--no-group",
+        "--sort",
+        "comm,dso,sym",
+        "-g",
+        "none",
+        "--percent-limit",
+        "0",
+        "-i",
+    ];
+    let stdout = match perf_stdout(dir, &os_args(&args, path)) {
+        Ok(o) => o,
+        Err(why) => return Outcome::Skip(why),
     };
-    let theirs = parse_perf_report(&String::from_utf8_lossy(&out.stdout));
+    let theirs = parse_perf_report(&String::from_utf8_lossy(&stdout));
     let ours = match our_report(path, dir) {
         Ok(r) => r,
         Err(e) => return Outcome::Fail(vec![format!("our report: {e}")]),
@@ -214,30 +230,15 @@ fn compare_rows(theirs: &Rows, ours: &Rows) -> Outcome {
 /// `perf script ARGS -i FILE` folded by inferno (the code of `inferno-collapse-perf`):
 /// the folded text, or why there is none (a skip reason).
 pub fn perf_folded(path: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = match perf(dir)
-        .arg("script")
-        .args(args)
-        .arg("-i")
-        .arg(path)
-        .output()
-    {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            return Err(format!(
-                "perf script failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ))
-        }
-        Err(e) => return Err(format!("perf script: {e}")),
-    };
+    let mut all = vec!["script"];
+    all.extend(args);
+    all.push("-i");
+    let stdout = perf_stdout(dir, &os_args(&all, path))?;
     use inferno::collapse::Collapse;
     let mut folded = vec![];
     let mut folder =
         inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default());
-    let text = truncation_named(&out.stdout);
+    let text = truncation_named(&stdout);
     if let Err(e) = folder.collapse(text.as_bytes(), &mut folded) {
         return Err(format!("inferno: {e}"));
     }

@@ -18,9 +18,10 @@
 //!    perf 6.1 does not unwind a 32-bit task: there perfdata's own folding of the
 //!    original is the reference.
 
-use crate::analyses::{options, parse_perf_report_chains, perf_folded, show_stack, ChainRows};
+use crate::analyses::{
+    options, os_args, parse_perf_report_chains, perf_folded, perf_stdout, show_stack, ChainRows,
+};
 use crate::checks::Outcome;
-use crate::record::perf;
 use perfdata::types::RecordBody;
 use perfdata::Recording;
 use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
@@ -385,41 +386,29 @@ fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
 
 /// Check 11.
 pub fn check_call_graph(path: &Path, dir: &Path) -> Outcome {
-    let out = match perf(dir)
-        .args([
-            "report",
-            "--stdio",
-            "-n",
-            "--no-children",
-            "--no-inline",
-            "--percent-limit",
-            "0",
-            "-g",
-            "folded,0,caller,function,percent",
-            "--sort",
-            "comm,dso,sym",
-            "-i",
-        ])
-        .arg(path)
-        .output()
-    {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            return Outcome::Skip(format!(
-                "perf report failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ))
-        }
-        Err(e) => return Outcome::Skip(format!("perf report: {e}")),
+    let args = [
+        "report",
+        "--stdio",
+        "-n",
+        "--no-children",
+        "--no-inline",
+        "--percent-limit",
+        "0",
+        "-g",
+        "folded,0,caller,function,percent",
+        "--sort",
+        "comm,dso,sym",
+        "-i",
+    ];
+    let stdout = match perf_stdout(dir, &os_args(&args, path)) {
+        Ok(o) => o,
+        Err(why) => return Outcome::Skip(why),
     };
     let maps = match mappings(path) {
         Ok(m) => m,
         Err(e) => return Outcome::Fail(vec![format!("our decode of the mmaps: {e}")]),
     };
-    let mut theirs = parse_perf_report_chains(&String::from_utf8_lossy(&out.stdout));
+    let mut theirs = parse_perf_report_chains(&String::from_utf8_lossy(&stdout));
     for (_, _, chains) in theirs.values_mut() {
         *chains = std::mem::take(chains)
             .into_iter()
