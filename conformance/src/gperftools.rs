@@ -134,10 +134,11 @@ const FIXTURES: &[&str] = &[
 ];
 
 /// The tools, found once; `Err` says why a column is skipped.
-struct Tools {
+pub(crate) struct Tools {
     gcc: Result<(), String>,
     google_pprof: Result<(), String>,
-    go: Result<(), String>,
+    /// `go` (for `go tool pprof`), or why not.
+    pub(crate) go: Result<(), String>,
     perf: Result<(), String>,
     /// HOME, GOCACHE, PPROF_TMPDIR… under the work directory: no network, no writes
     /// outside it.
@@ -157,7 +158,7 @@ fn runs(cmd: &str, args: &[&str], install: &str) -> Result<(), String> {
 }
 
 impl Tools {
-    fn find(work: &Path) -> Tools {
+    pub(crate) fn find(work: &Path) -> Tools {
         let env: Vec<(String, PathBuf)> = ["HOME", "GOCACHE", "PPROF_TMPDIR", "GOPATH"]
             .iter()
             .map(|v| (v.to_string(), work.join(format!("gp-{}", v.to_lowercase()))))
@@ -191,7 +192,7 @@ impl Tools {
     }
 
     /// stdout of `program args`, or an error with its stderr.
-    fn output(&self, program: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
+    pub(crate) fn output(&self, program: &str, args: &[&std::ffi::OsStr]) -> Result<String> {
         let out = self
             .cmd(program)
             .args(args)

@@ -39,6 +39,7 @@ pub mod facts;
 pub mod gperftools;
 pub mod ours;
 pub mod perf_text;
+pub mod pprof;
 pub mod programs;
 pub mod record;
 pub mod report;
@@ -303,6 +304,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     };
     let mut rows = vec![];
     let mut exported: Vec<(usize, PathBuf)> = vec![];
+    let tools = gperftools::Tools::find(&dir);
     for s in scenarios::SCENARIOS {
         if !wanted_scenario(opts, s) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
             continue;
@@ -328,6 +330,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set("corpus", Outcome::Skip("n/a".into()));
                 row.set("report", analyses::check_report(&p, &dir));
                 row.set("collapse", analyses::check_collapse(&p, &dir));
+                row.set("pprof", pprof::check_pprof(&p, &dir, &tools));
                 if s.unwinds() {
                     let task_32 = matches!(s.workload,
                         scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);

@@ -110,17 +110,23 @@ pub fn collapse(
 
 /// A frame as inferno names it from perf script's `ip sym+off (dso)` line.
 fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
+    tidy_generic(raw_frame_name(machine, f))
+}
+
+/// A frame's name before inferno's tidying (shared with the viewers' exports,
+/// [`crate::sampled`]): its symbol, else its object's file name in brackets
+/// (`[libc.so.6]`), `[unknown]` outside any map, `[truncated]` at a cut stack's end.
+pub(crate) fn raw_frame_name(machine: &crate::Machine, f: &Frame) -> String {
     if f.truncated {
         return TRUNCATED.to_string();
     }
     let func = f.symbol.map(|s| machine.dsos.symbol_name(s));
     let module = f.dso.map(|(d, _)| machine.dsos.get(d).name.as_str());
-    let func = match (func, module) {
+    match (func, module) {
         (Some(func), _) => func.to_string(),
         (None, Some(m)) => format!("[{}]", &m[m.rfind('/').map_or(0, |i| i + 1)..]),
         (None, None) => "[unknown]".to_string(),
-    };
-    tidy_generic(func)
+    }
 }
 
 /// The names of a frame at `map_ip` in `dso` by its debug info: the function containing
@@ -137,9 +143,10 @@ fn inlined_names(machine: &crate::Machine, dso: crate::DsoId, map_ip: u64) -> St
     out
 }
 
-/// inferno's `tidy_generic`: `;` → `:`, and the parameter list dropped (not a Go
+/// inferno's `tidy_generic`, applied to every name of a folded stack: `;` → `:`, and the
+/// parameter list dropped (not a Go
 /// method's `.(` nor C++'s `(anonymous namespace)`).
-fn tidy_generic(func: String) -> String {
+pub fn tidy_generic(func: String) -> String {
     let mut func = func.replace(';', ":");
     let mut depth = 0i32;
     let mut last_dot = None;

@@ -77,6 +77,17 @@ pub struct SymbolId {
     pub index: u32,
 }
 
+/// One function of the inline chain at an address ([`Dsos::inline_lines`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineLine {
+    /// The function, named as perf names it (demangled).
+    pub function: String,
+    /// Its source file, when the debug info says.
+    pub file: Option<String>,
+    /// The line in it (0: unknown).
+    pub line: u32,
+}
+
 /// Where symbols are looked for.
 #[derive(Debug, Clone)]
 pub struct SymbolSources {
@@ -385,10 +396,20 @@ impl Dsos {
     /// its linkage name, or its DWARF name — except the innermost when it has no linkage
     /// name, which takes the name of the ELF symbol at the address.
     pub fn inline_frames(&self, id: DsoId, addr: u64) -> Vec<String> {
+        self.inline_lines(id, addr)
+            .into_iter()
+            .map(|l| l.function)
+            .collect()
+    }
+
+    /// [`Dsos::inline_frames`] with their source positions: the innermost's is the
+    /// address's line, each caller's the line its inlined callee was called from. Empty
+    /// without DWARF (or without `sources.lines`).
+    pub fn inline_lines(&self, id: DsoId, addr: u64) -> Vec<InlineLine> {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
         };
-        let mut out = vec![];
+        let mut out: Vec<InlineLine> = vec![];
         if let Ok(mut frames) = loader.find_frames(addr) {
             while let Ok(Some(f)) = frames.next() {
                 let Some(func) = f.function else { continue };
@@ -408,7 +429,11 @@ impl Dsos {
                 } else {
                     None
                 };
-                out.push(crate::symbols::demangle(elf_name.unwrap_or(&name)));
+                out.push(InlineLine {
+                    function: crate::symbols::demangle(elf_name.unwrap_or(&name)),
+                    file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
+                    line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+                });
             }
         }
         out

@@ -551,6 +551,12 @@ impl Machine {
         self.find_map(pid, kernel, ip).map(|m| m.dso)
     }
 
+    /// The map covering an address in a thread (its range and file offset: what a
+    /// pprof mapping records).
+    pub fn map_at(&self, pid: i32, kernel: bool, ip: u64) -> Option<Map> {
+        self.find_map(pid, kernel, ip)
+    }
+
     fn find_map(&self, pid: i32, kernel: bool, ip: u64) -> Option<Map> {
         let maps = if kernel {
             &self.kernel_maps

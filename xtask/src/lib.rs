@@ -7,6 +7,8 @@
 
 pub mod bench;
 pub mod fuzz;
+#[cfg(feature = "proto")]
+pub mod proto;
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};

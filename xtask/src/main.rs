@@ -19,7 +19,9 @@ commands:
   fuzz [--target T]... [--seconds N]
                   seed fuzz/corpus/ and run the cargo-fuzz targets of fuzz/ (default: all, 60 s
                   each; nightly if rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints
-                  executions and coverage per target";
+                  executions and coverage per target
+  proto           (`cargo run -p xtask --features proto -- proto`) regenerate the pprof types,
+                  perfdata-analysis/src/pprof_proto.rs, from perfdata-analysis/proto/ (needs protoc)";
 
 fn main() -> ExitCode {
     match run() {
@@ -67,6 +69,8 @@ fn run() -> Result<()> {
         #[cfg(feature = "conformance")]
         ["conformance", rest @ ..] => conformance(&root, rest),
         ["fuzz", rest @ ..] => xtask::fuzz::run(&root, &xtask::fuzz::Options::parse(rest)?),
+        #[cfg(feature = "proto")]
+        ["proto"] => xtask::proto::run(&root),
         ["bench", rest @ ..] => xtask::bench::run(&root, &xtask::bench::Options::parse(rest)?),
         _ => bail!("{USAGE}"),
     }

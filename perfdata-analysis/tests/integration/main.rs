@@ -5,3 +5,4 @@ mod common;
 
 mod analyses;
 mod parquet_export;
+mod viewers;

@@ -1,4 +1,6 @@
-//! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables.
+//! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables;
+//! `perfdata export FILE --to pprof -o OUT`: one recording for a profile viewer
+//! ([`crate::commands::viewers`]).
 
 use crate::error::{At, CliError, CliResult};
 use crate::input::Inputs;
@@ -10,13 +12,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 /// Many recordings into Parquet tables (samples, stacks, frames, threads, mmaps,
-/// recordings) for DuckDB, DataFusion or Spark; schema and queries in
-/// docs/parquet-export.md.
+/// recordings) for DuckDB, DataFusion or Spark (schema and queries in
+/// docs/parquet-export.md); or one recording for a profile viewer: pprof (`go tool
+/// pprof`, Pyroscope, Parca), symbolized in-process.
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  perfdata export *.data --to parquet -o profiles/ --symbolize --jobs 4\n  \
     duckdb -c \"SELECT function, sum(period) FROM 'profiles/samples/*/*.parquet' s \
-    JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\""
+    JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\"\n  \
+    perfdata export perf.data --to pprof -o perf.pb.gz && go tool pprof -http=127.0.0.1:8080 perf.pb.gz\n  \
+    perfdata export perf.data --to pprof --per-process -o profiles/"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -24,12 +29,16 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "parquet")]
     to: ExportFormat,
-    /// Output directory (`TABLE/recording=N/part-0.parquet` below it).
-    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    /// Output: a directory for parquet (`TABLE/recording=N/part-0.parquet` below it) and
+    /// `--per-process` (`PID-COMM.pb.gz` in it), else a file.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
     output: PathBuf,
-    /// Resolve frames to functions, source files and lines.
+    /// Resolve frames to functions, source files and lines (parquet; the viewers' formats
+    /// always are).
     #[arg(long)]
     symbolize: bool,
+    #[command(flatten)]
+    viewer: super::viewers::ViewerArgs,
     /// Rows per Parquet row group.
     #[arg(long, default_value_t = 1 << 20)]
     row_group_size: usize,
@@ -43,11 +52,24 @@ pub struct Args {
 /// An export format.
 #[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
 pub enum ExportFormat {
+    /// Parquet tables.
     Parquet,
+    /// pprof's profile.proto, gzip-compressed.
+    Pprof,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let ExportFormat::Parquet = args.to;
+    if args.to != ExportFormat::Parquet {
+        let files = args.inputs.paths();
+        let [file] = files.as_slice() else {
+            return Err(CliError::Usage(format!(
+                "--to {:?} exports one recording ({} given)",
+                args.to,
+                files.len()
+            )));
+        };
+        return super::viewers::run(file, args.to, &args.output, &args.viewer, &args.symbols);
+    }
     let files = args.inputs.paths();
     let out = &args.output;
     let opts = ExportOptions {

@@ -10,3 +10,5 @@ pub mod flamegraph;
 pub mod info;
 pub mod report;
 pub mod stats;
+#[cfg(feature = "parquet")]
+pub mod viewers;

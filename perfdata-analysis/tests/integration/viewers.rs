@@ -1,0 +1,206 @@
+//! The profile viewers' formats read back: the pprof export decoded with prost (its
+//! structure, totals, and stacks against `collapse --inline`). `go tool pprof` reads them
+//! in `cargo xtask conformance` (check 13).
+
+use perfdata::Recording;
+use perfdata_analysis::collapse::{self, tidy_generic, CollapseOptions};
+use perfdata_analysis::pprof::{self, PprofOptions};
+use perfdata_analysis::pprof_proto as pb;
+use perfdata_analysis::sampled::{self, GatherOptions, Sampled};
+use perfdata_analysis::{report, Analyzer, AnalyzerOptions};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The shipped `-g` recording (its build-id cache `wordfreq.data.debug/` beside it).
+fn wordfreq() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/wordfreq.data")
+}
+
+fn lines() -> AnalyzerOptions {
+    AnalyzerOptions {
+        lines: true,
+        ..AnalyzerOptions::default()
+    }
+}
+
+fn gather(path: &Path, opts: &GatherOptions) -> Sampled {
+    let rec = Recording::open(path).unwrap();
+    let mut a = Analyzer::open(&rec, &lines()).unwrap();
+    sampled::gather(&mut a, opts).unwrap()
+}
+
+fn folded_by_collapse(path: &Path) -> BTreeMap<String, u64> {
+    let rec = Recording::open(path).unwrap();
+    let mut a = Analyzer::open(&rec, &lines()).unwrap();
+    let opts = CollapseOptions {
+        inline: true,
+        ..CollapseOptions::default()
+    };
+    collapse::collapse(&mut a, &opts).unwrap()
+}
+
+/// Our pprof file decoded as a reader would: gunzip, then the protobuf.
+fn write_and_decode(profile: &pb::Profile) -> pb::Profile {
+    let mut gz = vec![];
+    pprof::write(profile, &mut gz).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
+    let mut raw = vec![];
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut raw)
+        .unwrap();
+    <pb::Profile as prost::Message>::decode(&raw[..]).unwrap()
+}
+
+#[test]
+fn pprof_of_wordfreq_decodes_with_every_reference_resolved_and_collapse_s_stacks() {
+    let path = wordfreq();
+    let g = gather(
+        &path,
+        &GatherOptions {
+            inline: true,
+            ..GatherOptions::default()
+        },
+    );
+    let p = write_and_decode(&pprof::profile(&g, &PprofOptions::default()));
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(s(0), "");
+    let types: Vec<(&str, &str)> = p
+        .sample_type
+        .iter()
+        .map(|t| (s(t.r#type), s(t.unit)))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            ("cpu-clock_u_sample", "count"),
+            ("cpu-clock_u_event", "nanoseconds")
+        ]
+    );
+    assert_eq!(s(p.default_sample_type), "cpu-clock_u_event");
+    // Totals: perfdata report's.
+    let rec = Recording::open(&path).unwrap();
+    let mut a = Analyzer::open(&rec, &AnalyzerOptions::default()).unwrap();
+    let r = report::report(&mut a, &report::ReportOptions::default()).unwrap();
+    let samples: i64 = p.sample.iter().map(|x| x.value[0]).sum();
+    let period: i64 = p.sample.iter().map(|x| x.value[1]).sum();
+    assert_eq!((samples as u64, period as u64), (r[0].samples, r[0].period));
+    // Every id resolves; ids are unique; addresses lie in their mapping.
+    let mappings: HashMap<u64, &pb::Mapping> = p.mapping.iter().map(|m| (m.id, m)).collect();
+    let functions: HashMap<u64, &pb::Function> = p.function.iter().map(|f| (f.id, f)).collect();
+    let locations: HashMap<u64, &pb::Location> = p.location.iter().map(|l| (l.id, l)).collect();
+    assert_eq!(mappings.len(), p.mapping.len());
+    assert_eq!(functions.len(), p.function.len());
+    assert_eq!(locations.len(), p.location.len());
+    for l in &p.location {
+        if l.mapping_id != 0 {
+            let m = mappings[&l.mapping_id];
+            assert!((m.memory_start..m.memory_limit).contains(&l.address));
+        }
+        for line in &l.line {
+            assert!(functions.contains_key(&line.function_id));
+        }
+    }
+    // The program is the main binary, with its build id and its functions (the shipped
+    // build-id cache has its symbols, no DWARF: no source files there).
+    let main = &p.mapping[0];
+    assert!(
+        s(main.filename).ends_with("wordfreq"),
+        "{}",
+        s(main.filename)
+    );
+    assert_eq!(s(main.build_id).len(), 40);
+    assert!(main.has_functions);
+    assert!(p.function.iter().any(|f| s(f.name) == "count_word"));
+    // A mapping says it has file names exactly when all its locations' functions have one.
+    for m in &p.mapping {
+        let files = p.location.iter().filter(|l| l.mapping_id == m.id).all(|l| {
+            !l.line.is_empty()
+                && l.line
+                    .iter()
+                    .all(|x| functions[&x.function_id].filename != 0)
+        });
+        assert_eq!(m.has_filenames, files, "{}", s(m.filename));
+    }
+    assert!(p
+        .comment
+        .iter()
+        .any(|&c| s(c).starts_with("perf version 6.")));
+    assert!(p.comment.iter().any(|&c| s(c).contains("perf record")));
+    // Labels, and the stacks folded as collapse folds them.
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    for x in &p.sample {
+        let label = |k: &str| x.label.iter().find(|l| s(l.key) == k).unwrap();
+        assert!(label("pid").num > 0 && label("tid").num > 0);
+        assert_eq!(s(label("comm").str), "wordfreq");
+        let mut names = vec![s(label("thread_comm").str).replace(' ', "_")];
+        for id in x.location_id.iter().rev() {
+            let l = locations[id];
+            if l.line.is_empty() {
+                // Unsymbolized: collapse names the object, or `[unknown]` without one.
+                names.push(match l.mapping_id {
+                    0 => "[unknown]".into(),
+                    m => {
+                        let f = s(mappings[&m].filename);
+                        format!("[{}]", f.rsplit('/').next().unwrap())
+                    }
+                });
+            }
+            for line in l.line.iter().rev() {
+                names.push(tidy_generic(s(functions[&line.function_id].name).into()));
+            }
+        }
+        *folded.entry(names.join(";")).or_default() += x.value[1] as u64;
+    }
+    assert_eq!(folded, folded_by_collapse(&path));
+}
+
+#[test]
+fn pprof_per_process_and_labels() {
+    let path = wordfreq();
+    let g = gather(
+        &path,
+        &GatherOptions {
+            each_sample: true,
+            cpu: true,
+            ..GatherOptions::default()
+        },
+    );
+    let procs = pprof::processes(&g);
+    assert_eq!(procs.len(), 1);
+    let (pid, name) = &procs[0];
+    assert_eq!(name, "wordfreq");
+    let opts = PprofOptions {
+        pid: Some(*pid),
+        cpu_label: true,
+        time_label: true,
+    };
+    let p = write_and_decode(&pprof::profile(&g, &opts));
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    // One pprof sample per perf sample, each with its cpu and time.
+    assert_eq!(p.sample.len() as u64, g.events[0].samples);
+    for (x, ours) in p.sample.iter().zip(&g.samples) {
+        let keys: Vec<&str> = x.label.iter().map(|l| s(l.key)).collect();
+        // A cpu label where the samples carry their cpu (wordfreq's do not).
+        let cpu: &[&str] = if ours.cpu.is_some() { &["cpu"] } else { &[] };
+        let want: Vec<&str> = ["pid", "tid", "comm", "thread_comm"]
+            .iter()
+            .chain(cpu)
+            .chain(&["time_ns"])
+            .copied()
+            .collect();
+        assert_eq!(keys, want);
+        let time = x.label.iter().find(|l| s(l.key) == "time_ns").unwrap();
+        assert_eq!(s(time.num_unit), "nanoseconds");
+        assert_eq!(Some(time.num as u64), ours.time);
+    }
+    // Another pid: an empty profile (no sample types, no samples).
+    let none = pprof::profile(
+        &g,
+        &PprofOptions {
+            pid: Some(pid + 1),
+            ..opts
+        },
+    );
+    assert!(none.sample.is_empty() && none.sample_type.is_empty());
+}

@@ -1,0 +1,81 @@
+//! `perfdata export FILE --to pprof -o OUT`: one recording, symbolized in-process, in
+//! the format of a profile viewer (the library's [`perfdata_analysis::sampled`] walk, laid
+//! out by the format's module).
+
+use super::export::ExportFormat;
+use crate::error::{At, CliError, CliResult};
+use crate::output::Out;
+use crate::symbols::SymbolArgs;
+use perfdata_analysis::sampled::{self, GatherOptions};
+use perfdata_analysis::{pprof, Analyzer};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// The options of the viewers' formats.
+#[derive(clap::Args, Debug)]
+pub struct ViewerArgs {
+    /// pprof: one profile per process, `PID-COMM.pb.gz` in the `-o` directory.
+    #[arg(long)]
+    per_process: bool,
+    /// pprof: a `cpu` label on each sample.
+    #[arg(long)]
+    cpu: bool,
+    /// pprof: a `time_ns` label on each sample (one pprof sample per perf sample).
+    #[arg(long)]
+    time: bool,
+}
+
+pub fn run(
+    path: &Path,
+    format: ExportFormat,
+    output: &Path,
+    args: &ViewerArgs,
+    symbols: &SymbolArgs,
+) -> CliResult {
+    if args.per_process && format != ExportFormat::Pprof {
+        return Err(CliError::usage("--per-process is for --to pprof"));
+    }
+    let recording = crate::input::open(path)?;
+    let mut analyzer = Analyzer::open(&recording, &symbols.options(true)).at(path)?;
+    crate::progress::show(&mut analyzer, "export");
+    let opts = GatherOptions {
+        inline: true,
+        each_sample: args.time,
+        cpu: args.cpu,
+        markers: false,
+    };
+    let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
+    let popts = pprof::PprofOptions {
+        pid: None,
+        cpu_label: args.cpu,
+        time_label: args.time,
+    };
+    if !args.per_process {
+        let mut out = Out::file(output)?;
+        pprof::write(&pprof::profile(&gathered, &popts), &mut out).at(output)?;
+        out.finish()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    std::fs::create_dir_all(output).at(output)?;
+    for (pid, name) in pprof::processes(&gathered) {
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let file = output.join(format!("{pid}-{safe}.pb.gz"));
+        let mut out = Out::file(&file)?;
+        let one = pprof::PprofOptions {
+            pid: Some(pid),
+            ..popts.clone()
+        };
+        pprof::write(&pprof::profile(&gathered, &one), &mut out).at(&file)?;
+        out.finish()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
