@@ -204,3 +204,54 @@ fn pprof_per_process_and_labels() {
     );
     assert!(none.sample.is_empty() && none.sample_type.is_empty());
 }
+
+#[test]
+fn speedscope_of_wordfreq_reads_back_as_collapse_s_stacks() {
+    let path = wordfreq();
+    let g = gather(
+        &path,
+        &GatherOptions {
+            inline: true,
+            each_sample: true,
+            ..GatherOptions::default()
+        },
+    );
+    let mut bytes = vec![];
+    perfdata_analysis::speedscope::write(&g, "wordfreq.data", &mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(v["$schema"], perfdata_analysis::speedscope::SCHEMA);
+    let frames = v["shared"]["frames"].as_array().unwrap();
+    let profiles = v["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 1, "one thread, one event");
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    let mut total = 0;
+    for p in profiles {
+        assert_eq!(p["type"], "sampled");
+        assert_eq!(p["unit"], "nanoseconds");
+        let name = p["name"].as_str().unwrap();
+        assert!(name.ends_with(" cpu-clock:u"), "{name}");
+        let comm = &name[..name.rfind(" [").unwrap()];
+        let samples = p["samples"].as_array().unwrap();
+        let weights = p["weights"].as_array().unwrap();
+        assert_eq!(samples.len() as u64, g.events[0].samples);
+        assert_eq!(samples.len(), weights.len());
+        let mut sum = 0;
+        for (stack, w) in samples.iter().zip(weights) {
+            let w = w.as_u64().unwrap();
+            sum += w;
+            let names = std::iter::once(comm.replace(' ', "_")).chain(
+                stack.as_array().unwrap().iter().map(|i| {
+                    let f = &frames[i.as_u64().unwrap() as usize];
+                    tidy_generic(f["name"].as_str().unwrap().to_string())
+                }),
+            );
+            *folded
+                .entry(names.collect::<Vec<_>>().join(";"))
+                .or_default() += w;
+        }
+        assert_eq!(p["endValue"].as_u64().unwrap(), sum);
+        total += sum;
+    }
+    assert_eq!(total, g.events[0].period);
+    assert_eq!(folded, folded_by_collapse(&path));
+}

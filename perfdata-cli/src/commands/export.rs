@@ -1,5 +1,5 @@
 //! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables;
-//! `perfdata export FILE --to pprof -o OUT`: one recording for a profile viewer
+//! `perfdata export FILE --to pprof|speedscope -o OUT`: one recording for a profile viewer
 //! ([`crate::commands::viewers`]).
 
 use crate::error::{At, CliError, CliResult};
@@ -21,7 +21,8 @@ use std::sync::Mutex;
     duckdb -c \"SELECT function, sum(period) FROM 'profiles/samples/*/*.parquet' s \
     JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\"\n  \
     perfdata export perf.data --to pprof -o perf.pb.gz && go tool pprof -http=127.0.0.1:8080 perf.pb.gz\n  \
-    perfdata export perf.data --to pprof --per-process -o profiles/"
+    perfdata export perf.data --to pprof --per-process -o profiles/\n  \
+    perfdata export perf.data --to speedscope -o perf.speedscope.json"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -56,6 +57,8 @@ pub enum ExportFormat {
     Parquet,
     /// pprof's profile.proto, gzip-compressed.
     Pprof,
+    /// speedscope's JSON file format.
+    Speedscope,
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -1,4 +1,4 @@
-//! `perfdata export FILE --to pprof -o OUT`: one recording, symbolized in-process, in
+//! `perfdata export FILE --to pprof|speedscope -o OUT`: one recording, symbolized in-process, in
 //! the format of a profile viewer (the library's [`perfdata_analysis::sampled`] walk, laid
 //! out by the format's module).
 
@@ -7,7 +7,7 @@ use crate::error::{At, CliError, CliResult};
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::sampled::{self, GatherOptions};
-use perfdata_analysis::{pprof, Analyzer};
+use perfdata_analysis::{pprof, speedscope, Analyzer};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -40,11 +40,21 @@ pub fn run(
     crate::progress::show(&mut analyzer, "export");
     let opts = GatherOptions {
         inline: true,
-        each_sample: args.time,
+        // The timeline views want every sample in time order.
+        each_sample: args.time || format != ExportFormat::Pprof,
         cpu: args.cpu,
         markers: false,
     };
     let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
+    if format == ExportFormat::Speedscope {
+        let name = path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        let mut out = Out::file(output)?;
+        speedscope::write(&gathered, &name, &mut out).at(output)?;
+        out.finish()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let popts = pprof::PprofOptions {
         pid: None,
         cpu_label: args.cpu,
