@@ -4,8 +4,8 @@
 //! external `addr2line`), and the analyses built on that: [`report`] (perf report's
 //! table), [`collapse`] (folded stacks for flame graphs), [`stats`] (readperf's CSVs),
 //! [`info`] (one screen about a file), the Parquet export (`parquet`, feature
-//! `parquet`), and the profile viewers' formats ([`pprof`], [`speedscope`], from the samples
-//! [`sampled`] gathers). Progress is reported through a callback ([`Analyzer::on_progress`]).
+//! `parquet`), and the profile viewers' formats ([`pprof`], [`speedscope`], [`firefox`], from the
+//! samples [`sampled`] gathers). Progress is reported through a callback ([`Analyzer::on_progress`]).
 //!
 //! ```
 //! use perfdata_analysis::{Analyzer, AnalyzerOptions};
@@ -30,6 +30,7 @@
 
 pub mod collapse;
 pub mod dso;
+pub mod firefox;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
 pub mod info;

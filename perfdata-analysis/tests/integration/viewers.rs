@@ -255,3 +255,105 @@ fn speedscope_of_wordfreq_reads_back_as_collapse_s_stacks() {
     assert_eq!(total, g.events[0].period);
     assert_eq!(folded, folded_by_collapse(&path));
 }
+
+/// The Firefox Profiler file of `path` parsed, and its stacks folded per thread name
+/// (`thread;root;…;leaf` → summed weight), its sample count and total weight.
+fn firefox_folded(path: &Path) -> (serde_json::Value, BTreeMap<String, u64>, u64, u64) {
+    let g = gather(
+        path,
+        &GatherOptions {
+            inline: true,
+            each_sample: true,
+            markers: true,
+            ..GatherOptions::default()
+        },
+    );
+    let profile = perfdata_analysis::firefox::profile(&g, "test").unwrap();
+    let mut bytes = vec![];
+    perfdata_analysis::firefox::write(&profile, &mut bytes).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let mut folded: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut samples, mut weight) = (0, 0);
+    for t in v["threads"].as_array().unwrap() {
+        let strings = t["stringArray"].as_array().unwrap();
+        let (stack_prefix, stack_frame) = (&t["stackTable"]["prefix"], &t["stackTable"]["frame"]);
+        let frame_func = &t["frameTable"]["func"];
+        let func_name = &t["funcTable"]["name"];
+        let s = &t["samples"];
+        let n = s["length"].as_u64().unwrap() as usize;
+        samples += n as u64;
+        for i in 0..n {
+            let w = s["weight"][i].as_u64().unwrap();
+            weight += w;
+            let mut names = vec![];
+            let mut next = s["stack"][i].as_u64();
+            while let Some(st) = next {
+                let f = stack_frame[st as usize].as_u64().unwrap() as usize;
+                let func = frame_func[f].as_u64().unwrap() as usize;
+                let name = strings[func_name[func].as_u64().unwrap() as usize]
+                    .as_str()
+                    .unwrap();
+                names.push(tidy_generic(name.to_string()));
+                next = stack_prefix[st as usize].as_u64();
+            }
+            names.push(t["name"].as_str().unwrap().replace(' ', "_"));
+            names.reverse();
+            *folded.entry(names.join(";")).or_default() += w;
+        }
+    }
+    (v, folded, samples, weight)
+}
+
+#[test]
+fn firefox_profile_of_wordfreq_reads_back_as_collapse_s_stacks() {
+    let path = wordfreq();
+    let (v, folded, samples, weight) = firefox_folded(&path);
+    let threads = v["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 1);
+    assert_eq!(threads[0]["processName"], "wordfreq");
+    assert_eq!(threads[0]["pid"], threads[0]["tid"]);
+    let categories: Vec<&str> = v["meta"]["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(categories, ["Other", "User", "Kernel"]);
+    assert_eq!((samples, weight), (1295, 647823750));
+    assert_eq!(folded, folded_by_collapse(&path));
+}
+
+#[test]
+fn firefox_profile_marks_context_switches_and_puts_kernel_frames_in_their_category() {
+    // A system-wide recording with SWITCH_CPU_WIDE records and kernel callchains.
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/switch-cpu-wide.data");
+    let (v, _, samples, _) = firefox_folded(&path);
+    assert!(samples > 0);
+    let threads = v["threads"].as_array().unwrap();
+    let off_cpu: usize = threads
+        .iter()
+        .map(|t| {
+            let strings = t["stringArray"].as_array().unwrap();
+            t["markers"]["name"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|n| strings[n.as_u64().unwrap() as usize] == "Off CPU")
+                .count()
+        })
+        .sum();
+    assert!(off_cpu > 0, "no Off CPU marker");
+    let kernel_frames: usize = threads
+        .iter()
+        .map(|t| {
+            t["frameTable"]["category"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.as_u64() == Some(2))
+                .count()
+        })
+        .sum();
+    assert!(kernel_frames > 0, "no frame in the Kernel category");
+}

@@ -1,5 +1,5 @@
 //! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables;
-//! `perfdata export FILE --to pprof|speedscope -o OUT`: one recording for a profile viewer
+//! `perfdata export FILE --to pprof|speedscope|firefox -o OUT`: one recording for a profile viewer
 //! ([`crate::commands::viewers`]).
 
 use crate::error::{At, CliError, CliResult};
@@ -22,7 +22,8 @@ use std::sync::Mutex;
     JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\"\n  \
     perfdata export perf.data --to pprof -o perf.pb.gz && go tool pprof -http=127.0.0.1:8080 perf.pb.gz\n  \
     perfdata export perf.data --to pprof --per-process -o profiles/\n  \
-    perfdata export perf.data --to speedscope -o perf.speedscope.json"
+    perfdata export perf.data --to speedscope -o perf.speedscope.json\n  \
+    perfdata export perf.data --to firefox -o perf.firefox.json   (profiler.firefox.com: Load a profile from file)"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -59,6 +60,8 @@ pub enum ExportFormat {
     Pprof,
     /// speedscope's JSON file format.
     Speedscope,
+    /// The Firefox Profiler's processed profile format (JSON).
+    Firefox,
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -1,4 +1,4 @@
-//! `perfdata export FILE --to pprof|speedscope -o OUT`: one recording, symbolized in-process, in
+//! `perfdata export FILE --to pprof|speedscope|firefox -o OUT`: one recording, symbolized in-process, in
 //! the format of a profile viewer (the library's [`perfdata_analysis::sampled`] walk, laid
 //! out by the format's module).
 
@@ -7,7 +7,7 @@ use crate::error::{At, CliError, CliResult};
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::sampled::{self, GatherOptions};
-use perfdata_analysis::{pprof, speedscope, Analyzer};
+use perfdata_analysis::{firefox, pprof, speedscope, Analyzer};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -43,17 +43,25 @@ pub fn run(
         // The timeline views want every sample in time order.
         each_sample: args.time || format != ExportFormat::Pprof,
         cpu: args.cpu,
-        markers: false,
+        markers: format == ExportFormat::Firefox,
     };
     let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
-    if format == ExportFormat::Speedscope {
-        let name = path
-            .file_name()
-            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
-        let mut out = Out::file(output)?;
-        speedscope::write(&gathered, &name, &mut out).at(output)?;
-        out.finish()?;
-        return Ok(ExitCode::SUCCESS);
+    let name = path
+        .file_name()
+        .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    match format {
+        ExportFormat::Speedscope => {
+            let mut out = Out::file(output)?;
+            speedscope::write(&gathered, &name, &mut out).at(output)?;
+            return out.finish().map(|()| ExitCode::SUCCESS);
+        }
+        ExportFormat::Firefox => {
+            let profile = firefox::profile(&gathered, &name).at(path)?;
+            let mut out = Out::file(output)?;
+            firefox::write(&profile, &mut out).at(output)?;
+            return out.finish().map(|()| ExitCode::SUCCESS);
+        }
+        _ => {}
     }
     let popts = pprof::PprofOptions {
         pid: None,
