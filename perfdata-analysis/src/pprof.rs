@@ -94,7 +94,7 @@ pub fn profile(sampled: &Sampled, opts: &PprofOptions) -> pb::Profile {
     }
     if let Some(first) = p.sample_type.get(1) {
         p.default_sample_type = first.r#type;
-        p.period_type = Some(first.clone());
+        p.period_type = Some(*first);
     }
     let mut mapping_ids: HashMap<u32, u64> = HashMap::default();
     let mut location_ids: HashMap<u32, u64> = HashMap::default();

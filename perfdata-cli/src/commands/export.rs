@@ -69,8 +69,8 @@ pub fn run(args: Args) -> CliResult {
         let files = args.inputs.paths();
         let [file] = files.as_slice() else {
             return Err(CliError::Usage(format!(
-                "--to {:?} exports one recording ({} given)",
-                args.to,
+                "--to {} exports one recording ({} given)",
+                format!("{:?}", args.to).to_lowercase(),
                 files.len()
             )));
         };
