@@ -228,8 +228,13 @@ fn parse_top(text: &str) -> Result<(u64, BTreeMap<String, u64>, bool), String> {
     let mut flat = BTreeMap::new();
     let mut in_table = false;
     for line in text.lines() {
-        if let Some(rest) = line.split_once("Total samples = ").map(|(_, r)| r) {
-            total = Some(value(rest.split_whitespace().next().unwrap_or(""))?);
+        // "Showing nodes accounting for X, 100% of TOTAL total" (the header's "Total
+        // samples" is printed only with a nonzero duration: not for a single sample).
+        if let Some((_, rest)) = line
+            .strip_prefix("Showing nodes accounting for ")
+            .and_then(|r| r.split_once(" of "))
+        {
+            total = Some(value(rest.trim_end_matches(" total"))?);
         } else if line.starts_with("Showing top ") {
             // "Showing top 1000 nodes out of 1234".
             let n: Vec<&str> = line.split_whitespace().collect();
@@ -245,7 +250,7 @@ fn parse_top(text: &str) -> Result<(u64, BTreeMap<String, u64>, bool), String> {
             *flat.entry(name).or_default() += value(cols[0])?;
         }
     }
-    let total = total.ok_or("no `Total samples` in pprof -top")?;
+    let total = total.ok_or("no `Showing nodes accounting for` line in pprof -top")?;
     flat.retain(|_, v| *v != 0);
     Ok((total, flat, complete))
 }
@@ -260,21 +265,30 @@ fn parse_traces(text: &str) -> Result<BTreeMap<String, u64>, String> {
         let mut frames: Vec<String> = vec![];
         let mut v = None;
         for line in block.lines().skip(1) {
-            // A frame: "%10s   %s", the value on the first frame line only.
-            if let (Some(head), Some("   "), Some(name)) =
-                (line.get(..10), line.get(10..13), line.get(13..))
-            {
-                if !head.trim().is_empty() {
-                    v = Some(value(head)?);
-                }
-                let name = name.trim_end_matches(" (inline)");
-                frames.push(unknown_as_pprof(&tidy_generic(name.to_string())));
-            } else if let Some((k, val)) = line.split_once(":  ") {
-                // A label: "%10s:  %s".
-                if k.trim() == "thread_comm" {
-                    comm = val.trim().replace(' ', "_");
+            let t = line.trim_start();
+            // A label: "%10s:  %s" (a key is one identifier).
+            if let Some((k, val)) = t.split_once(":  ") {
+                if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    if k == "thread_comm" {
+                        comm = val.trim().replace(' ', "_");
+                    }
+                    continue;
                 }
             }
+            // A frame: "%10s   %s", the value (which can be wider than 10) on the first
+            // frame line only.
+            let name = match t.split_once("   ") {
+                Some((head, rest)) if v.is_none() && !head.contains(' ') => {
+                    v = Some(value(head)?);
+                    rest
+                }
+                _ => t,
+            };
+            if name.is_empty() {
+                continue;
+            }
+            let name = name.trim_end_matches(" (inline)");
+            frames.push(unknown_as_pprof(&tidy_generic(name.to_string())));
         }
         let Some(v) = v.filter(|&v| v != 0) else {
             continue;
@@ -319,15 +333,15 @@ mod tests {
 
     #[test]
     fn parses_pprof_traces_into_folded_stacks() {
-        let text = "File: x\nType: cpu\n-----------+----------\n      comm:  a b\nthread_comm:  a b\n       pid:  1\n       tid:  1\n  500250ns   leaf\n             inl (inline)\n             <unknown>\n-----------+----------\n      comm:  a\nthread_comm:  a\n         0   other\n-----------+----------\n";
+        let text = "File: x\nType: cpu\n-----------+----------\n      comm:  a b\nthread_comm:  a b\n       pid:  1\n       tid:  1\n309500000ns   leaf\n             inl (inline)\n             <unknown>\n-----------+----------\n      comm:  a\nthread_comm:  a\n         0   other\n-----------+----------\n";
         let t = parse_traces(text).unwrap();
         assert_eq!(t.len(), 1);
-        assert_eq!(t["a_b;<unknown>;inl;leaf"], 500250);
+        assert_eq!(t["a_b;<unknown>;inl;leaf"], 309500000);
     }
 
     #[test]
     fn parses_pprof_top() {
-        let text = "Type: cpu\nDuration: 1s, Total samples = 165ns \nShowing nodes accounting for 48ns, 29.09% of 165ns total\nShowing top 5 nodes out of 71\n      flat  flat%   sum%        cum   cum%\n      13ns  7.88%  7.88%       13ns  7.88%  f(int)\n      12ns  7.27% 15.15%       12ns  7.27%  [dash]\n";
+        let text = "Type: cpu\nShowing nodes accounting for 48ns, 29.09% of 165ns total\nShowing top 5 nodes out of 71\n      flat  flat%   sum%        cum   cum%\n      13ns  7.88%  7.88%       13ns  7.88%  f(int)\n      12ns  7.27% 15.15%       12ns  7.27%  [dash]\n";
         let (total, flat, complete) = parse_top(text).unwrap();
         assert_eq!(total, 165);
         assert!(!complete);

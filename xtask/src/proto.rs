@@ -6,7 +6,9 @@
 use anyhow::{Context, Result};
 use std::path::Path;
 
-/// The proto, as google/pprof publishes it.
+/// The proto, as google/pprof publishes it: `proto/profile.proto` of
+/// github.com/google/pprof at commit 963a80db3d677353229bc3e7655d11709e9bcaaf, unmodified
+/// (its Apache-2.0 header kept).
 const PROTO: &str = "perfdata-analysis/proto/profile.proto";
 /// The checked-in Rust types.
 const OUT: &str = "perfdata-analysis/src/pprof_proto.rs";

@@ -299,6 +299,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         scratch("stats"),
         scratch("parquet"),
     );
+    let viewer_outs = [
+        scratch("out.pb.gz"),
+        scratch("out.speedscope.json"),
+        scratch("out.firefox.json"),
+    ];
     let bench = |args: &[&str]| {
         let mut w = Workload::new(&env.bench_bin, args);
         w.keep_stdout = true;
@@ -387,6 +392,17 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     if !opts.quick {
         // Built only by the full bench (the `parquet` feature; see the build above).
         workloads.push(("export", perfdata(&["export", file, "-o", &parquet_dir])));
+        // The viewers' formats (the same `export` command).
+        for (key, format, out) in [
+            ("export-pprof", "pprof", &viewer_outs[0]),
+            ("export-speedscope", "speedscope", &viewer_outs[1]),
+            ("export-firefox", "firefox", &viewer_outs[2]),
+        ] {
+            workloads.push((
+                key,
+                perfdata(&["export", file, "--to", format, "-o", out]).writing(out),
+            ));
+        }
     }
     workloads.push(("gp-ours", bench(&["gperftools", &gp_file])));
     let go_env: Vec<String> = ["HOME", "GOCACHE", "PPROF_TMPDIR"]
@@ -419,6 +435,13 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         let _ = std::fs::remove_file(f);
     }
     let _ = std::fs::remove_dir_all(&stats_dir);
+    let viewer_bytes: Vec<u64> = viewer_outs
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(0, |m| m.len()))
+        .collect();
+    for f in &viewer_outs {
+        let _ = std::fs::remove_file(f);
+    }
     let parquet_bytes = dir_size(Path::new(&parquet_dir));
     let _ = std::fs::remove_dir_all(&parquet_dir);
 
@@ -505,6 +528,26 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
                 .rss_bounded()
                 .decode(),
         );
+        // The viewers' exports: pprof symbolizes as `report` does (the shared cost) and
+        // replaces `perf script`, where every text path to these viewers starts.
+        rows.push(
+            Row::new(
+                "`perfdata export --to pprof` vs `perfdata report`",
+                "export-pprof",
+            )
+            .peer("report", Speed::AtMostPeerTimes(2.0)),
+        );
+        if env.perf {
+            rows.push(
+                Row::new(
+                    "`perfdata export --to pprof` vs `perf script`",
+                    "export-pprof",
+                )
+                .peer("perf-script", Speed::FasterThanPeer(10.0)),
+            );
+        }
+        rows.push(Row::new("`perfdata export --to speedscope`", "export-speedscope").decode());
+        rows.push(Row::new("`perfdata export --to firefox`", "export-firefox").decode());
     }
     let mut md = render(&rows, &results, input.bytes, samples)?;
     if !opts.quick {
@@ -515,6 +558,17 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             parquet_bytes as f64 * 100.0 / input.bytes.max(1) as f64,
             input.bytes as f64 / 1e6
         )?;
+        for (name, bytes) in ["pprof", "speedscope", "Firefox Profiler"]
+            .iter()
+            .zip(&viewer_bytes)
+        {
+            writeln!(
+                md,
+                "The {name} export is {:.1} MB, {:.1}% of the perf.data.",
+                *bytes as f64 / 1e6,
+                *bytes as f64 * 100.0 / input.bytes.max(1) as f64,
+            )?;
+        }
     }
     Ok(Table {
         markdown: md,
