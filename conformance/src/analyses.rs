@@ -3,7 +3,8 @@
 //! none`, every
 //! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
 //! 8 (collapse): `perf script --no-inline | inferno-collapse-perf` (the inferno crate's
-//! perf folder, the code of that binary) byte for byte against `perfdata collapse`.
+//! perf folder, the code of that binary) byte for byte against `perfdata collapse`, or
+//! equal as stack → weight once stacks perf's unwinder cut short are matched (`cut_short`).
 //! 9 (duckdb): the Parquet export queried by the real DuckDB against `perfdata report`.
 //! Checks 10 and 11 (the unwinding scenarios) are in `unwind.rs`.
 
@@ -227,6 +228,22 @@ fn compare_rows(theirs: &Rows, ours: &Rows) -> Outcome {
     }
 }
 
+/// Folded stacks: `comm;root;…;leaf` → weight.
+pub type Folded = BTreeMap<String, u64>;
+
+/// Parses `stack count` lines (the count after the last space: frames may hold spaces).
+pub fn parse_folded(text: &str) -> Folded {
+    let mut out = Folded::new();
+    for line in text.lines() {
+        if let Some((stack, n)) = line.rsplit_once(' ') {
+            if let Ok(n) = n.parse::<u64>() {
+                *out.entry(stack.to_string()).or_default() += n;
+            }
+        }
+    }
+    out
+}
+
 /// `perf script ARGS -i FILE` folded by inferno (the code of `inferno-collapse-perf`):
 /// the folded text, or why there is none (a skip reason).
 pub fn perf_folded(path: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
@@ -289,19 +306,42 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
             ours.lines().count()
         ));
     }
-    let t: std::collections::BTreeSet<&str> = theirs.lines().collect();
-    let o: std::collections::BTreeSet<&str> = ours.lines().collect();
-    let show = |l: &str| match l.rsplit_once(' ') {
-        Some((stack, n)) => format!("{} {n}", show_stack(stack)),
-        None => l.to_string(),
+    let mut t = parse_folded(&theirs);
+    let o = parse_folded(&ours);
+    let total: u64 = t.values().sum();
+    let moved = crate::cut_short::reconcile_folded(&mut t, &o);
+    let moved_pct = if total == 0 {
+        0.0
+    } else {
+        moved as f64 * 100.0 / total as f64
     };
+    let note = crate::cut_short::note(moved_pct);
+    if t == o && moved_pct <= crate::cut_short::CUT_SHORT_MAX {
+        return Outcome::Pass(format!(
+            "{} folded stacks identical; {}",
+            o.len(),
+            note.unwrap_or_default()
+        ));
+    }
+    let line = |(s, w): (&String, &u64)| format!("{} {w}", show_stack(s));
     let mut v: Vec<String> = t
-        .difference(&o)
-        .map(|l| format!("inferno only: {}", show(l)))
-        .chain(o.difference(&t).map(|l| format!("ours only: {}", show(l))))
+        .iter()
+        .filter(|(s, w)| o.get(*s) != Some(*w))
+        .map(|x| format!("inferno only: {}", line(x)))
+        .chain(
+            o.iter()
+                .filter(|(s, w)| t.get(*s) != Some(*w))
+                .map(|x| format!("ours only: {}", line(x))),
+        )
         .take(SHOW)
         .collect();
     v.push(format!("{} lines (inferno) / {} (ours)", t.len(), o.len()));
+    if let Some(n) = note {
+        v.push(format!(
+            "{n}; at most {}% may be",
+            crate::cut_short::CUT_SHORT_MAX
+        ));
+    }
     Outcome::Fail(v)
 }
 

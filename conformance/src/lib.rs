@@ -34,6 +34,7 @@
 
 pub mod analyses;
 pub mod checks;
+pub mod cut_short;
 pub mod expect;
 pub mod facts;
 pub mod gperftools;
