@@ -432,7 +432,7 @@ for r in duckdb.sql(q).fetchall():
                     &mut a,
                     &report::ReportOptions {
                         sort,
-                        callers: false,
+                        ..report::ReportOptions::default()
                     },
                 )
                 .map_err(|e| e.to_string())?;

@@ -37,6 +37,7 @@ pub mod checks;
 pub mod cut_short;
 pub mod expect;
 pub mod facts;
+pub mod filters;
 pub mod gperftools;
 pub mod ours;
 pub mod perf_text;
@@ -344,6 +345,8 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                     );
                     row.set("call-graph", unwind::check_call_graph(&p, &dir));
                     row.set("unwound", unwind::check_unwound(&p, &dir, task_32));
+                } else {
+                    row.set("filters", filters::check_filters(&p, &dir));
                 }
                 exported.push((rows.len(), p.clone()));
             }

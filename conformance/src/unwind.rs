@@ -342,6 +342,7 @@ fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
     let opts = report::ReportOptions {
         sort: report::SortKey::parse("comm,dso,sym")?,
         callers: true,
+        ..report::ReportOptions::default()
     };
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let mut rows = ChainRows::new();

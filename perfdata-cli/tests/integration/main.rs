@@ -7,6 +7,7 @@ mod check;
 mod commands;
 mod damaged_features;
 mod dump_output;
+mod filters;
 mod gperftools_cli;
 mod shipped_sample;
 mod zero_size_record;
