@@ -45,6 +45,7 @@ pub mod programs;
 pub mod record;
 pub mod report;
 pub mod scenarios;
+pub mod sql;
 pub mod tracepoint;
 pub mod unwind;
 pub mod variants;
@@ -357,12 +358,12 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     if !exported.is_empty() {
         let t = Instant::now();
         let files: Vec<PathBuf> = exported.iter().map(|(_, p)| p.clone()).collect();
-        for ((row, _), o) in exported.iter().zip(analyses::check_duckdb(&files, &dir)) {
-            rows[*row].set("duckdb", o);
+        for ((row, _), o) in exported.iter().zip(sql::check_sql(&files, &dir, workspace)) {
+            rows[*row].set("sql", o);
         }
         eprintln!(
             "  {:<22} {:>5} ms",
-            "parquet + duckdb",
+            "parquet + 3 engines",
             t.elapsed().as_millis()
         );
     }
