@@ -33,8 +33,8 @@ struct Case {
 
 /// Check 13.
 pub fn check_filters(path: &Path, dir: &Path) -> Outcome {
-    let cases = match cases(path, dir) {
-        Ok(c) if c.is_empty() => return Outcome::Skip("no samples to filter".into()),
+    let (cases, not_given) = match cases(path, dir) {
+        Ok((c, _)) if c.is_empty() => return Outcome::Skip("no samples to filter".into()),
         Ok(c) => c,
         Err(e) => return Outcome::Fail(vec![format!("choosing the filters: {e}")]),
     };
@@ -72,22 +72,27 @@ pub fn check_filters(path: &Path, dir: &Path) -> Outcome {
     }
     if failures.is_empty() {
         Outcome::Pass(format!(
-            "{} filters agree ({}): {}",
+            "{} filters agree ({}): {}{}",
             passed.len(),
             if collapse_too {
                 "report and collapse"
             } else {
                 "report; collapse differs unfiltered, see check 8"
             },
-            passed.join("; ")
+            passed.join("; "),
+            not_given
+                .iter()
+                .map(|n| format!("; not given: {n}"))
+                .collect::<String>()
         ))
     } else {
         Outcome::Fail(failures)
     }
 }
 
-/// The filters, with values from the recording.
-fn cases(path: &Path, dir: &Path) -> Result<Vec<Case>, String> {
+/// The filters, with values from the recording, and the filters not given (why).
+fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
+    let mut not_given = vec![];
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
     let opts = ReportOptions {
@@ -102,7 +107,7 @@ fn cases(path: &Path, dir: &Path) -> Result<Vec<Case>, String> {
     };
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let Some(top) = reports.first().and_then(|r| r.rows.first()) else {
-        return Ok(vec![]);
+        return Ok((vec![], not_given));
     };
     let key = |i: usize| top.keys[i].clone();
     let mut cases = vec![];
@@ -184,7 +189,12 @@ fn cases(path: &Path, dir: &Path) -> Result<Vec<Case>, String> {
         );
     }
     let (first_cpu, span, has_span_feature) = sample_facts(&rec, &mut a)?;
-    if let Some(cpu) = first_cpu {
+    let pipe = rec.data().map_err(|e| e.to_string())?.format.layout == perfdata::Layout::Pipe;
+    if pipe && first_cpu.is_some() {
+        // perf 6.1 checks the CPU list against the CPU count before a pipe's
+        // HEADER_NRCPUS has arrived: "Requested CPU 0 too large".
+        not_given.push("--cpu (perf 6.1 refuses it on a pipe: Requested CPU too large)".into());
+    } else if let Some(cpu) = first_cpu {
         add(
             vec!["--cpu".into(), format!("{cpu}")],
             SampleFilter {
@@ -217,7 +227,7 @@ fn cases(path: &Path, dir: &Path) -> Result<Vec<Case>, String> {
             },
         );
     }
-    Ok(cases)
+    Ok((cases, not_given))
 }
 
 /// The first sample's CPU (when every event samples it), the first and last sample

@@ -64,7 +64,9 @@ pub fn check_sql(files: &[PathBuf], work: &Path, workspace: &Path) -> Vec<Outcom
     // engine → query → result, or why the engine was not run.
     let mut results: BTreeMap<&str, Result<Results, String>> = BTreeMap::new();
     for engine in ENGINES {
+        let t = std::time::Instant::now();
         results.insert(engine, run_engine(engine, &out, workspace));
+        eprintln!("    {engine:<20} {:>6} ms", t.elapsed().as_millis());
     }
     let skipped: Vec<String> = results
         .iter()
@@ -220,11 +222,13 @@ fn compare(t: &Table, recording: Option<u32>, key: &[&str], ours: &Totals) -> Ve
             }
         }
         let k: Vec<String> = key.iter().map(|c| text(&t.col(r, c))).collect();
+        // Rows of one key add up (a query's rows may be finer than the reference's:
+        // time_per_thread by pid and tid, `report --sort tid` by tid).
         let pct = t.col(r, "percent").as_f64().unwrap_or(f64::NAN);
-        theirs.insert(
-            k,
-            (int(&t.col(r, "samples")), int(&t.col(r, "period")), pct),
-        );
+        let e = theirs.entry(k).or_insert((0, 0, 0.0));
+        e.0 += int(&t.col(r, "samples"));
+        e.1 += int(&t.col(r, "period"));
+        e.2 += pct;
     }
     let mut why = vec![];
     for (k, o) in ours {
