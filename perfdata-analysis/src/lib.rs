@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod collapse;
+pub mod diff;
 pub mod dso;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;

@@ -37,6 +37,7 @@ enum Command {
     Report(report::Args),
     Collapse(collapse::Args),
     Flamegraph(flamegraph::Args),
+    Diff(diff::Args),
     Stats(stats::Args),
     #[cfg(feature = "parquet")]
     Export(export::Args),
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flamegraph(a) => flamegraph::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Stats(a) => stats::run(a),
         #[cfg(feature = "parquet")]
         Command::Export(a) => export::run(a),

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod collapse;
 pub mod convert;
+pub mod diff;
 pub mod dump;
 #[cfg(feature = "parquet")]
 pub mod export;
