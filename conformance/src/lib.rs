@@ -34,6 +34,7 @@
 
 pub mod analyses;
 pub mod checks;
+pub mod diffs;
 pub mod expect;
 pub mod facts;
 pub mod gperftools;
@@ -303,12 +304,21 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     };
     let mut rows = vec![];
     let mut exported: Vec<(usize, PathBuf)> = vec![];
+    // The baseline of check 13 (diff): the `plain` row's recording, recorded first.
+    let mut baseline: Option<PathBuf> = None;
     for s in scenarios::SCENARIOS {
-        if !wanted_scenario(opts, s) && !opts.only.iter().any(|o| scenario_needs(o, s.name)) {
+        let is_baseline = s.name == DIFF_BASELINE;
+        if !wanted_scenario(opts, s)
+            && !opts.only.iter().any(|o| scenario_needs(o, s.name))
+            && !is_baseline
+        {
             continue;
         }
         let t = Instant::now();
         let recorded = record::record(s, &dir)?;
+        if let (true, record::Recorded::Path(p)) = (is_baseline, &recorded) {
+            baseline = Some(p.clone());
+        }
         if !wanted_scenario(opts, s) {
             continue; // recorded only as the source of an inject scenario
         }
@@ -328,6 +338,13 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                 row.set("corpus", Outcome::Skip("n/a".into()));
                 row.set("report", analyses::check_report(&p, &dir));
                 row.set("collapse", analyses::check_collapse(&p, &dir));
+                row.set(
+                    "diff",
+                    match &baseline {
+                        Some(b) => diffs::check_diff(b, &p, &dir),
+                        None => Outcome::Skip(format!("no `{DIFF_BASELINE}` recording")),
+                    },
+                );
                 if s.unwinds() {
                     let task_32 = matches!(s.workload,
                         scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);
@@ -408,6 +425,9 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     );
     Ok(v.ok() && gp_failures == 0)
 }
+
+/// The row whose recording is the baseline of check 13 (always recorded).
+pub const DIFF_BASELINE: &str = "plain";
 
 /// Is `dep` the inject source of scenario `name`?
 fn scenario_needs(name: &str, dep: &str) -> bool {

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 12] = [
+pub const CHECKS: [&str; 13] = [
     "header",
     "records",
     "samples",
@@ -18,10 +18,11 @@ pub const CHECKS: [&str; 12] = [
     "unwind",
     "call-graph",
     "unwound",
+    "diff",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 12] = [
+const TITLES: [&str; 13] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -34,6 +35,7 @@ const TITLES: [&str; 12] = [
     "10 unwind",
     "11 call graph",
     "12 unwound",
+    "13 diff",
 ];
 
 /// One row: a scenario or a corpus file.

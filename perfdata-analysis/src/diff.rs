@@ -6,11 +6,12 @@
 //! them (`wdiff:W1,W2`). The formulas, the order of the rows and the text are those of
 //! perf's `builtin-diff.c` (perf 6.1): see [`render`].
 //!
-//! Entries are matched as perf's sort functions match them: by shared object name, and by
-//! the symbol's start address within it (or the address, where no symbol covers it) —
-//! two recordings of the same binary match function by function; a rebuilt binary whose
-//! functions moved does not match by address, in perf as here. The symbol's name is part
-//! of the key too, so that equal keys always print the same.
+//! Entries are matched as perf diff's collapse step matches them: by shared object name
+//! and by symbol *name* (perf sets the symbol key's collapse function to the name
+//! comparison in diff mode, "those files could come from different binaries"), so a
+//! rebuilt binary whose functions moved still matches. Addresses no symbol covers are one
+//! entry per object, shown at the lowest of them (the first perf's address-ordered tree
+//! holds), as perf merges them.
 
 use crate::dso::SymbolId;
 use crate::machine::{CommId, Frame};
@@ -159,7 +160,9 @@ struct EntryKey {
     sym: Option<SymEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A symbol entry; equal (and hashed) by name alone: `addr` and `level` are what
+/// is shown, from the entry perf keeps when it merges.
+#[derive(Debug, Clone)]
 struct SymEntry {
     /// Start of the symbol (or the map-relative address, unresolved).
     addr: u64,
@@ -167,6 +170,20 @@ struct SymEntry {
     name: Option<String>,
     /// perf's level mark: `k` kernel, `.` user.
     level: char,
+}
+
+impl PartialEq for SymEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for SymEntry {}
+
+impl std::hash::Hash for SymEntry {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name.hash(h)
+    }
 }
 
 /// One recording's samples summed per entry, for each event: what [`diff`] compares.
@@ -253,7 +270,20 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
                         .map(|d| d.map(|d| machine.dsos.get(crate::DsoId(d)).short_name.clone())),
                     sym: sym.map(|s| s.entry(machine)),
                 };
-                *entries.entry(key).or_default() += period;
+                // Merged entries show the lowest address (perf keeps the first of its
+                // address-ordered entries).
+                match entries.remove_entry(&key) {
+                    Some((old, p)) => {
+                        let lower = match (&old.sym, &key.sym) {
+                            (Some(a), Some(b)) => b.addr < a.addr,
+                            _ => false,
+                        };
+                        entries.insert(if lower { key } else { old }, p + period);
+                    }
+                    None => {
+                        entries.insert(key, period);
+                    }
+                }
             }
             EventProfile {
                 name: analyzer.events.get(ev).cloned().unwrap_or_default(),
@@ -558,9 +588,13 @@ pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
             widths[i] = widths[i].max(comm.max().unwrap_or(0).max(7) + 8);
         }
         // perf widens the object column to an address's width (16) when an entry is
-        // outside any map.
+        // outside any map or has no symbol.
+        let sym = opts.sort.iter().position(|k| *k == DiffKey::Sym);
         if let Some(i) = opts.sort.iter().position(|k| *k == DiffKey::Dso) {
-            if d.rows.iter().any(|r| r.keys[i] == "[unknown]") {
+            let unresolved = |r: &DiffRow| {
+                r.keys[i] == "[unknown]" || sym.is_some_and(|j| r.keys[j].contains("] 0x"))
+            };
+            if d.rows.iter().any(unresolved) {
                 widths[i] = widths[i].max(16);
             }
         }
@@ -590,8 +624,8 @@ pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
                 let _ = write!(line, " {v:>w$} ");
             }
             for ((v, w), k) in row.keys.iter().zip(&widths).zip(&opts.sort) {
-                // perf pads every key but a symbol it found (its name is printed as is).
-                if *k == DiffKey::Sym && !v.contains("] 0x") {
+                // perf pads every key but the symbol.
+                if *k == DiffKey::Sym {
                     let _ = write!(line, " {v} ");
                 } else {
                     let _ = write!(line, " {v:<w$} ");

@@ -6,6 +6,7 @@ mod common;
 mod check;
 mod commands;
 mod damaged_features;
+mod diff;
 mod dump_output;
 mod gperftools_cli;
 mod shipped_sample;
