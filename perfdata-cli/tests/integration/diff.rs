@@ -77,3 +77,55 @@ fn diff_refuses_bad_options_clearly() {
     assert_eq!(code, Some(1));
     assert!(err.starts_with("perfdata: /nonexistent/new.data"), "{err}");
 }
+
+/// The fill colours of an SVG's frames, as (r, g, b).
+fn fills(svg: &str) -> Vec<(u8, u8, u8)> {
+    svg.split("fill=\"rgb(")
+        .skip(1)
+        .filter_map(|s| {
+            let v: Vec<u8> = s
+                .split(')')
+                .next()?
+                .split(',')
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            (v.len() == 3).then(|| (v[0], v[1], v[2]))
+        })
+        .collect()
+}
+
+#[test]
+fn differential_flame_graph_is_red_where_stacks_grew_and_blue_where_they_shrank() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("diff.svg");
+    let s = svg.to_str().unwrap();
+    let (old, new) = (fixture("plain.data"), fixture("callchain.data"));
+    let (code, _, err) = run_perfdata(
+        &["flamegraph", "--diff", &old, &new, "--no-symbols", "-o", s],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let colours = fills(&text);
+    let red = colours
+        .iter()
+        .filter(|&&(r, g, b)| r == 255 && g == b && g < 255)
+        .count();
+    let blue = colours
+        .iter()
+        .filter(|&&(r, g, b)| b == 255 && r == g && r < 255)
+        .count();
+    assert!(red > 0 && blue > 0, "{colours:?}");
+    // A recording against itself: no frame changed, none red or blue.
+    let (code, _, err) = run_perfdata(
+        &["flamegraph", "--diff", &old, &old, "--no-symbols", "-o", s],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let coloured = fills(&text)
+        .into_iter()
+        .filter(|&(r, g, b)| (r == 255 || b == 255) && !(r == g && g == b))
+        .count();
+    assert_eq!(coloured, 0);
+}
