@@ -38,6 +38,7 @@ pub mod diffs;
 pub mod expect;
 pub mod facts;
 pub mod gperftools;
+pub mod offcpu;
 pub mod ours;
 pub mod perf_text;
 pub mod programs;
@@ -345,6 +346,11 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                         None => Outcome::Skip(format!("no `{DIFF_BASELINE}` recording")),
                     },
                 );
+                if let (scenarios::Workload::Program(prog), true) =
+                    (s.workload, s.name == OFF_CPU_ROW)
+                {
+                    row.set("off-cpu", offcpu::check_off_cpu(&p, &dir, prog.name));
+                }
                 if s.unwinds() {
                     let task_32 = matches!(s.workload,
                         scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);
@@ -425,6 +431,9 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     );
     Ok(v.ok() && gp_failures == 0)
 }
+
+/// The row of check 14 (off-CPU time against perf sched timehist).
+pub const OFF_CPU_ROW: &str = "off-cpu";
 
 /// The row whose recording is the baseline of check 13 (always recorded).
 pub const DIFF_BASELINE: &str = "plain";

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 13] = [
+pub const CHECKS: [&str; 14] = [
     "header",
     "records",
     "samples",
@@ -19,10 +19,11 @@ pub const CHECKS: [&str; 13] = [
     "call-graph",
     "unwound",
     "diff",
+    "off-cpu",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 13] = [
+const TITLES: [&str; 14] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -36,6 +37,7 @@ const TITLES: [&str; 13] = [
     "11 call graph",
     "12 unwound",
     "13 diff",
+    "14 off-cpu",
 ];
 
 /// One row: a scenario or a corpus file.

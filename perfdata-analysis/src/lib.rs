@@ -34,6 +34,7 @@ pub mod dso;
 pub mod gperftools;
 pub mod info;
 pub mod machine;
+pub mod offcpu;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod report;

@@ -9,5 +9,6 @@ pub mod dump;
 pub mod export;
 pub mod flamegraph;
 pub mod info;
+pub mod offcpu;
 pub mod report;
 pub mod stats;
