@@ -8,15 +8,22 @@
 //! `sched_wakeup` events are recorded), in milliseconds to 3 decimals. So for each
 //! thread, Σ (wait + sch delay) over its lines is the sum of its off-CPU intervals, each
 //! reported at the switch-out that follows it; perfdata counts an interval at its
-//! switch-in. The totals therefore agree to the printed rounding (0.0005 ms a line),
+//! switch-in. The totals therefore agree to the printed precision (timehist truncates
+//! each value to the microsecond: ours is larger by less than 0.001 ms a line),
 //! except for the thread's last interval when no switch-out of the thread follows it in
 //! timehist's view (the recording ended, or it was the thread's exit switch, whose sample
 //! perf attributes to pid -1): perfdata reports that interval as `last_interval_ns`,
-//! and the check accepts the total with or without it — still to the rounding.
+//! and the check accepts the total with or without it — still to the precision.
 //!
 //! The switch records (SWITCH_CPU_WIDE) of the same recording must give the program's
-//! threads the same number of intervals, each within 10 µs of the tracepoint's (perf
-//! writes them in its own scheduler hooks, microseconds from the tracepoint).
+//! threads as many intervals as the tracepoint, and a total within 1% of it. They are
+//! written in perf's own scheduler hooks, a few microseconds from the tracepoint (10-15
+//! µs longer intervals are typical), and one interval of 35 was seen to end 1.75 ms later
+//! in its SWITCH IN record than at the `sched_switch` sample that switched the thread in
+//! (on the same CPU; the cause is not established), hence a relative bound. They also
+//! start earlier: perf enables them when the recording starts and the workload's
+//! tracepoint when it execs, so a thread may have one more interval at the start, its
+//! `first_interval_ns` (the forked child waiting for perf's go), left out of the sum.
 
 use crate::analyses::{options, perf_stdout};
 use crate::checks::Outcome;
@@ -107,9 +114,11 @@ pub fn check_off_cpu(path: &Path, dir: &Path, program: &str) -> Outcome {
         }
         let (th, n) = theirs.get(&t.tid).copied().unwrap_or((0.0, 0));
         lines += n;
-        let tol = 0.0005 * n as f64 + 1e-6;
+        // timehist truncates each line's value to the microsecond.
+        let tol = 0.001 * n as f64 + 1e-6;
+        let within = |ours: f64| ours - th > -1e-6 && ours - th < tol;
         let (all, without_last) = (ms(t.off_cpu_ns), ms(t.off_cpu_ns - t.last_interval_ns));
-        if (all - th).abs() > tol && (without_last - th).abs() > tol {
+        if !within(all) && !within(without_last) {
             fails.push(format!(
                 "tid {}: ours {all:.3} ms ({without_last:.3} without the last interval), perf sched timehist {th:.3} ms over {n} lines (tolerance {tol:.4} ms)",
                 t.tid

@@ -84,6 +84,11 @@ pub struct ThreadOffCpu {
     /// one out when the recording saw none after it (the recording ended), or when that
     /// switch-out is the thread's exit (a sample perf attributes to pid -1).
     pub last_interval_ns: u64,
+    /// The first interval counted. perf enables its switch records (a tracking event)
+    /// when the recording starts, a workload's own events when it execs: the switch
+    /// records of a recorded workload hold one interval more, at its start (the wait of
+    /// the forked child for perf's go), than its `sched:sched_switch` samples.
+    pub first_interval_ns: u64,
 }
 
 /// Off-CPU time of one thread at one stack.
@@ -179,6 +184,7 @@ impl Acc {
             intervals: 0,
             preempted_ns: 0,
             last_interval_ns: 0,
+            first_interval_ns: dt,
         });
         t.comm = m.comm(tid).into_owned();
         t.off_cpu_ns += dt;

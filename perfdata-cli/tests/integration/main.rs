@@ -9,6 +9,7 @@ mod damaged_features;
 mod diff;
 mod dump_output;
 mod gperftools_cli;
+mod offcpu;
 mod shipped_sample;
 mod zero_size_record;
 
