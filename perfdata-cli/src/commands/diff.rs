@@ -64,8 +64,15 @@ pub fn run(args: Args) -> CliResult {
         (Some(n), None) => (PathBuf::from("perf.data.old"), n.clone()),
         _ => (PathBuf::from("perf.data.old"), PathBuf::from("perf.data")),
     };
-    let old_profile = profile(&old, &args.symbols, &opts.sort)?;
-    let new_profile = profile(&new, &args.symbols, &opts.sort)?;
+    // The two recordings are read at the same time (most of the time goes to reading
+    // their symbol files).
+    let (old_profile, new_profile) = std::thread::scope(|s| {
+        let o = s.spawn(|| profile(&old, &args.symbols, &opts.sort));
+        let n = profile(&new, &args.symbols, &opts.sort);
+        let o = o.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (o, n)
+    });
+    let (old_profile, new_profile) = (old_profile?, new_profile?);
     let diffs = diff::diff(&old_profile, &new_profile, &opts);
     let mut out = args.output.open()?;
     if args.json {
@@ -81,6 +88,5 @@ pub fn run(args: Args) -> CliResult {
 fn profile(path: &Path, symbols: &SymbolArgs, keys: &[DiffKey]) -> Result<diff::Profile, CliError> {
     let recording = crate::input::open(path)?;
     let mut analyzer = Analyzer::open(&recording, &symbols.options(false)).at(path)?;
-    crate::progress::show(&mut analyzer, "diff");
     diff::profile(&mut analyzer, keys).at(path)
 }
