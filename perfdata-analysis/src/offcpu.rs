@@ -510,3 +510,36 @@ pub fn render(o: &OffCpu) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Dsos, SymbolSources};
+
+    #[test]
+    fn intervals_run_from_switch_out_to_the_next_switch_in() {
+        let m = Machine::new(Dsos::new(SymbolSources::default()));
+        let mut acc = Acc::default();
+        let a = acc.intern(vec!["schedule".into(), "read".into()]);
+        let b = acc.intern(vec!["schedule".into(), "nanosleep".into()]);
+        assert_eq!(acc.intern(vec!["schedule".into(), "read".into()]), a);
+        // A switch-in with no switch-out before it (the recording started while the
+        // thread was off the CPU) counts nothing.
+        acc.switch_in(&m, 7, 50);
+        acc.switch_out(7, 7, 100, a, false);
+        acc.switch_in(&m, 7, 130);
+        // A second switch-out before any switch-in replaces the first (its switch-in
+        // was not seen): the interval starts at the later one.
+        acc.switch_out(7, 7, 200, b, false);
+        acc.switch_out(7, 7, 250, b, true);
+        acc.switch_in(&m, 7, 300);
+        // Still out at the end: not counted.
+        acc.switch_out(7, 7, 400, a, false);
+        let t = &acc.threads[&7];
+        assert_eq!((t.off_cpu_ns, t.intervals), (30 + 50, 2));
+        assert_eq!(t.preempted_ns, 50);
+        assert_eq!((t.first_interval_ns, t.last_interval_ns), (30, 50));
+        assert_eq!(acc.stacks[&(7, a)], (30, 1));
+        assert_eq!(acc.stacks[&(7, b)], (50, 1));
+    }
+}
