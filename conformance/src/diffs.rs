@@ -1,5 +1,5 @@
-//! Check 13: `perfdata diff` against `perf diff`, byte for byte. Each recorded row is
-//! compared with the `plain` row's recording as the baseline (two recordings of the same
+//! Check 14: `perfdata diff` against `perf diff`, byte for byte. Each recorded row (but
+//! the system-wide ones) is compared with the `plain` row's recording as the baseline (two recordings of the same
 //! shell workload for most rows, other programs and events for the rest), with the
 //! default computation (`delta-abs`), `ratio`, and `wdiff` with the period and formula
 //! columns and the `comm,dso,sym` keys. perf's text is deterministic for these: the rows'
@@ -37,7 +37,7 @@ fn cases() -> Vec<(Vec<&'static str>, DiffOptions)> {
     ]
 }
 
-/// Check 13 of `new` against the baseline `old`.
+/// Check 14 of `new` against the baseline `old`.
 pub fn check_diff(old: &Path, new: &Path, dir: &Path) -> Outcome {
     let mut compared = 0;
     for (args, opts) in cases() {

@@ -1,4 +1,4 @@
-//! Check 14: off-CPU time (`perfdata offcpu`) against `perf sched timehist`, on the
+//! Check 15: off-CPU time (`perfdata offcpu`) against `perf sched timehist`, on the
 //! `off-cpu` row (a program that sleeps, blocks on a pipe and waits for a mutex, recorded
 //! system-wide with `-g -e sched:sched_switch --switch-events`).
 //!
@@ -75,7 +75,7 @@ fn ours(path: &Path, dir: &Path, source: Source) -> Result<OffCpu, String> {
     .map_err(|e| e.to_string())
 }
 
-/// Check 14 of the recording at `path` of program `program`.
+/// Check 15 of the recording at `path` of program `program`.
 pub fn check_off_cpu(path: &Path, dir: &Path, program: &str) -> Outcome {
     let args: Vec<&std::ffi::OsStr> = ["sched", "timehist", "-i"]
         .iter()

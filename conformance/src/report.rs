@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 14] = [
+pub const CHECKS: [&str; 15] = [
     "header",
     "records",
     "samples",
@@ -14,16 +14,17 @@ pub const CHECKS: [&str; 14] = [
     "corpus",
     "report",
     "collapse",
-    "duckdb",
+    "sql",
     "unwind",
     "call-graph",
     "unwound",
+    "filters",
     "diff",
     "off-cpu",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 14] = [
+const TITLES: [&str; 15] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -32,12 +33,13 @@ const TITLES: [&str; 14] = [
     "6 corpus",
     "7 report",
     "8 collapse",
-    "9 duckdb",
+    "9 sql",
     "10 unwind",
     "11 call graph",
     "12 unwound",
-    "13 diff",
-    "14 off-cpu",
+    "13 filters",
+    "14 diff",
+    "15 off-cpu",
 ];
 
 /// One row: a scenario or a corpus file.

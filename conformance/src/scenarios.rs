@@ -300,7 +300,7 @@ pub const SCENARIOS: &[Scenario] = &[
         about: "perf stat record: STAT, STAT_ROUND, THREAD_MAP, CPU_MAP",
     },
     // Off-CPU time (issue 20): system-wide, so that every switch-in is seen; both sources
-    // in one recording (check 14 compares them with perf sched timehist).
+    // in one recording (check 15 compares them with perf sched timehist).
     file(
         "off-cpu",
         &["-a", "-g", "-e", "sched:sched_switch", "--switch-events"],

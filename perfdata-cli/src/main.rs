@@ -7,6 +7,7 @@
 
 mod commands;
 mod error;
+mod filter;
 mod gperftools;
 mod input;
 mod output;

@@ -1,6 +1,7 @@
 //! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables.
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::input::Inputs;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::parquet::{export_recording, ExportOptions};
@@ -38,6 +39,8 @@ pub struct Args {
     jobs: usize,
     #[command(flatten)]
     symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
 }
 
 /// An export format.
@@ -53,7 +56,10 @@ pub fn run(args: Args) -> CliResult {
     let opts = ExportOptions {
         symbolize: args.symbolize,
         row_group_size: args.row_group_size,
-        symbols: args.symbols.options(args.symbolize),
+        symbols: perfdata_analysis::AnalyzerOptions {
+            filter: args.filter.filter()?,
+            ..args.symbols.options(args.symbolize)
+        },
     };
     std::fs::create_dir_all(out).at(out)?;
     let total: u64 = files

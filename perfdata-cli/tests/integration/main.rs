@@ -8,6 +8,7 @@ mod commands;
 mod damaged_features;
 mod diff;
 mod dump_output;
+mod filters;
 mod gperftools_cli;
 mod offcpu;
 mod shipped_sample;
