@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 13] = [
+pub const CHECKS: [&str; 15] = [
     "header",
     "records",
     "samples",
@@ -19,10 +19,12 @@ pub const CHECKS: [&str; 13] = [
     "call-graph",
     "unwound",
     "filters",
+    "diff",
+    "off-cpu",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 13] = [
+const TITLES: [&str; 15] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -36,6 +38,8 @@ const TITLES: [&str; 13] = [
     "11 call graph",
     "12 unwound",
     "13 filters",
+    "14 diff",
+    "15 off-cpu",
 ];
 
 /// One row: a scenario or a corpus file.

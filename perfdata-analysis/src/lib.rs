@@ -2,7 +2,9 @@
 //! the state of its processes ([`machine`]), samples resolved to shared objects and
 //! functions in-process ([`dso`], [`symbols`]: the `object` and `addr2line` crates, no
 //! external `addr2line`), and the analyses built on that: [`report`] (perf report's
-//! table), [`collapse`] (folded stacks for flame graphs), [`stats`] (readperf's CSVs),
+//! table), [`collapse`] (folded stacks for flame graphs), [`diff`] (perf diff's
+//! comparison of two recordings), [`offcpu`] (time off the CPU, from context switches),
+//! [`stats`] (readperf's CSVs),
 //! [`info`] (one screen about a file) and the Parquet export (`parquet`, feature
 //! `parquet`). Progress is reported through a callback ([`Analyzer::on_progress`]).
 //!
@@ -28,12 +30,14 @@
 #![warn(missing_docs)]
 
 pub mod collapse;
+pub mod diff;
 pub mod dso;
 pub mod filter;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
 pub mod info;
 pub mod machine;
+pub mod offcpu;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod report;

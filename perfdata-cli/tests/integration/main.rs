@@ -6,9 +6,11 @@ mod common;
 mod check;
 mod commands;
 mod damaged_features;
+mod diff;
 mod dump_output;
 mod filters;
 mod gperftools_cli;
+mod offcpu;
 mod shipped_sample;
 mod zero_size_record;
 

@@ -347,8 +347,14 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         ("report-g", perfdata(&["report", "-g", file])),
         ("collapse", perfdata(&["collapse", file])),
         ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
+        // The recording against itself: both read in full, every entry matched.
+        ("diff", perfdata(&["diff", file, file])),
     ];
     if env.perf {
+        workloads.push((
+            "perf-diff",
+            Workload::new(Path::new("perf"), &["diff", file, file]),
+        ));
         workloads.push((
             "perf-script",
             Workload::new(Path::new("perf"), &["script", "-i", file]),
@@ -491,6 +497,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "collapse",
         )
         .peer("perf-script", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata diff` vs `perf diff` (the recording against itself)",
+            "diff",
+        )
+        .peer("perf-diff", Speed::FasterThanPeer(10.0)),
         Row::new(
             "read a gperftools CPU profile (10 MB; 1 MB with --quick) vs `go tool pprof -raw`",
             "gp-ours",
