@@ -53,6 +53,13 @@ pub fn run(args: Args) -> CliResult {
     if let Some(t) = args.title {
         opts.title = t;
     }
+    // The counts are periods: nanoseconds for the clock events, events otherwise (not
+    // "samples": three 1 ms cpu-clock samples weigh 3,000,000).
+    let weighed = match &args.diff {
+        Some(paths) => weighed_event(&paths[1], &args.stacks)?,
+        None => weighed_event(args.input.path(), &args.stacks)?,
+    };
+    opts.count_name = count_name(weighed.as_deref()).to_string();
     let mut out = if args.output.as_os_str() == "-" {
         Out::stdout()
     } else {
@@ -63,6 +70,34 @@ pub fn run(args: Args) -> CliResult {
         .at(&args.output)?;
     out.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The event the folded stacks weigh: `--event`, else the first one sampled (as
+/// `collapse` chooses).
+fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliError> {
+    if let Some(e) = &stacks.event {
+        return Ok(Some(e.clone()));
+    }
+    let recording = crate::input::open(path)?;
+    let mut analyzer =
+        perfdata_analysis::Analyzer::open(&recording, &Default::default()).at(path)?;
+    let mut first = None;
+    analyzer
+        .run(&mut |_, item| {
+            first = item.sample.as_ref().map(|s| s.event);
+            Ok(first.is_none())
+        })
+        .at(path)?;
+    Ok(first.and_then(|i| analyzer.events.get(i).cloned()))
+}
+
+/// What a flame graph's counts are, for an event name (`cpu-clock:u` → ns).
+fn count_name(event: Option<&str>) -> &'static str {
+    let base = event.map(|e| e.split(':').next().unwrap_or(e));
+    match base {
+        Some("cpu-clock" | "task-clock") => "ns",
+        _ => "events",
+    }
 }
 
 /// The folded stacks of `path`; none is an error.
