@@ -345,6 +345,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         }),
         ("report", perfdata(&["report", file])),
         ("report-g", perfdata(&["report", "-g", file])),
+        // A filter that selects every sample: what applying one costs.
+        (
+            "report-filtered",
+            perfdata(&["report", file, "--time", "0%-100%"]),
+        ),
         ("collapse", perfdata(&["collapse", file])),
         ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
         // The recording against itself: both read in full, every entry matched.
@@ -481,6 +486,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             .peer("perf-report", Speed::FasterThanPeer(3.0)),
         Row::new("`perfdata report -g` vs `perf report --stdio`", "report-g")
             .peer("perf-report", Speed::FasterThanPeer(3.0)),
+        Row::new(
+            "`perfdata report --time 0%-100%` (a filter selecting everything) vs `perfdata report`",
+            "report-filtered",
+        )
+        .peer("report", Speed::AtMostPeerTimes(1.10)),
         Row::new(
             "`perfdata report` vs `perf report --stdio --no-children -g none`",
             "report",
