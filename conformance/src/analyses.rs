@@ -3,8 +3,9 @@
 //! none`, every
 //! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
 //! 8 (collapse): `perf script --no-inline | inferno-collapse-perf` (the inferno crate's
-//! perf folder, the code of that binary) byte for byte against `perfdata collapse`.
-//! 9 (duckdb): the Parquet export queried by the real DuckDB against `perfdata report`.
+//! perf folder, the code of that binary) byte for byte against `perfdata collapse`, or
+//! equal as stack → weight once stacks perf's unwinder cut short are matched (`cut_short`).
+//! Check 9 (sql: the Parquet export in DuckDB, Spark and DataFusion) is in `sql.rs`.
 //! Checks 10 and 11 (the unwinding scenarios) are in `unwind.rs`.
 
 use crate::checks::{Outcome, SHOW};
@@ -12,7 +13,7 @@ use crate::record::perf;
 use perfdata::Recording;
 use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Symbol sources as perf sees them in a conformance run (its build-id cache is
 /// `dir/.buildid`, see `record::perf`).
@@ -227,6 +228,22 @@ fn compare_rows(theirs: &Rows, ours: &Rows) -> Outcome {
     }
 }
 
+/// Folded stacks: `comm;root;…;leaf` → weight.
+pub type Folded = BTreeMap<String, u64>;
+
+/// Parses `stack count` lines (the count after the last space: frames may hold spaces).
+pub fn parse_folded(text: &str) -> Folded {
+    let mut out = Folded::new();
+    for line in text.lines() {
+        if let Some((stack, n)) = line.rsplit_once(' ') {
+            if let Ok(n) = n.parse::<u64>() {
+                *out.entry(stack.to_string()).or_default() += n;
+            }
+        }
+    }
+    out
+}
+
 /// `perf script ARGS -i FILE` folded by inferno (the code of `inferno-collapse-perf`):
 /// the folded text, or why there is none (a skip reason).
 pub fn perf_folded(path: &Path, dir: &Path, args: &[&str]) -> Result<String, String> {
@@ -289,155 +306,43 @@ pub fn check_collapse(path: &Path, dir: &Path) -> Outcome {
             ours.lines().count()
         ));
     }
-    let t: std::collections::BTreeSet<&str> = theirs.lines().collect();
-    let o: std::collections::BTreeSet<&str> = ours.lines().collect();
-    let show = |l: &str| match l.rsplit_once(' ') {
-        Some((stack, n)) => format!("{} {n}", show_stack(stack)),
-        None => l.to_string(),
+    let mut t = parse_folded(&theirs);
+    let o = parse_folded(&ours);
+    let total: u64 = t.values().sum();
+    let moved = crate::cut_short::reconcile_folded(&mut t, &o);
+    let moved_pct = if total == 0 {
+        0.0
+    } else {
+        moved as f64 * 100.0 / total as f64
     };
+    let note = crate::cut_short::note(moved_pct);
+    if t == o && moved_pct <= crate::cut_short::CUT_SHORT_MAX {
+        return Outcome::Pass(format!(
+            "{} folded stacks identical; {}",
+            o.len(),
+            note.unwrap_or_default()
+        ));
+    }
+    let line = |(s, w): (&String, &u64)| format!("{} {w}", show_stack(s));
     let mut v: Vec<String> = t
-        .difference(&o)
-        .map(|l| format!("inferno only: {}", show(l)))
-        .chain(o.difference(&t).map(|l| format!("ours only: {}", show(l))))
+        .iter()
+        .filter(|(s, w)| o.get(*s) != Some(*w))
+        .map(|x| format!("inferno only: {}", line(x)))
+        .chain(
+            o.iter()
+                .filter(|(s, w)| t.get(*s) != Some(*w))
+                .map(|x| format!("ours only: {}", line(x))),
+        )
         .take(SHOW)
         .collect();
     v.push(format!("{} lines (inferno) / {} (ours)", t.len(), o.len()));
+    if let Some(n) = note {
+        v.push(format!(
+            "{n}; at most {}% may be",
+            crate::cut_short::CUT_SHORT_MAX
+        ));
+    }
     Outcome::Fail(v)
-}
-
-/// Check 9 (all scenarios at once, one Python start): every recording exported to Parquet
-/// with `--symbolize`, and DuckDB's per-function totals over the export equal to
-/// `perfdata report --sort dso,sym` on the same file, row by row. One outcome per input.
-pub fn check_duckdb(files: &[PathBuf], work: &Path) -> Vec<Outcome> {
-    use perfdata_analysis::parquet::{export_recording, ExportOptions};
-    let out = work.join("parquet-export");
-    let _ = std::fs::remove_dir_all(&out);
-    let opts = ExportOptions {
-        symbolize: true,
-        symbols: options(work),
-        ..ExportOptions::default()
-    };
-    let mut exported = vec![];
-    for (i, f) in files.iter().enumerate() {
-        exported.push(export_recording(f, i as u32, &out, &opts).map_err(|e| e.to_string()));
-    }
-    let script = format!(
-        r#"
-import duckdb
-q = """
-SELECT s.recording, s.event,
-       coalesce(regexp_extract(f.dso, '[^/]*$'), '[unknown]') AS dso,
-       coalesce(f.function, printf('0x%016x', coalesce(f.dso_offset, f.address))) AS function,
-       count(*) AS samples, sum(s.period) AS period
-FROM read_parquet('{dir}/samples/*/*.parquet', hive_partitioning = true) s
-JOIN read_parquet('{dir}/frames/*/*.parquet', hive_partitioning = true) f
-  ON f.recording = s.recording AND f.frame_id = s.leaf_frame
-GROUP BY ALL ORDER BY ALL
-"""
-for r in duckdb.sql(q).fetchall():
-    print("\t".join(str(x) for x in r))
-"#,
-        dir = out.display()
-    );
-    let run = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(&script)
-        .output();
-    let text = match run {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Ok(o) => {
-            let err = String::from_utf8_lossy(&o.stderr);
-            let why = if err.contains("No module named 'duckdb'") {
-                "the duckdb Python package is missing (pip install duckdb)".to_string()
-            } else {
-                format!("duckdb failed: {}", err.lines().last().unwrap_or(""))
-            };
-            return files.iter().map(|_| Outcome::Skip(why.clone())).collect();
-        }
-        Err(e) => {
-            return files
-                .iter()
-                .map(|_| Outcome::Skip(format!("python3: {e}")))
-                .collect()
-        }
-    };
-    // (recording) → (event, dso, function) → (samples, period)
-    type Totals = BTreeMap<(String, String, String), (u64, u64)>;
-    let mut theirs: BTreeMap<u32, Totals> = BTreeMap::new();
-    for line in text.lines() {
-        let c: Vec<&str> = line.split('\t').collect();
-        if c.len() != 6 {
-            continue;
-        }
-        let (Ok(rec), Ok(n), Ok(p)) = (c[0].parse::<u32>(), c[4].parse(), c[5].parse()) else {
-            continue;
-        };
-        theirs
-            .entry(rec)
-            .or_default()
-            .insert((c[1].into(), c[2].into(), c[3].into()), (n, p));
-    }
-    files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            if let Err(e) = &exported[i] {
-                return Outcome::Fail(vec![format!("export: {e}")]);
-            }
-            let ours = match (|| -> Result<Totals, String> {
-                let rec = Recording::open(f).map_err(|e| e.to_string())?;
-                let mut a = Analyzer::open(&rec, &options(work)).map_err(|e| e.to_string())?;
-                let sort = report::SortKey::parse("dso,sym")?;
-                let reports = report::report(
-                    &mut a,
-                    &report::ReportOptions {
-                        sort,
-                        callers: false,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
-                let mut t = Totals::new();
-                for r in reports {
-                    for row in r.rows {
-                        let sym = row.keys[1].get(4..).unwrap_or("").to_string();
-                        let e = t
-                            .entry((r.event.clone(), row.keys[0].clone(), sym))
-                            .or_default();
-                        e.0 += row.samples;
-                        e.1 += row.period;
-                    }
-                }
-                Ok(t)
-            })() {
-                Ok(t) => t,
-                Err(e) => return Outcome::Fail(vec![format!("our report: {e}")]),
-            };
-            let theirs = theirs.remove(&(i as u32)).unwrap_or_default();
-            if ours == theirs {
-                return Outcome::Pass(format!(
-                    "{} (event, dso, function) totals equal",
-                    ours.len()
-                ));
-            }
-            let mut v: Vec<String> = theirs
-                .iter()
-                .filter(|(k, x)| ours.get(*k) != Some(x))
-                .map(|(k, x)| format!("duckdb {k:?} = {x:?}, report {:?}", ours.get(k)))
-                .chain(
-                    ours.iter()
-                        .filter(|(k, _)| !theirs.contains_key(*k))
-                        .map(|(k, x)| format!("report only {k:?} = {x:?}")),
-                )
-                .take(SHOW)
-                .collect();
-            v.push(format!(
-                "{} rows (duckdb) / {} (report)",
-                theirs.len(),
-                ours.len()
-            ));
-            Outcome::Fail(v)
-        })
-        .collect()
 }
 
 /// A stack for a message: runs of one frame shortened to `frame ×N`, and the middle of a

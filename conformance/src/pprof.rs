@@ -1,4 +1,4 @@
-//! Check 13 (pprof): our pprof export (`perfdata_analysis::pprof`, what `perfdata export
+//! Check 16 (pprof): our pprof export (`perfdata_analysis::pprof`, what `perfdata export
 //! --to pprof` writes) read by the real `go tool pprof`, without the binaries
 //! (`-symbolize=none`), for every event with samples:
 //! * `-top -nodecount=1000 -nodefraction=0` (no node dropped as small) of the export without inline frames: the total equals
@@ -18,7 +18,7 @@ use perfdata_analysis::{pprof, Analyzer};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Runs check 13 on a recording; its exports go to `work/pprof/`.
+/// Runs check 16 on a recording; its exports go to `work/pprof/`.
 pub(crate) fn check_pprof(path: &Path, work: &Path, tools: &Tools) -> Outcome {
     if let Err(why) = &tools.go {
         return Outcome::Skip(why.clone());
@@ -52,7 +52,7 @@ fn compare(path: &Path, work: &Path, tools: &Tools) -> Result<Outcome, String> {
             Analyzer::open(&rec, &crate::analyses::options(work)).map_err(|e| e.to_string())?;
         let opts = ReportOptions {
             sort: vec![SortKey::Dso, SortKey::Sym],
-            callers: false,
+            ..ReportOptions::default()
         };
         report::report(&mut a, &opts).map_err(|e| e.to_string())?
     };

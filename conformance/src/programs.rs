@@ -132,8 +132,18 @@ pub static SIGNAL_VDSO: Program = Program {
     library: None,
 };
 
+/// Off the CPU three ways (the off-CPU scenario): sleeping, blocked reading a pipe,
+/// waiting for a mutex; two threads, ~0.25 s, little CPU.
+pub static OFF_CPU: Program = Program {
+    name: "off_cpu",
+    lang: Lang::C,
+    source: source!("off_cpu.c"),
+    library: None,
+};
+
 /// Every program (`cargo test` checks that they build).
 pub static ALL: &[&Program] = &[
+    &OFF_CPU,
     &DWARF_C,
     &DWARF_I686,
     &DWARF_CPP,

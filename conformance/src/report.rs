@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 13] = [
+pub const CHECKS: [&str; 16] = [
     "header",
     "records",
     "samples",
@@ -14,15 +14,18 @@ pub const CHECKS: [&str; 13] = [
     "corpus",
     "report",
     "collapse",
-    "duckdb",
+    "sql",
     "unwind",
     "call-graph",
     "unwound",
+    "filters",
+    "diff",
+    "off-cpu",
     "pprof",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 13] = [
+const TITLES: [&str; 16] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -31,11 +34,14 @@ const TITLES: [&str; 13] = [
     "6 corpus",
     "7 report",
     "8 collapse",
-    "9 duckdb",
+    "9 sql",
     "10 unwind",
     "11 call graph",
     "12 unwound",
-    "13 pprof",
+    "13 filters",
+    "14 diff",
+    "15 off-cpu",
+    "16 pprof",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -299,6 +299,14 @@ pub const SCENARIOS: &[Scenario] = &[
         workload: Workload::Shell,
         about: "perf stat record: STAT, STAT_ROUND, THREAD_MAP, CPU_MAP",
     },
+    // Off-CPU time (issue 20): system-wide, so that every switch-in is seen; both sources
+    // in one recording (check 15 compares them with perf sched timehist).
+    file(
+        "off-cpu",
+        &["-a", "-g", "-e", "sched:sched_switch", "--switch-events"],
+        Workload::Program(&programs::OFF_CPU),
+        "a program sleeping, blocked on a pipe, waiting for a mutex: sched_switch samples with callchains and SWITCH_CPU_WIDE records",
+    ),
     // The unwinding scenarios (issue 19): programs of conformance/programs/, built without
     // frame pointers, recorded with --call-graph dwarf.
     file(

@@ -19,9 +19,11 @@
 //!    original is the reference.
 
 use crate::analyses::{
-    options, os_args, parse_perf_report_chains, perf_folded, perf_stdout, show_stack, ChainRows,
+    options, os_args, parse_folded, parse_perf_report_chains, perf_folded, perf_stdout, show_stack,
+    ChainRows, Folded,
 };
 use crate::checks::Outcome;
+use crate::cut_short;
 use perfdata::types::RecordBody;
 use perfdata::Recording;
 use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
@@ -33,22 +35,6 @@ pub const UNWIND_PASS: f64 = 99.0;
 
 /// Differing stacks (or chains) a failure lists, per side.
 const SHOW_STACKS: usize = 3;
-
-/// Folded stacks: `comm;root;…;leaf` → weight.
-type Folded = BTreeMap<String, u64>;
-
-/// Parses `stack count` lines (the count after the last space: frames may hold spaces).
-pub fn parse_folded(text: &str) -> Folded {
-    let mut out = Folded::new();
-    for line in text.lines() {
-        if let Some((stack, n)) = line.rsplit_once(' ') {
-            if let Ok(n) = n.parse::<u64>() {
-                *out.entry(stack.to_string()).or_default() += n;
-            }
-        }
-    }
-    out
-}
 
 /// Check 10.
 pub fn check_unwind(path: &Path, dir: &Path) -> Outcome {
@@ -219,6 +205,10 @@ pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
     if total == 0 {
         return Outcome::Skip("perf script gave no stacks".into());
     }
+    let mut theirs = theirs.clone();
+    let cut = pct(cut_short::reconcile_folded(&mut theirs, ours), total);
+    let theirs = &theirs;
+    let cut_note = cut_short::note(cut);
     let agree = common(theirs, ours);
     let share = pct(agree, total);
     let leaves = |f: &Folded| {
@@ -238,8 +228,11 @@ pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
         theirs.len(),
         ours.len()
     );
-    if share >= UNWIND_PASS {
-        return Outcome::Pass(summary);
+    if share >= UNWIND_PASS && cut <= cut_short::CUT_SHORT_MAX {
+        return Outcome::Pass(match cut_note {
+            Some(n) => format!("{summary}; {n}"),
+            None => summary,
+        });
     }
     let mut lines = vec![
         format!("{summary}; needs ≥ {UNWIND_PASS}%"),
@@ -263,6 +256,9 @@ pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
                 pct(rest, of)
             ));
         }
+    }
+    if let Some(n) = cut_note {
+        lines.push(format!("{n}; at most {}% may be", cut_short::CUT_SHORT_MAX));
     }
     Outcome::Fail(lines)
 }
@@ -346,6 +342,7 @@ fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
     let opts = report::ReportOptions {
         sort: report::SortKey::parse("comm,dso,sym")?,
         callers: true,
+        ..report::ReportOptions::default()
     };
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let mut rows = ChainRows::new();
@@ -430,6 +427,15 @@ fn hundredths(p: &str) -> Option<i64> {
 /// Check 11's comparison: per row, every chain's share within 0.01%.
 pub fn compare_chains(theirs: &ChainRows, ours: &ChainRows) -> Outcome {
     let empty = BTreeMap::new();
+    // Chains perf's unwinder cut short, renamed to ours (in hundredths of a percent).
+    let mut theirs = theirs.clone();
+    let mut cut = 0i64;
+    for (k, row) in theirs.iter_mut() {
+        if let Some(o) = ours.get(k) {
+            cut += cut_short::reconcile_chains(&mut row.2, &o.2);
+        }
+    }
+    let theirs = &theirs;
     // (|perf − ours| in hundredths, message), for each chain that differs.
     let mut diffs: Vec<(i64, String)> = vec![];
     let (mut chains, mut rows_differ) = (0usize, 0usize);
@@ -469,10 +475,13 @@ pub fn compare_chains(theirs: &ChainRows, ours: &ChainRows) -> Outcome {
         }
         rows_differ += usize::from(differs);
     }
-    if diffs.is_empty() {
-        return Outcome::Pass(format!(
-            "{chains} caller chains of {rows} rows agree to 0.01%"
-        ));
+    let cut_pct = cut as f64 / 100.0;
+    let cut_note = cut_short::note(cut_pct);
+    if diffs.is_empty() && cut_pct <= cut_short::CUT_SHORT_MAX {
+        return Outcome::Pass(match cut_note {
+            Some(n) => format!("{chains} caller chains of {rows} rows agree to 0.01%; {n}"),
+            None => format!("{chains} caller chains of {rows} rows agree to 0.01%"),
+        });
     }
     let n = diffs.len();
     diffs.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -485,6 +494,9 @@ pub fn compare_chains(theirs: &ChainRows, ours: &ChainRows) -> Outcome {
         }
     )];
     lines.extend(diffs.into_iter().take(2 * SHOW_STACKS).map(|d| d.1));
+    if let Some(n) = cut_note {
+        lines.push(format!("{n}; at most {}% may be", cut_short::CUT_SHORT_MAX));
+    }
     Outcome::Fail(lines)
 }
 

@@ -109,7 +109,7 @@ pub fn collapse(
 }
 
 /// A frame as inferno names it from perf script's `ip sym+off (dso)` line.
-fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
+pub(crate) fn frame_name(machine: &crate::Machine, f: &Frame) -> String {
     tidy_generic(raw_frame_name(machine, f))
 }
 

@@ -2,10 +2,13 @@
 //! the state of its processes ([`machine`]), samples resolved to shared objects and
 //! functions in-process ([`dso`], [`symbols`]: the `object` and `addr2line` crates, no
 //! external `addr2line`), and the analyses built on that: [`report`] (perf report's
-//! table), [`collapse`] (folded stacks for flame graphs), [`stats`] (readperf's CSVs),
+//! table), [`collapse`] (folded stacks for flame graphs), [`diff`] (perf diff's
+//! comparison of two recordings), [`offcpu`] (time off the CPU, from context switches),
+//! [`stats`] (readperf's CSVs),
 //! [`info`] (one screen about a file), the Parquet export (`parquet`, feature
-//! `parquet`), and the profile viewers' formats ([`pprof`], [`speedscope`], [`firefox`], from the
-//! samples [`sampled`] gathers). Progress is reported through a callback ([`Analyzer::on_progress`]).
+//! `parquet`), and the profile viewers' formats ([`pprof`], [`speedscope`], [`firefox`],
+//! from the samples [`sampled`] gathers). Progress is reported through a callback
+//! ([`Analyzer::on_progress`]).
 //!
 //! ```
 //! use perfdata_analysis::{Analyzer, AnalyzerOptions};
@@ -29,12 +32,15 @@
 #![warn(missing_docs)]
 
 pub mod collapse;
+pub mod diff;
 pub mod dso;
+pub mod filter;
 pub mod firefox;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
 pub mod info;
 pub mod machine;
+pub mod offcpu;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod pprof;
@@ -83,6 +89,8 @@ pub struct AnalyzerOptions {
     pub no_symbols: bool,
     /// perf's build-id cache (default: `$PERF_BUILDID_DIR`, else `~/.debug`, as perf).
     pub build_id_dir: Option<PathBuf>,
+    /// Which samples [`Analyzer::run`] delivers (perf's `--pid`, `--cpu`, `--time`…).
+    pub filter: filter::SampleFilter,
 }
 
 /// A sample with the fields the analyses use, ready for [`Machine::frames`].
@@ -112,6 +120,9 @@ pub struct SampleInfo<'a> {
     /// The whole sample, for the parts not copied here (callchain, registers, stack
     /// copy, read values).
     pub view: SampleView<'a>,
+    /// Of a thread, object or symbol the filter leaves out: delivered only when
+    /// [`Analyzer::deliver_hidden`] asks for it (`report` counts it in its totals).
+    pub hidden: bool,
 }
 
 /// One record as [`Analyzer::run`] gives it: replayed against the machine state, with
@@ -152,6 +163,11 @@ pub struct Analyzer<'r> {
     /// A PERF_SAMPLE_READ sample is delivered once per counter it read (as perf
     /// reports them); off, once as it is (for rewriting a recording).
     pub expand_read: bool,
+    /// The sample filter, resolved against the recording; `None` selects everything.
+    filter: Option<filter::ResolvedFilter>,
+    /// Deliver the samples the filter hides, marked [`SampleInfo::hidden`] (off: they
+    /// are not delivered, as `perf script` prints nothing for them).
+    pub deliver_hidden: bool,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -271,6 +287,27 @@ impl<'r> Analyzer<'r> {
         // A recording that does not say (older perf) is taken to be from this machine's
         // architecture, as perf does.
         machine.set_stacks(opts.stacks, arch.or_else(unwind::Arch::host));
+        let filter = if opts.filter.is_empty() {
+            None
+        } else {
+            // perf: "File does not contain CPU events. Remove -C option to proceed."
+            if opts.filter.cpus.is_some() {
+                if let Some((i, _)) = data
+                    .session
+                    .attrs
+                    .iter()
+                    .enumerate()
+                    .find(|(_, a)| !a.attr.sample_type.contains(SampleType::CPU))
+                {
+                    return Err(Error::other(format!(
+                        "--cpu: event `{}` does not sample the CPU (PERF_SAMPLE_CPU)",
+                        events.get(i).map_or("?", |e| e.as_str())
+                    )));
+                }
+            }
+            let span = sample_time_span(recording, &data)?;
+            Some(opts.filter.resolve(span).map_err(Error::other)?)
+        };
         Ok(Analyzer {
             recording,
             data,
@@ -279,6 +316,8 @@ impl<'r> Analyzer<'r> {
             progress: None,
             last_read: HashMap::new(),
             expand_read: true,
+            filter,
+            deliver_hidden: false,
         })
     }
 
@@ -318,6 +357,10 @@ impl<'r> Analyzer<'r> {
         let progress = &mut self.progress;
         let last_read = &mut self.last_read;
         let expand_read = self.expand_read;
+        let filter = Filtering {
+            filter: self.filter.as_ref(),
+            deliver_hidden: self.deliver_hidden,
+        };
         let events = &mut self.events;
         machine.reset();
         last_read.clear();
@@ -335,7 +378,7 @@ impl<'r> Analyzer<'r> {
                         machine.apply(&ev);
                     }
                     note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
-                    deliver(machine, &item, last_read, expand_read, &mut *f)
+                    deliver(machine, &item, last_read, expand_read, filter, &mut *f)
                 }))
         } else {
             self.run_directory(f)
@@ -357,6 +400,10 @@ impl<'r> Analyzer<'r> {
         let machine = &mut self.machine;
         let last_read = &mut self.last_read;
         let expand_read = self.expand_read;
+        let filter = Filtering {
+            filter: self.filter.as_ref(),
+            deliver_hidden: self.deliver_hidden,
+        };
         // Directory: collect the side band of every stream, then replay it per stream.
         let mut side: Vec<(u64, SideEvent)> = vec![];
         self.recording.for_each_record(&mut |_, _, rec, ctx| {
@@ -382,7 +429,7 @@ impl<'r> Analyzer<'r> {
                     machine.apply(&side[next].1);
                     next += 1;
                 }
-                go_on = deliver(machine, &item, last_read, expand_read, f)?;
+                go_on = deliver(machine, &item, last_read, expand_read, filter, f)?;
                 Ok(go_on)
             };
             let records = match place {
@@ -395,14 +442,50 @@ impl<'r> Analyzer<'r> {
     }
 }
 
+/// The sample filter as [`deliver`] applies it.
+#[derive(Clone, Copy)]
+struct Filtering<'f> {
+    filter: Option<&'f filter::ResolvedFilter>,
+    deliver_hidden: bool,
+}
+
+impl Filtering<'_> {
+    /// Calls `f` with the sample unless the filter drops it (or hides it, and hidden
+    /// samples are not wanted); a sample passed on hidden is marked so.
+    fn pass(
+        self,
+        machine: &Machine,
+        item: &Replayed<'_>,
+        f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        let (Some(filter), Some(s)) = (self.filter, &item.sample) else {
+            return f(machine, item);
+        };
+        match filter.verdict(machine, s) {
+            filter::Verdict::Keep => f(machine, item),
+            filter::Verdict::Dropped => Ok(true),
+            filter::Verdict::Hidden if !self.deliver_hidden => Ok(true),
+            filter::Verdict::Hidden => {
+                let hidden = Replayed {
+                    sample: Some(SampleInfo { hidden: true, ..*s }),
+                    ..*item
+                };
+                f(machine, &hidden)
+            }
+        }
+    }
+}
+
 /// Passes a record on; a sample with PERF_SAMPLE_READ becomes one sample per counter
 /// read, each with the counter's change since its last sample as the period (perf's
-/// `deliver_sample_value`; a counter that did not move gives none).
+/// `deliver_sample_value`; a counter that did not move gives none). Samples go through
+/// the filter.
 fn deliver(
     machine: &mut Machine,
     item: &Replayed<'_>,
     last_read: &mut HashMap<u64, u64>,
     expand_read: bool,
+    filter: Filtering<'_>,
     f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
 ) -> Result<bool, Error> {
     let Some(s) = &item.sample else {
@@ -410,10 +493,10 @@ fn deliver(
     };
     machine.note_thread(s.pid, s.tid);
     if !expand_read || !item.ctx.sample_type.contains(SampleType::READ) {
-        return f(machine, item);
+        return filter.pass(machine, item, f);
     }
     let Some(read) = s.view.read()? else {
-        return f(machine, item);
+        return filter.pass(machine, item, f);
     };
     let values: Vec<(Option<u64>, u64)> = match read.values {
         ReadValues::Single(v) => vec![(v.id, v.value)],
@@ -436,11 +519,39 @@ fn deliver(
             }),
             ..*item
         };
-        if !f(machine, &one)? {
+        if !filter.pass(machine, &one, f)? {
             return Ok(false);
         }
     }
     Ok(true)
+}
+
+/// The first and last sample times: the SAMPLE_TIME feature's (perf's source for
+/// `--time` percentages), else a walk over the samples (pipes, older perf); `None`
+/// when no sample has a time.
+fn sample_time_span(
+    recording: &Recording,
+    data: &PerfData<'_>,
+) -> Result<Option<(u64, u64)>, Error> {
+    for f in &data.features {
+        if let Ok(FeatureBody::SampleTime(t)) = data.feature(f) {
+            if t.first_sample_time != 0 || t.last_sample_time != 0 {
+                return Ok(Some((t.first_sample_time, t.last_sample_time)));
+            }
+        }
+    }
+    let mut span: Option<(u64, u64)> = None;
+    recording.for_each_record(&mut |_, _, rec, ctx| {
+        if rec.record_type() == RecordType::SAMPLE {
+            if let Some(t) = data.sample(&rec, ctx)?.and_then(|v| v.time()) {
+                let (a, b) = span.get_or_insert((t, t));
+                *a = (*a).min(t);
+                *b = (*b).max(t);
+            }
+        }
+        Ok(true)
+    })?;
+    Ok(span)
 }
 
 /// Pipe mode: build ids, features (host, release) and event names arrive as records.
@@ -533,6 +644,7 @@ fn item<'a>(
                 regs_user_mask: ctx.sample_regs_user,
                 endian: data.format.endian,
                 view,
+                hidden: false,
             })
         }
         None => None,

@@ -2,7 +2,9 @@
 //! Spark). Each recording is replayed once, in time order, and its rows go out in batches
 //! (row groups are flushed as they fill), so memory stays bounded by the distinct stacks
 //! and frames, not by the input. Layout: `DIR/TABLE/recording=N/part-0.parquet` (hive
-//! partitioning: engines read `recording` from the path). Schema: `docs/parquet-export.md`.
+//! partitioning: engines read `recording` from the path). Schema: `docs/parquet-export.md`
+//! (version [`SCHEMA_VERSION`], in the `recordings` table and in every file's key-value
+//! metadata as `perfdata.schema_version`).
 
 use crate::machine::TRUNCATED;
 use crate::{dso, Analyzer, AnalyzerOptions, Frame, SideEvent, Stack};
@@ -57,6 +59,11 @@ pub struct ExportSummary {
     pub output_bytes: u64,
 }
 
+/// The tables' layout version. 2: `samples.comm`; `frames.dso_name`, `symbol`,
+/// `folded_name`, `address_hex`; `stack_frames`; `threads` one row per thread (its
+/// names in `comms`), every COMM record in `comms`; `recordings.schema_version`.
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// Rows buffered before they go to the writer as one batch.
 const BATCH: usize = 1 << 16;
 
@@ -87,6 +94,10 @@ impl Table {
                 ZstdLevel::try_new(1).expect("valid level"),
             ))
             .set_max_row_group_size(opts.row_group_size.max(1))
+            .set_key_value_metadata(Some(vec![parquet::file::metadata::KeyValue::new(
+                "perfdata.schema_version".to_string(),
+                SCHEMA_VERSION.to_string(),
+            )]))
             .build();
         let schema = Arc::new(schema);
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
@@ -134,6 +145,7 @@ pub fn samples_schema() -> Schema {
         u64_field("time", true),
         Field::new("pid", DataType::Int32, false),
         Field::new("tid", DataType::Int32, false),
+        str_field("comm", false),
         Field::new("cpu", DataType::UInt32, true),
         u64_field("period", false),
         u64_field("ip", false),
@@ -161,21 +173,46 @@ fn stacks_schema() -> Schema {
     ])
 }
 
+fn stack_frames_schema() -> Schema {
+    Schema::new(vec![
+        u64_field("stack_id", false),
+        Field::new("depth", DataType::UInt32, false),
+        u64_field("frame_id", false),
+    ])
+}
+
 fn frames_schema() -> Schema {
     Schema::new(vec![
         u64_field("frame_id", false),
         Field::new("kernel", DataType::Boolean, false),
         u64_field("address", false),
+        str_field("address_hex", false),
         str_field("dso", true),
+        str_field("dso_name", false),
         u64_field("dso_offset", true),
         str_field("build_id", true),
         str_field("function", true),
+        str_field("symbol", false),
+        str_field("folded_name", false),
         str_field("file", true),
         Field::new("line", DataType::UInt32, true),
     ])
 }
 
 fn threads_schema() -> Schema {
+    Schema::new(vec![
+        Field::new("pid", DataType::Int32, false),
+        Field::new("tid", DataType::Int32, false),
+        str_field("comm", false),
+        Field::new(
+            "comms",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            false,
+        ),
+    ])
+}
+
+fn comms_schema() -> Schema {
     Schema::new(vec![
         Field::new("pid", DataType::Int32, false),
         Field::new("tid", DataType::Int32, false),
@@ -211,6 +248,7 @@ fn recordings_schema() -> Schema {
         u64_field("end_time", true),
         u64_field("samples", false),
         str_field("events", false),
+        Field::new("schema_version", DataType::UInt32, false),
     ])
 }
 
@@ -219,6 +257,7 @@ struct SampleCols {
     time: UInt64Builder,
     pid: Int32Builder,
     tid: Int32Builder,
+    comm: StringBuilder,
     cpu: UInt32Builder,
     period: UInt64Builder,
     ip: UInt64Builder,
@@ -237,6 +276,7 @@ impl SampleCols {
             time: u(),
             pid: Int32Builder::with_capacity(BATCH),
             tid: Int32Builder::with_capacity(BATCH),
+            comm: StringBuilder::with_capacity(BATCH, BATCH * 16),
             cpu: UInt32Builder::with_capacity(BATCH),
             period: u(),
             ip: u(),
@@ -259,6 +299,7 @@ impl SampleCols {
             Arc::new(self.time.finish()),
             Arc::new(self.pid.finish()),
             Arc::new(self.tid.finish()),
+            Arc::new(self.comm.finish()),
             Arc::new(self.cpu.finish()),
             Arc::new(self.period.finish()),
             Arc::new(self.ip.finish()),
@@ -277,10 +318,14 @@ struct FrameCols {
     id: UInt64Builder,
     kernel: BooleanBuilder,
     address: UInt64Builder,
+    address_hex: StringBuilder,
     dso: StringBuilder,
+    dso_name: StringBuilder,
     offset: UInt64Builder,
     build_id: StringBuilder,
     function: StringBuilder,
+    symbol: StringBuilder,
+    folded_name: StringBuilder,
     file: StringBuilder,
     line: UInt32Builder,
     rows: usize,
@@ -293,10 +338,14 @@ impl FrameCols {
             Arc::new(self.id.finish()),
             Arc::new(self.kernel.finish()),
             Arc::new(self.address.finish()),
+            Arc::new(self.address_hex.finish()),
             Arc::new(self.dso.finish()),
+            Arc::new(self.dso_name.finish()),
             Arc::new(self.offset.finish()),
             Arc::new(self.build_id.finish()),
             Arc::new(self.function.finish()),
+            Arc::new(self.symbol.finish()),
+            Arc::new(self.folded_name.finish()),
             Arc::new(self.file.finish()),
             Arc::new(self.line.finish()),
         ]
@@ -322,8 +371,11 @@ pub fn export_recording(
     let events = a.events.clone();
     let mut samples_t = Table::create(dir, "samples", recording, samples_schema(), opts)?;
     let mut stacks_t = Table::create(dir, "stacks", recording, stacks_schema(), opts)?;
+    let mut stack_frames_t =
+        Table::create(dir, "stack_frames", recording, stack_frames_schema(), opts)?;
     let mut frames_t = Table::create(dir, "frames", recording, frames_schema(), opts)?;
     let mut threads_t = Table::create(dir, "threads", recording, threads_schema(), opts)?;
+    let mut comms_t = Table::create(dir, "comms", recording, comms_schema(), opts)?;
     let mut mmaps_t = Table::create(dir, "mmaps", recording, mmaps_schema(), opts)?;
 
     let mut s = SampleCols::new();
@@ -333,7 +385,16 @@ pub fn export_recording(
         ListBuilder::new(UInt64Builder::new()),
         0usize,
     );
-    let mut thread_rows = (
+    // stack_frames: (stack_id, depth, frame_id), one row per frame of each stack.
+    let mut stack_frame_rows = (
+        UInt64Builder::new(),
+        UInt32Builder::new(),
+        UInt64Builder::new(),
+        0usize,
+    );
+    // Each thread's names in order (COMM records, and the name a sample saw).
+    let mut names: std::collections::BTreeMap<(i32, i32), Vec<String>> = Default::default();
+    let mut comm_rows = (
         Int32Builder::new(),
         Int32Builder::new(),
         StringBuilder::new(),
@@ -382,11 +443,15 @@ pub fn export_recording(
                         comm,
                         exec,
                     }) => {
-                        thread_rows.0.append_value(pid);
-                        thread_rows.1.append_value(tid);
-                        thread_rows.2.append_value(comm);
-                        thread_rows.3.append_option(item.time);
-                        thread_rows.4.append_value(exec);
+                        let seen = names.entry((pid, tid)).or_default();
+                        if seen.last() != Some(&comm) {
+                            seen.push(comm.clone());
+                        }
+                        comm_rows.0.append_value(pid);
+                        comm_rows.1.append_value(tid);
+                        comm_rows.2.append_value(comm);
+                        comm_rows.3.append_option(item.time);
+                        comm_rows.4.append_value(exec);
                     }
                     Some(SideEvent::Mmap {
                         pid,
@@ -447,17 +512,31 @@ pub fn export_recording(
                     f.id.append_value(id);
                     f.kernel.append_value(fr.kernel);
                     f.address.append_value(fr.ip);
+                    // perf report's address of an unresolved frame: map-relative.
+                    let rel = fr.dso.map_or(fr.ip, |(_, o)| o);
+                    f.address_hex.append_value(format!("{rel:#018x}"));
                     let d = fr.dso.map(|(d, _)| machine.dsos.get(d));
                     f.dso.append_option(d.map(|d| d.name.as_str()));
+                    f.dso_name
+                        .append_value(d.map_or("[unknown]", |d| d.short_name.as_str()));
                     f.offset.append_option(fr.dso.map(|(_, o)| o));
                     f.build_id
                         .append_option(d.and_then(|d| d.build_id.as_deref()).map(dso::hex));
                     let sym = fr.symbol.filter(|_| symbolize);
-                    f.function.append_option(if fr.truncated {
+                    let function = if fr.truncated {
                         Some(TRUNCATED)
                     } else {
                         sym.map(|s| machine.dsos.symbol_name(s))
-                    });
+                    };
+                    f.function.append_option(function);
+                    // What `report` and `collapse` print for the frame.
+                    match function {
+                        Some(name) => f.symbol.append_value(name),
+                        None => f.symbol.append_value(format!("{rel:#018x}")),
+                    }
+                    let unsymbolized = Frame { symbol: sym, ..*fr };
+                    f.folded_name
+                        .append_value(crate::collapse::frame_name(machine, &unsymbolized));
                     let line = match (sym, fr.dso) {
                         (Some(_), Some((d, off))) => {
                             let addr = machine.dsos.lookup_address(d, off);
@@ -486,6 +565,12 @@ pub fn export_recording(
                         stack_rows.1.values().append_slice(&chain);
                         stack_rows.1.append(true);
                         stack_rows.2 += 1;
+                        for (depth, &frame) in chain.iter().enumerate() {
+                            stack_frame_rows.0.append_value(id);
+                            stack_frame_rows.1.append_value(depth as u32);
+                            stack_frame_rows.2.append_value(frame);
+                            stack_frame_rows.3 += 1;
+                        }
                         id
                     }
                 };
@@ -499,6 +584,12 @@ pub fn export_recording(
         s.time.append_option(smp.time);
         s.pid.append_value(smp.pid);
         s.tid.append_value(smp.tid);
+        let comm = machine.comm(smp.tid);
+        let seen = names.entry((smp.pid, smp.tid)).or_default();
+        if seen.last().map(String::as_str) != Some(&*comm) {
+            seen.push(comm.to_string());
+        }
+        s.comm.append_value(&*comm);
         s.cpu.append_option(smp.cpu);
         s.period.append_value(smp.period);
         s.ip.append_value(smp.ip);
@@ -532,6 +623,14 @@ pub fn export_recording(
                 Arc::new(stack_rows.1.finish()),
             ])?;
         }
+        if stack_frame_rows.3 >= BATCH {
+            stack_frame_rows.3 = 0;
+            stack_frames_t.write(vec![
+                Arc::new(stack_frame_rows.0.finish()),
+                Arc::new(stack_frame_rows.1.finish()),
+                Arc::new(stack_frame_rows.2.finish()),
+            ])?;
+        }
         Ok(true)
     })?;
     samples_t.write(s.finish())?;
@@ -540,12 +639,41 @@ pub fn export_recording(
         Arc::new(stack_rows.0.finish()),
         Arc::new(stack_rows.1.finish()),
     ])?;
+    stack_frames_t.write(vec![
+        Arc::new(stack_frame_rows.0.finish()),
+        Arc::new(stack_frame_rows.1.finish()),
+        Arc::new(stack_frame_rows.2.finish()),
+    ])?;
+    comms_t.write(vec![
+        Arc::new(comm_rows.0.finish()),
+        Arc::new(comm_rows.1.finish()),
+        Arc::new(comm_rows.2.finish()),
+        Arc::new(comm_rows.3.finish()),
+        Arc::new(comm_rows.4.finish()),
+    ])?;
+    // One row per thread: a join on (pid, tid) meets one name, the last.
+    let mut thread_rows = (
+        Int32Builder::new(),
+        Int32Builder::new(),
+        StringBuilder::new(),
+        ListBuilder::new(StringBuilder::new()),
+    );
+    for ((pid, tid), seen) in &names {
+        thread_rows.0.append_value(*pid);
+        thread_rows.1.append_value(*tid);
+        thread_rows
+            .2
+            .append_value(seen.last().map_or("", String::as_str));
+        for n in seen {
+            thread_rows.3.values().append_value(n);
+        }
+        thread_rows.3.append(true);
+    }
     threads_t.write(vec![
         Arc::new(thread_rows.0.finish()),
         Arc::new(thread_rows.1.finish()),
         Arc::new(thread_rows.2.finish()),
         Arc::new(thread_rows.3.finish()),
-        Arc::new(thread_rows.4.finish()),
     ])?;
     mmaps_t.write(vec![
         Arc::new(mmap_rows.0.finish()),
@@ -584,12 +712,22 @@ pub fn export_recording(
         num(last),
         num(Some(summary.samples)),
         text(Some(meta.events)),
+        Arc::new(arrow_array::UInt32Array::from(vec![SCHEMA_VERSION])),
     ])?;
     summary.input_bytes = rec.header_bytes().len() as u64
         + (0..rec.stream_paths().count())
             .map(|i| rec.stream_bytes(i).len() as u64)
             .sum::<u64>();
-    for t in [samples_t, stacks_t, frames_t, threads_t, mmaps_t, rt] {
+    for t in [
+        samples_t,
+        stacks_t,
+        stack_frames_t,
+        frames_t,
+        threads_t,
+        comms_t,
+        mmaps_t,
+        rt,
+    ] {
         summary.output_bytes += t.finish()?;
     }
     Ok(summary)

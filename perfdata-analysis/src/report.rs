@@ -3,6 +3,7 @@
 //! sample counts, and under `-g` the call chains that led there.
 
 use crate::dso::{DsoId, SymbolId};
+use crate::filter::SampleFilter;
 use crate::machine::{CommId, Frame, TRUNCATED};
 use crate::{Analyzer, Machine};
 use perfdata::Error;
@@ -14,7 +15,8 @@ use std::fmt::Write as _;
 pub enum SortKey {
     /// The thread's name (`comm`).
     Comm,
-    /// The process id with its name (`pid`, shown `PID:comm`).
+    /// The thread, as perf's `pid` key: its id with its name (`TID:comm`; perf keys and
+    /// prints `pid` rows by thread id).
     Pid,
     /// The thread id (`tid`).
     Tid,
@@ -110,6 +112,15 @@ pub struct ReportOptions {
     pub sort: Vec<SortKey>,
     /// Collect the caller chains of every row (`-g`).
     pub callers: bool,
+    /// Percentages of the samples the filter shows only (perf's `--percentage
+    /// relative`); off (perf's default, `absolute`), samples the filter hides still count
+    /// in the event's totals.
+    pub relative: bool,
+    /// Columns not printed, with the one value they would show (perf elides the column
+    /// of a filter given a single name: `--comms x` prints `# comm: x` instead).
+    pub elide: Vec<(SortKey, String)>,
+    /// The `--time` filter as given, which perf echoes after each event's sample count.
+    pub time: Option<String>,
 }
 
 impl Default for ReportOptions {
@@ -117,6 +128,9 @@ impl Default for ReportOptions {
         ReportOptions {
             sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             callers: false,
+            relative: false,
+            elide: vec![],
+            time: None,
         }
     }
 }
@@ -164,11 +178,17 @@ pub fn report(
         want(SortKey::Dso),
         want(SortKey::Sym),
     );
+    analyzer.deliver_hidden = !opts.relative;
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
             return Ok(true);
         };
         let ev = s.event.min(n_events - 1);
+        if s.hidden {
+            totals[ev].0 += 1;
+            totals[ev].1 += s.period;
+            return Ok(true);
+        }
         let leaf = if opts.callers {
             machine.frames(s, &mut frames)?;
             frames[0]
@@ -190,7 +210,9 @@ pub fn report(
             key.comm = Some(id);
         }
         if w_pid {
-            key.pid = Some(s.pid);
+            // perf's `pid` key is the thread (sort.c `sort__thread_cmp` compares
+            // `thread__tid`, and prints it before the thread's name).
+            key.pid = Some(s.tid);
         }
         if w_tid {
             key.tid = Some(s.tid);
@@ -330,11 +352,64 @@ fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
     }
 }
 
+/// The columns perf elides under a filter: a `--comms`, `--dsos` or `--symbols` list of
+/// one name, whose column would show only that name (perf's `sort__setup_elide`).
+pub fn elided(filter: &SampleFilter, sort: &[SortKey]) -> Vec<(SortKey, String)> {
+    let one = |v: &Option<Vec<String>>| match v.as_deref() {
+        Some([name]) => Some(name.clone()),
+        _ => None,
+    };
+    sort.iter()
+        .filter_map(|&k| {
+            let name = match k {
+                SortKey::Comm => one(&filter.comms),
+                SortKey::Dso => one(&filter.dsos),
+                SortKey::Sym => one(&filter.symbols),
+                _ => None,
+            }?;
+            Some((k, name))
+        })
+        .collect()
+}
+
+impl ReportOptions {
+    /// The columns printed: `sort` less the elided ones (all of them when every one
+    /// would be elided, as perf does: a table needs a column).
+    fn shown(&self) -> Vec<usize> {
+        let shown: Vec<usize> = (0..self.sort.len())
+            .filter(|&i| !self.elide.iter().any(|(k, _)| *k == self.sort[i]))
+            .collect();
+        if shown.is_empty() {
+            (0..self.sort.len()).collect()
+        } else {
+            shown
+        }
+    }
+}
+
 /// The report as `perf report --stdio -n` prints it.
 pub fn render(reports: &[EventReport], opts: &ReportOptions) -> String {
     let mut s = String::new();
+    let shown = opts.shown();
+    if !opts.elide.is_empty() {
+        for (k, v) in &opts.elide {
+            let name = match k {
+                SortKey::Comm => "comm",
+                SortKey::Dso => "dso",
+                SortKey::Sym => "symbol",
+                SortKey::Pid => "pid",
+                SortKey::Tid => "tid",
+            };
+            let _ = writeln!(s, "# {name}: {v}");
+        }
+        s.push_str("#\n");
+    }
     for r in reports {
-        let _ = writeln!(s, "# Samples: {}  of event '{}'", r.samples, r.event);
+        let _ = write!(s, "# Samples: {}  of event '{}'", r.samples, r.event);
+        if let Some(t) = &opts.time {
+            let _ = write!(s, " (time slices: {t})");
+        }
+        s.push('\n');
         let _ = writeln!(s, "# Event count (approx.): {}", r.period);
         s.push_str("#\n");
         let mut widths: Vec<usize> = opts.sort.iter().map(|k| k.header().len()).collect();
@@ -345,17 +420,19 @@ pub fn render(reports: &[EventReport], opts: &ReportOptions) -> String {
         }
         let mut header = "# Overhead       Samples".to_string();
         let mut dots = "# ........  ............".to_string();
-        for (k, w) in opts.sort.iter().zip(&widths) {
-            let _ = write!(header, "  {:<w$}", k.header());
-            let _ = write!(dots, "  {}", ".".repeat(*w));
+        for &i in &shown {
+            let w = widths[i];
+            let _ = write!(header, "  {:<w$}", opts.sort[i].header());
+            let _ = write!(dots, "  {}", ".".repeat(w));
         }
         let _ = writeln!(s, "{}", header.trim_end());
         let _ = writeln!(s, "{dots}");
         s.push_str("#\n");
         for row in &r.rows {
             let mut line = format!("{:>9.2}%  {:>12}", row.percent, row.samples);
-            for (v, w) in row.keys.iter().zip(&widths) {
-                let _ = write!(line, "  {v:<w$}");
+            for &i in &shown {
+                let w = widths[i];
+                let _ = write!(line, "  {:<w$}", row.keys[i]);
             }
             let _ = writeln!(s, "{}", line.trim_end());
             if !row.callers.is_empty() {

@@ -7,6 +7,7 @@
 
 mod commands;
 mod error;
+mod filter;
 mod gperftools;
 mod input;
 mod output;
@@ -37,6 +38,8 @@ enum Command {
     Report(report::Args),
     Collapse(collapse::Args),
     Flamegraph(flamegraph::Args),
+    Diff(diff::Args),
+    Offcpu(offcpu::Args),
     Stats(stats::Args),
     #[cfg(feature = "parquet")]
     Export(export::Args),
@@ -61,6 +64,8 @@ fn main() -> ExitCode {
         Command::Report(a) => report::run(a),
         Command::Collapse(a) => collapse::run(a),
         Command::Flamegraph(a) => flamegraph::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Offcpu(a) => offcpu::run(a),
         Command::Stats(a) => stats::run(a),
         #[cfg(feature = "parquet")]
         Command::Export(a) => export::run(a),

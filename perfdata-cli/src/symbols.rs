@@ -44,6 +44,7 @@ impl SymbolArgs {
             lines,
             no_symbols: self.no_symbols,
             build_id_dir: None,
+            filter: Default::default(),
             stacks: StackOptions {
                 call_graph: self.call_graph,
                 max_unwound: self.max_stack,

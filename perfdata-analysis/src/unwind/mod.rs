@@ -12,7 +12,7 @@
 //! `[truncated]` frame there rather than guessing. One that meets code no rule covers
 //! stops there, as perf's does.
 
-mod i686;
+mod cfi_walk;
 mod regs;
 mod sections;
 
@@ -102,9 +102,11 @@ struct ProcessUnwinder {
 }
 
 enum UnwinderKind {
-    X86_64(UnwinderX86_64<SectionBytes>),
+    /// framehop, and the objects again for the full-register walk where it loses the
+    /// stack.
+    X86_64(UnwinderX86_64<SectionBytes>, Vec<cfi_walk::MappedCfi>),
     Aarch64(UnwinderAarch64<SectionBytes>),
-    I686(Vec<i686::Module32>),
+    I686(Vec<cfi_walk::MappedCfi>),
 }
 
 /// A mapped object as the unwinders need it.
@@ -192,11 +194,53 @@ impl Unwinding {
             Ok(get_u64(stack, off, endian))
         };
         let trampolines = &unwinder.trampolines;
+        // Every register of the dump, by DWARF number, for the full-register walk.
+        let dwarf_regs = |map: &[u32], narrow: bool| {
+            let mut v = [None; cfi_walk::TRACKED];
+            for (slot, &perf) in v.iter_mut().zip(map) {
+                *slot =
+                    regs::reg(mask, values, perf).map(|x| if narrow { x & 0xffff_ffff } else { x });
+            }
+            cfi_walk::Regs::new(v)
+        };
         let end = match &unwinder.kind {
-            UnwinderKind::X86_64(u) => {
+            UnwinderKind::X86_64(u, modules) => {
                 let regs = UnwindRegsX86_64::new(start.pc, start.sp, start.fp);
                 let cache = &mut self.cache_x86_64;
-                walk(u, trampolines, start.pc, regs, cache, read64, max, out)
+                let end = walk(u, trampolines, start.pc, regs, cache, read64, max, out);
+                // framehop ends a walk it cannot follow (a CFA from another register
+                // than rsp or rbp) as lost, or by frame pointers as if complete: unless
+                // it ended at an outermost frame, walk again tracking every register,
+                // and keep the walk that went further.
+                let short = match end {
+                    StackEnd::Lost => true,
+                    StackEnd::Complete => out.last().is_some_and(|&last| {
+                        !cfi_walk::is_outermost(cfi_walk::X86_64, modules, last)
+                    }),
+                    _ => false,
+                };
+                if short {
+                    let mut again = Vec::with_capacity(out.len() - before + 8);
+                    let read = |addr: u64| read64(addr).ok();
+                    let start_regs = dwarf_regs(&cfi_walk::PERF_OF_DWARF_X86_64, false);
+                    let e = cfi_walk::unwind(
+                        cfi_walk::X86_64,
+                        modules,
+                        start_regs,
+                        read,
+                        max,
+                        &mut again,
+                    );
+                    if again.len() > out.len() - before {
+                        out.truncate(before);
+                        out.extend(again);
+                        e
+                    } else {
+                        end
+                    }
+                } else {
+                    end
+                }
             }
             UnwinderKind::Aarch64(u) => {
                 let mask = PtrAuthMask::from_max_known_address(u.max_known_code_address());
@@ -208,11 +252,13 @@ impl Unwinding {
                 walk(u, trampolines, pc, regs, cache, read64, max, out)
             }
             UnwinderKind::I686(modules) => {
-                let read32 = |addr: u64| -> Option<u32> {
+                let read32 = |addr: u64| -> Option<u64> {
                     let off = usize::try_from(addr.checked_sub(sp)?).ok()?;
-                    (off.checked_add(4)? <= stack.len()).then(|| get_u32(stack, off, endian))
+                    (off.checked_add(4)? <= stack.len())
+                        .then(|| u64::from(get_u32(stack, off, endian)))
                 };
-                i686::unwind(modules, (start.pc, start.sp, start.fp), read32, max, out)
+                let start_regs = dwarf_regs(&cfi_walk::PERF_OF_DWARF_I386, true);
+                cfi_walk::unwind(cfi_walk::I386, modules, start_regs, read32, max, out)
             }
         };
         let s = &mut self.stats;
@@ -322,13 +368,19 @@ fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
                 .map(|r| r.start.wrapping_add(o.base_avma)..r.end.wrapping_add(o.base_avma))
         })
         .collect();
+    let cfi = |o: &MappedObject| cfi_walk::MappedCfi {
+        avma: o.avma.clone(),
+        base_avma: o.base_avma,
+        tables: o.tables.clone(),
+    };
     let kind = match kind {
         Arch::X86_64 => {
             let mut u = UnwinderX86_64::new();
-            for o in objects.iter().filter(|o| !o.tables.is_32) {
+            let ours = objects.iter().filter(|o| !o.tables.is_32);
+            for o in ours.clone() {
                 u.add_module(module(o));
             }
-            UnwinderKind::X86_64(u)
+            UnwinderKind::X86_64(u, ours.map(cfi).collect())
         }
         Arch::Aarch64 => {
             let mut u = UnwinderAarch64::new();
@@ -337,17 +389,9 @@ fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
             }
             UnwinderKind::Aarch64(u)
         }
-        Arch::X86 => UnwinderKind::I686(
-            objects
-                .into_iter()
-                .filter(|o| o.tables.is_32)
-                .map(|o| i686::Module32 {
-                    avma: o.avma,
-                    base_avma: o.base_avma,
-                    tables: o.tables,
-                })
-                .collect(),
-        ),
+        Arch::X86 => {
+            UnwinderKind::I686(objects.iter().filter(|o| o.tables.is_32).map(cfi).collect())
+        }
     };
     ProcessUnwinder { kind, trampolines }
 }

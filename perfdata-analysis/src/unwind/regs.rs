@@ -57,7 +57,7 @@ pub(crate) struct StartRegs {
 }
 
 /// The value of perf register `reg` in a sample's dump, when `mask` selected it.
-fn reg(mask: u64, values: &Array<'_, u64>, reg: u32) -> Option<u64> {
+pub(crate) fn reg(mask: u64, values: &Array<'_, u64>, reg: u32) -> Option<u64> {
     if mask & (1u64 << reg) == 0 {
         return None;
     }

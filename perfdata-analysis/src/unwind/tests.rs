@@ -501,3 +501,50 @@ fn i686_runs_a_signal_trampolines_cfi_and_gives_the_interrupted_pc_as_it_was() {
         ]
     );
 }
+
+#[test]
+fn x86_64_follows_a_cfa_kept_in_rbx_by_tracking_every_register() {
+    // glibc's lazy-binding trampoline keeps its CFA in rbx (after realigning rsp):
+    // framehop tracks rip, rsp and rbp only and loses the stack there, so the walk is
+    // redone tracking every register — rbx as the leaf spilled it.
+    let (rsp, rbx, ra) = (Register(7), Register(3), Register(16));
+    let objects = mapped(object(
+        8,
+        vec![I::Cfa(rsp, 8), I::Offset(ra, -8)],
+        ra,
+        -8,
+        vec![
+            // leaf: pushed rbx (CFA = rsp + 16, the caller's rbx at CFA - 16).
+            (LEAF, vec![I::CfaOffset(16), I::Offset(rbx, -16)]),
+            // caller: CFA = rbx + 24.
+            (CALLER, vec![I::Cfa(rbx, 24)]),
+            (ROOT, vec![I::Undefined(ra)]),
+        ],
+    ));
+    let sp = 0x7ffd_0000;
+    let caller_rbx = sp + 16;
+    let words = [
+        caller_rbx,
+        BASE + CALLER + 0x20,
+        0,
+        0,
+        BASE + ROOT + 0x10,
+        0,
+    ];
+    // perf's numbering: bx (1), bp (6), sp (7), ip (8); the leaf has clobbered rbx.
+    let mask = (1 << 1) | X86_MASK;
+    let (addrs, end) = run(
+        Arch::X86_64,
+        objects,
+        SampleRegsAbi::ABI_64,
+        mask,
+        vec![0xdead, 0, sp, BASE + LEAF + 0x30],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(
+        addrs,
+        vec![BASE + LEAF + 0x30, BASE + CALLER + 0x1f, BASE + ROOT + 0xf]
+    );
+    assert_eq!(end, StackEnd::Complete);
+}

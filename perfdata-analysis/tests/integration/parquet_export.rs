@@ -6,7 +6,7 @@
 use crate::common;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, UInt64Type};
+use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use perfdata::Recording;
@@ -122,13 +122,25 @@ fn every_sample_and_its_stack_read_back_equal_to_the_walk() {
         );
         let mut got: Expected = vec![];
         for b in &samples {
-            let event = b.column(0).as_string::<i32>();
-            let time = b.column(1).as_primitive::<UInt64Type>();
-            let tid = b.column(3).as_primitive::<Int32Type>();
-            let period = b.column(5).as_primitive::<UInt64Type>();
-            let ip = b.column(6).as_primitive::<UInt64Type>();
-            let stack_id = b.column(7).as_primitive::<UInt64Type>();
-            let leaf = b.column(8).as_primitive::<UInt64Type>();
+            let event = b.column_by_name("event").unwrap().as_string::<i32>();
+            let time = b
+                .column_by_name("time")
+                .unwrap()
+                .as_primitive::<UInt64Type>();
+            let tid = b.column_by_name("tid").unwrap().as_primitive::<Int32Type>();
+            let period = b
+                .column_by_name("period")
+                .unwrap()
+                .as_primitive::<UInt64Type>();
+            let ip = b.column_by_name("ip").unwrap().as_primitive::<UInt64Type>();
+            let stack_id = b
+                .column_by_name("stack_id")
+                .unwrap()
+                .as_primitive::<UInt64Type>();
+            let leaf = b
+                .column_by_name("leaf_frame")
+                .unwrap()
+                .as_primitive::<UInt64Type>();
             for r in 0..b.num_rows() {
                 assert_eq!(
                     address[&leaf.value(r)],
@@ -148,12 +160,42 @@ fn every_sample_and_its_stack_read_back_equal_to_the_walk() {
 
         let recs = read(dir.path(), "recordings", i as u32);
         assert_eq!(recs[0].num_rows(), 1);
-        let n = recs[0].column(8).as_primitive::<UInt64Type>().value(0);
+        let n = recs[0]
+            .column_by_name("samples")
+            .unwrap()
+            .as_primitive::<UInt64Type>()
+            .value(0);
         assert_eq!(n, want.len() as u64);
-        let threads: usize = read(dir.path(), "threads", i as u32)
-            .iter()
-            .map(|b| b.num_rows())
-            .sum();
+        // stack_frames: the stacks' lists exploded, (stack, depth) → frame.
+        let mut exploded: HashMap<u64, Vec<(u32, u64)>> = HashMap::new();
+        for b in read(dir.path(), "stack_frames", i as u32) {
+            let id = b.column(0).as_primitive::<UInt64Type>();
+            let depth = b.column(1).as_primitive::<UInt32Type>();
+            let frame = b.column(2).as_primitive::<UInt64Type>();
+            for r in 0..b.num_rows() {
+                exploded
+                    .entry(id.value(r))
+                    .or_default()
+                    .push((depth.value(r), frame.value(r)));
+            }
+        }
+        assert_eq!(exploded.len(), stack.len(), "{name}");
+        for (id, mut rows) in exploded {
+            rows.sort();
+            let frames: Vec<u64> = rows.into_iter().map(|(_, f)| address[&f]).collect();
+            assert_eq!(frames, stack[&id], "{name}: stack {id}");
+        }
+        // threads: one row per (pid, tid), for joins.
+        let mut keys = std::collections::BTreeSet::new();
+        let mut threads = 0;
+        for b in read(dir.path(), "threads", i as u32) {
+            let pid = b.column(0).as_primitive::<Int32Type>();
+            let tid = b.column(1).as_primitive::<Int32Type>();
+            for r in 0..b.num_rows() {
+                assert!(keys.insert((pid.value(r), tid.value(r))), "{name}: twice");
+                threads += 1;
+            }
+        }
         let mmaps: usize = read(dir.path(), "mmaps", i as u32)
             .iter()
             .map(|b| b.num_rows())
@@ -185,7 +227,7 @@ fn symbolized_frames_name_what_the_report_names() {
     .unwrap();
     let mut exported = std::collections::BTreeSet::new();
     for b in read(dir.path(), "frames", 0) {
-        let f = b.column(6).as_string::<i32>();
+        let f = b.column_by_name("function").unwrap().as_string::<i32>();
         for r in 0..b.num_rows() {
             if !f.is_null(r) {
                 exported.insert(f.value(r).to_string());

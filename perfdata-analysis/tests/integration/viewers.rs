@@ -1,6 +1,6 @@
 //! The profile viewers' formats read back: the pprof export decoded with prost (its
 //! structure, totals, and stacks against `collapse --inline`). `go tool pprof` reads them
-//! in `cargo xtask conformance` (check 13).
+//! in `cargo xtask conformance` (check 16).
 
 use perfdata::Recording;
 use perfdata_analysis::collapse::{self, tidy_generic, CollapseOptions};

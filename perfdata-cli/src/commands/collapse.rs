@@ -1,6 +1,7 @@
 //! `perfdata collapse`: folded stacks for flame graphs.
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
@@ -14,19 +15,21 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  perfdata collapse perf.data > stacks.folded\n  \
-    perfdata collapse perf.data --event task-clock --pid"
+    perfdata collapse perf.data --event task-clock --include-pid\n  \
+    perfdata collapse perf.data --comms myprog --time 10%/2"
 )]
 pub struct Args {
     #[command(flatten)]
     input: Input,
     #[command(flatten)]
     stacks: StackArgs,
-    /// Append the process id to the process name.
+    /// Append the process id to the process name (inferno-collapse-perf's `--pid`;
+    /// `--pid LIST` is perf's filter).
     #[arg(long)]
-    pid: bool,
-    /// Append the process and thread ids to the process name.
+    include_pid: bool,
+    /// Append the process and thread ids to the process name (inferno's `--tid`).
     #[arg(long)]
-    tid: bool,
+    include_tid: bool,
     #[command(flatten)]
     output: Output,
 }
@@ -42,10 +45,17 @@ pub struct StackArgs {
     pub inline: bool,
     #[command(flatten)]
     pub symbols: SymbolArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let folded = folded(args.input.path(), &args.stacks, args.pid, args.tid)?;
+    let folded = folded(
+        args.input.path(),
+        &args.stacks,
+        args.include_pid,
+        args.include_tid,
+    )?;
     let mut out = args.output.open()?;
     collapse::write_folded(&mut out, &folded)?;
     out.finish()?;
@@ -60,8 +70,9 @@ pub fn folded(
     include_tid: bool,
 ) -> Result<BTreeMap<String, u64>, CliError> {
     let recording = crate::input::open(path)?;
-    let mut analyzer =
-        Analyzer::open(&recording, &stacks.symbols.options(stacks.inline)).at(path)?;
+    let mut options = stacks.symbols.options(stacks.inline);
+    options.filter = stacks.filter.filter()?;
+    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "collapse");
     let opts = collapse::CollapseOptions {
         event: stacks.event.clone(),

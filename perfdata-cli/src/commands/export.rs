@@ -3,6 +3,7 @@
 //! ([`crate::commands::viewers`]).
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::input::Inputs;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::parquet::{export_recording, ExportOptions};
@@ -49,6 +50,8 @@ pub struct Args {
     jobs: usize,
     #[command(flatten)]
     symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
 }
 
 /// An export format.
@@ -74,14 +77,24 @@ pub fn run(args: Args) -> CliResult {
                 files.len()
             )));
         };
-        return super::viewers::run(file, args.to, &args.output, &args.viewer, &args.symbols);
+        return super::viewers::run(
+            file,
+            args.to,
+            &args.output,
+            &args.viewer,
+            &args.symbols,
+            &args.filter,
+        );
     }
     let files = args.inputs.paths();
     let out = &args.output;
     let opts = ExportOptions {
         symbolize: args.symbolize,
         row_group_size: args.row_group_size,
-        symbols: args.symbols.options(args.symbolize),
+        symbols: perfdata_analysis::AnalyzerOptions {
+            filter: args.filter.filter()?,
+            ..args.symbols.options(args.symbolize)
+        },
     };
     std::fs::create_dir_all(out).at(out)?;
     let total: u64 = files

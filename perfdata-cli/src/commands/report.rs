@@ -1,6 +1,7 @@
 //! `perfdata report`: where the time went, as perf report's table.
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
@@ -12,7 +13,8 @@ use std::process::ExitCode;
 /// function, as `perf report --stdio -n --no-children` prints it.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  perfdata report perf.data\n  \
-    perfdata report perf.data --sort dso,sym -g\n  perfdata report perf.data --json")]
+    perfdata report perf.data --sort dso,sym -g\n  perfdata report perf.data --json\n  \
+    perfdata report perf.data --comms myprog --time 0%-50%")]
 pub struct Args {
     #[command(flatten)]
     input: Input,
@@ -28,8 +30,15 @@ pub struct Args {
     /// The report as JSON.
     #[arg(long)]
     json: bool,
+    /// Percentages of every sample (`absolute`, perf's default: samples the filters
+    /// hide still count in the totals) or of the samples shown (`relative`).
+    #[arg(long, value_name = "relative|absolute", default_value = "absolute",
+          value_parser = ["relative", "absolute"])]
+    percentage: String,
     #[command(flatten)]
     symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
     #[command(flatten)]
     output: Output,
 }
@@ -38,11 +47,17 @@ pub fn run(args: Args) -> CliResult {
     let sort = report::SortKey::parse(&args.sort).map_err(CliError::usage)?;
     let path = args.input.path();
     let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &args.symbols.options(false)).at(path)?;
+    let mut options = args.symbols.options(false);
+    options.filter = args.filter.filter()?;
+    let elide = report::elided(&options.filter, &sort);
+    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "report");
     let opts = report::ReportOptions {
-        sort,
         callers: args.callers,
+        relative: args.percentage == "relative",
+        elide,
+        time: args.filter.time.clone(),
+        sort,
     };
     let reports = report::report(&mut analyzer, &opts).at(path)?;
     let mut out = args.output.open()?;

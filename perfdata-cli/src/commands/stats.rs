@@ -1,6 +1,7 @@
 //! `perfdata stats`: readperf's statistics as four CSV files (or one JSON document).
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
@@ -26,12 +27,16 @@ pub struct Args {
     json: bool,
     #[command(flatten)]
     symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
 }
 
 pub fn run(args: Args) -> CliResult {
     let path = args.input.path();
     let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &args.symbols.options(true)).at(path)?;
+    let mut options = args.symbols.options(true);
+    options.filter = args.filter.filter()?;
+    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "stats");
     if args.json {
         let mut overview = vec![];

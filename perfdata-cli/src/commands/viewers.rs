@@ -4,6 +4,7 @@
 
 use super::export::ExportFormat;
 use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::sampled::{self, GatherOptions};
@@ -19,10 +20,10 @@ pub struct ViewerArgs {
     per_process: bool,
     /// pprof: a `cpu` label on each sample.
     #[arg(long)]
-    cpu: bool,
+    label_cpu: bool,
     /// pprof: a `time_ns` label on each sample (one pprof sample per perf sample).
     #[arg(long)]
-    time: bool,
+    label_time: bool,
 }
 
 pub fn run(
@@ -31,18 +32,21 @@ pub fn run(
     output: &Path,
     args: &ViewerArgs,
     symbols: &SymbolArgs,
+    filter: &FilterArgs,
 ) -> CliResult {
     if args.per_process && format != ExportFormat::Pprof {
         return Err(CliError::usage("--per-process is for --to pprof"));
     }
     let recording = crate::input::open(path)?;
-    let mut analyzer = Analyzer::open(&recording, &symbols.options(true)).at(path)?;
+    let mut options = symbols.options(true);
+    options.filter = filter.filter()?;
+    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "export");
     let opts = GatherOptions {
         inline: true,
         // The timeline views want every sample in time order.
-        each_sample: args.time || format != ExportFormat::Pprof,
-        cpu: args.cpu,
+        each_sample: args.label_time || format != ExportFormat::Pprof,
+        cpu: args.label_cpu,
         markers: format == ExportFormat::Firefox,
     };
     let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
@@ -65,8 +69,8 @@ pub fn run(
     }
     let popts = pprof::PprofOptions {
         pid: None,
-        cpu_label: args.cpu,
-        time_label: args.time,
+        cpu_label: args.label_cpu,
+        time_label: args.label_time,
     };
     if !args.per_process {
         let mut out = Out::file(output)?;

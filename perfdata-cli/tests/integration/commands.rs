@@ -146,3 +146,21 @@ fn current_umask() -> u32 {
         .unwrap();
     0o666 & !(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777)
 }
+
+#[test]
+fn flame_graph_counts_say_what_they_count() {
+    // cpu-clock periods are nanoseconds: a tooltip says "500,250 ns", not "samples".
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("flame.svg");
+    let sample = common::workspace().join("samples/wordfreq.data");
+    let out = cli(&[
+        "flamegraph",
+        sample.to_str().unwrap(),
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains(" ns, "), "no ns count in the tooltips");
+    assert!(!text.contains(" samples, "), "periods called samples");
+}

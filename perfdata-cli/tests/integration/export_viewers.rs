@@ -1,6 +1,6 @@
 //! `perfdata export --to pprof|speedscope|firefox` as a user runs it: each format written
 //! where `-o` says (nothing left beside it), `--per-process`, and the usage errors. The
-//! formats' contents are checked in perfdata-analysis's tests and conformance check 13.
+//! formats' contents are checked in perfdata-analysis's tests and conformance check 16.
 
 use crate::run_perfdata;
 use std::path::Path;

@@ -6,9 +6,12 @@ mod common;
 mod check;
 mod commands;
 mod damaged_features;
+mod diff;
 mod dump_output;
 mod export_viewers;
+mod filters;
 mod gperftools_cli;
+mod offcpu;
 mod shipped_sample;
 mod zero_size_record;
 

@@ -350,10 +350,21 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         }),
         ("report", perfdata(&["report", file])),
         ("report-g", perfdata(&["report", "-g", file])),
+        // A filter that selects every sample: what applying one costs.
+        (
+            "report-filtered",
+            perfdata(&["report", file, "--time", "0%-100%"]),
+        ),
         ("collapse", perfdata(&["collapse", file])),
         ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
+        // The recording against itself: both read in full, every entry matched.
+        ("diff", perfdata(&["diff", file, file])),
     ];
     if env.perf {
+        workloads.push((
+            "perf-diff",
+            Workload::new(Path::new("perf"), &["diff", file, file]),
+        ));
         workloads.push((
             "perf-script",
             Workload::new(Path::new("perf"), &["script", "-i", file]),
@@ -499,6 +510,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         Row::new("`perfdata report -g` vs `perf report --stdio`", "report-g")
             .peer("perf-report", Speed::FasterThanPeer(3.0)),
         Row::new(
+            "`perfdata report --time 0%-100%` (a filter selecting everything) vs `perfdata report`",
+            "report-filtered",
+        )
+        .peer("report", Speed::AtMostPeerTimes(1.10)),
+        Row::new(
             "`perfdata report` vs `perf report --stdio --no-children -g none`",
             "report",
         )
@@ -514,6 +530,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "collapse",
         )
         .peer("perf-script", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata diff` vs `perf diff` (the recording against itself)",
+            "diff",
+        )
+        .peer("perf-diff", Speed::FasterThanPeer(10.0)),
         Row::new(
             "read a gperftools CPU profile (10 MB; 1 MB with --quick) vs `go tool pprof -raw`",
             "gp-ours",

@@ -1,0 +1,202 @@
+//! Stacks that perf's unwinder (libunwind, in perf 6.1) cut short where perfdata's went on
+//! to the stack's true end, so that checks 8, 10, 11 and 12 compare what both unwound and
+//! count the rest apart instead of failing a row on a known limitation of the referee.
+//!
+//! A stack of perf's is *cut short* against one of ours when its frames are a proper
+//! suffix of ours (the same leaf side, fewer frames at the root) and one of two things
+//! shows that perf stopped, not that perfdata invented frames:
+//! * perf said so: its stack starts with `[truncated]` (its `ffffffffffffffff [unknown]`
+//!   frame, renamed by `analyses::perf_folded`). perf 6.1's libunwind memory callback
+//!   refuses the last word of the stack copy (`addr + 8 >= end`), so it stops one frame
+//!   before the copy's end, which perfdata reads;
+//! * ours reaches an outermost frame: the entry point `_start`, or a thread's `clone` /
+//!   `clone3`, where glibc's CFI ends every stack (`cfi_undefined rip`). Garbage frames
+//!   do not end there. Seen: glibc's `clone3` ends its FDE before its `syscall`
+//!   instruction, so a sample taken in the kernel during `pthread_create` has no CFI for
+//!   its first user frame: libunwind stops, perfdata steps by the return address at the
+//!   stack pointer (the leaf has pushed nothing) and goes on; and libgcc_s's
+//!   `_Unwind_RaiseException` epilogue, where libunwind gives up on a saved register
+//!   below the stack pointer.
+//!
+//! Either way the weight stays in the comparison: a cut-short stack of perf's is matched
+//! to ours, never dropped, and the checks print how much they matched this way. More
+//! than [`CUT_SHORT_MAX`] percent of perf's weight is not a limitation any more but a
+//! difference, and fails.
+
+use std::collections::BTreeMap;
+
+/// The most of perf's weight (percent) that may be matched as cut short.
+pub const CUT_SHORT_MAX: f64 = 5.0;
+
+/// Frames that end a stack by their CFI: a walk that reached one is complete.
+const OUTERMOST: [&str; 4] = ["_start", "clone", "clone3", "__clone3"];
+
+/// The frame perf's `ffffffffffffffff [unknown]` end of an unfinished walk becomes.
+const TRUNCATED: &str = "[truncated]";
+
+/// Whether `theirs` (root first, `;`-separated frames) is `ours` cut short by perf's
+/// unwinder.
+pub fn is_cut_short(theirs: &str, ours: &str) -> bool {
+    let t: Vec<&str> = theirs.split(';').collect();
+    let o: Vec<&str> = ours.split(';').collect();
+    let (t, perf_said) = match t.split_first() {
+        Some((&first, rest)) if first == TRUNCATED => (rest, true),
+        _ => (&t[..], false),
+    };
+    let o = match o.split_first() {
+        Some((&first, rest)) if first == TRUNCATED => rest,
+        _ => &o[..],
+    };
+    if t.is_empty() || t.len() >= o.len() || !o.ends_with(t) {
+        return false;
+    }
+    perf_said || OUTERMOST.contains(&o[0])
+}
+
+/// Folded stacks (`comm;root;…;leaf` → weight): moves the weight of each stack perf cut
+/// short to the stack of ours it is a cut of, as far as ours has weight there that perf
+/// lacks. Returns the weight moved.
+pub fn reconcile_folded(theirs: &mut BTreeMap<String, u64>, ours: &BTreeMap<String, u64>) -> u64 {
+    let excess = |a: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>| -> Vec<(String, u64)> {
+        a.iter()
+            .filter_map(|(s, &w)| {
+                let d = w.saturating_sub(b.get(s).copied().unwrap_or(0));
+                (d > 0).then(|| (s.clone(), d))
+            })
+            .collect()
+    };
+    let perf_only = excess(theirs, ours);
+    let mut ours_only = excess(ours, theirs);
+    let mut moved = 0;
+    for (p, mut w) in perf_only {
+        let Some((p_comm, p_frames)) = p.split_once(';') else {
+            continue;
+        };
+        for (o, room) in ours_only.iter_mut() {
+            if w == 0 {
+                break;
+            }
+            let Some((o_comm, o_frames)) = o.split_once(';') else {
+                continue;
+            };
+            if *room == 0 || o_comm != p_comm || !is_cut_short(p_frames, o_frames) {
+                continue;
+            }
+            let m = w.min(*room);
+            *room -= m;
+            w -= m;
+            moved += m;
+            take(theirs, &p, m);
+            *theirs.entry(o.clone()).or_default() += m;
+        }
+    }
+    moved
+}
+
+fn take(map: &mut BTreeMap<String, u64>, key: &str, w: u64) {
+    if let Some(v) = map.get_mut(key) {
+        *v -= w;
+        if *v == 0 {
+            map.remove(key);
+        }
+    }
+}
+
+/// Caller chains of one report row (`root;…;function` → share text, "1.23"): renames
+/// each chain of perf's that is a cut of a chain only ours has, with the same share, to
+/// ours. Returns the shares renamed, in hundredths of a percent.
+pub fn reconcile_chains(
+    theirs: &mut BTreeMap<String, String>,
+    ours: &BTreeMap<String, String>,
+) -> i64 {
+    let hundredths = |p: &str| p.parse::<f64>().map_or(0, |v| (v * 100.0).round() as i64);
+    let perf_only: Vec<String> = theirs
+        .keys()
+        .filter(|c| !ours.contains_key(*c))
+        .cloned()
+        .collect();
+    let mut ours_only: Vec<&String> = ours.keys().filter(|c| !theirs.contains_key(*c)).collect();
+    let mut moved = 0;
+    for p in perf_only {
+        let share = theirs[&p].clone();
+        let hit = ours_only.iter().position(|o| {
+            is_cut_short(&p, o) && (hundredths(&ours[*o]) - hundredths(&share)).abs() <= 1
+        });
+        if let Some(i) = hit {
+            let o = ours_only.swap_remove(i);
+            theirs.remove(&p);
+            moved += hundredths(&share);
+            theirs.insert(o.clone(), share);
+        }
+    }
+    moved
+}
+
+/// The line a check prints about the weight it matched as cut short, if any.
+pub fn note(moved: f64) -> Option<String> {
+    (moved > 0.0).then(|| {
+        format!(
+            "{moved:.2}% of perf's weight in stacks perf's unwinder cut short and perfdata \
+             finished (matched to ours; see conformance/src/cut_short.rs)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_needs_perfs_word_or_an_outermost_frame_of_ours() {
+        // libunwind stopped without a marker; ours reaches _start.
+        assert!(is_cut_short(
+            "clone3;entry_SYSCALL_64;copy_process",
+            "_start;main;pthread_create;clone3;entry_SYSCALL_64;copy_process"
+        ));
+        // perf said it stopped; ours has one frame more, then the copy ended.
+        assert!(is_cut_short("[truncated];b;leaf", "[truncated];a;b;leaf"));
+        // Ours has more frames but nothing shows perf stopped: a real difference.
+        assert!(!is_cut_short("b;leaf", "a;b;leaf"));
+        // Not a suffix, or not shorter.
+        assert!(!is_cut_short("[truncated];c;leaf", "_start;b;leaf"));
+        assert!(!is_cut_short("_start;b;leaf", "_start;b;leaf"));
+        assert!(!is_cut_short("[truncated]", "_start;leaf"));
+    }
+
+    #[test]
+    fn folded_weight_moves_only_as_far_as_ours_lacks_it() {
+        let mut theirs: BTreeMap<String, u64> = [
+            ("p;_start;main;leaf".to_string(), 10),
+            ("p;[truncated];leaf".to_string(), 5),
+            ("p;other".to_string(), 1),
+        ]
+        .into();
+        let ours: BTreeMap<String, u64> = [
+            ("p;_start;main;leaf".to_string(), 13),
+            ("p;other2".to_string(), 1),
+        ]
+        .into();
+        // Ours has 3 more under _start than perf: 3 of perf's 5 cut ones move.
+        assert_eq!(reconcile_folded(&mut theirs, &ours), 3);
+        assert_eq!(theirs["p;_start;main;leaf"], 13);
+        assert_eq!(theirs["p;[truncated];leaf"], 2);
+        assert_eq!(theirs["p;other"], 1);
+    }
+
+    #[test]
+    fn chains_are_renamed_only_at_the_same_share() {
+        let mut theirs: BTreeMap<String, String> = [
+            ("clone3;k".to_string(), "0.13".to_string()),
+            ("x;k".to_string(), "0.50".to_string()),
+        ]
+        .into();
+        let ours: BTreeMap<String, String> = [
+            ("_start;main;clone3;k".to_string(), "0.13".to_string()),
+            ("_start;x;k".to_string(), "0.40".to_string()),
+        ]
+        .into();
+        assert_eq!(reconcile_chains(&mut theirs, &ours), 13);
+        assert!(theirs.contains_key("_start;main;clone3;k"));
+        assert!(theirs.contains_key("x;k"));
+    }
+}
