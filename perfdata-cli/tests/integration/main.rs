@@ -10,6 +10,7 @@ mod dump_output;
 mod filters;
 mod gperftools_cli;
 mod shipped_sample;
+mod symbol_sources;
 mod zero_size_record;
 
 /// Runs the `perfdata` binary with `args`, `stdin` written to its standard input (a write
