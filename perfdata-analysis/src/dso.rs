@@ -203,7 +203,13 @@ impl Dsos {
             let h = hex(id);
             for c in self.sources.cached(self.archives(), id, &["kallsyms"]) {
                 if c.path.is_file() {
-                    let why = format!("{} (build-id cache)", c.label);
+                    let from_archive = c.label != c.path.display().to_string();
+                    let kind = if from_archive {
+                        "perf archive"
+                    } else {
+                        "build-id cache"
+                    };
+                    let why = format!("{} ({kind})", c.label);
                     return (KernelFile::Kallsyms(c.path), why);
                 }
             }
@@ -740,4 +746,74 @@ fn mangles(lang: addr2line::gimli::DwLang) -> bool {
             | gimli::DW_LANG_Ada83
             | gimli::DW_LANG_Ada95
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel of another machine: its vmlinux found by the recorded build id in a
+    /// debug-file directory, a file with another build id passed over.
+    #[test]
+    fn a_vmlinux_is_found_by_the_recorded_kernel_build_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("k.c");
+        std::fs::write(
+            &src,
+            "void _text(void) {}\nvoid fake_kernel_function(void) {}\n",
+        )
+        .unwrap();
+        let id = "00112233445566778899aabbccddeeff00112233";
+        let build = |out: &Path, id: &str| {
+            std::process::Command::new("gcc")
+                .args(["-nostdlib", "-static", "-o"])
+                .arg(out)
+                .arg(&src)
+                .arg(format!("-Wl,--build-id=0x{id}"))
+                .status()
+        };
+        let by_id = dir
+            .path()
+            .join(format!(".build-id/{}/{}.debug", &id[..2], &id[2..]));
+        std::fs::create_dir_all(by_id.parent().unwrap()).unwrap();
+        match build(&by_id, id) {
+            Ok(s) if s.success() => {}
+            other => {
+                eprintln!("skipped: gcc cannot build the fake kernel image: {other:?}");
+                return;
+            }
+        }
+        let sources = SymbolSources {
+            debug_dirs: vec![dir.path().to_path_buf()],
+            build_id_cache: None,
+            debuginfod: false,
+            ..SymbolSources::default()
+        };
+        let mut dsos = Dsos::new(sources.clone());
+        dsos.note_build_id("[kernel.kallsyms]", hex_decode(id));
+        let (kallsyms, why) = dsos.kernel_choice();
+        assert_eq!(kallsyms, None);
+        assert!(
+            why.contains("vmlinux of build id") && why.contains(".build-id/00/"),
+            "{why}"
+        );
+        let k = dsos.kernel_symbols().expect("the vmlinux's symbols");
+        assert!(k.kernel.iter().any(|s| s.name() == "fake_kernel_function"));
+
+        // Another kernel's image at that place is refused.
+        let other = "ffeeddccbbaa99887766554433221100ffeeddcc";
+        assert!(build(&by_id, other).unwrap().success());
+        let mut dsos = Dsos::new(sources);
+        dsos.note_build_id("[kernel.kallsyms]", hex_decode(id));
+        let (_, why) = dsos.kernel_choice();
+        assert!(
+            why.starts_with("none: no kallsyms or vmlinux with build id"),
+            "{why}"
+        );
+        assert!(dsos.kernel_symbols().is_none());
+    }
+
+    fn hex_decode(s: &str) -> Vec<u8> {
+        crate::symbol_sources::hex_decode(s).unwrap()
+    }
 }
