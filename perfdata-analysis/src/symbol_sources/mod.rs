@@ -236,7 +236,7 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 
 /// Bytes of a lowercase or uppercase hexadecimal string of even length.
 pub(crate) fn hex_decode(s: &str) -> Option<Vec<u8>> {
-    if s.is_empty() || s.len() % 2 != 0 {
+    if s.is_empty() || !s.len().is_multiple_of(2) {
         return None;
     }
     (0..s.len())
