@@ -1,6 +1,11 @@
 //! Shared objects (DSOs) and where their symbols come from: perf's search order, build
 //! ids checked, one cache per DSO (loaded on first use), source lines through `addr2line`.
 
+use crate::symbol_sources::archive::ArchiveObjects;
+use crate::symbol_sources::debuginfod::{Artifact, Debuginfod};
+pub(crate) use crate::symbol_sources::hex;
+use crate::symbol_sources::Candidate;
+pub use crate::symbol_sources::{same_build_id, SymbolSources};
 use crate::symbols::{parse_kallsyms, parse_perf_map, ElfInfo, KernelSymbols, SymbolTable};
 use crate::unwind::UnwindTables;
 use std::cell::OnceCell;
@@ -49,8 +54,11 @@ struct Loaded {
     /// The file the symbols came from, when it is not the runtime file (a debug file):
     /// its symbol table as it is, for naming inline frames as binutils does.
     symtab: Option<ElfInfo>,
-    /// Where the symbols came from (for `perfdata info` and error messages).
+    /// Where the symbols came from (for error messages).
     symbols_from: Option<PathBuf>,
+    /// The same as a user reads it: a path, `ARCHIVE:MEMBER`, or a debuginfod cache path
+    /// and its server (for `perfdata info`).
+    origin: Option<String>,
     /// The file with DWARF, if any (for source lines).
     dwarf: Option<PathBuf>,
     lines: OnceCell<Option<addr2line::Loader>>,
@@ -88,53 +96,6 @@ pub struct InlineLine {
     pub line: u32,
 }
 
-/// Where symbols are looked for.
-#[derive(Debug, Clone)]
-pub struct SymbolSources {
-    /// perf's build-id cache (`~/.debug`).
-    pub build_id_cache: Option<PathBuf>,
-    /// The recording's own build-id cache, `FILE.debug/` beside it (what `perf archive`
-    /// packs, extracted there; the shipped samples come with one): looked in first.
-    pub recording_cache: Option<PathBuf>,
-    /// The system's debug-file root (`/usr/lib/debug`).
-    pub debug_root: PathBuf,
-    /// Kernel symbols: a kallsyms file to use, if any (decided by the caller).
-    pub kallsyms: Option<PathBuf>,
-    /// A vmlinux ELF image for kernel symbols.
-    pub vmlinux: Option<PathBuf>,
-    /// Directory of JIT map files (`/tmp`).
-    pub perf_map_dir: PathBuf,
-    /// Read source lines (slower; needed for source files and `--inline`).
-    pub lines: bool,
-    /// Read symbol files at all (off: addresses only, whatever the machine has).
-    pub read_files: bool,
-}
-
-impl Default for SymbolSources {
-    fn default() -> Self {
-        SymbolSources {
-            recording_cache: None,
-            build_id_cache: std::env::var_os("PERF_BUILDID_DIR")
-                .map(PathBuf::from)
-                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".debug"))),
-            debug_root: PathBuf::from("/usr/lib/debug"),
-            kallsyms: None,
-            vmlinux: None,
-            perf_map_dir: PathBuf::from("/tmp"),
-            lines: false,
-            read_files: true,
-        }
-    }
-}
-
-impl SymbolSources {
-    /// The build-id caches, in the order they are searched: the recording's own, then
-    /// perf's.
-    fn caches(&self) -> impl Iterator<Item = &PathBuf> {
-        self.recording_cache.iter().chain(&self.build_id_cache)
-    }
-}
-
 /// The recording's host name and kernel release (features).
 #[derive(Debug, Clone, Default)]
 pub struct RecordedHost {
@@ -165,6 +126,21 @@ pub struct Dsos {
     /// This process's own vdso, copied to a file (perf's fallback for a recording made
     /// on this machine without the vdso in a build-id cache).
     own_vdso: OnceCell<Option<tempfile::TempPath>>,
+    /// The `--symbols-from` archives' members of the recorded build ids, read on first
+    /// use.
+    archives: OnceCell<Vec<ArchiveObjects>>,
+    /// The debuginfod client, made on first use when `DEBUGINFOD_URLS` names servers.
+    debuginfod: OnceCell<Option<Debuginfod>>,
+    /// The kernel's symbol file and why, decided on first use.
+    kernel_source: OnceCell<(KernelFile, String)>,
+}
+
+/// Where the kernel's symbols come from.
+#[derive(Debug, Clone)]
+enum KernelFile {
+    None,
+    Kallsyms(PathBuf),
+    Vmlinux(PathBuf),
 }
 
 /// The short name perf shows: the file name, `[module]` for kernel modules.
@@ -191,6 +167,9 @@ impl Dsos {
             kernel_ref: None,
             kernel_reloc: OnceCell::new(),
             own_vdso: OnceCell::new(),
+            archives: OnceCell::new(),
+            debuginfod: OnceCell::new(),
+            kernel_source: OnceCell::new(),
         }
     }
 
@@ -199,13 +178,33 @@ impl Dsos {
         self.kernel_choice = Some((kallsyms, why));
     }
 
-    /// The kallsyms file used for the kernel (if any) and why: the caller's choice, else
-    /// perf's — the build-id cache's saved copy for the recorded kernel, else this
-    /// machine's `/proc/kallsyms` when it runs that kernel (same build id, or, with none
-    /// recorded, the same host name and release).
+    /// The kallsyms file used for the kernel (if any) and why (a vmlinux found by build
+    /// id is named in the reason, with no kallsyms file).
     pub fn kernel_choice(&self) -> (Option<PathBuf>, String) {
-        if let Some(c) = &self.kernel_choice {
-            return c.clone();
+        let (file, why) = self.kernel_source();
+        match file {
+            KernelFile::Kallsyms(p) => (Some(p.clone()), why.clone()),
+            KernelFile::None | KernelFile::Vmlinux(_) => (None, why.clone()),
+        }
+    }
+
+    /// The kernel's symbol file and why: the caller's choice, else perf's — the
+    /// build-id caches' saved kallsyms for the recorded kernel (the recording's, the
+    /// archives', perf's), else this machine's `/proc/kallsyms` when it runs that kernel
+    /// (same build id, or, with none recorded, the same host name and release), else a
+    /// vmlinux of that build id from the debug directories, `--symfs` or debuginfod.
+    fn kernel_source(&self) -> &(KernelFile, String) {
+        self.kernel_source.get_or_init(|| self.find_kernel_source())
+    }
+
+    fn find_kernel_source(&self) -> (KernelFile, String) {
+        if let Some((file, why)) = &self.kernel_choice {
+            let f = match (file, &self.sources.vmlinux) {
+                (Some(k), _) => KernelFile::Kallsyms(k.clone()),
+                (None, Some(v)) => KernelFile::Vmlinux(v.clone()),
+                (None, None) => KernelFile::None,
+            };
+            return (f, why.clone());
         }
         let proc = PathBuf::from("/proc/kallsyms");
         let running = std::fs::read("/sys/kernel/notes")
@@ -213,27 +212,36 @@ impl Dsos {
             .and_then(|n| crate::symbols::build_id_from_notes(&n));
         if let Some(id) = self.build_ids.get("[kernel.kallsyms]") {
             let h = hex(id);
-            for cache in self.sources.caches().filter(|_| h.len() > 2) {
-                let saved = cache
-                    .join(".build-id")
-                    .join(&h[..2])
-                    .join(&h[2..])
-                    .join("kallsyms");
-                if saved.is_file() {
-                    let why = format!("{} (build-id cache)", saved.display());
-                    return (Some(saved), why);
+            for c in self.sources.cached(self.archives(), id, &["kallsyms"]) {
+                if c.path.is_file() {
+                    let from_archive = c.label != c.path.display().to_string();
+                    let kind = if from_archive {
+                        "perf archive"
+                    } else {
+                        "build-id cache"
+                    };
+                    let why = format!("{} ({kind})", c.label);
+                    return (KernelFile::Kallsyms(c.path), why);
                 }
             }
-            return match running {
-                Some(r) if same_build_id(id, &r) => (
-                    Some(proc),
+            if running.as_ref().is_some_and(|r| same_build_id(id, r)) {
+                return (
+                    KernelFile::Kallsyms(proc),
                     "/proc/kallsyms (this machine runs the recorded kernel)".into(),
+                );
+            }
+            if let Some((path, label)) = self.find_vmlinux(id) {
+                return (
+                    KernelFile::Vmlinux(path),
+                    format!("{label} (vmlinux of build id {h})"),
+                );
+            }
+            return (
+                KernelFile::None,
+                format!(
+                    "none: no kallsyms or vmlinux with build id {h} (give --kallsyms or --vmlinux)"
                 ),
-                _ => (
-                    None,
-                    format!("none: no kallsyms or vmlinux with build id {h} (give --kallsyms or --vmlinux)"),
-                ),
-            };
+            );
         }
         let here = |f: &str| {
             std::fs::read_to_string(f)
@@ -245,15 +253,68 @@ impl Dsos {
             && self.host.osrelease == here("/proc/sys/kernel/osrelease")
         {
             return (
-                Some(proc),
+                KernelFile::Kallsyms(proc),
                 "/proc/kallsyms (recorded on this host and release; no kernel build id recorded)"
                     .into(),
             );
         }
         (
-            None,
+            KernelFile::None,
             "none: the recording comes from another machine".into(),
         )
+    }
+
+    /// A kernel image of build id `id`: the debug directories and usual places (under
+    /// `--symfs`), then debuginfod.
+    fn find_vmlinux(&self, id: &[u8]) -> Option<(PathBuf, String)> {
+        let release = self.host.osrelease.as_deref();
+        for c in self.sources.vmlinux_candidates(id, release) {
+            if c.path.is_file()
+                && ElfInfo::read_build_id(&c.path).is_some_and(|got| same_build_id(id, &got))
+            {
+                return Some((c.path, c.label));
+            }
+        }
+        let client = self.debuginfod()?;
+        for artifact in [Artifact::Debuginfo, Artifact::Executable] {
+            if let Some(p) = client.fetch(id, artifact, "[kernel.kallsyms]") {
+                let label = format!("{} (debuginfod)", p.display());
+                return Some((p, label));
+            }
+        }
+        None
+    }
+
+    /// The `--symbols-from` archives, read on first use, keeping the members of the
+    /// recorded build ids; an archive that cannot be read is reported once and left out.
+    fn archives(&self) -> &[ArchiveObjects] {
+        self.archives.get_or_init(|| {
+            let wanted: Vec<Vec<u8>> = self.build_ids.values().cloned().collect();
+            self.sources
+                .archives
+                .iter()
+                .filter_map(|p| match ArchiveObjects::load(p, &wanted) {
+                    Ok(a) => Some(a),
+                    Err(e) => {
+                        eprintln!("perfdata: --symbols-from {}: {e}", p.display());
+                        None
+                    }
+                })
+                .collect()
+        })
+    }
+
+    /// The debuginfod client, when `DEBUGINFOD_URLS` names servers and the sources allow it.
+    fn debuginfod(&self) -> Option<&Debuginfod> {
+        self.debuginfod
+            .get_or_init(|| {
+                if self.sources.debuginfod && self.sources.read_files {
+                    Debuginfod::from_env()
+                } else {
+                    None
+                }
+            })
+            .as_ref()
     }
 
     /// The kernel MMAP's pgoff: where `_text` was when recorded.
@@ -384,6 +445,12 @@ impl Dsos {
             .and_then(|l| l.symbols_from.as_deref())
     }
 
+    /// Where a DSO's symbols were read from, as a user reads it (a path, `ARCHIVE:MEMBER`,
+    /// a debuginfod cache path); loads its symbols if they were not yet.
+    pub fn symbols_origin(&self, id: DsoId) -> Option<&str> {
+        self.loaded(id).origin.as_deref()
+    }
+
     /// Source file and line of an address (DWARF), when `sources.lines` is set.
     pub fn source_line(&self, id: DsoId, addr: u64) -> Option<(String, u32)> {
         let loader = self.line_loader(id)?;
@@ -488,6 +555,7 @@ impl Dsos {
                     .map(|t| parse_perf_map(&t))
                     .unwrap_or_default(),
                 symbols_from: Some(PathBuf::from(&dso.name)),
+                origin: Some(dso.name.clone()),
                 ..Loaded::default()
             },
             DsoKind::Kernel => self.load_kernel(None),
@@ -503,137 +571,150 @@ impl Dsos {
             None => k.kernel.clone(),
             Some(m) => k.modules.get(m).cloned().unwrap_or_default(),
         };
+        let from = match &self.kernel_source().0 {
+            KernelFile::Kallsyms(p) | KernelFile::Vmlinux(p) => Some(p.clone()),
+            KernelFile::None => None,
+        };
         Loaded {
             table,
-            symbols_from: self
-                .sources
-                .vmlinux
-                .clone()
-                .or_else(|| self.kernel_choice().0),
+            origin: Some(self.kernel_source().1.clone()),
+            symbols_from: from,
             ..Loaded::default()
         }
     }
 
-    /// The kernel's symbols from `--vmlinux` or the chosen kallsyms file.
+    /// The kernel's symbols from `--vmlinux`, `--kallsyms` or the file chosen for the
+    /// recorded kernel ([`Dsos::kernel_choice`]).
     pub fn kernel_symbols(&self) -> Option<&KernelSymbols> {
         self.kernel
-            .get_or_init(|| {
-                if let Some(v) = &self.sources.vmlinux {
+            .get_or_init(|| match &self.kernel_source().0 {
+                KernelFile::Vmlinux(v) => {
                     let info = ElfInfo::read(v)?;
-                    return Some(KernelSymbols {
+                    Some(KernelSymbols {
                         kernel: ElfInfo::table(Some(&info), None),
                         modules: HashMap::new(),
-                    });
+                    })
                 }
-                let file = self
-                    .sources
-                    .kallsyms
-                    .clone()
-                    .or_else(|| self.kernel_choice().0)?;
-                let text = std::fs::read_to_string(file).ok()?;
-                Some(parse_kallsyms(&text))
+                KernelFile::Kallsyms(file) => {
+                    let text = std::fs::read_to_string(file).ok()?;
+                    Some(parse_kallsyms(&text))
+                }
+                KernelFile::None => None,
             })
             .as_ref()
     }
 
-    /// perf's order: the build-id cache, the system debug directories (by path, by build
-    /// id), then the file itself; a file whose build id differs from the recorded one is
-    /// not used. The first file with `.symtab` gives the symbols (and DWARF), the first
-    /// runtime file the PLT and the address layout.
+    /// The files of a user object in the search order of [`crate::symbol_sources`],
+    /// then debuginfod's when they give no symbols; a file whose build id differs from
+    /// the recorded one is not used. The first file with `.symtab` gives the symbols (and
+    /// DWARF), the first runtime file the PLT, the address layout and the unwind tables.
     fn load_elf(&self, dso: &Dso) -> Loaded {
-        let mut candidates: Vec<PathBuf> = vec![];
         // perf reads the build id from the file when the recording has none for it, and
         // looks for debug files with it.
         let read_id;
         let build_id = match &dso.build_id {
             Some(id) => Some(id.as_slice()),
             None if dso.name.starts_with('/') => {
-                read_id = ElfInfo::read_build_id(Path::new(&dso.name));
+                read_id = ElfInfo::read_build_id(&self.sources.target_path(&dso.name));
                 read_id.as_deref()
             }
             None => None,
         };
-        let id_hex = build_id.map(hex);
-        for cache in self.sources.caches() {
-            if let Some(h) = id_hex.as_ref().filter(|h| h.len() > 2) {
-                let dir = cache.join(".build-id").join(&h[..2]).join(&h[2..]);
-                candidates.push(dir.join("elf"));
-                candidates.push(dir.join("debug"));
-                // perf record saves the vdso image it found in memory under this name.
-                if dso.name == "[vdso]" {
-                    candidates.push(dir.join("vdso"));
-                }
-            }
-        }
-        if dso.name.starts_with('/') {
-            let rel = dso.name.trim_start_matches('/');
-            candidates.push(self.sources.debug_root.join(format!("{rel}.debug")));
-            candidates.push(self.sources.debug_root.join(rel));
-        }
-        if let Some(h) = &id_hex {
-            if h.len() > 2 {
-                candidates.push(
-                    self.sources
-                        .debug_root
-                        .join(".build-id")
-                        .join(&h[..2])
-                        .join(format!("{}.debug", &h[2..])),
-                );
-            }
-        }
-        if dso.name.starts_with('/') {
-            candidates.push(PathBuf::from(&dso.name));
-        }
+        let mut candidates = self
+            .sources
+            .candidates(self.archives(), &dso.name, build_id);
         // As perf: the vdso of the running kernel, when no saved image is found and it is
         // the recorded one (the build id is checked below like any candidate's).
-        if dso.name == "[vdso]" && !candidates.iter().any(|p| p.is_file()) {
+        if dso.name == "[vdso]" && !candidates.iter().any(|c| c.path.is_file()) {
             if let Some(own) = self.own_vdso.get_or_init(own_vdso) {
-                candidates.push(own.to_path_buf());
+                candidates.push(Candidate {
+                    path: own.to_path_buf(),
+                    label: "[vdso] of this machine".into(),
+                });
             }
         }
-        let mut symbols: Option<(PathBuf, ElfInfo)> = None;
-        let mut runtime: Option<(PathBuf, ElfInfo)> = None;
-        for path in candidates {
-            if symbols.is_some() && runtime.is_some() {
-                break;
-            }
-            if !path.is_file() {
-                continue;
-            }
-            let Some(info) = ElfInfo::read(&path) else {
-                continue;
-            };
-            if let (Some(want), Some(got)) = (&dso.build_id, &info.build_id) {
-                if !same_build_id(want, got) {
-                    continue;
+        let mut found = Found::default();
+        for c in candidates {
+            found.consider(c, dso.build_id.as_deref());
+        }
+        // debuginfod, by build id, for what the local files did not give.
+        if let (Some(id), false) = (build_id, found.complete()) {
+            if let Some(client) = self.debuginfod() {
+                for artifact in [Artifact::Debuginfo, Artifact::Executable] {
+                    let missing = match artifact {
+                        Artifact::Debuginfo => found.symbols.is_none(),
+                        Artifact::Executable => found.runtime.is_none(),
+                    };
+                    if missing {
+                        if let Some(path) = client.fetch(id, artifact, &dso.name) {
+                            let label = format!("{} (debuginfod)", path.display());
+                            found.consider(Candidate { path, label }, Some(id));
+                        }
+                    }
                 }
-            }
-            let is_runtime = info.is_runtime();
-            if symbols.is_none() && info.has_symtab {
-                if runtime.is_none() && is_runtime {
-                    runtime = Some((path.clone(), ElfInfo::read(&path).unwrap_or_default()));
-                }
-                symbols = Some((path, info));
-            } else if runtime.is_none() && is_runtime {
-                runtime = Some((path, info));
             }
         }
+        found.into_loaded()
+    }
+}
+
+/// The files chosen for a user object so far: (path, what to call it, what it holds).
+#[derive(Default)]
+struct Found {
+    symbols: Option<(PathBuf, String, ElfInfo)>,
+    runtime: Option<(PathBuf, String, ElfInfo)>,
+}
+
+impl Found {
+    fn complete(&self) -> bool {
+        self.symbols.is_some() && self.runtime.is_some()
+    }
+
+    /// Takes `c` for what it gives that is still missing, unless its build id is not
+    /// `want`.
+    fn consider(&mut self, c: Candidate, want: Option<&[u8]>) {
+        if self.complete() || !c.path.is_file() {
+            return;
+        }
+        let Some(info) = ElfInfo::read(&c.path) else {
+            return;
+        };
+        if let (Some(want), Some(got)) = (want, &info.build_id) {
+            if !same_build_id(want, got) {
+                return;
+            }
+        }
+        let is_runtime = info.is_runtime();
+        if self.symbols.is_none() && info.has_symtab {
+            if self.runtime.is_none() && is_runtime {
+                let again = ElfInfo::read(&c.path).unwrap_or_default();
+                self.runtime = Some((c.path.clone(), c.label.clone(), again));
+            }
+            self.symbols = Some((c.path, c.label, info));
+        } else if self.runtime.is_none() && is_runtime {
+            self.runtime = Some((c.path, c.label, info));
+        }
+    }
+
+    fn into_loaded(self) -> Loaded {
+        let Found { symbols, runtime } = self;
         let table = ElfInfo::table(
-            symbols.as_ref().map(|(_, i)| i),
-            runtime.as_ref().map(|(_, i)| i),
+            symbols.as_ref().map(|(_, _, i)| i),
+            runtime.as_ref().map(|(_, _, i)| i),
         );
         let dwarf = [&symbols, &runtime]
             .into_iter()
             .flatten()
-            .find(|(_, i)| i.has_dwarf)
-            .map(|(p, _)| p.clone());
-        let symbols_from = symbols
+            .find(|(_, _, i)| i.has_dwarf)
+            .map(|(p, _, _)| p.clone());
+        let (symbols_from, origin) = symbols
             .as_ref()
             .or(runtime.as_ref())
-            .map(|(p, _)| p.clone());
+            .map(|(p, l, _)| (p.clone(), l.clone()))
+            .unzip();
         let (runtime_path, runtime, symtab) = match (runtime, symbols) {
-            (Some((p, i)), s) => (Some(p), Some(i), s.map(|(_, s)| s)),
-            (None, Some((p, i))) => (Some(p), Some(i), None),
+            (Some((p, _, i)), s) => (Some(p), Some(i), s.map(|(_, _, s)| s)),
+            (None, Some((p, _, i))) => (Some(p), Some(i), None),
             (None, None) => (None, None, None),
         };
         Loaded {
@@ -642,6 +723,7 @@ impl Dsos {
             runtime_path,
             symtab,
             symbols_from,
+            origin,
             dwarf,
             lines: OnceCell::new(),
             unwind: OnceCell::new(),
@@ -691,15 +773,72 @@ fn mangles(lang: addr2line::gimli::DwLang) -> bool {
     )
 }
 
-/// A recorded build id (20 bytes, zero-padded when shorter) against a file's.
-pub fn same_build_id(recorded: &[u8], file: &[u8]) -> bool {
-    recorded.len() >= file.len()
-        && recorded[..file.len()] == *file
-        && recorded[file.len()..].iter().all(|&b| b == 0)
-        || recorded == file
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Lowercase hexadecimal, as build-id cache paths spell build ids.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    /// A kernel of another machine: its vmlinux found by the recorded build id in a
+    /// debug-file directory, a file with another build id passed over.
+    #[test]
+    fn a_vmlinux_is_found_by_the_recorded_kernel_build_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("k.c");
+        std::fs::write(
+            &src,
+            "void _text(void) {}\nvoid fake_kernel_function(void) {}\n",
+        )
+        .unwrap();
+        let id = "00112233445566778899aabbccddeeff00112233";
+        let build = |out: &Path, id: &str| {
+            std::process::Command::new("gcc")
+                .args(["-nostdlib", "-static", "-o"])
+                .arg(out)
+                .arg(&src)
+                .arg(format!("-Wl,--build-id=0x{id}"))
+                .status()
+        };
+        let by_id = dir
+            .path()
+            .join(format!(".build-id/{}/{}.debug", &id[..2], &id[2..]));
+        std::fs::create_dir_all(by_id.parent().unwrap()).unwrap();
+        match build(&by_id, id) {
+            Ok(s) if s.success() => {}
+            other => {
+                eprintln!("skipped: gcc cannot build the fake kernel image: {other:?}");
+                return;
+            }
+        }
+        let sources = SymbolSources {
+            debug_dirs: vec![dir.path().to_path_buf()],
+            build_id_cache: None,
+            debuginfod: false,
+            ..SymbolSources::default()
+        };
+        let mut dsos = Dsos::new(sources.clone());
+        dsos.note_build_id("[kernel.kallsyms]", hex_decode(id));
+        let (kallsyms, why) = dsos.kernel_choice();
+        assert_eq!(kallsyms, None);
+        assert!(
+            why.contains("vmlinux of build id") && why.contains(".build-id/00/"),
+            "{why}"
+        );
+        let k = dsos.kernel_symbols().expect("the vmlinux's symbols");
+        assert!(k.kernel.iter().any(|s| s.name() == "fake_kernel_function"));
+
+        // Another kernel's image at that place is refused.
+        let other = "ffeeddccbbaa99887766554433221100ffeeddcc";
+        assert!(build(&by_id, other).unwrap().success());
+        let mut dsos = Dsos::new(sources);
+        dsos.note_build_id("[kernel.kallsyms]", hex_decode(id));
+        let (_, why) = dsos.kernel_choice();
+        assert!(
+            why.starts_with("none: no kallsyms or vmlinux with build id"),
+            "{why}"
+        );
+        assert!(dsos.kernel_symbols().is_none());
+    }
+
+    fn hex_decode(s: &str) -> Vec<u8> {
+        crate::symbol_sources::hex_decode(s).unwrap()
+    }
 }

@@ -55,6 +55,9 @@ pub struct Info {
     pub top_dsos: Vec<(String, u64)>,
     /// Where kernel symbols come from, and why ([`Analyzer::kernel_symbols`]).
     pub kernel_symbols: String,
+    /// Where the symbols of each of `top_dsos` come from (full name, then a path,
+    /// `ARCHIVE:MEMBER`, a debuginfod cache path, or `none found`), in the same order.
+    pub symbol_sources: Vec<(String, String)>,
 }
 
 /// One event's totals in [`Info`].
@@ -143,18 +146,26 @@ pub fn info(analyzer: &mut Analyzer<'_>, top: usize) -> Result<Info, Error> {
     procs.truncate(top);
     out.top_processes = procs;
     let dsos = &analyzer.machine.dsos;
-    let mut top_dsos: Vec<(String, u64)> = per_dso
+    let mut top_dsos: Vec<(String, u64, Option<crate::DsoId>)> = per_dso
         .into_iter()
         .map(|(d, n)| {
             (
                 d.map_or("[unknown]".into(), |d| dsos.get(d).name.clone()),
                 n,
+                d,
             )
         })
         .collect();
     top_dsos.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top_dsos.truncate(top);
-    out.top_dsos = top_dsos;
+    out.symbol_sources = top_dsos
+        .iter()
+        .filter_map(|(name, _, d)| {
+            let origin = dsos.symbols_origin((*d)?).unwrap_or("none found");
+            Some((name.clone(), origin.to_string()))
+        })
+        .collect();
+    out.top_dsos = top_dsos.into_iter().map(|(n, c, _)| (n, c)).collect();
     Ok(out)
 }
 
@@ -221,6 +232,12 @@ pub fn render(i: &Info) -> String {
         let _ = writeln!(s, "  {:>6.2}%  {:>8}  {name}", pct(*n), n);
     }
     let _ = writeln!(s, "kernel symbols: {}", i.kernel_symbols);
+    if !i.symbol_sources.is_empty() {
+        let _ = writeln!(s, "symbols from:");
+        for (name, origin) in &i.symbol_sources {
+            let _ = writeln!(s, "  {name}: {origin}");
+        }
+    }
     s
 }
 

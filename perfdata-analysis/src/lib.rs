@@ -54,6 +54,7 @@ pub mod speedscope;
 mod stack;
 pub mod stats;
 mod stitch;
+pub mod symbol_sources;
 pub mod symbols;
 pub mod unwind;
 pub mod unwound;
@@ -89,6 +90,12 @@ pub struct AnalyzerOptions {
     pub no_symbols: bool,
     /// perf's build-id cache (default: `$PERF_BUILDID_DIR`, else `~/.debug`, as perf).
     pub build_id_dir: Option<PathBuf>,
+    /// `perf archive` tarballs to read objects from, in place (`--symbols-from`).
+    pub symbols_from: Vec<PathBuf>,
+    /// The recording machine's root file system, copied here (perf's `--symfs`).
+    pub symfs: Option<PathBuf>,
+    /// Debug-file directories searched before `/usr/lib/debug` (`--debug-file-directory`).
+    pub debug_file_dirs: Vec<PathBuf>,
     /// Which samples [`Analyzer::run`] delivers (perf's `--pid`, `--cpu`, `--time`…).
     pub filter: filter::SampleFilter,
 }
@@ -216,6 +223,9 @@ impl<'r> Analyzer<'r> {
         if let Some(d) = &opts.build_id_dir {
             sources.build_id_cache = Some(d.clone());
         }
+        sources.archives = opts.symbols_from.clone();
+        sources.symfs = opts.symfs.clone();
+        sources.debug_dirs = opts.debug_file_dirs.clone();
         let mut beside = recording.path().as_os_str().to_owned();
         beside.push(".debug");
         sources.recording_cache = Some(PathBuf::from(beside)).filter(|p| p.is_dir());

@@ -15,6 +15,20 @@ pub struct SymbolArgs {
     /// Kernel symbols from this vmlinux image.
     #[arg(long, value_name = "FILE")]
     pub vmlinux: Option<PathBuf>,
+    /// Read objects from this `perf archive` tarball (`perf.data.tar.bz2`; also zstd,
+    /// gzip or plain tar), in place, by build id; searched after the recording's own
+    /// `FILE.debug/` cache and before perf's (`~/.debug`). Repeatable.
+    #[arg(long = "symbols-from", value_name = "ARCHIVE", value_parser = existing(false))]
+    pub symbols_from: Vec<PathBuf>,
+    /// The recording machine's root file system, copied here (as perf's --symfs):
+    /// `/usr/lib/libc.so.6` is looked up as `DIR/usr/lib/libc.so.6`, debug files under
+    /// `DIR/usr/lib/debug`.
+    #[arg(long, value_name = "DIR", value_parser = existing(true))]
+    pub symfs: Option<PathBuf>,
+    /// A directory of separate debug files, searched before `/usr/lib/debug` (as gdb's):
+    /// `DIR/.build-id/xx/rest.debug` and `DIR/PATH.debug`. Repeatable.
+    #[arg(long = "debug-file-directory", value_name = "DIR", value_parser = existing(true))]
+    pub debug_file_directory: Vec<PathBuf>,
     /// Do not read symbol files: addresses only (and no unwind tables: a
     /// `--call-graph dwarf` recording then unwinds by frame pointers only).
     #[arg(long)]
@@ -44,11 +58,28 @@ impl SymbolArgs {
             lines,
             no_symbols: self.no_symbols,
             build_id_dir: None,
+            symbols_from: self.symbols_from.clone(),
+            symfs: self.symfs.clone(),
+            debug_file_dirs: self.debug_file_directory.clone(),
             filter: Default::default(),
             stacks: StackOptions {
                 call_graph: self.call_graph,
                 max_unwound: self.max_stack,
             },
+        }
+    }
+}
+
+/// A path argument that must name an existing directory (`dir`) or file, so that a
+/// misspelt symbol source is an error rather than a report without symbols.
+fn existing(dir: bool) -> impl Fn(&str) -> Result<PathBuf, String> + Clone {
+    move |s: &str| {
+        let p = PathBuf::from(s);
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() == dir => Ok(p),
+            Ok(_) if dir => Err(format!("{s} is not a directory")),
+            Ok(_) => Err(format!("{s} is a directory, not an archive file")),
+            Err(e) => Err(format!("{s}: {e}")),
         }
     }
 }

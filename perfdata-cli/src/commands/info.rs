@@ -3,7 +3,8 @@
 use crate::error::{At, CliResult};
 use crate::input::Input;
 use crate::output::Output;
-use perfdata_analysis::{info, Analyzer, AnalyzerOptions};
+use crate::symbols::SymbolArgs;
+use perfdata_analysis::{info, Analyzer};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -21,13 +22,15 @@ pub struct Args {
     #[arg(long, default_value_t = 5)]
     top: usize,
     #[command(flatten)]
+    symbols: SymbolArgs,
+    #[command(flatten)]
     output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
     let path = args.input.path();
     let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &AnalyzerOptions::default()).at(path)?;
+    let mut analyzer = Analyzer::open(&recording, &args.symbols.options(false)).at(path)?;
     crate::progress::show(&mut analyzer, "info");
     let summary = info::info(&mut analyzer, args.top).at(path)?;
     let mut out = args.output.open()?;

@@ -13,6 +13,7 @@ mod filters;
 mod gperftools_cli;
 mod offcpu;
 mod shipped_sample;
+mod symbol_sources;
 mod zero_size_record;
 
 /// Runs the `perfdata` binary with `args`, `stdin` written to its standard input (a write
