@@ -1,7 +1,9 @@
 //! Checks 7 and 8: our analyses against perf's and inferno's on the same file.
 //! 7 (report): `perf report --stdio -n --no-children --no-group --sort comm,dso,sym -g
 //! none`, every
-//! row of every event (command, shared object, symbol, samples, overhead to 0.01%).
+//! row of every event (command, shared object, symbol, samples, overhead to 0.01%); on
+//! recordings with call chains, then, the text of perf's default report (Children, the
+//! call graph) and of each `-g` view, byte for byte.
 //! 8 (collapse): `perf script --no-inline | inferno-collapse-perf` (the inferno crate's
 //! perf folder, the code of that binary) byte for byte against `perfdata collapse`.
 //! 9 (duckdb): the Parquet export queried by the real DuckDB against `perfdata report`.
@@ -170,14 +172,134 @@ pub fn check_report(path: &Path, dir: &Path) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Fail(vec![format!("our report: {e}")]),
     };
-    compare_rows(&theirs, &ours)
+    match compare_rows(&theirs, &ours) {
+        Outcome::Pass(rows) => match compare_texts(path, dir) {
+            Ok(texts) => Outcome::Pass(format!("{rows}; {texts}")),
+            Err(lines) => Outcome::Fail(lines),
+        },
+        other => other,
+    }
+}
+
+/// The call-graph views check 7 compares as text, as perf's arguments (after `--stdio
+/// --no-group`): perf's default (Children, `graph,0.5,caller`), each other `-g` mode,
+/// the callee order, and the table without Children (its graph in callee order).
+const TEXT_VIEWS: &[&[&str]] = &[
+    &[],
+    &["-g", "fractal"],
+    &["-g", "flat"],
+    &["-g", "folded"],
+    &["-g", "callee"],
+    &["--no-children"],
+];
+
+/// Check 7's text part, on recordings with call chains: `perf report --stdio` and
+/// `perfdata report` byte for byte in each of [`TEXT_VIEWS`], from perf's first `#
+/// Samples:` line to before the tip it closes with (the lines before, about the file
+/// and lost samples, are not the report's). Returns what was compared, or the first
+/// differing line of each view that differs.
+fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
+    let mut fails = vec![];
+    let mut compared = 0;
+    for view in TEXT_VIEWS {
+        let mut opts = report::ReportOptions::default();
+        let mut i = 0;
+        while i < view.len() {
+            match view[i] {
+                "--no-children" => opts.children = false,
+                "-g" => {
+                    i += 1;
+                    opts.call_graph = report::CallGraphOptions::parse(view[i])
+                        .map_err(|e| vec![format!("{view:?}: {e}")])?;
+                }
+                other => return Err(vec![format!("view argument {other} not handled")]),
+            }
+            i += 1;
+        }
+        let ours = (|| -> Result<Option<String>, String> {
+            let rec = Recording::open(path).map_err(|e| e.to_string())?;
+            let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
+            let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
+            if !reports.iter().any(|r| r.call_graph.is_some()) {
+                return Ok(None);
+            }
+            Ok(Some(report::render(&reports, &opts)))
+        })();
+        let ours = match ours {
+            Ok(Some(t)) => t,
+            // No call chains: the table is check 7's rows.
+            Ok(None) => return Ok("no call chains: no call graph to compare".into()),
+            Err(e) => return Err(vec![format!("our report {view:?}: {e}")]),
+        };
+        let mut args = vec!["report", "--stdio", "--no-group"];
+        args.extend_from_slice(view);
+        args.push("-i");
+        let theirs = match perf_stdout(dir, &os_args(&args, path)) {
+            Ok(o) => report_text(&String::from_utf8_lossy(&o)),
+            Err(why) => return Err(vec![why]),
+        };
+        compared += 1;
+        if let Some(d) = first_difference(&theirs, &ours) {
+            fails.push(format!("perf report {}: {d}", view.join(" ")));
+        }
+    }
+    if fails.is_empty() {
+        Ok(format!(
+            "the text of {compared} call-graph views equal (default, fractal, flat, folded, callee, --no-children)"
+        ))
+    } else {
+        Err(fails)
+    }
+}
+
+/// perf report's text from its first `# Samples:` line, without the closing
+/// `#`/`# (tip)`/`#` lines.
+pub fn report_text(text: &str) -> String {
+    let Some(start) = text.find("# Samples:") else {
+        return String::new();
+    };
+    let body = &text[start..];
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let n = lines.len();
+    let keep = if n >= 3
+        && lines[n - 1] == "#\n"
+        && lines[n - 2].starts_with("# (")
+        && lines[n - 3] == "#\n"
+    {
+        n - 3
+    } else {
+        n
+    };
+    lines[..keep].concat()
+}
+
+/// The first line where two texts differ, shown from both; `None` when equal.
+pub fn first_difference(theirs: &str, ours: &str) -> Option<String> {
+    if theirs == ours {
+        return None;
+    }
+    let (t, o): (Vec<&str>, Vec<&str>) = (theirs.lines().collect(), ours.lines().collect());
+    let i = (0..t.len().max(o.len()))
+        .find(|&i| t.get(i) != o.get(i))
+        .unwrap_or(t.len().min(o.len()));
+    Some(format!(
+        "line {} of {} (perf) / {} (ours): perf {:?}, ours {:?}",
+        i + 1,
+        t.len(),
+        o.len(),
+        t.get(i).copied().unwrap_or("<end>"),
+        o.get(i).copied().unwrap_or("<end>")
+    ))
 }
 
 fn our_report(path: &Path, dir: &Path) -> Result<Rows, String> {
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
-    let reports =
-        report::report(&mut a, &report::ReportOptions::default()).map_err(|e| e.to_string())?;
+    let reports = report::report(
+        &mut a,
+        &report::ReportOptions::table(report::SortKey::parse("comm,dso,sym")?),
+    )
+    .map_err(|e| e.to_string())?;
     let mut rows = Rows::new();
     for r in reports {
         for row in r.rows {
@@ -388,14 +510,8 @@ for r in duckdb.sql(q).fetchall():
                 let rec = Recording::open(f).map_err(|e| e.to_string())?;
                 let mut a = Analyzer::open(&rec, &options(work)).map_err(|e| e.to_string())?;
                 let sort = report::SortKey::parse("dso,sym")?;
-                let reports = report::report(
-                    &mut a,
-                    &report::ReportOptions {
-                        sort,
-                        callers: false,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
+                let reports = report::report(&mut a, &report::ReportOptions::table(sort))
+                    .map_err(|e| e.to_string())?;
                 let mut t = Totals::new();
                 for r in reports {
                     for row in r.rows {
