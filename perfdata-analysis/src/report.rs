@@ -32,7 +32,8 @@ pub struct ReportOptions {
     /// The columns, in order (perf's `--sort`; default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
     /// The Children column (`--children`, perf's default); it and the call graph need a
-    /// recording with call chains and are left out otherwise.
+    /// recording with call chains and are left out otherwise (and perf 6.1 leaves
+    /// Children out of a pipe's report).
     pub children: bool,
     /// The call graph under each entry (`-g`); `None`: `-g none`.
     pub call_graph: Option<CallGraphOptions>,
@@ -180,12 +181,15 @@ pub fn report(
     };
     let mut parent_match: HashMap<SymbolId, bool> = HashMap::default();
     let graph = opts.call_graph.is_some();
+    // perf decides on Children from the attrs in the file's header, before reading any
+    // record: a pipe's attrs come as records, too late, and it gets none.
+    let want_children = opts.children && analyzer.data.format.layout != perfdata::Layout::Pipe;
     // perf's order: caller with Children, callee without, unless -g says.
     let order = opts
         .call_graph
         .as_ref()
         .and_then(|g| g.order)
-        .unwrap_or(if opts.children {
+        .unwrap_or(if want_children {
             Order::Caller
         } else {
             Order::Callee
@@ -204,7 +208,7 @@ pub fn report(
         let table = &mut tables[ev];
         let has_chain = item.ctx.sample_type.contains(sample_type_chain);
         table.has_chains |= has_chain;
-        let walk = has_chain && (opts.children || graph || w.parent);
+        let walk = has_chain && (want_children || graph || w.parent);
         let leaf = if walk {
             machine.frames(s, &mut frames)?;
             frames[0]
@@ -269,7 +273,7 @@ pub fn report(
             trees.append(root, &chain, s.period);
             e.depth = e.depth.max(chain.len());
         }
-        if opts.children && walk {
+        if want_children && walk {
             // Every other entry of the chain, once each (perf's he_cache).
             seen.clear();
             seen.push(key);
@@ -291,7 +295,7 @@ pub fn report(
         }
         Ok(true)
     })?;
-    let children = opts.children && tables.iter().any(|t| t.has_chains);
+    let children = want_children && tables.iter().any(|t| t.has_chains);
     let machine = &analyzer.machine;
     let order_key = |c: Call| call_order(machine, c);
     let name = |c: Call| call_name(machine, c);
@@ -345,12 +349,18 @@ pub fn report(
         };
         let mut widths: Vec<usize> = opts.sort.iter().map(|k| k.header().len()).collect();
         let mut rows = vec![];
+        // perf widens the object column to an address's 16 digits when an entry has
+        // no symbol (`hists__set_unres_dso_col_len`).
+        let dso_col = opts.sort.iter().position(|&k| k == SortKey::Dso);
         for (k, e) in list {
             let keys = keys_of(&k);
             for ((w, v), sk) in widths.iter_mut().zip(&keys).zip(&opts.sort) {
                 if sk.widens() {
                     *w = (*w).max(v.chars().count());
                 }
+            }
+            if let (Some(d), Some(keys::SymKey::Addr(..))) = (dso_col, k.sym) {
+                widths[d] = widths[d].max(16);
             }
             let shown = if children { e.children } else { e.period };
             // perf compares as `float`.
@@ -422,10 +432,11 @@ fn call_order(m: &Machine, c: Call) -> (u32, u64) {
     }
 }
 
-/// A call as perf names it: the function, else the address (`%#x`).
+/// A call as perf names it: the function, else the address (C's `%#lx`: `0` for 0).
 fn call_name(m: &Machine, c: Call) -> String {
     match c {
         Call::Symbol(s) => m.dsos.symbol_name(s).to_string(),
+        Call::Address(_, 0) => "0".into(),
         Call::Address(_, a) => format!("{a:#x}"),
     }
 }

@@ -222,6 +222,8 @@ pub(crate) fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
         },
         SortKey::Sym => match k.sym {
             Some(SymKey::Symbol(s, l)) => format!("[{l}] {}", m.dsos.symbol_name(s)),
+            // C's `%#.16llx`: no `0x` for 0.
+            Some(SymKey::Addr(0, l)) => format!("[{l}] {:016x}", 0),
             Some(SymKey::Addr(a, l)) => format!("[{l}] {a:#018x}"),
             None => String::new(),
         },
