@@ -7,9 +7,9 @@
 //!    (period); the agreement is the weight both give the same stack string,
 //!    Σ min(ours, perf's), over perf's total. It passes at ≥ 99%.
 //! 11 (call graph): `perf report --stdio -n --no-children --no-inline -g
-//!    folded,0,caller,function,percent --sort comm,dso,sym` against `perfdata report -g`
-//!    (`ReportOptions::callers`), row by row: every caller chain of a row (root first,
-//!    ending with the row's function) and its share of the event's period, to 0.01%.
+//!    folded,0,caller,function,percent --sort comm,dso,sym` against `perfdata report
+//!    --no-children -g folded,0,caller`, row by row: every chain of a row (root first,
+//!    ending with the sampled function) and its share of the event's period, to 0.01%.
 //!    perfdata's report has no inline frames, hence perf's `--no-inline`.
 //! 12 (unwound): `perfdata convert --unwind` rewrites the recording into a `-g` one;
 //!    perf reads it, and inferno's folding of its `perf script --no-inline` equals that

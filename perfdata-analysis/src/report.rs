@@ -184,12 +184,13 @@ pub fn report(
     // perf decides on Children from the attrs in the file's header, before reading any
     // record: a pipe's attrs come as records, too late, and it gets none.
     let want_children = opts.children && analyzer.data.format.layout != perfdata::Layout::Pipe;
-    // perf's order: caller with Children, callee without, unless -g says.
+    // perf's order: caller with Children asked for (a pipe's too, though it gets none),
+    // callee without, unless -g says.
     let order = opts
         .call_graph
         .as_ref()
         .and_then(|g| g.order)
-        .unwrap_or(if want_children {
+        .unwrap_or(if opts.children {
             Order::Caller
         } else {
             Order::Callee
@@ -277,8 +278,18 @@ pub fn report(
             // Every other entry of the chain, once each (perf's he_cache).
             seen.clear();
             seen.push(key);
+            // perf fills one location per entry in turn and sets the `[k]`/`[.]` mark only
+            // where a map covers the address: an address outside every map keeps the
+            // mark of the entry before (the sample's, for the first).
+            let mut kernel = leaf.kernel;
             for (k, f) in cursor.iter().enumerate() {
-                let key = w.key(&sk, f, true);
+                let mut f = *f;
+                if f.dso.is_none() && f.symbol.is_none() {
+                    f.kernel = kernel;
+                } else {
+                    kernel = f.kernel;
+                }
+                let key = w.key(&sk, &f, true);
                 if seen.contains(&key) {
                     continue;
                 }

@@ -258,7 +258,7 @@ impl Trees {
                 self.flat(root, &mut path, &mut chains, how);
                 // perf inserts them in that order into a tree sorted by own period,
                 // equal ones after: a stable sort.
-                chains.sort_by(|a: &CallNode, b| b.self_period.cmp(&a.self_period));
+                chains.sort_by_key(|c: &CallNode| std::cmp::Reverse(c.self_period));
                 chains
             }
         }
@@ -306,7 +306,7 @@ impl Trees {
                 children,
             });
         }
-        out.sort_by(|a, b| b.period.cmp(&a.period));
+        out.sort_by_key(|n| std::cmp::Reverse(n.period));
         out
     }
 
