@@ -131,8 +131,6 @@ struct Entry {
     tree: Option<u32>,
     /// The longest chain added to the tree (perf's `max_depth`).
     depth: usize,
-    /// The thread of the sample that made the entry (perf's `he->thread`).
-    tid: i32,
 }
 
 #[derive(Default)]
@@ -147,17 +145,11 @@ struct Table {
 }
 
 impl Table {
-    fn entry(&mut self, key: RowKey, tid: i32) -> usize {
+    fn entry(&mut self, key: RowKey) -> usize {
         let n = self.entries.len() as u32;
         let i = *self.index.entry(key).or_insert(n);
         if i == n {
-            self.entries.push((
-                key,
-                Entry {
-                    tid,
-                    ..Entry::default()
-                },
-            ));
+            self.entries.push((key, Entry::default()));
         }
         i as usize
     }
@@ -264,7 +256,7 @@ pub fn report(
             chain.extend(cursor.iter().map(|f| trees.intern(call_of(f))));
         }
         let key = w.key(&sk, &leaf, false);
-        let i = table.entry(key, s.tid);
+        let i = table.entry(key);
         let e = &mut table.entries[i].1;
         e.samples += 1;
         e.period += s.period;
@@ -294,7 +286,7 @@ pub fn report(
                     continue;
                 }
                 seen.push(key);
-                let i = table.entry(key, s.tid);
+                let i = table.entry(key);
                 let e = &mut table.entries[i].1;
                 e.children += s.period;
                 if tree_wanted {
@@ -337,12 +329,15 @@ pub fn report(
             if !children {
                 return self_then_keys();
             }
-            // perf's `__hpp__sort_acc`: equal Children of one thread put the caller
-            // above the callee, by the longest chain each was given.
+            // perf's `__hpp__sort_acc`: equal Children put the caller above the callee,
+            // by the longest chain each was given. perf does so only between entries of
+            // one thread (a comparison that is no order: it inserts into a tree, and
+            // the result depends on insertion order); here between any two, so that the
+            // sort is one.
             b.children
                 .cmp(&a.children)
                 .then_with(|| {
-                    if !graph_shown || a.tid != b.tid {
+                    if !graph_shown {
                         return std::cmp::Ordering::Equal;
                     }
                     match order {
