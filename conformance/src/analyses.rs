@@ -304,19 +304,36 @@ pub fn report_text(text: &str) -> String {
 /// the same entries (each row with the lines under it) in the same order but for runs
 /// of equal Children: how many entries those runs hold.
 fn ties_reordered(theirs: &str, ours: &str) -> Option<usize> {
-    // Entries: a row (a line starting with a percentage) and the lines under it.
+    // Entries: a row (a line starting with a percentage) and the lines under it; the
+    // header lines and the two blank lines that end an event are blocks of their own.
     fn entries(text: &str) -> Vec<Vec<&str>> {
         let mut out: Vec<Vec<&str>> = vec![];
+        let end_event = |out: &mut Vec<Vec<&str>>| {
+            if let Some(last) = out.last_mut() {
+                let n = last.len();
+                if n > 2 && last[n - 1].is_empty() && last[n - 2].is_empty() {
+                    last.truncate(n - 2);
+                    out.push(vec!["", ""]);
+                }
+            }
+        };
         for line in text.lines() {
             let row = line.trim_start().split("%  ").next().is_some_and(|p| {
                 !p.is_empty() && p.len() < line.len() && p.trim().parse::<f64>().is_ok()
             });
-            if row || out.is_empty() {
+            if line.starts_with('#') {
+                if !out.last().is_some_and(|b| b[0].starts_with('#')) {
+                    end_event(&mut out);
+                    out.push(vec![]);
+                }
+                out.last_mut().unwrap().push(line);
+            } else if row || out.is_empty() {
                 out.push(vec![line]);
             } else if let Some(last) = out.last_mut() {
                 last.push(line);
             }
         }
+        end_event(&mut out);
         out
     }
     let (mut t, mut o) = (entries(theirs), entries(ours));
