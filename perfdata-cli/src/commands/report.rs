@@ -63,7 +63,16 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let sort = report::SortKey::parse(&args.sort).map_err(CliError::usage)?;
     let call_graph = match &args.graph {
-        Some(spec) => report::CallGraphOptions::parse(spec).map_err(CliError::usage)?,
+        Some(spec) => report::CallGraphOptions::parse(spec).map_err(|e| {
+            // `-g FILE`: -g takes the next word, as perf's does.
+            if std::path::Path::new(spec).exists() {
+                CliError::usage(format!(
+                    "{e} (-g took the file as its argument: put the file first, or write -g graph)"
+                ))
+            } else {
+                CliError::usage(e)
+            }
+        })?,
         None => Some(report::CallGraphOptions::default()),
     };
     if let Some(p) = args.percent_limit {
