@@ -103,7 +103,7 @@ fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
             SortKey::Dso,
             SortKey::Sym,
         ],
-        ..ReportOptions::default()
+        ..ReportOptions::table(Vec::new())
     };
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let Some(top) = reports.first().and_then(|r| r.rows.first()) else {
@@ -297,7 +297,7 @@ fn compare_report(
             .iter()
             .position(|x| x == "--time")
             .map(|i| c.args[i + 1].clone()),
-        ..ReportOptions::default()
+        ..ReportOptions::table(Vec::new())
     };
     let reports = report::report(&mut a, &opts).map_err(|e| format!("our report: {e}"))?;
     let ours = report::render(&reports, &opts);

@@ -52,7 +52,7 @@ fn compare(path: &Path, work: &Path, tools: &Tools) -> Result<Outcome, String> {
             Analyzer::open(&rec, &crate::analyses::options(work)).map_err(|e| e.to_string())?;
         let opts = ReportOptions {
             sort: vec![SortKey::Dso, SortKey::Sym],
-            ..ReportOptions::default()
+            ..ReportOptions::table(Vec::new())
         };
         report::report(&mut a, &opts).map_err(|e| e.to_string())?
     };

@@ -276,7 +276,7 @@ fn report_totals(
     let opts = ReportOptions {
         sort,
         relative: true,
-        ..ReportOptions::default()
+        ..ReportOptions::table(Vec::new())
     };
     report::report(&mut a, &opts).map_err(|e| e.to_string())
 }

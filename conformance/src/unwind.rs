@@ -7,9 +7,9 @@
 //!    (period); the agreement is the weight both give the same stack string,
 //!    Σ min(ours, perf's), over perf's total. It passes at ≥ 99%.
 //! 11 (call graph): `perf report --stdio -n --no-children --no-inline -g
-//!    folded,0,caller,function,percent --sort comm,dso,sym` against `perfdata report -g`
-//!    (`ReportOptions::callers`), row by row: every caller chain of a row (root first,
-//!    ending with the row's function) and its share of the event's period, to 0.01%.
+//!    folded,0,caller,function,percent --sort comm,dso,sym` against `perfdata report
+//!    --no-children -g folded,0,caller`, row by row: every chain of a row (root first,
+//!    ending with the sampled function) and its share of the event's period, to 0.01%.
 //!    perfdata's report has no inline frames, hence perf's `--no-inline`.
 //! 12 (unwound): `perfdata convert --unwind` rewrites the recording into a `-g` one;
 //!    perf reads it, and inferno's folding of its `perf script --no-inline` equals that
@@ -24,7 +24,6 @@ use crate::analyses::{
 };
 use crate::checks::Outcome;
 use crate::cut_short;
-use perfdata::types::RecordBody;
 use perfdata::Recording;
 use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
@@ -267,106 +266,22 @@ pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
 // 11. call graph
 // ---------------------------------------------------------------------------------------
 
-/// Executable mappings of the recording (MMAP and MMAP2): start, end, file offset.
-fn mappings(path: &Path) -> Result<Vec<(u64, u64, u64)>, String> {
-    let rec = Recording::open(path).map_err(|e| e.to_string())?;
-    let data = rec.data().map_err(|e| e.to_string())?;
-    let mut maps = vec![];
-    data.for_each_record(&mut |_, r, ctx| {
-        let t = r.record_type();
-        if t == perfdata::types::RecordType::MMAP || t == perfdata::types::RecordType::MMAP2 {
-            match data.decode(&r, ctx)? {
-                RecordBody::Mmap(m) => maps.push((m.addr, m.addr + m.len, m.pgoff)),
-                RecordBody::Mmap2(m) => maps.push((m.addr, m.addr + m.len, m.pgoff)),
-                _ => {}
-            }
-        }
-        Ok(true)
-    })
-    .map_err(|e| e.to_string())?;
-    Ok(maps)
-}
-
-/// perf prints an unresolved frame of a chain as its absolute address (`0x7f…`), and
-/// perfdata's report as the address in its object (perf's `map_ip`: address − map
-/// start + file offset, as the row's `[.] 0x…` shows it): perf's are turned into the
-/// latter where one mapping of the recording holds the address (several processes may
-/// map different objects there; such addresses are left as they are).
-fn relative_frames(chain: &str, maps: &[(u64, u64, u64)]) -> String {
-    chain
-        .split(';')
-        .map(|f| {
-            let Some(addr) = f
-                .strip_prefix("0x")
-                .and_then(|h| u64::from_str_radix(h, 16).ok())
-            else {
-                return f.to_string();
-            };
-            let mut rel = maps
-                .iter()
-                .filter(|(s, e, _)| (*s..*e).contains(&addr))
-                .map(|(s, _, off)| addr - s + off);
-            match (rel.next(), rel.next()) {
-                (Some(r), None) => format!("{r:#x}"),
-                (Some(r), Some(r2)) if r == r2 => format!("{r:#x}"),
-                _ => f.to_string(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(";")
-}
-
-/// A row's symbol as a chain frame: `[.] name` → `name`; an unresolved `[.] 0x000…1a2b`
-/// → `0x1a2b` (perf's chain prints addresses as `%#lx`).
-fn row_frame(sym: &str) -> String {
-    let name = sym
-        .strip_prefix("[.] ")
-        .or_else(|| sym.strip_prefix("[k] "))
-        .unwrap_or(sym);
-    match name
-        .strip_prefix("0x")
-        .and_then(|h| u64::from_str_radix(h, 16).ok())
-    {
-        Some(a) if name.len() == 18 => format!("{a:#x}"),
-        _ => name.to_string(),
-    }
-}
-
-/// `perfdata report -g` as chains: per row, the caller chains (perfdata's are nearest
-/// first and keyed by call site: reversed, ended with the row's function, and summed by
-/// name), with the period of the row's samples without callers as the chain of the row's
-/// function alone; in percent of the event's period.
+/// `perfdata report --no-children -g folded,0,caller` as chains: per row, every chain
+/// (root first, ending with the sampled function; an unresolved call as its address,
+/// as perf prints it) and its share of the event's period, summed by name.
 fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
-    let opts = report::ReportOptions {
-        sort: report::SortKey::parse("comm,dso,sym")?,
-        callers: true,
-        ..report::ReportOptions::default()
-    };
+    let mut opts = report::ReportOptions::table(report::SortKey::parse("comm,dso,sym")?);
+    opts.call_graph = report::CallGraphOptions::parse("folded,0,caller")?;
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let mut rows = ChainRows::new();
     for r in reports {
         for row in r.rows {
             let [c, d, s] = <[String; 3]>::try_from(row.keys).map_err(|_| "3 keys")?;
-            let leaf = row_frame(&s);
             let mut chains: BTreeMap<String, u64> = BTreeMap::new();
-            let mut with_callers = 0;
-            for (callers, period) in &row.callers {
-                // perf report leaves out the frame perf's unwinder ends a stack it could not
-                // finish with; perfdata's is `[truncated]`.
-                let mut names: Vec<&str> = callers
-                    .iter()
-                    .rev()
-                    .map(String::as_str)
-                    .filter(|&n| n != perfdata_analysis::TRUNCATED)
-                    .collect();
-                names.push(&leaf);
-                *chains.entry(names.join(";")).or_default() += period;
-                with_callers += period;
-            }
-            if row.period > with_callers {
-                *chains.entry(leaf.clone()).or_default() += row.period - with_callers;
+            for chain in &row.call_graph {
+                *chains.entry(chain.frames.join(";")).or_default() += chain.self_period;
             }
             let chains = chains
                 .into_iter()
@@ -401,17 +316,7 @@ pub fn check_call_graph(path: &Path, dir: &Path) -> Outcome {
         Ok(o) => o,
         Err(why) => return Outcome::Skip(why),
     };
-    let maps = match mappings(path) {
-        Ok(m) => m,
-        Err(e) => return Outcome::Fail(vec![format!("our decode of the mmaps: {e}")]),
-    };
-    let mut theirs = parse_perf_report_chains(&String::from_utf8_lossy(&stdout));
-    for (_, _, chains) in theirs.values_mut() {
-        *chains = std::mem::take(chains)
-            .into_iter()
-            .map(|(ch, p)| (relative_frames(&ch, &maps), p))
-            .collect();
-    }
+    let theirs = parse_perf_report_chains(&String::from_utf8_lossy(&stdout));
     let ours = match our_chains(path, dir) {
         Ok(r) => r,
         Err(e) => return Outcome::Fail(vec![format!("our report -g: {e}")]),
@@ -521,17 +426,6 @@ mod tests {
         *close.get_mut("p;main;b;leaf").unwrap() -= 1;
         close.insert("p;main;c;leaf".into(), 1);
         assert!(matches!(compare_folded(&theirs, &close), Outcome::Pass(_)));
-    }
-
-    #[test]
-    fn chain_frames_are_made_relative_and_rows_named() {
-        let maps = [(0x7f00_0000_0000, 0x7f00_0001_0000, 0x2000)];
-        assert_eq!(
-            relative_frames("main;0x7f0000000010;0x1234", &maps),
-            "main;0x2010;0x1234"
-        );
-        assert_eq!(row_frame("[.] 0x000000000001485a"), "0x1485a");
-        assert_eq!(row_frame("[k] __slab_free"), "__slab_free");
     }
 
     #[test]

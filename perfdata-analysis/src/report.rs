@@ -1,117 +1,52 @@
-//! The table `perf report --stdio` prints: per event, the share of the period each
-//! combination of sort keys (command, pid, thread, shared object, symbol) has, with the
-//! sample counts, and under `-g` the call chains that led there.
+//! The report `perf report --stdio` prints: per event, the entries of the chosen sort
+//! keys (command, thread, shared object, symbol, CPU, parent) with their share of the
+//! period — their own (Self) and, for recordings with call chains, with everything they
+//! called (Children, perf's default) — and under each, its call graph.
+//!
+//! Submodules: [`keys`] (the columns), [`callgraph`] (the graph under each entry),
+//! `render` (the text).
 
-use crate::dso::{DsoId, SymbolId};
-use crate::filter::SampleFilter;
-use crate::machine::{CommId, Frame, TRUNCATED};
+pub mod callgraph;
+pub mod keys;
+mod render;
+
+pub use callgraph::{CallGraphOptions, CallNode, GraphMode, GraphValue, Order};
+pub use keys::{SortKey, DEFAULT_PARENT};
+pub use render::render;
+
+use crate::dso::SymbolId;
+use crate::machine::Frame;
 use crate::{Analyzer, Machine};
+use callgraph::{Call, Trees, CUT};
+use keys::{tie_order, RowKey, SampleKey, Wanted};
 use perfdata::Error;
 use rustc_hash::FxHashMap as HashMap;
-use std::fmt::Write as _;
 
-/// A column of the report (perf's `--sort` keys of the same names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
-    /// The thread's name (`comm`).
-    Comm,
-    /// The thread, as perf's `pid` key: its id with its name (`TID:comm`; perf keys and
-    /// prints `pid` rows by thread id).
-    Pid,
-    /// The thread id (`tid`).
-    Tid,
-    /// The shared object's short name (`dso`), `[unknown]` outside any map.
-    Dso,
-    /// The function, or the address where no symbol covers it, after perf's `[k]`/`[.]`
-    /// level mark (`sym`).
-    Sym,
-}
+/// perf report's default `--max-stack` (the kernel's `perf_event_max_stack`).
+pub const DEFAULT_MAX_STACK: usize = 127;
 
-impl SortKey {
-    /// A comma-separated `--sort` list (`comm,dso,sym`); an unknown key is an error that
-    /// names the known ones.
-    pub fn parse(list: &str) -> Result<Vec<SortKey>, String> {
-        list.split(',')
-            .map(|k| match k.trim() {
-                "comm" => Ok(SortKey::Comm),
-                "pid" => Ok(SortKey::Pid),
-                "tid" => Ok(SortKey::Tid),
-                "dso" => Ok(SortKey::Dso),
-                "sym" => Ok(SortKey::Sym),
-                other => Err(format!(
-                    "unknown sort key `{other}` (known: comm, pid, tid, dso, sym)"
-                )),
-            })
-            .collect()
-    }
-
-    /// perf's column header.
-    pub fn header(self) -> &'static str {
-        match self {
-            SortKey::Comm => "Command",
-            SortKey::Pid => "Pid:Command",
-            SortKey::Tid => "Tid",
-            SortKey::Dso => "Shared Object",
-            SortKey::Sym => "Symbol",
-        }
-    }
-}
-
-/// What a row is keyed by (only the fields of the chosen sort keys are set).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-struct RowKey {
-    comm: Option<CommId>,
-    pid: Option<i32>,
-    tid: Option<i32>,
-    dso: Option<Option<DsoId>>,
-    sym: Option<SymKey>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum SymKey {
-    Symbol(SymbolId, char),
-    /// Unresolved: the map-relative address (or the address, without a map).
-    Addr(u64, char),
-}
-
-/// One row of a report.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Row {
-    /// The sort keys' values, rendered as perf prints them, in `--sort` order.
-    pub keys: Vec<String>,
-    /// Samples in the row (perf's `Samples` column, `-n`).
-    pub samples: u64,
-    /// Their periods summed.
-    pub period: u64,
-    /// Share of the event's total period, in percent.
-    pub percent: f64,
-    /// Under `-g`: the distinct caller chains (callers of the row's function, nearest
-    /// first) with their period, largest first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub callers: Vec<(Vec<String>, u64)>,
-}
-
-/// The report of one event (only events with samples get one).
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct EventReport {
-    /// The event's name.
-    pub event: String,
-    /// Its samples (perf's `# Samples`).
-    pub samples: u64,
-    /// Their periods summed (perf's "Event count (approx.)").
-    pub period: u64,
-    /// Largest period first; ties by command, pid, tid, object name, then symbol address
-    /// (perf's sort functions).
-    pub rows: Vec<Row>,
-}
-
-/// Options of [`report`].
+/// Options of [`report`]. The default is `perf report`'s: Children, the call graph
+/// `graph,0.5,caller`, sorted by `comm,dso,sym`.
 #[derive(Debug, Clone)]
 pub struct ReportOptions {
     /// The columns, in order (perf's `--sort`; default `comm,dso,sym`).
     pub sort: Vec<SortKey>,
-    /// Collect the caller chains of every row (`-g`).
-    pub callers: bool,
+    /// The Children column (`--children`, perf's default); it and the call graph need a
+    /// recording with call chains and are left out otherwise (and perf 6.1 leaves
+    /// Children out of a pipe's report).
+    pub children: bool,
+    /// The call graph under each entry (`-g`); `None`: `-g none`.
+    pub call_graph: Option<CallGraphOptions>,
+    /// Entries under this share of the period (Children's with Children) are left out,
+    /// and it is the call graph's threshold (perf's `--percent-limit`).
+    pub percent_limit: Option<f64>,
+    /// Call chains are cut to this many calls, from the function in callee order and
+    /// from the outermost caller in caller order (perf's `--max-stack`).
+    pub max_stack: usize,
+    /// The `parent` key's pattern (perf's `--parent`).
+    pub parent: String,
+    /// The Samples column (perf's `-n`).
+    pub show_samples: bool,
     /// Percentages of the samples the filter shows only (perf's `--percentage
     /// relative`); off (perf's default, `absolute`), samples the filter hides still count
     /// in the event's totals.
@@ -127,7 +62,12 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             sort: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
-            callers: false,
+            children: true,
+            call_graph: Some(CallGraphOptions::default()),
+            percent_limit: None,
+            max_stack: DEFAULT_MAX_STACK,
+            parent: DEFAULT_PARENT.into(),
+            show_samples: false,
             relative: false,
             elide: vec![],
             time: None,
@@ -135,226 +75,9 @@ impl Default for ReportOptions {
     }
 }
 
-#[derive(Default)]
-struct Acc {
-    samples: u64,
-    period: u64,
-    callers: HashMap<Vec<Caller>, u64>,
-}
-
-/// A caller in a chain: its function, or its address where no symbol covers it, or the
-/// end of a stack cut short.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Caller {
-    Symbol(SymbolId),
-    Address(u64),
-    Truncated,
-}
-
-impl Caller {
-    fn of(f: &Frame) -> Caller {
-        match (f.truncated, f.symbol) {
-            (true, _) => Caller::Truncated,
-            (false, Some(s)) => Caller::Symbol(s),
-            (false, None) => Caller::Address(f.dso.map_or(f.ip, |(_, a)| a)),
-        }
-    }
-}
-
-/// Builds the report of every event of a recording.
-pub fn report(
-    analyzer: &mut Analyzer<'_>,
-    opts: &ReportOptions,
-) -> Result<Vec<EventReport>, Error> {
-    let n_events = analyzer.events.len().max(1);
-    let mut rows: Vec<HashMap<RowKey, Acc>> = (0..n_events).map(|_| HashMap::default()).collect();
-    let mut totals = vec![(0u64, 0u64); n_events];
-    let mut frames: Vec<Frame> = vec![];
-    let want = |k| opts.sort.contains(&k);
-    let (w_comm, w_pid, w_tid, w_dso, w_sym) = (
-        want(SortKey::Comm) || want(SortKey::Pid),
-        want(SortKey::Pid),
-        want(SortKey::Tid),
-        want(SortKey::Dso),
-        want(SortKey::Sym),
-    );
-    analyzer.deliver_hidden = !opts.relative;
-    analyzer.run(&mut |machine, item| {
-        let Some(s) = &item.sample else {
-            return Ok(true);
-        };
-        let ev = s.event.min(n_events - 1);
-        if s.hidden {
-            totals[ev].0 += 1;
-            totals[ev].1 += s.period;
-            return Ok(true);
-        }
-        let leaf = if opts.callers {
-            machine.frames(s, &mut frames)?;
-            frames[0]
-        } else {
-            machine.resolve(s.pid, s.kernel, s.ip)
-        };
-        // perf keys the row by the sample's ip, not the callchain's first entry.
-        let leaf = if leaf.ip == s.ip {
-            leaf
-        } else {
-            machine.resolve(s.pid, s.kernel, s.ip)
-        };
-        let mut key = RowKey::default();
-        if w_comm {
-            let id = match machine.comm_id(s.tid) {
-                Some(c) => c,
-                None => return Err(Error::other(format!("sample of unknown thread {}", s.tid))),
-            };
-            key.comm = Some(id);
-        }
-        if w_pid {
-            // perf's `pid` key is the thread (sort.c `sort__thread_cmp` compares
-            // `thread__tid`, and prints it before the thread's name).
-            key.pid = Some(s.tid);
-        }
-        if w_tid {
-            key.tid = Some(s.tid);
-        }
-        if w_dso {
-            key.dso = Some(leaf.dso.map(|(d, _)| d));
-        }
-        if w_sym {
-            key.sym = Some(sym_key(&leaf));
-        }
-        let acc = rows[ev].entry(key).or_default();
-        acc.samples += 1;
-        acc.period += s.period;
-        totals[ev].0 += 1;
-        totals[ev].1 += s.period;
-        if opts.callers && frames.len() > 1 {
-            let chain = frames[1..].iter().map(Caller::of).collect();
-            *acc.callers.entry(chain).or_default() += s.period;
-        }
-        Ok(true)
-    })?;
-    let machine = &analyzer.machine;
-    let mut out = vec![];
-    for (ev, table) in rows.into_iter().enumerate() {
-        let (samples, period) = totals[ev];
-        if samples == 0 {
-            continue;
-        }
-        let mut list: Vec<(RowKey, Acc)> = table.into_iter().collect();
-        list.sort_by(|(ka, a), (kb, b)| {
-            b.period
-                .cmp(&a.period)
-                .then_with(|| tie_order(machine, ka, kb))
-        });
-        let rows = list
-            .into_iter()
-            .map(|(k, acc)| {
-                let mut callers: Vec<(Vec<String>, u64)> = acc
-                    .callers
-                    .into_iter()
-                    .map(|(chain, p)| {
-                        let names = chain
-                            .into_iter()
-                            .map(|c| match c {
-                                Caller::Symbol(s) => machine.dsos.symbol_name(s).to_string(),
-                                Caller::Address(addr) => format!("{addr:#x}"),
-                                Caller::Truncated => TRUNCATED.to_string(),
-                            })
-                            .collect();
-                        (names, p)
-                    })
-                    .collect();
-                callers.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-                Row {
-                    keys: opts
-                        .sort
-                        .iter()
-                        .map(|&sk| render_key(machine, &k, sk))
-                        .collect(),
-                    samples: acc.samples,
-                    period: acc.period,
-                    percent: percent(acc.period, period),
-                    callers,
-                }
-            })
-            .collect();
-        out.push(EventReport {
-            event: analyzer.events.get(ev).cloned().unwrap_or_default(),
-            samples,
-            period,
-            rows,
-        });
-    }
-    Ok(out)
-}
-
-fn percent(part: u64, total: u64) -> f64 {
-    if total == 0 {
-        0.0
-    } else {
-        part as f64 * 100.0 / total as f64
-    }
-}
-
-/// perf's level mark: `[k]` kernel, `[.]` user.
-fn level(f: &Frame) -> char {
-    if f.kernel {
-        'k'
-    } else {
-        '.'
-    }
-}
-
-fn sym_key(f: &Frame) -> SymKey {
-    match f.symbol {
-        Some(s) => SymKey::Symbol(s, level(f)),
-        None => SymKey::Addr(f.dso.map_or(f.ip, |(_, a)| a), level(f)),
-    }
-}
-
-/// Equal periods: by comm, then shared object name, then symbol address (perf's sort
-/// functions).
-fn tie_order(m: &Machine, a: &RowKey, b: &RowKey) -> std::cmp::Ordering {
-    let comm = |k: &RowKey| k.comm.map(|c| m.comm_name(c));
-    let dso = |k: &RowKey| {
-        k.dso
-            .map(|d| d.map_or("[unknown]", |d| m.dsos.get(d).short_name.as_str()))
-    };
-    let sym = |k: &RowKey| match k.sym {
-        Some(SymKey::Symbol(s, _)) => (0, m.dsos.symbol_start(s)),
-        Some(SymKey::Addr(a, _)) => (1, a),
-        None => (2, 0),
-    };
-    comm(a)
-        .cmp(&comm(b))
-        .then(a.pid.cmp(&b.pid))
-        .then(a.tid.cmp(&b.tid))
-        .then_with(|| dso(a).cmp(&dso(b)))
-        .then_with(|| sym(a).cmp(&sym(b)))
-}
-
-fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
-    let comm = || k.comm.map_or("", |c| m.comm_name(c));
-    match sk {
-        SortKey::Comm => comm().to_string(),
-        SortKey::Pid => format!("{:>7}:{}", k.pid.unwrap_or(-1), comm()),
-        SortKey::Tid => format!("{}", k.tid.unwrap_or(-1)),
-        SortKey::Dso => match k.dso.flatten() {
-            Some(d) => m.dsos.get(d).short_name.clone(),
-            None => "[unknown]".into(),
-        },
-        SortKey::Sym => match k.sym {
-            Some(SymKey::Symbol(s, l)) => format!("[{l}] {}", m.dsos.symbol_name(s)),
-            Some(SymKey::Addr(a, l)) => format!("[{l}] {a:#018x}"),
-            None => String::new(),
-        },
-    }
-}
-
 /// The columns perf elides under a filter: a `--comms`, `--dsos` or `--symbols` list of
 /// one name, whose column would show only that name (perf's `sort__setup_elide`).
-pub fn elided(filter: &SampleFilter, sort: &[SortKey]) -> Vec<(SortKey, String)> {
+pub fn elided(filter: &crate::filter::SampleFilter, sort: &[SortKey]) -> Vec<(SortKey, String)> {
     let one = |v: &Option<Vec<String>>| match v.as_deref() {
         Some([name]) => Some(name.clone()),
         _ => None,
@@ -385,84 +108,393 @@ impl ReportOptions {
             shown
         }
     }
+
+    /// `perf report --no-children -g none -n`: one row per entry, its own share.
+    pub fn table(sort: Vec<SortKey>) -> Self {
+        ReportOptions {
+            sort,
+            children: false,
+            call_graph: None,
+            show_samples: true,
+            ..ReportOptions::default()
+        }
+    }
 }
 
-/// The report as `perf report --stdio -n` prints it.
-pub fn render(reports: &[EventReport], opts: &ReportOptions) -> String {
-    let mut s = String::new();
-    let shown = opts.shown();
-    if !opts.elide.is_empty() {
-        for (k, v) in &opts.elide {
-            let name = match k {
-                SortKey::Comm => "comm",
-                SortKey::Dso => "dso",
-                SortKey::Sym => "symbol",
-                SortKey::Pid => "pid",
-                SortKey::Tid => "tid",
+/// One entry of a report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Row {
+    /// The sort keys' values, rendered as perf prints them, in `--sort` order.
+    pub keys: Vec<String>,
+    /// Samples of the entry itself (perf's `Samples` column, `-n`).
+    pub samples: u64,
+    /// Their periods summed (Self).
+    pub period: u64,
+    /// Self's share of the event's total period, in percent.
+    pub percent: f64,
+    /// With Children: the period of every sample the entry is in the call chain of
+    /// (itself included), each counted once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children_period: Option<u64>,
+    /// Children's share of the event's total period, in percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub children_percent: Option<f64>,
+    /// The call graph, after the threshold: its branches (graph and fractal modes) or
+    /// its chains (flat and folded).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub call_graph: Vec<CallNode>,
+}
+
+/// The report of one event (only events with samples get one).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EventReport {
+    /// The event's name.
+    pub event: String,
+    /// Its samples (perf's `# Samples`).
+    pub samples: u64,
+    /// Their periods summed (perf's "Event count (approx.)").
+    pub period: u64,
+    /// Whether the Children column is shown (asked for, and the recording has chains).
+    pub children: bool,
+    /// The call graph's parameters, when one is shown (asked for, and the event's
+    /// samples have chains); its order resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_graph: Option<CallGraphOptions>,
+    /// The entries over the percent limit, largest first (Children, then Self); ties by
+    /// command, thread, object name, then symbol address (perf's sort functions).
+    pub rows: Vec<Row>,
+    /// Column widths, from every entry (also those under the percent limit, as perf).
+    #[serde(skip)]
+    pub(crate) widths: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Entry {
+    samples: u64,
+    period: u64,
+    children: u64,
+    tree: Option<u32>,
+    /// The longest chain added to the tree (perf's `max_depth`).
+    depth: usize,
+}
+
+#[derive(Default)]
+struct Table {
+    index: HashMap<RowKey, u32>,
+    entries: Vec<(RowKey, Entry)>,
+    samples: u64,
+    period: u64,
+    /// Period of the samples with a call chain (perf's `callchain_period`).
+    chain_period: u64,
+    has_chains: bool,
+}
+
+impl Table {
+    fn entry(&mut self, key: RowKey) -> usize {
+        let n = self.entries.len() as u32;
+        let i = *self.index.entry(key).or_insert(n);
+        if i == n {
+            self.entries.push((key, Entry::default()));
+        }
+        i as usize
+    }
+}
+
+/// Builds the report of every event of a recording.
+pub fn report(
+    analyzer: &mut Analyzer<'_>,
+    opts: &ReportOptions,
+) -> Result<Vec<EventReport>, Error> {
+    let n_events = analyzer.events.len().max(1);
+    let mut tables: Vec<Table> = (0..n_events).map(|_| Table::default()).collect();
+    let w = Wanted::of(&opts.sort);
+    let parent_re = if w.parent {
+        Some(
+            regex::Regex::new(&opts.parent)
+                .map_err(|e| Error::other(format!("--parent {}: {e}", opts.parent)))?,
+        )
+    } else {
+        None
+    };
+    let mut parent_match: HashMap<SymbolId, bool> = HashMap::default();
+    let graph = opts.call_graph.is_some();
+    // perf decides on Children from the attrs in the file's header, before reading any
+    // record: a pipe's attrs come as records, too late, and it gets none.
+    let want_children = opts.children && analyzer.data.format.layout != perfdata::Layout::Pipe;
+    // perf's order: caller with Children asked for (a pipe's too, though it gets none),
+    // callee without, unless -g says.
+    let order = opts
+        .call_graph
+        .as_ref()
+        .and_then(|g| g.order)
+        .unwrap_or(if opts.children {
+            Order::Caller
+        } else {
+            Order::Callee
+        });
+    let mut trees = Trees::default();
+    let mut frames: Vec<Frame> = vec![];
+    let mut cursor: Vec<Frame> = vec![];
+    let mut chain: Vec<u32> = vec![];
+    let mut seen: Vec<RowKey> = vec![];
+    let sample_type_chain = crate::SampleType::CALLCHAIN;
+    analyzer.deliver_hidden = !opts.relative;
+    analyzer.run(&mut |machine, item| {
+        let Some(s) = &item.sample else {
+            return Ok(true);
+        };
+        let ev = s.event.min(n_events - 1);
+        let table = &mut tables[ev];
+        let has_chain = item.ctx.sample_type.contains(sample_type_chain);
+        table.has_chains |= has_chain;
+        if s.hidden {
+            // Hidden by a filter: in the totals (perf's absolute percentages), no entry.
+            table.samples += 1;
+            table.period += s.period;
+            return Ok(true);
+        }
+        let walk = has_chain && (want_children || graph || w.parent);
+        let leaf = if walk {
+            machine.frames(s, &mut frames)?;
+            frames[0]
+        } else {
+            machine.resolve(s.pid, s.kernel, s.ip)
+        };
+        // perf keys the entry by the sample's ip, not the callchain's first entry.
+        let leaf = if leaf.ip == s.ip {
+            leaf
+        } else {
+            machine.resolve(s.pid, s.kernel, s.ip)
+        };
+        // The chain as perf's cursor holds it: cut to --max-stack, in print order.
+        cursor.clear();
+        if walk {
+            let n = frames.len().min(opts.max_stack);
+            match order {
+                Order::Callee => cursor.extend_from_slice(&frames[..n]),
+                Order::Caller => cursor.extend(frames[frames.len() - n..].iter().rev()),
+            }
+        }
+        let comm = if w.comm {
+            match machine.comm_id(s.tid) {
+                Some(c) => Some(c),
+                None => return Err(Error::other(format!("sample of unknown thread {}", s.tid))),
+            }
+        } else {
+            None
+        };
+        let parent = match &parent_re {
+            Some(re) => cursor.iter().find_map(|f| {
+                let sym = f.symbol?;
+                let m = *parent_match
+                    .entry(sym)
+                    .or_insert_with(|| re.is_match(machine.dsos.symbol_name(sym)));
+                m.then_some(sym)
+            }),
+            None => None,
+        };
+        let sk = SampleKey {
+            comm,
+            tid: s.tid,
+            cpu: s.cpu.map_or(-1, |c| c as i32),
+            parent,
+        };
+        table.samples += 1;
+        table.period += s.period;
+        let tree_wanted = graph && has_chain;
+        if tree_wanted {
+            table.chain_period += s.period;
+            chain.clear();
+            chain.extend(cursor.iter().map(|f| trees.intern(call_of(f))));
+        }
+        let key = w.key(&sk, &leaf, false);
+        let i = table.entry(key);
+        let e = &mut table.entries[i].1;
+        e.samples += 1;
+        e.period += s.period;
+        e.children += s.period;
+        if tree_wanted {
+            let root = *e.tree.get_or_insert_with(|| trees.root());
+            trees.append(root, &chain, s.period);
+            e.depth = e.depth.max(chain.len());
+        }
+        if want_children && walk {
+            // Every other entry of the chain, once each (perf's he_cache).
+            seen.clear();
+            seen.push(key);
+            // perf fills one location per entry in turn and sets the `[k]`/`[.]` mark only
+            // where a map covers the address: an address outside every map keeps the
+            // mark of the entry before (the sample's, for the first).
+            let mut kernel = leaf.kernel;
+            for (k, f) in cursor.iter().enumerate() {
+                let mut f = *f;
+                if f.dso.is_none() && f.symbol.is_none() {
+                    f.kernel = kernel;
+                } else {
+                    kernel = f.kernel;
+                }
+                let key = w.key(&sk, &f, true);
+                if seen.contains(&key) {
+                    continue;
+                }
+                seen.push(key);
+                let i = table.entry(key);
+                let e = &mut table.entries[i].1;
+                e.children += s.period;
+                if tree_wanted {
+                    let root = *e.tree.get_or_insert_with(|| trees.root());
+                    trees.append(root, &chain[k..], s.period);
+                    e.depth = e.depth.max(chain.len() - k);
+                }
+            }
+        }
+        Ok(true)
+    })?;
+    let children = want_children && tables.iter().any(|t| t.has_chains);
+    let machine = &analyzer.machine;
+    let order_key = |c: Call| call_order(machine, c);
+    let name = |c: Call| call_name(machine, c);
+    let mut out = vec![];
+    for (ev, table) in tables.into_iter().enumerate() {
+        if table.samples == 0 {
+            continue;
+        }
+        let call_graph = match &opts.call_graph {
+            Some(g) if table.has_chains => {
+                let mut g = g.clone();
+                g.order = Some(order);
+                if let Some(limit) = opts.percent_limit {
+                    g.threshold = limit;
+                }
+                Some(g)
+            }
+            _ => None,
+        };
+        let mut list = table.entries;
+        let graph_shown = call_graph.is_some();
+        list.sort_by(|(ka, a), (kb, b)| {
+            let self_then_keys = || {
+                b.period
+                    .cmp(&a.period)
+                    .then_with(|| tie_order(machine, &opts.sort, ka, kb))
             };
-            let _ = writeln!(s, "# {name}: {v}");
-        }
-        s.push_str("#\n");
-    }
-    for r in reports {
-        let _ = write!(s, "# Samples: {}  of event '{}'", r.samples, r.event);
-        if let Some(t) = &opts.time {
-            let _ = write!(s, " (time slices: {t})");
-        }
-        s.push('\n');
-        let _ = writeln!(s, "# Event count (approx.): {}", r.period);
-        s.push_str("#\n");
+            if !children {
+                return self_then_keys();
+            }
+            // perf's `__hpp__sort_acc`: equal Children put the caller above the callee,
+            // by the longest chain each was given. perf does so only between entries of
+            // one thread (a comparison that is no order: it inserts into a tree, and
+            // the result depends on insertion order); here between any two, so that the
+            // sort is one.
+            b.children
+                .cmp(&a.children)
+                .then_with(|| {
+                    if !graph_shown {
+                        return std::cmp::Ordering::Equal;
+                    }
+                    match order {
+                        Order::Caller => b.depth.cmp(&a.depth),
+                        Order::Callee => a.depth.cmp(&b.depth),
+                    }
+                })
+                .then_with(self_then_keys)
+        });
+        let keys_of = |k: &RowKey| -> Vec<String> {
+            opts.sort
+                .iter()
+                .map(|&sk| keys::render_key(machine, k, sk))
+                .collect()
+        };
         let mut widths: Vec<usize> = opts.sort.iter().map(|k| k.header().len()).collect();
-        for row in &r.rows {
-            for (w, v) in widths.iter_mut().zip(&row.keys) {
-                *w = (*w).max(v.chars().count());
+        let mut rows = vec![];
+        // perf widens the object column to an address's 16 digits when an entry has
+        // no symbol (`hists__set_unres_dso_col_len`).
+        let dso_col = opts.sort.iter().position(|&k| k == SortKey::Dso);
+        for (k, e) in list {
+            let keys = keys_of(&k);
+            for ((w, v), sk) in widths.iter_mut().zip(&keys).zip(&opts.sort) {
+                if sk.widens() {
+                    *w = (*w).max(v.chars().count());
+                }
             }
-        }
-        let mut header = "# Overhead       Samples".to_string();
-        let mut dots = "# ........  ............".to_string();
-        for &i in &shown {
-            let w = widths[i];
-            let _ = write!(header, "  {:<w$}", opts.sort[i].header());
-            let _ = write!(dots, "  {}", ".".repeat(w));
-        }
-        let _ = writeln!(s, "{}", header.trim_end());
-        let _ = writeln!(s, "{dots}");
-        s.push_str("#\n");
-        for row in &r.rows {
-            let mut line = format!("{:>9.2}%  {:>12}", row.percent, row.samples);
-            for &i in &shown {
-                let w = widths[i];
-                let _ = write!(line, "  {:<w$}", row.keys[i]);
+            if let (Some(d), Some(keys::SymKey::Addr(..))) = (dso_col, k.sym) {
+                widths[d] = widths[d].max(16);
             }
-            let _ = writeln!(s, "{}", line.trim_end());
-            if !row.callers.is_empty() {
-                render_callers(&mut s, row, r.period);
+            let shown = if children { e.children } else { e.period };
+            // perf compares as `float`.
+            let pct = percent(shown, table.period) as f32;
+            if opts.percent_limit.is_some_and(|l| pct < l as f32) {
+                continue;
             }
+            let graph = match (&call_graph, e.tree) {
+                (Some(g), Some(root)) => trees.output(
+                    root,
+                    &callgraph::Output {
+                        mode: g.mode,
+                        // perf's `callchain_total * (min_percent / 100)`, as a u64.
+                        min_hit: (table.chain_period as f64 * (g.threshold / 100.0)) as u64,
+                        percent: g.threshold,
+                        order: &order_key,
+                        name: &name,
+                    },
+                ),
+                _ => vec![],
+            };
+            rows.push(Row {
+                keys,
+                samples: e.samples,
+                period: e.period,
+                percent: percent(e.period, table.period),
+                children_period: children.then_some(e.children),
+                children_percent: children.then(|| percent(e.children, table.period)),
+                call_graph: graph,
+            });
         }
-        s.push_str("\n\n");
+        out.push(EventReport {
+            event: analyzer.events.get(ev).cloned().unwrap_or_default(),
+            samples: table.samples,
+            period: table.period,
+            children,
+            call_graph,
+            rows,
+            widths,
+        });
     }
-    s
+    Ok(out)
 }
 
-fn render_callers(s: &mut String, row: &Row, total: u64) {
-    let pad = " ".repeat(12);
-    let _ = writeln!(s, "{pad}|");
-    let n = row.callers.len();
-    for (i, (chain, period)) in row.callers.iter().enumerate() {
-        let last = i + 1 == n;
-        let branch = if last { " --" } else { "|--" };
-        let _ = write!(s, "{pad}{branch}{:.2}%--", percent(*period, total));
-        let indent = pad.clone() + if last { "   " } else { "|  " } + "        ";
-        for (j, f) in chain.iter().enumerate() {
-            if j == 0 {
-                let _ = writeln!(s, "{f}");
-            } else {
-                let _ = writeln!(s, "{indent}{f}");
-            }
-        }
-        if !last {
-            let _ = writeln!(s, "{pad}|");
-        }
+fn percent(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / total as f64
     }
-    s.push('\n');
+}
+
+/// A frame as a call of the graph: its function, else its address as recorded.
+fn call_of(f: &Frame) -> Call {
+    match (f.truncated, f.symbol) {
+        (true, _) => CUT,
+        (false, Some(s)) => Call::Symbol(s),
+        (false, None) => Call::Address(f.dso.map(|(d, _)| d), f.ip),
+    }
+}
+
+/// perf orders the calls under a node by object (its `struct dso` pointer: perf
+/// allocates them as it meets the objects, as perfdata numbers them; none first), then
+/// by the symbol's start or the address.
+fn call_order(m: &Machine, c: Call) -> (u32, u64) {
+    match c {
+        Call::Symbol(s) => (s.dso.0 + 1, m.dsos.symbol_start(s)),
+        Call::Address(d, a) => (d.map_or(0, |d| d.0 + 1), a),
+    }
+}
+
+/// A call as perf names it: the function, else the address (C's `%#lx`: `0` for 0).
+fn call_name(m: &Machine, c: Call) -> String {
+    match c {
+        Call::Symbol(s) => m.dsos.symbol_name(s).to_string(),
+        Call::Address(_, 0) => "0".into(),
+        Call::Address(_, a) => format!("{a:#x}"),
+    }
 }

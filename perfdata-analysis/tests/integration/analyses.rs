@@ -50,7 +50,11 @@ fn report_rows_add_up_to_every_sample_of_every_event() {
     for path in fixtures() {
         let rec = Recording::open(&path).unwrap();
         let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
-        let reports = report::report(&mut a, &report::ReportOptions::default()).unwrap();
+        let reports = report::report(
+            &mut a,
+            &report::ReportOptions::table(report::SortKey::parse("comm,dso,sym").unwrap()),
+        )
+        .unwrap();
         let (samples, periods, read) = plain_totals(&path);
         let name = path.display();
         for r in &reports {

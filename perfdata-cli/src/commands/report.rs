@@ -1,4 +1,4 @@
-//! `perfdata report`: where the time went, as perf report's table.
+//! `perfdata report`: where the time went, as perf report prints it.
 
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
@@ -9,21 +9,46 @@ use perfdata_analysis::{report, Analyzer};
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Where the time went: per event, the share of samples by command, shared object and
-/// function, as `perf report --stdio -n --no-children` prints it.
+/// Where the time went: per event, the share of the period by command, shared object and
+/// function — with what each function called (Children) and its call graph when the
+/// recording has call chains — as `perf report --stdio` prints it.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  perfdata report perf.data\n  \
-    perfdata report perf.data --sort dso,sym -g\n  perfdata report perf.data --json\n  \
-    perfdata report perf.data --comms myprog --time 0%-50%")]
+    perfdata report perf.data -g folded\n  \
+    perfdata report perf.data --no-children -g caller,0.5\n  \
+    perfdata report perf.data --no-children -g none --sort dso,sym -n\n  \
+    perfdata report perf.data --json")]
 pub struct Args {
     #[command(flatten)]
     input: Input,
-    /// Columns, among comm, pid, tid, dso, sym.
-    #[arg(long, default_value = "comm,dso,sym")]
+    /// Columns, among comm, pid, tid, dso, sym, cpu, parent.
+    #[arg(short = 's', long, default_value = "comm,dso,sym")]
     sort: String,
-    /// Under each row, the call chains that led there (callers, nearest first).
-    #[arg(short = 'g', long = "callers")]
-    callers: bool,
+    /// The call graph under each entry, perf's
+    /// `print_type,threshold[,print_limit],order,key,value`: graph|fractal|flat|folded|none,
+    /// the threshold in percent, caller|callee, function, percent|period|count
+    /// (default graph,0.5,caller; callee with --no-children).
+    /// (`--call-graph` names where user stacks come from, as in the other commands.)
+    #[arg(short = 'g', long = "graph", num_args = 0..=1, default_missing_value = "graph",
+          value_name = "SPEC")]
+    graph: Option<String>,
+    /// The Children column: each entry with everything it called (the default when the
+    /// recording has call chains).
+    #[arg(long, overrides_with = "no_children")]
+    children: bool,
+    /// Only the Self column: each entry's own samples.
+    #[arg(long)]
+    no_children: bool,
+    /// Leave out entries under this share of the period (percent); also the call
+    /// graph's threshold.
+    #[arg(long, value_name = "PERCENT")]
+    percent_limit: Option<f64>,
+    /// The `parent` key's pattern (a regular expression).
+    #[arg(short = 'p', long, default_value = report::DEFAULT_PARENT)]
+    parent: String,
+    /// The Samples column.
+    #[arg(short = 'n', long = "show-nr-samples")]
+    show_nr_samples: bool,
     /// Accepted for perf's command line; the report is always text unless --json.
     #[arg(long)]
     stdio: bool,
@@ -45,20 +70,49 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let sort = report::SortKey::parse(&args.sort).map_err(CliError::usage)?;
+    let call_graph = match &args.graph {
+        Some(spec) => report::CallGraphOptions::parse(spec).map_err(|e| {
+            // `-g FILE`: -g takes the next word, as perf's does.
+            if std::path::Path::new(spec).exists() {
+                CliError::usage(format!(
+                    "{e} (-g took the file as its argument: put the file first, or write -g graph)"
+                ))
+            } else {
+                CliError::usage(e)
+            }
+        })?,
+        None => Some(report::CallGraphOptions::default()),
+    };
+    if let Some(p) = args.percent_limit {
+        if !(p.is_finite() && p >= 0.0) {
+            return Err(CliError::usage(format!(
+                "--percent-limit {p}: not a percentage"
+            )));
+        }
+    }
+    if args.symbols.max_stack == 0 {
+        return Err(CliError::usage("--max-stack 0 leaves no call"));
+    }
+    let filter = args.filter.filter()?;
+    let opts = report::ReportOptions {
+        elide: report::elided(&filter, &sort),
+        relative: args.percentage == "relative",
+        time: args.filter.time.clone(),
+        sort,
+        children: !args.no_children,
+        call_graph,
+        percent_limit: args.percent_limit,
+        // perf's --max-stack: frames unwound, and calls of a chain kept.
+        max_stack: args.symbols.max_stack,
+        parent: args.parent,
+        show_samples: args.show_nr_samples,
+    };
     let path = args.input.path();
     let recording = args.input.open()?;
     let mut options = args.symbols.options(false);
-    options.filter = args.filter.filter()?;
-    let elide = report::elided(&options.filter, &sort);
+    options.filter = filter;
     let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "report");
-    let opts = report::ReportOptions {
-        callers: args.callers,
-        relative: args.percentage == "relative",
-        elide,
-        time: args.filter.time.clone(),
-        sort,
-    };
     let reports = report::report(&mut analyzer, &opts).at(path)?;
     let mut out = args.output.open()?;
     if args.json {

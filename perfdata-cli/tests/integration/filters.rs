@@ -11,14 +11,12 @@ fn sample() -> String {
         .into_owned()
 }
 
-/// `# Samples: N` of the first event.
-fn samples(report: &str) -> u64 {
-    report
-        .lines()
-        .find_map(|l| l.strip_prefix("# Samples: "))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no # Samples line in {report}"))
+/// The first event's sample count: the report's JSON (its text says `1K`).
+fn count(args: &[&str]) -> u64 {
+    let mut a = args.to_vec();
+    a.push("--json");
+    let json: serde_json::Value = serde_json::from_str(&ok(&a)).unwrap();
+    json[0]["samples"].as_u64().unwrap()
 }
 
 /// The table's rows (lines not starting with `#`, not empty).
@@ -38,21 +36,75 @@ fn ok(args: &[&str]) -> String {
 #[test]
 fn a_symbol_filter_hides_rows_but_keeps_the_totals_unless_relative() {
     let f = sample();
-    let all = ok(&["report", &f]);
-    let one = ok(&["report", &f, "--symbols", "rng"]);
+    let one = ok(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--symbols",
+        "rng",
+    ]);
     // perf's default: percentages of every sample; the column of a one-name filter is
     // elided and named above the table.
-    assert_eq!(samples(&one), samples(&all));
+    assert_eq!(
+        count(&[
+            "report",
+            "--no-children",
+            "-g",
+            "none",
+            "-n",
+            &f,
+            "--symbols",
+            "rng"
+        ]),
+        count(&["report", "--no-children", "-g", "none", "-n", &f])
+    );
     assert!(one.starts_with("# symbol: rng\n#\n"), "{one}");
     let r = rows(&one);
     assert_eq!(r.len(), 1, "{one}");
     assert!(r[0].contains("19.85%") && r[0].contains(" 257 "), "{one}");
     assert!(!r[0].contains("rng"), "the Symbol column is elided: {one}");
-    let relative = ok(&["report", &f, "--symbols", "rng", "--percentage", "relative"]);
-    assert_eq!(samples(&relative), 257);
+    let relative = ok(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--symbols",
+        "rng",
+        "--percentage",
+        "relative",
+    ]);
+    assert_eq!(
+        count(&[
+            "report",
+            "--no-children",
+            "-g",
+            "none",
+            "-n",
+            &f,
+            "--symbols",
+            "rng",
+            "--percentage",
+            "relative"
+        ]),
+        257
+    );
     assert!(rows(&relative)[0].contains("100.00%"), "{relative}");
     // Two names: the column stays.
-    let two = ok(&["report", &f, "--symbols", "rng,merge"]);
+    let two = ok(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--symbols",
+        "rng,merge",
+    ]);
     assert_eq!(rows(&two).len(), 2, "{two}");
     assert!(two.contains("[.] merge"), "{two}");
 }
@@ -71,7 +123,17 @@ fn collapse_and_report_select_the_same_samples() {
         .iter()
         .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
         .sum();
-    let report = ok(&["report", &f, "--symbols", "merge", "--json"]);
+    let report = ok(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--symbols",
+        "merge",
+        "--json",
+    ]);
     let json: serde_json::Value = serde_json::from_str(&report).unwrap();
     assert_eq!(json[0]["rows"][0]["period"].as_u64(), Some(period));
     // A library the samples are not in: nothing.
@@ -81,20 +143,66 @@ fn collapse_and_report_select_the_same_samples() {
 #[test]
 fn time_windows_split_the_samples() {
     let f = sample();
-    let all = samples(&ok(&["report", &f]));
-    let first = samples(&ok(&["report", &f, "--time", "0%-50%"]));
-    let second = samples(&ok(&["report", &f, "--time", "50%-100%"]));
+    let all = count(&["report", "--no-children", "-g", "none", "-n", &f]);
+    let first = count(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--time",
+        "0%-50%",
+    ]);
+    let second = count(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--time",
+        "50%-100%",
+    ]);
     assert!(first > 0 && second > 0, "{first} {second}");
     // perf makes an end short of the last sample exclusive, so the halves tile.
     assert_eq!(first + second, all);
-    let halves = samples(&ok(&["report", &f, "--time", "50%/1,50%/2"]));
+    let halves = count(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--time",
+        "50%/1,50%/2",
+    ]);
     assert_eq!(halves, all);
     // The header echoes the window, as perf's does.
-    let text = ok(&["report", &f, "--time", "10%/2"]);
+    let text = ok(&[
+        "report",
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        &f,
+        "--time",
+        "10%/2",
+    ]);
     assert!(text.contains("(time slices: 10%/2)"), "{text}");
     // Relative seconds: the whole recording is well under an hour.
     assert_eq!(
-        samples(&ok(&["report", &f, "--time", "0,3600", "--reltime"])),
+        count(&[
+            "report",
+            "--no-children",
+            "-g",
+            "none",
+            "-n",
+            &f,
+            "--time",
+            "0,3600",
+            "--reltime"
+        ]),
         all
     );
 }

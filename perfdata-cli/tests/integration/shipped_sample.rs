@@ -11,11 +11,12 @@ fn sample() -> PathBuf {
     common::workspace().join("samples/wordfreq.data")
 }
 
-/// `perfdata report FILE -g` with an empty home (no `~/.debug`) and no
+/// `perfdata report FILE ARGS` with an empty home (no `~/.debug`) and no
 /// `$PERF_BUILDID_DIR`.
-fn report_without_home(file: &Path, home: &Path) -> String {
+fn report_without_home(file: &Path, home: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_perfdata"))
-        .args(["report", file.to_str().unwrap(), "-g"])
+        .args(["report", file.to_str().unwrap()])
+        .args(args)
         .env("HOME", home)
         .env_remove("PERF_BUILDID_DIR")
         .output()
@@ -28,16 +29,16 @@ fn report_without_home(file: &Path, home: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// The rows of a `--stdio -n` table in the program's own object: (overhead, samples,
-/// symbol).
-fn program_rows(table: &str) -> Vec<(String, u64, String)> {
+/// The rows of the default report (Children, Self) in the program's own object:
+/// (children, self, symbol).
+fn program_rows(table: &str) -> Vec<(String, String, String)> {
     table
         .lines()
         .filter(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let f: Vec<&str> = l.split_whitespace().collect();
             (f.len() == 6 && f[3] == "wordfreq" && f[4] == "[.]")
-                .then(|| (f[0].to_string(), f[1].parse().unwrap(), f[5].to_string()))
+                .then(|| (f[0].to_string(), f[1].to_string(), f[5].to_string()))
         })
         .collect()
 }
@@ -45,9 +46,10 @@ fn program_rows(table: &str) -> Vec<(String, u64, String)> {
 #[test]
 fn shipped_sample_names_its_functions_from_its_own_build_id_cache() {
     let home = tempfile::tempdir().unwrap();
-    let text = report_without_home(&sample(), home.path());
+    // The README's first command.
+    let text = report_without_home(&sample(), home.path(), &["-g"]);
     assert!(
-        text.starts_with("# Samples: 1295  of event 'cpu-clock:u'\n"),
+        text.starts_with("# Samples: 1K of event 'cpu-clock:u'\n"),
         "{text}"
     );
     let rows = program_rows(&text);
@@ -69,7 +71,7 @@ fn shipped_sample_names_its_functions_from_its_own_build_id_cache() {
     let alone = tempfile::tempdir().unwrap();
     let copy = alone.path().join("wordfreq.data");
     std::fs::copy(sample(), &copy).unwrap();
-    let bare = report_without_home(&copy, home.path());
+    let bare = report_without_home(&copy, home.path(), &["-g"]);
     let bare_rows = program_rows(&bare);
     assert!(
         !bare_rows.is_empty() && bare_rows.iter().all(|r| r.2.starts_with("0x")),
@@ -77,36 +79,95 @@ fn shipped_sample_names_its_functions_from_its_own_build_id_cache() {
     );
 }
 
+/// The report views the conformance check compares, on the shipped sample: perf's text
+/// from `# Samples:` on, without the tip it closes with.
+const VIEWS: &[&[&str]] = &[
+    &[],
+    &["-n"],
+    &["-g", "fractal"],
+    &["-g", "flat"],
+    &["-g", "folded"],
+    &["-g", "callee"],
+    &["--no-children"],
+    &[
+        "--no-children",
+        "-g",
+        "none",
+        "-n",
+        "--sort",
+        "comm,dso,sym",
+    ],
+    &["--percent-limit", "5", "--max-stack", "4"],
+    &["--sort", "sym,comm"],
+];
+
+/// perf report's text from `# Samples:` on, without its closing `#`, `# (tip)`, `#`.
+fn report_text(text: &str) -> String {
+    let body = &text[text.find("# Samples:").unwrap_or(text.len())..];
+    let lines: Vec<&str> = body.split_inclusive('\n').collect();
+    let n = lines.len();
+    let tip = n >= 3 && lines[n - 1] == "#\n" && lines[n - 2].starts_with("# (");
+    lines[..if tip { n - 3 } else { n }].concat()
+}
+
 #[test]
 fn shipped_sample_report_agrees_with_perf() {
     let home = tempfile::tempdir().unwrap();
     let cache = common::workspace().join("samples/wordfreq.data.debug");
-    // perf takes its build-id cache from --buildid-dir (it sets, not reads,
-    // $PERF_BUILDID_DIR).
-    let perf = Command::new("perf")
-        .arg("--buildid-dir")
-        .arg(&cache)
-        .args(["report", "--stdio", "-n", "--no-children", "-g", "none"])
-        .args(["--sort", "comm,dso,sym", "-i"])
-        .arg(sample())
-        .env("HOME", home.path())
-        .output();
-    let perf = match perf {
-        Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap(),
-        Ok(out) => {
-            eprintln!(
-                "skipped: perf report failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return;
-        }
-        Err(e) => {
-            eprintln!("skipped: perf is not installed ({e})");
-            return;
-        }
-    };
-    let ours = report_without_home(&sample(), home.path());
-    let theirs = program_rows(&perf);
-    assert!(!theirs.is_empty(), "perf named nothing:\n{perf}");
-    assert_eq!(program_rows(&ours), theirs);
+    for view in VIEWS {
+        // perf takes its build-id cache from --buildid-dir (it sets, not reads,
+        // $PERF_BUILDID_DIR).
+        let perf = Command::new("perf")
+            .arg("--buildid-dir")
+            .arg(&cache)
+            .args(["report", "--stdio"])
+            .args(*view)
+            .arg("-i")
+            .arg(sample())
+            .env("HOME", home.path())
+            .output();
+        let perf = match perf {
+            Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap(),
+            Ok(out) => {
+                eprintln!(
+                    "skipped: perf report failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("skipped: perf is not installed ({e})");
+                return;
+            }
+        };
+        let ours = report_without_home(&sample(), home.path(), view);
+        let theirs = report_text(&perf);
+        assert!(
+            theirs.contains("[.] count_word"),
+            "perf named nothing:\n{perf}"
+        );
+        assert_eq!(ours, theirs, "perf report {}", view.join(" "));
+    }
+}
+
+/// The text of each view, reviewed: the README's command (Children, `graph,0.5,caller`),
+/// and the other call-graph modes.
+#[test]
+fn shipped_sample_report_views() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| report_without_home(&sample(), home.path(), args);
+    insta::assert_snapshot!("report_default", run(&["-g"]));
+    insta::assert_snapshot!("report_folded", run(&["-g", "folded"]));
+    insta::assert_snapshot!(
+        "report_fractal_callee",
+        run(&["--no-children", "-g", "fractal,2,callee"])
+    );
+    insta::assert_snapshot!(
+        "report_flat_limit",
+        run(&["-g", "flat", "--percent-limit", "10"])
+    );
+    insta::assert_snapshot!(
+        "report_json",
+        run(&["-g", "graph,5", "--percent-limit", "20", "--json"])
+    );
 }

@@ -48,7 +48,8 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
     let perf = |args: &[&str]| Workload::new(Path::new("perf"), args);
     let mut workloads: Vec<(&'static str, Workload)> = vec![
-        ("report-g", perfdata(&["report", "-g", file])),
+        // The same view as perf's below: Self, the call graph in callee order.
+        ("report-g", perfdata(&["report", "--no-children", file])),
         ("collapse-inline", perfdata(&["collapse", "--inline", file])),
         (
             "collapse-inline-small",
@@ -93,7 +94,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     let samples = sample_count(env, &big)?;
     let mut rows = vec![
         Row::new(
-            "`perfdata report -g` vs `perf report --stdio --no-children`",
+            "`perfdata report --no-children` vs `perf report --stdio --no-children`",
             "report-g",
         )
         .peer("perf-report", Speed::FasterThanPeer(5.0))
@@ -108,7 +109,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     if samply {
         rows.push(
             Row::new(
-                "`perfdata report -g` vs `samply import --save-only`",
+                "`perfdata report --no-children` vs `samply import --save-only`",
                 "report-g",
             )
             .peer("samply", Speed::FasterThanPeer(1.0)),
