@@ -29,6 +29,26 @@ pub(crate) fn options(dir: &Path) -> AnalyzerOptions {
 /// One row of perf's table: (event, command, dso, symbol) → (samples, "12.34").
 type Rows = BTreeMap<(String, String, String, String), (u64, String)>;
 
+/// The columns of a report table: the byte ranges of the dot runs in the dotted line
+/// under its header (`# ........  ....`).
+pub(crate) fn dotted_spans(line: &str) -> Vec<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut spans = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'.' {
+            let start = i;
+            while i < b.len() && b[i] == b'.' {
+                i += 1;
+            }
+            spans.push((start, i));
+        } else {
+            i += 1;
+        }
+    }
+    spans
+}
+
 /// Parses `perf report --stdio -n --sort comm,dso,sym` text (columns located by the
 /// dotted line under the header).
 pub fn parse_perf_report(text: &str) -> Rows {
@@ -82,20 +102,7 @@ pub fn parse_perf_report_chains(text: &str) -> ChainRows {
             continue;
         }
         if line.starts_with("# ..") {
-            spans.clear();
-            let b = line.as_bytes();
-            let mut i = 2;
-            while i < b.len() {
-                if b[i] == b'.' {
-                    let start = i;
-                    while i < b.len() && b[i] == b'.' {
-                        i += 1;
-                    }
-                    spans.push((start, i));
-                } else {
-                    i += 1;
-                }
-            }
+            spans = dotted_spans(line);
             continue;
         }
         if line.starts_with('#') || line.trim().is_empty() || spans.len() != 5 {

@@ -355,20 +355,7 @@ fn parse_rows(text: &str) -> KeyedRows {
                 .to_string();
             spans.clear();
         } else if line.starts_with("# ..") {
-            spans.clear();
-            let b = line.as_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                if b[i] == b'.' {
-                    let start = i;
-                    while i < b.len() && b[i] == b'.' {
-                        i += 1;
-                    }
-                    spans.push((start, i));
-                } else {
-                    i += 1;
-                }
-            }
+            spans = crate::analyses::dotted_spans(line);
         } else if !line.starts_with('#') && spans.len() >= 3 {
             let col = |k: usize| -> String {
                 let (s, e) = spans[k];

@@ -445,26 +445,12 @@ impl Reference {
         let mut why = vec![];
         for r in rows.into_iter().take(5) {
             let pid = t.col(r, "pid").as_i64().unwrap_or(-1) as i32;
-            let event = text(&t.col(r, "event"));
             let filter = SampleFilter {
                 pids: Some(vec![pid]),
                 ..SampleFilter::default()
             };
-            match report_totals(path, work, vec![SortKey::Comm], filter) {
-                Err(e) => why.push(format!("report --pid {pid}: {e}")),
-                Ok(reports) => {
-                    let ours = reports
-                        .iter()
-                        .find(|x| x.event == event)
-                        .map(|x| (x.samples, x.period));
-                    let theirs = (int(&t.col(r, "samples")), int(&t.col(r, "period")));
-                    if ours != Some(theirs) {
-                        why.push(format!(
-                            "pid {pid} {event}: engine {theirs:?}, report --pid {ours:?}"
-                        ));
-                    }
-                }
-            }
+            let what = format!("report --pid {pid}");
+            why.extend(filtered_totals_differ(t, r, path, work, filter, &what));
         }
         why
     }
@@ -487,31 +473,49 @@ impl Reference {
         let mut why = vec![];
         for r in [rows[0], rows[rows.len() / 2], rows[rows.len() - 1]] {
             let bucket = int(&t.col(r, "bucket"));
-            let event = text(&t.col(r, "event"));
             let (a, b) = (t0 + bucket * 10_000_000, t0 + (bucket + 1) * 10_000_000 - 1);
             let secs = |t: u64| format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
             let window = format!("{},{}", secs(a), secs(b));
+            let time = match TimeSpec::parse(&window, false) {
+                Ok(t) => t,
+                Err(e) => {
+                    why.push(e);
+                    continue;
+                }
+            };
             let filter = SampleFilter {
-                time: TimeSpec::parse(&window, false).ok(),
+                time: Some(time),
                 ..SampleFilter::default()
             };
-            match report_totals(path, work, vec![SortKey::Comm], filter) {
-                Err(e) => why.push(format!("report --time {window}: {e}")),
-                Ok(reports) => {
-                    let ours = reports
-                        .iter()
-                        .find(|x| x.event == event)
-                        .map(|x| (x.samples, x.period));
-                    let theirs = (int(&t.col(r, "samples")), int(&t.col(r, "period")));
-                    if ours != Some(theirs) {
-                        why.push(format!(
-                            "bucket {bucket} {event}: engine {theirs:?}, report --time {window} {ours:?}"
-                        ));
-                    }
-                }
-            }
+            let what = format!("bucket {bucket}: report --time {window}");
+            why.extend(filtered_totals_differ(t, r, path, work, filter, &what));
         }
         why
+    }
+}
+
+/// An engine row's samples and period against `report`'s totals for its event under
+/// `filter` (relative: the samples the filter selects); `None` when equal.
+fn filtered_totals_differ(
+    t: &Table,
+    r: &[Value],
+    path: &Path,
+    work: &Path,
+    filter: SampleFilter,
+    what: &str,
+) -> Option<String> {
+    let event = text(&t.col(r, "event"));
+    let theirs = (int(&t.col(r, "samples")), int(&t.col(r, "period")));
+    match report_totals(path, work, vec![SortKey::Comm], filter) {
+        Err(e) => Some(format!("{what}: {e}")),
+        Ok(reports) => {
+            let ours = reports
+                .iter()
+                .find(|x| x.event == event)
+                .map(|x| (x.samples, x.period));
+            (ours != Some(theirs))
+                .then(|| format!("{what} {event}: engine {theirs:?}, ours {ours:?}"))
+        }
     }
 }
 
