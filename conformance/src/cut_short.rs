@@ -102,9 +102,10 @@ fn take(map: &mut BTreeMap<String, u64>, key: &str, w: u64) {
     }
 }
 
-/// Caller chains of one report row (`root;…;function` → share text, "1.23"): renames
-/// each chain of perf's that is a cut of a chain only ours has, with the same share, to
-/// ours. Returns the shares renamed, in hundredths of a percent.
+/// Caller chains of one report row (`root;…;function` → share text, "1.23"): adds each
+/// chain of perf's that is a cut of a chain of ours to that chain, as far as ours has a
+/// larger share there than perf (to 0.01%: the shares are rounded). Returns the shares
+/// moved, in hundredths of a percent.
 pub fn reconcile_chains(
     theirs: &mut BTreeMap<String, String>,
     ours: &BTreeMap<String, String>,
@@ -115,18 +116,29 @@ pub fn reconcile_chains(
         .filter(|c| !ours.contains_key(*c))
         .cloned()
         .collect();
-    let mut ours_only: Vec<&String> = ours.keys().filter(|c| !theirs.contains_key(*c)).collect();
+    // Each chain of ours with a larger share than perf's, and how much larger: perf's cut
+    // chains go there (libunwind can cut one sample of a stack and finish the next).
+    let mut room: Vec<(&String, i64)> = ours
+        .iter()
+        .map(|(o, s)| {
+            let t = theirs.get(o).map_or(0, |t| hundredths(t));
+            (o, hundredths(s) - t)
+        })
+        .filter(|&(_, r)| r > 0)
+        .collect();
     let mut moved = 0;
     for p in perf_only {
-        let share = theirs[&p].clone();
-        let hit = ours_only.iter().position(|o| {
-            is_cut_short(&p, o) && (hundredths(&ours[*o]) - hundredths(&share)).abs() <= 1
-        });
+        let share = hundredths(&theirs[&p]);
+        let hit = room
+            .iter()
+            .position(|(o, r)| share <= r + 1 && is_cut_short(&p, o));
         if let Some(i) = hit {
-            let o = ours_only.swap_remove(i);
+            let o = room[i].0;
+            room[i].1 -= share;
             theirs.remove(&p);
-            moved += hundredths(&share);
-            theirs.insert(o.clone(), share);
+            moved += share;
+            let sum = theirs.get(o).map_or(0, |t| hundredths(t)) + share;
+            theirs.insert(o.clone(), format!("{:.2}", sum as f64 / 100.0));
         }
     }
     moved
@@ -198,5 +210,29 @@ mod tests {
         assert_eq!(reconcile_chains(&mut theirs, &ours), 13);
         assert!(theirs.contains_key("_start;main;clone3;k"));
         assert!(theirs.contains_key("x;k"));
+    }
+
+    #[test]
+    fn a_cut_chain_joins_the_whole_chain_that_both_sides_have() {
+        // dwarf-cpp in CI: libunwind finished one throw's stack and cut another short.
+        let whole = "_start;main;__cxa_throw;_Unwind_RaiseException;__gxx_personality_v0";
+        let cut = "_Unwind_RaiseException;__gxx_personality_v0";
+        let mut theirs: BTreeMap<String, String> = [
+            (whole.to_string(), "1.05".to_string()),
+            (cut.to_string(), "0.15".to_string()),
+        ]
+        .into();
+        let ours: BTreeMap<String, String> = [(whole.to_string(), "1.20".to_string())].into();
+        assert_eq!(reconcile_chains(&mut theirs, &ours), 15);
+        assert_eq!(theirs, ours);
+        // Only as far as ours has more than perf: a second cut stays a difference.
+        let mut theirs: BTreeMap<String, String> = [
+            (whole.to_string(), "1.05".to_string()),
+            (cut.to_string(), "0.15".to_string()),
+            (format!("[truncated];{cut}"), "0.30".to_string()),
+        ]
+        .into();
+        assert_eq!(reconcile_chains(&mut theirs, &ours), 15);
+        assert_eq!(theirs.len(), 2);
     }
 }

@@ -312,13 +312,19 @@ impl Machine {
     }
 
     /// Unwinds the user stack of `s` from its registers and stack copy (at most `max`
-    /// addresses into `out`); `None` when it carries none.
+    /// addresses into `out`); `None` when it carries none, as perf decides: no registers,
+    /// nothing copied, or a process without maps. An exec's first moments are all three
+    /// (the kernel samples the old image's registers; its stack is gone from the new mm).
     pub(crate) fn unwind_user(
         &self,
         s: &SampleInfo<'_>,
         max: usize,
         out: &mut Vec<u64>,
     ) -> Result<Option<StackEnd>, Error> {
+        // perf gives a process its unwinder with its first map.
+        if self.maps.get(&s.pid).is_none_or(|m| m.is_empty()) {
+            return Ok(None);
+        }
         let Some(regs) = s.view.regs_user()? else {
             return Ok(None);
         };
@@ -332,6 +338,10 @@ impl Machine {
             .dyn_size
             .map_or(0, |d| usize::try_from(d).unwrap_or(usize::MAX))
             .min(stack.data.len());
+        // perf's "nothing was captured": not even the sampled pc is given then.
+        if copied == 0 {
+            return Ok(None);
+        }
         let generation = self.map_generation.get(&s.pid).copied().unwrap_or(0);
         Ok(self.unwinding.borrow_mut().unwind(
             s.pid,

@@ -38,13 +38,20 @@ impl Machine {
         user.clear();
         if wanted {
             out.unwound = self.unwind_user(s, opts.max_unwound, &mut user)?;
-            // A walk that stops in the function at an entry point stopped at the root:
-            // nothing calls `_start` (the dynamic loader's has no CFI to say so).
-            if let (Some(StackEnd::Lost | StackEnd::Truncated), Some(&last)) =
-                (out.unwound, user.last())
-            {
-                let f = self.resolve(s.pid, false, last);
-                if f.symbol.is_some_and(|sym| self.dsos.is_entry_function(sym)) {
+            // Nothing calls the function at an entry point (`_start`): a walk that
+            // reaches it has reached the root, though the dynamic loader's has no CFI to
+            // say so. Sampled at its first instruction, the walk takes the word at the
+            // stack pointer (argc) for a return address: that one frame beyond goes.
+            if out.unwound.is_some() {
+                let is_entry = |ip: u64| {
+                    let f = self.resolve(s.pid, false, ip);
+                    f.symbol.is_some_and(|sym| self.dsos.is_entry_function(sym))
+                };
+                let n = user.len();
+                if n >= 1 && is_entry(user[n - 1]) {
+                    out.unwound = Some(StackEnd::Complete);
+                } else if n >= 2 && is_entry(user[n - 2]) {
+                    user.truncate(n - 1);
                     out.unwound = Some(StackEnd::Complete);
                 }
             }
@@ -120,6 +127,137 @@ fn has_user_part(mut ips: impl Iterator<Item = u64>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dso::{Dsos, SymbolSources};
+    use crate::machine::SideEvent;
+    use crate::stack::StackOptions;
+    use crate::unwind::Arch;
+    use perfdata::rt::{Endianness, LittleEndian, Writer};
+    use perfdata::types::{
+        Callchain, Ctx, Regs, Sample, SampleLayout, SampleRegsAbi, SampleType, SampleView,
+        StackUser,
+    };
+
+    /// A `--call-graph dwarf` sample of process 7 taken in the kernel: its callchain
+    /// holds the kernel part only, its registers (bp 0, sp, `pc`) and stack copy (the
+    /// first `copied` bytes of `words`) the user part.
+    fn dwarf_sample_in_the_kernel(m: &Machine, pc: u64, words: &[u64], copied: u64) -> Stack {
+        let ctx = Ctx {
+            sample_type: SampleType::IP
+                | SampleType::TID
+                | SampleType::CALLCHAIN
+                | SampleType::REGS_USER
+                | SampleType::STACK_USER,
+            sample_regs_user: 0b111 << 6,
+            ..Default::default()
+        };
+        let sp = 0x7ffc_0000_1000u64;
+        let stack: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let sample = Sample {
+            ip: Some(0xffff_ffff_8100_0010),
+            pid: Some(7),
+            tid: Some(7),
+            callchain: Some(Callchain {
+                ips: vec![PERF_CONTEXT_KERNEL, 0xffff_ffff_8100_0010].into(),
+            }),
+            regs_user: Some(Regs {
+                abi: SampleRegsAbi::ABI_64,
+                regs: Some(vec![0, sp, pc].into()),
+            }),
+            stack_user: Some(StackUser {
+                data: stack.into(),
+                dyn_size: Some(copied),
+            }),
+            ..Default::default()
+        };
+        let mut w = Writer::<LittleEndian>::new();
+        sample.encode(&mut w, &ctx).unwrap();
+        let layout = SampleLayout::new(&ctx);
+        let view = SampleView::new(w.as_slice(), 0, Endianness::Little, &ctx, &layout).unwrap();
+        let info = SampleInfo {
+            event: 0,
+            time: None,
+            pid: 7,
+            tid: 7,
+            cpu: None,
+            period: 1,
+            ip: 0xffff_ffff_8100_0010,
+            kernel: true,
+            regs_user_mask: ctx.sample_regs_user,
+            endian: Endianness::Little,
+            view,
+            hidden: false,
+        };
+        let mut out = Stack::default();
+        m.stack(&info, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn no_user_stack_without_maps_or_without_a_stack_copy_as_in_perf() {
+        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
+        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
+        // Sampled in exec before its first MMAP: the registers are the old image's.
+        let before = dwarf_sample_in_the_kernel(&m, 0x40_1000, &[0x40_1234, 0], 16);
+        assert_eq!(before.addrs, [(0xffff_ffff_8100_0010, true)]);
+        assert_eq!(before.unwound, None);
+        assert!(!before.is_cut());
+        m.apply(&SideEvent::Mmap {
+            pid: 7,
+            start: 0x40_0000,
+            len: 0x1_0000,
+            pgoff: 0,
+            filename: "/nonexistent/prog".into(),
+            build_id: None,
+            exec: true,
+            kernel: false,
+        });
+        let after = dwarf_sample_in_the_kernel(&m, 0x40_1000, &[0x40_1234, 0], 16);
+        assert_eq!(after.addrs[0], (0xffff_ffff_8100_0010, true));
+        assert_eq!(after.addrs.get(1), Some(&(0x40_1000, false)));
+        assert!(after.unwound.is_some());
+        // Nothing copied (the old stack is gone from the new mm): perf gives no user
+        // frame, not even the pc.
+        let empty = dwarf_sample_in_the_kernel(&m, 0x40_1000, &[0x40_1234, 0], 0);
+        assert_eq!(empty.addrs, [(0xffff_ffff_8100_0010, true)]);
+        assert_eq!(empty.unwound, None);
+    }
+
+    #[test]
+    fn a_walk_from_the_first_instruction_of_the_dynamic_loader_ends_there() {
+        use object::Object;
+        let path = "/lib64/ld-linux-x86-64.so.2";
+        let Ok(bytes) = std::fs::read(path) else {
+            eprintln!("SKIP: {path} is not on this machine");
+            return;
+        };
+        let entry = object::File::parse(&*bytes).unwrap().entry();
+        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
+        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
+        let base = 0x7f00_0000_0000;
+        m.apply(&SideEvent::Mmap {
+            pid: 7,
+            start: base,
+            len: bytes.len() as u64,
+            pgoff: 0,
+            filename: path.into(),
+            build_id: None,
+            exec: true,
+            kernel: false,
+        });
+        if m.resolve(7, false, base + entry).symbol.is_none() {
+            eprintln!("SKIP: no symbol names {path}'s entry point here (its debug file is absent)");
+            return;
+        }
+        // The end of an exec: the kernel has set the new registers (pc at the loader's
+        // `_start`, sp at argc) and the page of `_start` faults. The word at sp is argc,
+        // not a return address.
+        let got = dwarf_sample_in_the_kernel(&m, base + entry, &[3, 0x7ffc_0000_2000], 16);
+        assert_eq!(
+            got.addrs,
+            [(0xffff_ffff_8100_0010, true), (base + entry, false)]
+        );
+        assert_eq!(got.unwound, Some(StackEnd::Complete));
+    }
 
     #[test]
     fn a_callchain_has_a_user_part_when_user_entries_come_before_any_kernel_marker() {
