@@ -18,6 +18,11 @@
 //!   `_Unwind_RaiseException` epilogue, where libunwind gives up on a saved register
 //!   below the stack pointer.
 //!
+//! And one more: perf's walk went one frame astray before it stopped (its root-most
+//! frame is not ours, every other one is) while ours reaches an outermost frame. Where a
+//! function has no CFI (the program's `_fini`), libunwind follows rbp, which code built
+//! without frame pointers uses for data: one wrong frame, then it gives up.
+//!
 //! Either way the weight stays in the comparison: a cut-short stack of perf's is matched
 //! to ours, never dropped, and the checks print how much they matched this way. More
 //! than [`CUT_SHORT_MAX`] percent of perf's weight is not a limitation any more but a
@@ -47,10 +52,17 @@ pub fn is_cut_short(theirs: &str, ours: &str) -> bool {
         Some((&first, rest)) if first == TRUNCATED => rest,
         _ => &o[..],
     };
-    if t.is_empty() || t.len() >= o.len() || !o.ends_with(t) {
+    if t.is_empty() || t.len() >= o.len() {
         return false;
     }
-    perf_said || OUTERMOST.contains(&o[0])
+    let finished = OUTERMOST.contains(&o[0]);
+    if o.ends_with(t) {
+        return perf_said || finished;
+    }
+    // perf's last step went astray before it gave up: libunwind, finding no CFI, follows
+    // rbp for one frame (seen in the program's `_fini`, which has none, at exit). Every
+    // frame of perf's but that root-most one is ours, and ours reaches the root.
+    finished && t.len() >= 2 && o.ends_with(&t[1..])
 }
 
 /// Folded stacks (`comm;root;…;leaf` → weight): moves the weight of each stack perf cut
@@ -170,9 +182,28 @@ mod tests {
         // Ours has more frames but nothing shows perf stopped: a real difference.
         assert!(!is_cut_short("b;leaf", "a;b;leaf"));
         // Not a suffix, or not shorter.
-        assert!(!is_cut_short("[truncated];c;leaf", "_start;b;leaf"));
+        assert!(!is_cut_short("[truncated];d;c;leaf", "_start;a;b;leaf"));
         assert!(!is_cut_short("_start;b;leaf", "_start;b;leaf"));
         assert!(!is_cut_short("[truncated]", "_start;leaf"));
+    }
+
+    #[test]
+    fn perfs_one_astray_frame_before_it_stopped_is_matched_only_against_a_finished_walk() {
+        // dwarf-cpp at exit: a page fault at `_fini`'s first instruction (no CFI).
+        let ours = "_start;main;exit;__run_exit_handlers;_dl_fini;_fini;asm_exc_page_fault;k";
+        let perf = "__run_exit_handlers;_fini;asm_exc_page_fault;k";
+        assert!(is_cut_short(perf, ours));
+        assert!(is_cut_short(&format!("[truncated];{perf}"), ours));
+        // Ours did not reach the root: nothing says which walk is right.
+        let ours_unfinished = "main;exit;__run_exit_handlers;_dl_fini;_fini;asm_exc_page_fault;k";
+        assert!(!is_cut_short(perf, ours_unfinished));
+        // Two frames of perf's that are not ours: a difference.
+        assert!(!is_cut_short(
+            "x;__run_exit_handlers;_fini;asm_exc_page_fault;k",
+            ours
+        ));
+        // The leaf alone differs: a difference.
+        assert!(!is_cut_short("leaf", "_start;main;other"));
     }
 
     #[test]

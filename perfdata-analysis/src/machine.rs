@@ -313,8 +313,9 @@ impl Machine {
 
     /// Unwinds the user stack of `s` from its registers and stack copy (at most `max`
     /// addresses into `out`); `None` when it carries none, as perf decides: no registers,
-    /// nothing copied, or a process without maps. An exec's first moments are all three
-    /// (the kernel samples the old image's registers; its stack is gone from the new mm).
+    /// nothing copied, or a process without maps. An exec's first moments are the last
+    /// two: the kernel samples the old image's registers, whose stack is gone from the new
+    /// mm, before the new image's first MMAP.
     pub(crate) fn unwind_user(
         &self,
         s: &SampleInfo<'_>,
