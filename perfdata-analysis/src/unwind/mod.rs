@@ -470,7 +470,12 @@ where
     let mut address = FrameAddress::InstructionPointer(pc);
     for _ in 1..max {
         let lookup = address.address_for_lookup();
-        let next = if trampolines.iter().any(|r| r.contains(&lookup)) {
+        // A pc where a trampoline's FDE ends is in its sigreturn: sampled in the kernel
+        // after the `syscall` (`svc`) that ends the trampoline, sp still at the ucontext.
+        let at_end = |r: &std::ops::Range<u64>| {
+            matches!(address, FrameAddress::InstructionPointer(_)) && r.end == lookup
+        };
+        let next = if trampolines.iter().any(|r| r.contains(&lookup) || at_end(r)) {
             match regs.restore_interrupted(&mut read) {
                 Ok(0) => return StackEnd::Lost,
                 Ok(pc) => FrameAddress::InstructionPointer(pc),

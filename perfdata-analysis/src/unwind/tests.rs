@@ -382,6 +382,47 @@ fn x86_64_continues_through_a_signal_frame_to_the_interrupted_code() {
 }
 
 #[test]
+fn x86_64_sampled_in_sigreturn_goes_on_from_the_ucontext() {
+    let (rsp, ra) = (Register(7), Register(16));
+    let objects = mapped(object_with_trampoline(
+        8,
+        vec![I::Cfa(rsp, 8), I::Offset(ra, -8)],
+        ra,
+        -8,
+        vec![
+            (CALLER, vec![I::CfaOffset(32)]),
+            (ROOT, vec![I::Undefined(ra)]),
+        ],
+        Some((TRAMPOLINE - 1, vec![])),
+    ));
+    let end_of_fde = objects[0].tables.signal_trampolines[0].end;
+    // In the kernel during rt_sigreturn: pc after the trampoline's `syscall` (where its
+    // FDE ends), sp at the ucontext (the handler's `ret` popped the return address).
+    let sp = 0x7ffd_0000u64;
+    let mut words = vec![7u64]; // uc_flags: not a return address
+    let mcontext = 5;
+    words.resize(mcontext + 32, 0);
+    let caller_sp = sp + 8 * words.len() as u64;
+    words[mcontext + 15] = caller_sp;
+    words[mcontext + 16] = BASE + CALLER + 0x40;
+    words.extend([0, 0, 0, BASE + ROOT + 0x10, 0]);
+    let (addrs, end) = run(
+        Arch::X86_64,
+        objects,
+        SampleRegsAbi::ABI_64,
+        X86_MASK,
+        vec![0, sp, BASE + end_of_fde],
+        &stack(&words, 8),
+        127,
+    );
+    assert_eq!(end, StackEnd::Complete, "{addrs:x?}");
+    assert_eq!(
+        addrs,
+        vec![BASE + end_of_fde, BASE + CALLER + 0x40, BASE + ROOT + 0xf]
+    );
+}
+
+#[test]
 fn aarch64_continues_through_a_signal_frame_to_the_interrupted_code() {
     let (sp_reg, x29, x30) = (Register(31), Register(29), Register(30));
     let objects = mapped(object_with_trampoline(
