@@ -254,7 +254,17 @@ impl NativeRecording {
         let events = py
             .detach(|| Analyzer::open(&rec, &opts).map(|a| a.events))
             .map_err(|e| py_err(with_file(e, &self.path)))?;
-        let names = TableBuilder::new(events, symbolize).with_names();
+        // The name columns cost a string per frame of every sample: built only when
+        // asked for (all columns, or one of them).
+        let name_columns = perfdata_analysis::tables::sample_name_fields();
+        let with_names = columns.as_ref().is_none_or(|cols| {
+            cols.iter()
+                .any(|c| name_columns.iter().any(|f| f.name() == c))
+        });
+        let mut names = TableBuilder::new(events, symbolize);
+        if with_names {
+            names = names.with_names();
+        }
         let full = std::sync::Arc::new(names.samples_schema());
         let project = match &columns {
             None => None,
@@ -262,8 +272,10 @@ impl NativeRecording {
                 let mut idx = vec![];
                 for c in cols {
                     let i = full.index_of(c).map_err(|_| {
-                        let known: Vec<&str> =
-                            full.fields().iter().map(|f| f.name().as_str()).collect();
+                        let base = perfdata_analysis::tables::samples_schema();
+                        let mut known: Vec<String> =
+                            base.fields().iter().map(|f| f.name().clone()).collect();
+                        known.extend(name_columns.iter().map(|f| f.name().clone()));
                         bad(format!("no column `{c}` (columns: {})", known.join(", ")))
                     })?;
                     idx.push(i);
