@@ -81,3 +81,13 @@ def test_spark_schema_and_columns(spark):
     # a projection reads only what it needs and still sums the same
     total = df.select(F.sum("period")).first()[0]
     assert int(total) == pd.open(WORDFREQ).info()["events"][0]["period"]
+
+
+def test_on_a_cluster_snippet_runs(spark, monkeypatch, capsys):
+    from test_readme import readme_block
+
+    monkeypatch.chdir(ROOT)
+    exec(compile(readme_block("On a cluster"), "README.md (On a cluster)", "exec"), {})
+    # the table show() prints: its header, and a function of the fixtures
+    out = capsys.readouterr().out
+    assert "|path" in out and "period" in out, out
