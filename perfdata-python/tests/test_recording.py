@@ -310,3 +310,75 @@ def test_bad_arguments_raise_value_errors():
         rec.report(sort="nonsense")
     with pytest.raises(perfdata.PerfDataError, match="no event"):
         rec.collapse(event="nope")
+
+
+# -- memory ------------------------------------------------------------------------
+
+MEASURE = r"""
+import sys, perfdata
+def anon():
+    for l in open('/proc/self/status'):
+        if l.startswith('RssAnon'):
+            return int(l.split()[1]) * 1024
+path, mode = sys.argv[1], sys.argv[2]
+rec = perfdata.open(path)
+cols = list(perfdata.SAMPLE_COLUMNS)
+a0 = anon()
+peak, rows, nbytes = a0, 0, 0
+if mode == "stream":
+    for b in rec.samples(symbolize=False, columns=cols, batch_size=8192):
+        rows += b.num_rows
+        nbytes += b.nbytes
+        peak = max(peak, anon())
+else:
+    t = rec.samples(symbolize=False, columns=cols).read_all()
+    rows, nbytes, peak = t.num_rows, t.nbytes, anon()
+print(rows, nbytes, peak - a0)
+"""
+
+
+def test_streaming_the_samples_holds_a_few_batches_not_the_file(tmp_path):
+    """A recording of ~780k samples (wordfreq's samples 600 times over, in a pipe-layout
+    file): reading its samples batch by batch grows the process's anonymous memory by a
+    few batches, a fraction of what the whole table takes."""
+    import struct
+    import subprocess
+    import sys
+
+    pipe = tmp_path / "wordfreq.pipe.data"
+    perfdata.open(WORDFREQ).convert(pipe, layout="pipe")
+    data = pipe.read_bytes()
+    recs = list(perfdata.open(pipe).records())
+    body = b"".join(
+        data[int(r["offset"], 16) : int(r["offset"], 16) + r["size"]] for r in recs if r["record"] == "SAMPLE"
+    )
+    finished_round = struct.pack("<IHH", 68, 0, 8)
+
+    def recording(copies):
+        big = tmp_path / f"big{copies}.pipe.data"
+        with big.open("wb") as f:
+            f.write(data)
+            for _ in range(copies):
+                f.write(body + finished_round)
+        return big
+
+    def measure(path, mode):
+        out = subprocess.run(
+            [sys.executable, "-c", MEASURE, str(path), mode], capture_output=True, text=True, check=True
+        ).stdout.split()
+        return [int(x) for x in out]
+
+    small, big = recording(150), recording(600)
+    runs = {
+        "stream 150": measure(small, "stream"),
+        "stream 600": measure(big, "stream"),
+        "whole 600": measure(big, "whole"),
+    }
+    print(f"rows, bytes, anonymous memory growth: {runs}")
+    (rows_s, _, streamed_small), (rows, nbytes, streamed), (rows2, whole_bytes, whole) = runs.values()
+    assert rows_s == 1295 * 151 and rows == rows2 == 1295 * 601
+    assert whole_bytes > 100_000_000 and whole > 100_000_000, runs  # the table the stream never holds
+    # a few batches (and the builders' preallocated ones), whatever the number of samples
+    assert streamed < 48_000_000, runs
+    assert streamed < whole / 2, runs
+    assert streamed < streamed_small + 12_000_000, runs
