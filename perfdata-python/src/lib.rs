@@ -287,7 +287,8 @@ impl NativeRecording {
             Some(p) => std::sync::Arc::new(full.project(p).map_err(|e| bad(e.to_string()))?),
             None => full.clone(),
         };
-        // One batch in the channel, one being built: memory is bounded by two batches.
+        // One batch in the channel, one being built (and the one the reader holds): memory
+        // is bounded by a few batches.
         let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
         let path = self.path.clone();
         std::thread::spawn(move || {

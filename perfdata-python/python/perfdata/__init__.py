@@ -188,7 +188,8 @@ class Recording:
 
         The recording is replayed on a thread of its own as the reader pulls: batches of
         ``batch_size`` rows, handed over zero-copy through the Arrow C stream interface;
-        at most two batches are in memory, whatever the recording's size. The reader can
+        a few batches are in memory (one being built, one handed over, the one you
+        hold), whatever the recording's size. The reader can
         be read once (``read_all()``, ``read_pandas()``, iteration, or a DuckDB query
         over it).
 
