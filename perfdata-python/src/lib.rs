@@ -211,23 +211,16 @@ impl NativeRecording {
         let path = self.path.clone();
         // A few hundred lines in flight at most.
         let (tx, rx) = sync_channel::<Result<String, Error>>(256);
-        std::thread::spawn(move || {
+        spawn_walk(tx.clone(), path, move || {
             let opts = perfdata::dump::DumpOptions {
                 limit,
                 json: true,
                 salvage,
                 ..Default::default()
             };
-            let mut out = LineSender {
-                tx: tx.clone(),
-                buf: vec![],
-            };
-            let done = perfdata::dump::dump_recording(&rec, &opts, &mut out)
-                .and_then(|_| out.flush().map_err(Error::from));
-            if let Err(e) = done {
-                // A closed channel (the iterator was dropped) is not an error to report.
-                let _ = tx.send(Err(with_file(e, &path)));
-            }
+            let mut out = LineSender { tx, buf: vec![] };
+            perfdata::dump::dump_recording(&rec, &opts, &mut out)?;
+            out.flush().map_err(Error::from)
         });
         Ok(DumpLines {
             rx: Mutex::new(Some(rx)),
@@ -291,10 +284,8 @@ impl NativeRecording {
         // is bounded by a few batches.
         let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
         let path = self.path.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = stream_samples(&rec, &opts, names, batch_size, &tx) {
-                let _ = tx.send(Err(with_file(e, &path)));
-            }
+        spawn_walk(tx.clone(), path, move || {
+            stream_samples(&rec, &opts, names, batch_size, &tx)
         });
         Ok(SampleStream {
             reader: Mutex::new(Some(SampleReader {
@@ -509,6 +500,31 @@ fn write_beside(
     perfdata::write::set_output_permissions(&file, path).map_err(at)?;
     tmp.persist(path).map_err(|e| at(e.error))?;
     Ok(())
+}
+
+/// Runs a walk on a thread of its own; its error (or panic: a bug, which must not look
+/// like the end of the stream) goes down `tx` as the stream's last item.
+fn spawn_walk<T: Send + 'static>(
+    tx: SyncSender<Result<T, Error>>,
+    path: PathBuf,
+    walk: impl FnOnce() -> Result<(), Error> + Send + 'static,
+) {
+    std::thread::spawn(move || {
+        let e = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(walk)) {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => with_file(e, &path),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Error::other(format!("internal error (a panic in perfdata): {what}")).in_file(&path)
+            }
+        };
+        // A closed channel (the reader was dropped) is not an error to report.
+        let _ = tx.send(Err(e));
+    });
 }
 
 /// The samples' walk, on its thread: batches of `batch_size` rows sent as they fill.
