@@ -382,3 +382,34 @@ def test_streaming_the_samples_holds_a_few_batches_not_the_file(tmp_path):
     assert streamed < 48_000_000, runs
     assert streamed < whole / 2, runs
     assert streamed < streamed_small + 12_000_000, runs
+
+
+def test_a_stream_dropped_early_ends_its_walk_thread():
+    """The walks run on threads of their own: one whose reader is dropped after a first
+    batch or record stops (no thread left behind)."""
+    import gc
+    import time
+
+    def threads():
+        import os
+
+        return len(os.listdir("/proc/self/task"))
+
+    rec = perfdata.open(WORDFREQ)
+    # pyarrow's and pandas' own thread pools started; our walks over
+    rec.samples().read_pandas()
+    list(rec.records(limit=1))
+    time.sleep(0.5)
+    before = threads()
+    for _ in range(5):
+        reader = rec.samples(batch_size=10)
+        assert reader.read_next_batch().num_rows == 10
+        it = rec.records()
+        next(it)
+        assert threads() > before
+        del reader, it
+    gc.collect()
+    deadline = time.time() + 10
+    while threads() > before and time.time() < deadline:
+        time.sleep(0.05)
+    assert threads() == before
