@@ -4,10 +4,10 @@
 //! external `addr2line`), and the analyses built on that: [`report`] (perf report's
 //! table), [`collapse`] (folded stacks for flame graphs), [`diff`] (perf diff's
 //! comparison of two recordings), [`offcpu`] (time off the CPU, from context switches),
-//! [`stats`] (readperf's CSVs),
-//! [`info`] (one screen about a file), the Parquet export (`parquet`, feature
-//! `parquet`), and the profile viewers' formats ([`pprof`], [`speedscope`], [`firefox`],
-//! from the samples [`sampled`] gathers). Progress is reported through a callback
+//! [`stats`] (readperf's CSVs), [`info`] (one screen about a file), the export's tables
+//! as Arrow batches (`tables`, feature `arrow`) and the Parquet export of them
+//! (`parquet`, feature `parquet`), and the profile viewers' formats ([`pprof`],
+//! [`speedscope`], [`firefox`], from the samples [`sampled`] gathers). Progress is reported through a callback
 //! ([`Analyzer::on_progress`]).
 //!
 //! ```
@@ -56,6 +56,8 @@ pub mod stats;
 mod stitch;
 pub mod symbol_sources;
 pub mod symbols;
+#[cfg(feature = "arrow")]
+pub mod tables;
 pub mod unwind;
 pub mod unwound;
 

@@ -1,0 +1,95 @@
+# Type stubs of the `perfdata` package (python/perfdata/__init__.py; the Rust half is
+# `perfdata._native`, _native.pyi).
+import os
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import pyarrow
+
+from ._native import PerfDataError as PerfDataError
+from ._native import SampleStream
+
+PathLike = Union[str, os.PathLike[str]]
+
+SAMPLE_COLUMNS: Tuple[str, ...]
+NAME_COLUMNS: Tuple[str, ...]
+
+def open(
+    path: PathLike,
+    *,
+    kallsyms: Optional[PathLike] = ...,
+    vmlinux: Optional[PathLike] = ...,
+    symfs: Optional[PathLike] = ...,
+    symbols_from: Sequence[PathLike] = ...,
+    debug_file_dirs: Sequence[PathLike] = ...,
+    no_symbols: bool = ...,
+) -> Recording: ...
+
+class Recording:
+    @property
+    def path(self) -> str: ...
+    @property
+    def format(self) -> Dict[str, Any]: ...
+    @property
+    def header(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def attrs(self) -> List[Dict[str, Any]]: ...
+    @property
+    def features(self) -> Dict[str, Any]: ...
+    @property
+    def damaged_features(self) -> List[Dict[str, Any]]: ...
+    @property
+    def events(self) -> List[str]: ...
+    def info(self, top: int = ...) -> Dict[str, Any]: ...
+    def sample_stream(
+        self,
+        columns: Optional[Sequence[str]] = ...,
+        *,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+    ) -> SampleStream: ...
+    def samples(
+        self,
+        columns: Optional[Sequence[str]] = ...,
+        *,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+    ) -> pyarrow.RecordBatchReader: ...
+    def records(
+        self, *, limit: Optional[int] = ..., salvage: bool = ..., all_lines: bool = ...
+    ) -> Iterator[Dict[str, Any]]: ...
+    def report(
+        self,
+        sort: Union[str, Sequence[str]] = ...,
+        *,
+        children: bool = ...,
+        percent_limit: Optional[float] = ...,
+        unwind: Optional[str] = ...,
+    ) -> pyarrow.Table: ...
+    def report_totals(self) -> Dict[str, Dict[str, int]]: ...
+    def collapse(
+        self,
+        *,
+        event: Optional[str] = ...,
+        include_pid: bool = ...,
+        include_tid: bool = ...,
+        inline: bool = ...,
+        unwind: Optional[str] = ...,
+    ) -> pyarrow.Table: ...
+    def convert(
+        self,
+        output: PathLike,
+        *,
+        endian: Optional[str] = ...,
+        layout: Optional[str] = ...,
+        compress: bool = ...,
+        compressed_v1: bool = ...,
+        level: int = ...,
+        decompress: bool = ...,
+        typed: bool = ...,
+        unwind: bool = ...,
+    ) -> Recording: ...
+    def export(
+        self, output: PathLike, *, to: str = ..., symbolize: bool = ..., recording: int = ...
+    ) -> None: ...

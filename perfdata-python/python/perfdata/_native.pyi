@@ -1,0 +1,77 @@
+# Type stubs of the extension module (perfdata-python/src/lib.rs).
+from typing import Any, Iterator, List, Optional, Tuple
+
+class PerfDataError(Exception):
+    """A recording could not be read (or written); the attributes say where."""
+
+    offset: Optional[int]
+    record: Optional[int]
+    record_type: Optional[str]
+    field: Optional[str]
+    feature: Optional[str]
+    file: Optional[str]
+
+class SampleStream:
+    def __arrow_c_stream__(self, requested_schema: Optional[Any] = ...) -> Any: ...
+
+class DumpLines:
+    def __iter__(self) -> Iterator[str]: ...
+    def __next__(self) -> str: ...
+
+class NativeRecording:
+    def __init__(
+        self,
+        path: str,
+        *,
+        kallsyms: Optional[str] = ...,
+        vmlinux: Optional[str] = ...,
+        symfs: Optional[str] = ...,
+        symbols_from: List[str] = ...,
+        debug_file_dirs: List[str] = ...,
+        no_symbols: bool = ...,
+    ) -> None: ...
+    @property
+    def path(self) -> str: ...
+    def info_json(self, top: int = ...) -> str: ...
+    def header_json(self) -> List[str]: ...
+    def events(self) -> List[str]: ...
+    def dump_lines(self, limit: Optional[int] = ..., salvage: bool = ...) -> DumpLines: ...
+    def samples(
+        self,
+        columns: Optional[List[str]] = ...,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+    ) -> SampleStream: ...
+    def report_json(
+        self,
+        sort: str = ...,
+        children: bool = ...,
+        percent_limit: Optional[float] = ...,
+        unwind: Optional[str] = ...,
+    ) -> str: ...
+    def collapse(
+        self,
+        event: Optional[str] = ...,
+        include_pid: bool = ...,
+        include_tid: bool = ...,
+        inline: bool = ...,
+        unwind: Optional[str] = ...,
+    ) -> List[Tuple[str, int]]: ...
+    def convert(
+        self,
+        output: str,
+        endian: Optional[str] = ...,
+        layout: Optional[str] = ...,
+        compress: bool = ...,
+        compressed_v1: bool = ...,
+        level: int = ...,
+        decompress: bool = ...,
+        typed: bool = ...,
+        unwind: bool = ...,
+    ) -> None: ...
+    def export(
+        self, output: str, to: str = ..., symbolize: bool = ..., recording: int = ...
+    ) -> None: ...
+
+def schema_versions() -> Tuple[int, int]: ...

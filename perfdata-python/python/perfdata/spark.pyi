@@ -1,0 +1,25 @@
+from typing import Iterator, List
+
+import pyarrow
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+SPARK_SCHEMA: str
+
+def register(spark: object) -> None: ...
+def expand(spec: str) -> List[str]: ...
+
+class RecordingPartition(InputPartition):
+    path: str
+    def __init__(self, path: str) -> None: ...
+
+class PerfDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str: ...
+    def schema(self) -> str: ...
+    def reader(self, schema: StructType) -> PerfDataReader: ...
+
+class PerfDataReader(DataSourceReader):
+    paths: List[str]
+    def partitions(self) -> List[RecordingPartition]: ...
+    def read(self, partition: RecordingPartition) -> Iterator[pyarrow.RecordBatch]: ...  # type: ignore[override]

@@ -1,0 +1,717 @@
+//! `perfdata._native`: the Rust half of the Python package `perfdata` (the Python half,
+//! `python/perfdata/`, wraps it). Every call is a library call of `perfdata` or
+//! `perfdata-analysis`; values that the CLI prints as JSON cross as the same JSON (parsed
+//! by Python's `json`), the samples cross as Arrow batches through the Arrow C stream
+//! interface (`__arrow_c_stream__`), zero-copy.
+//!
+//! Walks that produce many values (samples, records) run on a thread of their own and
+//! hand their output over through a bounded channel: the Python side pulls, and memory
+//! holds a batch or a few hundred records, whatever the size of the recording. Dropping
+//! the stream (or iterator) ends the walk.
+
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{ArrowError, SchemaRef};
+use perfdata::Error;
+use perfdata_analysis::tables::{TableBuilder, TableKind, BATCH};
+use perfdata_analysis::unwind::CallGraph;
+use perfdata_analysis::{Analyzer, AnalyzerOptions, StackOptions};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
+
+create_exception!(
+    perfdata,
+    PerfDataError,
+    PyException,
+    "A recording could not be read (or written). Its attributes say where: `offset` (byte \
+     offset in the file, or None), `record` (index of the record, or None), `record_type` \
+     (its type's name), `field` (the field path, `attr.sample_type`…, or None), `feature` \
+     (the header feature, or None) and `file`."
+);
+
+/// The Python exception of a library error, with where it happened as attributes.
+fn py_err(e: Error) -> PyErr {
+    Python::attach(|py| {
+        let err = PerfDataError::new_err(e.to_string());
+        let value = err.value(py);
+        let path = e.path_string();
+        let record = e.record();
+        let set = || -> PyResult<()> {
+            value.setattr("offset", e.offset())?;
+            value.setattr("record", record.map(|(i, _)| i))?;
+            value.setattr("record_type", record.map(|(_, t)| t.to_string()))?;
+            value.setattr("field", (!path.is_empty()).then_some(path))?;
+            value.setattr("feature", e.feature().map(str::to_string))?;
+            value.setattr("file", e.file().map(|f| f.display().to_string()))?;
+            Ok(())
+        };
+        match set() {
+            Ok(()) => err,
+            Err(other) => other,
+        }
+    })
+}
+
+/// A value error (a bad argument).
+fn bad(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+/// Where symbols come from and how stacks are put together (the CLI's symbol options).
+#[derive(Debug, Clone, Default)]
+struct Symbols {
+    kallsyms: Option<PathBuf>,
+    vmlinux: Option<PathBuf>,
+    symfs: Option<PathBuf>,
+    symbols_from: Vec<PathBuf>,
+    debug_file_dirs: Vec<PathBuf>,
+    no_symbols: bool,
+}
+
+impl Symbols {
+    fn options(&self, unwind: Option<&str>, lines: bool) -> PyResult<AnalyzerOptions> {
+        let call_graph = match unwind {
+            None => CallGraph::Auto,
+            Some(u) => u.parse::<CallGraph>().map_err(bad)?,
+        };
+        Ok(AnalyzerOptions {
+            kallsyms: self.kallsyms.clone(),
+            vmlinux: self.vmlinux.clone(),
+            symfs: self.symfs.clone(),
+            symbols_from: self.symbols_from.clone(),
+            debug_file_dirs: self.debug_file_dirs.clone(),
+            no_symbols: self.no_symbols,
+            lines,
+            stacks: StackOptions {
+                call_graph,
+                ..StackOptions::default()
+            },
+            ..AnalyzerOptions::default()
+        })
+    }
+}
+
+/// A recording on disk (a perf.data file, pipe-layout file or `--threads` directory),
+/// opened and checked: its header and attrs parse.
+#[pyclass(module = "perfdata._native", frozen)]
+struct NativeRecording {
+    path: PathBuf,
+    symbols: Symbols,
+}
+
+fn open(path: &Path) -> PyResult<perfdata::Recording> {
+    perfdata::Recording::open(path).map_err(|e| py_err(with_file(e, path)))
+}
+
+fn with_file(e: Error, path: &Path) -> Error {
+    if e.file().is_some() {
+        e
+    } else {
+        e.in_file(path)
+    }
+}
+
+#[pymethods]
+impl NativeRecording {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (path, *, kallsyms=None, vmlinux=None, symfs=None, symbols_from=vec![], debug_file_dirs=vec![], no_symbols=false))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        kallsyms: Option<PathBuf>,
+        vmlinux: Option<PathBuf>,
+        symfs: Option<PathBuf>,
+        symbols_from: Vec<PathBuf>,
+        debug_file_dirs: Vec<PathBuf>,
+        no_symbols: bool,
+    ) -> PyResult<Self> {
+        py.detach(|| -> Result<(), Error> {
+            let rec = perfdata::Recording::open(&path)?;
+            rec.data()?;
+            Ok(())
+        })
+        .map_err(|e| py_err(with_file(e, &path)))?;
+        Ok(NativeRecording {
+            path,
+            symbols: Symbols {
+                kallsyms,
+                vmlinux,
+                symfs,
+                symbols_from,
+                debug_file_dirs,
+                no_symbols,
+            },
+        })
+    }
+
+    /// The recording's path.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// `perfdata info --json`: the summary, as JSON text.
+    #[pyo3(signature = (top=5))]
+    fn info_json(&self, py: Python<'_>, top: usize) -> PyResult<String> {
+        let opts = self.symbols.options(None, false)?;
+        py.detach(|| -> Result<String, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let mut a = Analyzer::open(&rec, &opts)?;
+            let info = perfdata_analysis::info::info(&mut a, top)?;
+            serde_json::to_string(&info).map_err(|e| Error::other(e.to_string()))
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
+    /// `perfdata dump --json --header-only`: the format, header, attr and feature lines.
+    fn header_json(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.detach(|| -> Result<Vec<String>, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let opts = perfdata::dump::DumpOptions {
+                header_only: true,
+                json: true,
+                ..Default::default()
+            };
+            let mut out = vec![];
+            perfdata::dump::dump_recording(&rec, &opts, &mut out)?;
+            Ok(String::from_utf8_lossy(&out)
+                .lines()
+                .map(str::to_string)
+                .collect())
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
+    /// The event names, by attr index (a pipe's EVENT_UPDATE names applied).
+    fn events(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let opts = AnalyzerOptions {
+            no_symbols: true,
+            ..AnalyzerOptions::default()
+        };
+        py.detach(|| -> Result<Vec<String>, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let events = Analyzer::open(&rec, &opts)?.events;
+            Ok(events)
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
+    /// `perfdata dump --json`, streamed: one JSON line at a time (every line: format,
+    /// header, attrs, features, records, the summary).
+    #[pyo3(signature = (limit=None, salvage=false))]
+    fn dump_lines(&self, limit: Option<u64>, salvage: bool) -> PyResult<DumpLines> {
+        let rec = open(&self.path)?;
+        let path = self.path.clone();
+        // A few hundred lines in flight at most.
+        let (tx, rx) = sync_channel::<Result<String, Error>>(256);
+        spawn_walk(tx.clone(), path, move || {
+            let opts = perfdata::dump::DumpOptions {
+                limit,
+                json: true,
+                salvage,
+                ..Default::default()
+            };
+            let mut out = LineSender { tx, buf: vec![] };
+            perfdata::dump::dump_recording(&rec, &opts, &mut out)?;
+            out.flush().map_err(Error::from)
+        });
+        Ok(DumpLines {
+            rx: Mutex::new(Some(rx)),
+        })
+    }
+
+    /// The samples as Arrow batches (the Parquet export's `samples` schema, plus the
+    /// `dso_name`, `symbol` and `stack` columns), streamed: an object with
+    /// `__arrow_c_stream__`.
+    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH))]
+    fn samples(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        symbolize: bool,
+        unwind: Option<&str>,
+        batch_size: usize,
+    ) -> PyResult<SampleStream> {
+        let mut opts = self.symbols.options(unwind, symbolize)?;
+        opts.no_symbols |= !symbolize;
+        let batch_size = batch_size.max(1);
+        let rec = open(&self.path)?;
+        // The header and attrs parse: errors there are raised here, not mid-stream.
+        let events = py
+            .detach(|| Analyzer::open(&rec, &opts).map(|a| a.events))
+            .map_err(|e| py_err(with_file(e, &self.path)))?;
+        // The name columns cost a string per frame of every sample: built only when
+        // asked for (all columns, or one of them).
+        let name_columns = perfdata_analysis::tables::sample_name_fields();
+        let with_names = columns.as_ref().is_none_or(|cols| {
+            cols.iter()
+                .any(|c| name_columns.iter().any(|f| f.name() == c))
+        });
+        let mut names = TableBuilder::new(events, symbolize);
+        if with_names {
+            names = names.with_names();
+        }
+        let full = std::sync::Arc::new(names.samples_schema());
+        let project = match &columns {
+            None => None,
+            Some(cols) => {
+                let mut idx = vec![];
+                for c in cols {
+                    let i = full.index_of(c).map_err(|_| {
+                        let base = perfdata_analysis::tables::samples_schema();
+                        let mut known: Vec<String> =
+                            base.fields().iter().map(|f| f.name().clone()).collect();
+                        known.extend(name_columns.iter().map(|f| f.name().clone()));
+                        bad(format!("no column `{c}` (columns: {})", known.join(", ")))
+                    })?;
+                    idx.push(i);
+                }
+                Some(idx)
+            }
+        };
+        let schema = match &project {
+            Some(p) => std::sync::Arc::new(full.project(p).map_err(|e| bad(e.to_string()))?),
+            None => full.clone(),
+        };
+        // One batch in the channel, one being built (and the one the reader holds): memory
+        // is bounded by a few batches.
+        let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
+        let path = self.path.clone();
+        spawn_walk(tx.clone(), path, move || {
+            stream_samples(&rec, &opts, names, batch_size, &tx)
+        });
+        Ok(SampleStream {
+            reader: Mutex::new(Some(SampleReader {
+                schema,
+                project,
+                rx,
+            })),
+        })
+    }
+
+    /// `perfdata report --json` (the Self table unless `children`; no call graph).
+    #[pyo3(signature = (sort="comm,dso,sym", children=false, percent_limit=None, unwind=None))]
+    fn report_json(
+        &self,
+        py: Python<'_>,
+        sort: &str,
+        children: bool,
+        percent_limit: Option<f64>,
+        unwind: Option<&str>,
+    ) -> PyResult<String> {
+        use perfdata_analysis::report;
+        let keys = report::SortKey::parse(sort).map_err(bad)?;
+        let mut ropts = report::ReportOptions::table(keys);
+        ropts.children = children;
+        ropts.percent_limit = percent_limit;
+        let opts = self.symbols.options(unwind, false)?;
+        py.detach(|| -> Result<String, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let mut a = Analyzer::open(&rec, &opts)?;
+            let reports = report::report(&mut a, &ropts)?;
+            serde_json::to_string(&reports).map_err(|e| Error::other(e.to_string()))
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
+    /// `perfdata collapse`: the folded stacks and their counts, sorted.
+    #[pyo3(signature = (event=None, include_pid=false, include_tid=false, inline=false, unwind=None))]
+    fn collapse(
+        &self,
+        py: Python<'_>,
+        event: Option<String>,
+        include_pid: bool,
+        include_tid: bool,
+        inline: bool,
+        unwind: Option<&str>,
+    ) -> PyResult<Vec<(String, u64)>> {
+        use perfdata_analysis::collapse;
+        let opts = self.symbols.options(unwind, inline)?;
+        let copts = collapse::CollapseOptions {
+            event,
+            include_pid,
+            include_tid,
+            inline,
+        };
+        py.detach(|| -> Result<Vec<(String, u64)>, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let mut a = Analyzer::open(&rec, &opts)?;
+            Ok(collapse::collapse(&mut a, &copts)?.into_iter().collect())
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
+    /// `perfdata convert`: the recording rewritten at `output` (see the Python wrapper).
+    #[pyo3(signature = (output, endian=None, layout=None, compress=false, compressed_v1=false, level=3, decompress=false, typed=false, unwind=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn convert(
+        &self,
+        py: Python<'_>,
+        output: PathBuf,
+        endian: Option<&str>,
+        layout: Option<&str>,
+        compress: bool,
+        compressed_v1: bool,
+        level: i32,
+        decompress: bool,
+        typed: bool,
+        unwind: bool,
+    ) -> PyResult<()> {
+        use perfdata::write::stages::CompressedKind;
+        if unwind {
+            if endian.is_some() || layout.is_some() || compress || typed {
+                return Err(bad(
+                    "unwind=True rewrites the stacks only: no endian, layout, compress or typed",
+                ));
+            }
+            let opts = self.symbols.options(None, false)?;
+            return py
+                .detach(|| perfdata_analysis::unwound::convert_unwound(&self.path, &output, &opts))
+                .map(|_| ())
+                .map_err(|e| py_err(with_file(e, &self.path)));
+        }
+        let endian = match endian {
+            None => None,
+            Some("little") => Some(perfdata::Endianness::Little),
+            Some("big") => Some(perfdata::Endianness::Big),
+            Some(o) => return Err(bad(format!("endian={o:?}: 'little' or 'big'"))),
+        };
+        let layout = match layout {
+            None => None,
+            Some("file") => Some(perfdata::Layout::File),
+            Some("pipe") => Some(perfdata::Layout::Pipe),
+            Some(o) => return Err(bad(format!("layout={o:?}: 'file' or 'pipe'"))),
+        };
+        let kind = if compressed_v1 {
+            CompressedKind::Compressed
+        } else {
+            CompressedKind::Compressed2
+        };
+        let opts = perfdata::write::ConvertOptions {
+            endian,
+            layout,
+            decompress,
+            compress: compress.then_some((kind, level)),
+            typed,
+        };
+        py.detach(|| perfdata::write::convert_file(&self.path, &output, &opts))
+            .map_err(py_err)
+    }
+
+    /// `perfdata export --to parquet|pprof|speedscope|firefox`.
+    #[pyo3(signature = (output, to="parquet", symbolize=false, recording=0))]
+    fn export(
+        &self,
+        py: Python<'_>,
+        output: PathBuf,
+        to: &str,
+        symbolize: bool,
+        recording: u32,
+    ) -> PyResult<()> {
+        use perfdata_analysis::{firefox, pprof, sampled, speedscope};
+        let name = self
+            .path
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        match to {
+            "parquet" => {
+                let opts = perfdata_analysis::parquet::ExportOptions {
+                    symbolize,
+                    symbols: self.symbols.options(None, symbolize)?,
+                    ..Default::default()
+                };
+                py.detach(|| {
+                    std::fs::create_dir_all(&output)
+                        .map_err(|e| Error::from(e).in_file(&output))?;
+                    perfdata_analysis::parquet::export_recording(
+                        &self.path, recording, &output, &opts,
+                    )
+                })
+                .map(|_| ())
+                .map_err(|e| py_err(with_file(e, &self.path)))
+            }
+            "pprof" | "speedscope" | "firefox" => {
+                let opts = self.symbols.options(None, true)?;
+                let gopts = sampled::GatherOptions {
+                    inline: true,
+                    each_sample: to != "pprof",
+                    cpu: false,
+                    markers: to == "firefox",
+                };
+                let gathered = py
+                    .detach(|| -> Result<_, Error> {
+                        let rec = perfdata::Recording::open(&self.path)?;
+                        let mut a = Analyzer::open(&rec, &opts)?;
+                        sampled::gather(&mut a, &gopts)
+                    })
+                    .map_err(|e| py_err(with_file(e, &self.path)))?;
+                py.detach(|| -> Result<(), Error> {
+                    write_beside(&output, |out| match to {
+                        "speedscope" => {
+                            speedscope::write(&gathered, &name, out).map_err(Error::from)
+                        }
+                        "firefox" => {
+                            let profile = firefox::profile(&gathered, &name)?;
+                            firefox::write(&profile, out).map_err(Error::from)
+                        }
+                        _ => {
+                            let popts = pprof::PprofOptions {
+                                pid: None,
+                                cpu_label: false,
+                                time_label: false,
+                            };
+                            pprof::write(&pprof::profile(&gathered, &popts), out)
+                                .map_err(Error::from)
+                        }
+                    })
+                })
+                .map_err(py_err)
+            }
+            other => Err(bad(format!(
+                "to={other:?}: one of 'parquet', 'pprof', 'speedscope', 'firefox'"
+            ))),
+        }
+    }
+}
+
+/// Writes `path` through a temporary file beside it, renamed into place when complete.
+fn write_beside(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let at = |e: std::io::Error| Error::from(e).in_file(path);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let tmp = tempfile::NamedTempFile::new_in(dir).map_err(at)?;
+    let (file, tmp) = tmp.into_parts();
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out).map_err(|e| with_file(e, path))?;
+    let file = out.into_inner().map_err(|e| at(e.into_error()))?;
+    file.sync_all().map_err(at)?;
+    perfdata::write::set_output_permissions(&file, path).map_err(at)?;
+    tmp.persist(path).map_err(|e| at(e.error))?;
+    Ok(())
+}
+
+/// Runs a walk on a thread of its own; its error (or panic: a bug, which must not look
+/// like the end of the stream) goes down `tx` as the stream's last item.
+fn spawn_walk<T: Send + 'static>(
+    tx: SyncSender<Result<T, Error>>,
+    path: PathBuf,
+    walk: impl FnOnce() -> Result<(), Error> + Send + 'static,
+) {
+    std::thread::spawn(move || {
+        let e = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(walk)) {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => with_file(e, &path),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Error::other(format!("internal error (a panic in perfdata): {what}")).in_file(&path)
+            }
+        };
+        // A closed channel (the reader was dropped) is not an error to report.
+        let _ = tx.send(Err(e));
+    });
+}
+
+/// The samples' walk, on its thread: batches of `batch_size` rows sent as they fill.
+fn stream_samples(
+    rec: &perfdata::Recording,
+    opts: &AnalyzerOptions,
+    mut tables: TableBuilder,
+    batch_size: usize,
+    tx: &SyncSender<Result<RecordBatch, Error>>,
+) -> Result<(), Error> {
+    let mut a = Analyzer::open(rec, opts)?;
+    let mut closed = false;
+    a.run(&mut |machine, item| {
+        tables.add(machine, item)?;
+        if item.sample.is_none() {
+            return Ok(true);
+        }
+        if let Some(b) = tables.take(TableKind::Samples, batch_size)? {
+            if tx.send(Ok(b)).is_err() {
+                // The reader is gone: stop.
+                closed = true;
+                return Ok(false);
+            }
+        }
+        // The other tables are not streamed: drop their rows (the names the samples'
+        // columns need are kept by the builder).
+        for t in [
+            TableKind::Frames,
+            TableKind::Stacks,
+            TableKind::StackFrames,
+            TableKind::Comms,
+            TableKind::Mmaps,
+        ] {
+            tables.take(t, BATCH)?;
+        }
+        Ok(true)
+    })?;
+    if !closed {
+        if let Some(b) = tables.take(TableKind::Samples, 0)? {
+            if b.num_rows() > 0 {
+                let _ = tx.send(Ok(b));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The receiving end of the samples' walk, as an Arrow `RecordBatchReader`.
+struct SampleReader {
+    schema: SchemaRef,
+    project: Option<Vec<usize>>,
+    rx: Receiver<Result<RecordBatch, Error>>,
+}
+
+impl Iterator for SampleReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.rx.recv() {
+            Ok(Ok(b)) => Some(match &self.project {
+                Some(p) => b.project(p),
+                None => Ok(b),
+            }),
+            Ok(Err(e)) => Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            // The walk is over.
+            Err(_) => None,
+        }
+    }
+}
+
+impl RecordBatchReader for SampleReader {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+/// A stream of sample batches, for any reader of the Arrow PyCapsule interface
+/// (`pyarrow.RecordBatchReader.from_stream`, DuckDB, polars…). It can be read once.
+#[pyclass(module = "perfdata._native", frozen)]
+struct SampleStream {
+    reader: Mutex<Option<SampleReader>>,
+}
+
+#[pymethods]
+impl SampleStream {
+    /// The Arrow C stream of the batches, in a capsule named `arrow_array_stream`.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        // The schema is the stream's: a consumer casts it if it wants another.
+        let _ = requested_schema;
+        let reader = self
+            .reader
+            .lock()
+            .map_err(|_| bad("the stream's lock is poisoned"))?
+            .take()
+            .ok_or_else(|| bad("this sample stream has been read already"))?;
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+}
+
+/// A `Write` that sends each complete line down a channel.
+struct LineSender {
+    tx: SyncSender<Result<String, Error>>,
+    buf: Vec<u8>,
+}
+
+impl Write for LineSender {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        while let Some(n) = self.buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=n).collect();
+            let text = String::from_utf8_lossy(&line[..n]).into_owned();
+            if self.tx.send(Ok(text)).is_err() {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let text = String::from_utf8_lossy(&self.buf).into_owned();
+            self.buf.clear();
+            if self.tx.send(Ok(text)).is_err() {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The lines of `perfdata dump --json`, as they are printed.
+#[pyclass(module = "perfdata._native", frozen)]
+struct DumpLines {
+    rx: Mutex<Option<Receiver<Result<String, Error>>>>,
+}
+
+#[pymethods]
+impl DumpLines {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let mut guard = self
+            .rx
+            .lock()
+            .map_err(|_| bad("the iterator's lock is poisoned"))?;
+        let Some(rx) = guard.take() else {
+            return Ok(None);
+        };
+        let (rx, next) = py.detach(move || {
+            let next = rx.recv();
+            (rx, next)
+        });
+        match next {
+            Ok(Ok(line)) => {
+                *guard = Some(rx);
+                Ok(Some(line))
+            }
+            Ok(Err(e)) => Err(py_err(e)),
+            // The walk is over.
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// The version of the export's tables (`SCHEMA_VERSION`) and of the dump's JSON lines.
+#[pyfunction]
+fn schema_versions() -> (u32, u32) {
+    (
+        perfdata_analysis::tables::SCHEMA_VERSION,
+        perfdata::dump::SCHEMA_VERSION,
+    )
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeRecording>()?;
+    m.add_class::<SampleStream>()?;
+    m.add_class::<DumpLines>()?;
+    m.add_function(wrap_pyfunction!(schema_versions, m)?)?;
+    m.add("PerfDataError", m.py().get_type::<PerfDataError>())?;
+    Ok(())
+}
