@@ -1,7 +1,8 @@
 //! Crash safety (issue 25): every command that writes a file, killed with SIGKILL at
 //! points spread over its run, leaves its input byte for byte as it was and its output
 //! path holding the previous complete output (or the new complete one, when the kill came
-//! after the rename) — never a part of one; the next run of the same command removes the
+//! after the rename; nothing, or the new one, when there was none before) — never a part
+//! of one; the next run of the same command removes the
 //! temporaries the killed runs left, and writes what an unkilled run writes.
 //!
 //! The inputs are real recordings made bigger (each sample repeated), so that a run
@@ -184,8 +185,8 @@ fn kill_case(root: &Path, case: &Case, rng: &mut Rng) -> Outcome {
         previous.keys().collect::<Vec<_>>(),
         complete.keys().collect::<Vec<_>>()
     );
-    assert_ne!(
-        previous, complete,
+    assert!(
+        previous != complete,
         "{}: the previous output must differ",
         case.name
     );
@@ -196,7 +197,14 @@ fn kill_case(root: &Path, case: &Case, rng: &mut Rng) -> Outcome {
     };
     let leftovers = |now: &Tree| now.keys().filter(|k| !previous.contains_key(*k)).count();
     for i in 0..KILLS + WRITE_KILLS {
+        // The last kill has no previous output: it must leave nothing, or all of the new.
+        let fresh = i == KILLS + WRITE_KILLS - 1;
         restore(&out_dir, &previous);
+        if fresh {
+            for rel in previous.keys() {
+                std::fs::remove_file(out_dir.join(rel)).unwrap();
+            }
+        }
         let before = names(&out_dir);
         let started = Instant::now();
         let mut child = perfdata(&args_for(case, inp, outp)).spawn().unwrap();
@@ -236,12 +244,14 @@ fn kill_case(root: &Path, case: &Case, rng: &mut Rng) -> Outcome {
             outcome.mid_write += 1;
         }
         for (rel, old) in &previous {
-            let b = now
-                .get(rel)
-                .unwrap_or_else(|| panic!("{what}: {} is gone", rel.display()));
+            let Some(b) = now.get(rel) else {
+                assert!(fresh, "{what}: {} is gone", rel.display());
+                continue;
+            };
+            let old = if fresh { &complete[rel] } else { old };
             assert!(
                 b == old || *b == complete[rel],
-                "{what}: {} is neither the previous output nor the new one ({} bytes; {} or {})",
+                "{what}: {} is neither the previous output (if any) nor the new one ({} bytes; {} or {})",
                 rel.display(),
                 b.len(),
                 old.len(),
