@@ -75,7 +75,8 @@ impl Table {
         let part_dir = dir.join(table).join(format!("recording={recording}"));
         let io = |e: std::io::Error| Error::other(format!("{}: {e}", part_dir.display()));
         std::fs::create_dir_all(&part_dir).map_err(io)?;
-        let tmp = tempfile::NamedTempFile::new_in(&part_dir).map_err(io)?;
+        let path = part_dir.join("part-0.parquet");
+        let tmp = perfdata::write::temp_file_beside(&path).map_err(io)?;
         let (file, tmp) = tmp.into_parts();
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(
@@ -89,11 +90,7 @@ impl Table {
             .build();
         let writer = ArrowWriter::try_new(file, Arc::new(schema), Some(props))
             .map_err(|e| Error::other(format!("{}: {e}", part_dir.display())))?;
-        Ok(Table {
-            writer,
-            tmp,
-            path: part_dir.join("part-0.parquet"),
-        })
+        Ok(Table { writer, tmp, path })
     }
 
     fn write(&mut self, batch: RecordBatch) -> Result<(), Error> {
@@ -110,6 +107,7 @@ impl Table {
         let size = file.metadata().map_err(|e| at(&e))?.len();
         perfdata::write::set_output_permissions(&file, &self.path).map_err(|e| at(&e))?;
         self.tmp.persist(&self.path).map_err(|e| at(&e))?;
+        perfdata::write::remove_stale_temp_files(&self.path);
         Ok(size)
     }
 }

@@ -1,7 +1,10 @@
 //! Where a command writes: `-o PATH` for every command. A command that prints (dump,
 //! report, collapse, info, check) writes standard output unless given `-o`; a file is
-//! written beside its path and renamed into place once complete, so a failed run never
-//! leaves half a file where a good one was.
+//! written beside its path and renamed into place once complete, so a failed or killed
+//! run never leaves half a file where a good one was. The temporary file is named
+//! `.<name>.perfdata-tmp.<random>` and locked while its run lives
+//! ([`perfdata::write::temp_file_beside`]); a run that completes removes those of the same
+//! output whose run was killed ([`perfdata::write::remove_stale_temp_files`]).
 
 use crate::error::{At, CliError};
 use std::io::Write;
@@ -44,13 +47,9 @@ impl Out {
         ))
     }
 
-    /// A new file at `path`, written beside it.
+    /// A new file at `path`, written beside it (`.<name>.perfdata-tmp.<random>`).
     pub fn file(path: &Path) -> Result<Self, CliError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::NamedTempFile::new_in(dir).at(path)?;
+        let tmp = perfdata::write::temp_file_beside(path).at(path)?;
         Ok(Out::File {
             path: path.to_path_buf(),
             tmp: std::io::BufWriter::with_capacity(1 << 16, tmp),
@@ -64,7 +63,12 @@ impl Out {
             Out::File { path, tmp } => {
                 let tmp = tmp.into_inner().map_err(|e| e.into_error()).at(&path)?;
                 perfdata::write::set_output_permissions(tmp.as_file(), &path).at(&path)?;
+                if path.exists() {
+                    // Replacing a good file: the new bytes reach the disk before the rename.
+                    tmp.as_file().sync_all().at(&path)?;
+                }
                 tmp.persist(&path).map_err(|e| e.error).at(&path)?;
+                perfdata::write::remove_stale_temp_files(&path);
                 Ok(())
             }
         }

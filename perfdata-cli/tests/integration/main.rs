@@ -13,6 +13,8 @@ mod filters;
 mod gperftools_cli;
 mod offcpu;
 mod shipped_sample;
+#[cfg(unix)]
+mod sigkill;
 mod symbol_sources;
 mod zero_size_record;
 

@@ -22,11 +22,7 @@ pub fn save_bytes(path: &Path, bytes: &[u8]) -> rt::Result<()> {
             path.display()
         )));
     }
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = crate::write::temp_file_beside(path)?;
     tmp.as_file_mut().write_all(bytes)?;
     // The temporary file is private (0600); the output gets the permissions of the file it
     // replaces, or those of a new file.
@@ -36,5 +32,6 @@ pub fn save_bytes(path: &Path, bytes: &[u8]) -> rt::Result<()> {
         tmp.as_file().sync_all()?;
     }
     tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    crate::write::remove_stale_temp_files(path);
     Ok(())
 }

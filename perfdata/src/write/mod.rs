@@ -40,5 +40,8 @@ pub use encode::RecordEncoder;
 pub use model::{Builder, FeatureData, FeatureItem, RecordData, RecordItem};
 pub use placement::{Part, Placement};
 pub use read_back::{read_back, read_back_file, read_back_file_allowing, read_back_stream};
-pub use save::{save_checked, save_with, set_output_permissions, WriteOptions};
+pub use save::{
+    remove_stale_temp_files, save_checked, save_with, set_output_permissions, temp_file_beside,
+    WriteOptions,
+};
 pub use sink::{FileSink, PipeSink, Sink};

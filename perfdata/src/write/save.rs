@@ -52,11 +52,7 @@ pub fn save_checked(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<Vec<FeatureId>, Error>,
 ) -> Result<(), Error> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut tmp = temp_file_beside(path)?;
     let damaged = {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         let damaged = fill(&mut out)?;
@@ -84,7 +80,121 @@ pub fn save_checked(
     }
     set_output_permissions(tmp.as_file(), path)?;
     tmp.persist(path).map_err(|e| Error::from(e.error))?;
+    remove_stale_temp_files(path);
     Ok(())
+}
+
+/// What every temporary output file beside `path` is named: `.<name>.perfdata-tmp.`
+/// followed by random characters (hidden, and telling whose output it was).
+fn temp_prefix(path: &Path) -> String {
+    let name = path.file_name().map_or_else(
+        || std::borrow::Cow::Borrowed("output"),
+        |n| n.to_string_lossy(),
+    );
+    format!(".{name}.perfdata-tmp.")
+}
+
+/// The directory `path` is in (`.` for a bare name).
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// A new temporary file beside `path`, for an output renamed to `path` once complete: it
+/// is named `.<name>.perfdata-tmp.<random>` and holds an exclusive lock (`flock`) for as
+/// long as it is open, which the kernel drops when the process ends however it ends
+/// (even by SIGKILL). [`remove_stale_temp_files`] removes those nobody holds.
+pub fn temp_file_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let prefix = temp_prefix(path);
+    loop {
+        let tmp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .rand_bytes(8)
+            .tempfile_in(dir_of(path))?;
+        // A file system without locks: the file is still written (and never taken as
+        // stale by a run that cannot lock it either).
+        let _ = flock(tmp.as_file(), true);
+        // A run cleaning up may have taken the file for a dead run's between its creation
+        // and our lock, and removed it: then make another.
+        if linked(tmp.as_file())? {
+            return Ok(tmp);
+        }
+    }
+}
+
+/// Takes an exclusive `flock` on `file`: waiting for it when `wait`, else whether it was
+/// free. (Elsewhere than on Unix there is no lock, and no file is ever taken as stale.)
+fn flock(file: &std::fs::File, wait: bool) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        let op = if wait {
+            libc::LOCK_EX
+        } else {
+            libc::LOCK_EX | libc::LOCK_NB
+        };
+        loop {
+            // SAFETY: flock on a descriptor we own; no memory is passed.
+            if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+                return Ok(true);
+            }
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) if !wait => return Ok(false),
+                _ => return Err(e),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(wait)
+    }
+}
+
+/// Whether the file still has a name.
+fn linked(file: &std::fs::File) -> std::io::Result<bool> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Ok(file.metadata()?.nlink() > 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        Ok(true)
+    }
+}
+
+/// Removes the temporary files of `path` ([`temp_file_beside`]) left by runs that were
+/// killed before they completed: those whose lock nobody holds. Another run writing the
+/// same output at the same time holds its lock, and its file is left alone. Best effort:
+/// errors are ignored (what cannot be removed now is removed by a later run).
+pub fn remove_stale_temp_files(path: &Path) {
+    let prefix = temp_prefix(path);
+    let dir = dir_of(path);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        let stale = dir.join(&name);
+        let Ok(file) = std::fs::File::open(&stale) else {
+            continue;
+        };
+        // Held: a live run's. Taken: its run is gone, and nobody can take it from us
+        // before it is removed (a run that just created it sees it unlinked and makes
+        // another).
+        if matches!(flock(&file, false), Ok(true)) {
+            let _ = std::fs::remove_file(&stale);
+        }
+    }
 }
 
 /// Gives a temporary output file (private, 0600) the permissions its final path should
