@@ -10,8 +10,10 @@
 //!   refuses the last word of the stack copy (`addr + 8 >= end`), so it stops one frame
 //!   before the copy's end, which perfdata reads;
 //! * ours reaches an outermost frame: the entry point `_start`, or a thread's `clone` /
-//!   `clone3`, where glibc's CFI ends every stack (`cfi_undefined rip`). Garbage frames
-//!   do not end there. Seen: glibc's `clone3` ends its FDE before its `syscall`
+//!   `clone3`, where glibc's CFI ends every stack (`cfi_undefined rip`), or
+//!   `_dl_start_user`, the label in ld.so's `_start` whose `call _dl_init` runs every
+//!   initializer the loader runs (no CFI: the entry code). Garbage frames do not end
+//!   there. Seen: glibc's `clone3` ends its FDE before its `syscall`
 //!   instruction, so a sample taken in the kernel during `pthread_create` has no CFI for
 //!   its first user frame: libunwind stops, perfdata steps by the return address at the
 //!   stack pointer (the leaf has pushed nothing) and goes on; and libgcc_s's
@@ -34,7 +36,7 @@ use std::collections::BTreeMap;
 pub const CUT_SHORT_MAX: f64 = 5.0;
 
 /// Frames that end a stack by their CFI: a walk that reached one is complete.
-const OUTERMOST: [&str; 4] = ["_start", "clone", "clone3", "__clone3"];
+const OUTERMOST: [&str; 5] = ["_start", "_dl_start_user", "clone", "clone3", "__clone3"];
 
 /// The frame perf's `ffffffffffffffff [unknown]` end of an unfinished walk becomes.
 const TRUNCATED: &str = "[truncated]";
@@ -176,6 +178,11 @@ mod tests {
         assert!(is_cut_short(
             "clone3;entry_SYSCALL_64;copy_process",
             "_start;main;pthread_create;clone3;entry_SYSCALL_64;copy_process"
+        ));
+        // dwarf-cpp: a sample in one of libstdc++'s initializers, run by the loader.
+        assert!(is_cut_short(
+            "[libstdc++.so.6.0.30]",
+            "_dl_start_user;_dl_init;call_init;[libstdc++.so.6.0.30]"
         ));
         // perf said it stopped; ours has one frame more, then the copy ended.
         assert!(is_cut_short("[truncated];b;leaf", "[truncated];a;b;leaf"));

@@ -275,6 +275,9 @@ pub struct LiveOptions {
     pub verbose: bool,
     /// The corpus directory (default `../shared/corpus` beside the workspace).
     pub corpus: Option<PathBuf>,
+    /// `--no-retry`: a live scenario that fails is not recorded again (by default it
+    /// is, once, and fails only if both recordings do).
+    pub no_retry: bool,
 }
 
 fn wanted(opts: &LiveOptions, name: &str) -> bool {
@@ -311,8 +314,11 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             tmp.path().to_path_buf()
         }
     };
+    let known = report::load_known_failures(&workspace.join("conformance/known-failures.txt"))?;
     let mut rows = vec![];
     let mut exported: Vec<(usize, PathBuf)> = vec![];
+    // Live rows that failed on their first recording and passed on a second.
+    let mut flaky: Vec<Row> = vec![];
     // The baseline of check 14 (diff): the `plain` row's recording, recorded first.
     let mut baseline: Option<PathBuf> = None;
     let tools = gperftools::Tools::find(&dir);
@@ -336,54 +342,34 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         match recorded {
             record::Recorded::Skipped(why) => row.all(&Outcome::Skip(why)),
             record::Recorded::Path(p) => {
-                let checked = check_path(&p, &mut row);
-                row.set("rewrite", rewrite_check(&p));
-                row.set(
-                    "perf-reads",
-                    match &checked {
-                        Some((d, views)) => perf_reads_check(&p, d, views, &dir, s.variants()),
-                        None => Outcome::Skip("our decode failed (checks 1-3)".into()),
-                    },
-                );
-                row.set("corpus", Outcome::Skip("n/a".into()));
-                row.set("report", analyses::check_report(&p, &dir));
-                row.set("collapse", analyses::check_collapse(&p, &dir));
-                row.set(
-                    "diff",
-                    match &baseline {
-                        // perf diff resolves every process's objects of a system-wide
-                        // recording (slow), whose other processes' symbols differ as in
-                        // check 7's known failures: the per-task rows are compared.
-                        _ if s.args.contains(&"-a") => {
-                            Outcome::Skip("system-wide recording: compared on per-task rows".into())
+                check_recording(s, &p, &dir, baseline.as_deref(), &tools, &mut row);
+                if !opts.no_retry && !report::verdict(std::slice::from_ref(&row), &known).ok() {
+                    // A live recording samples a program that runs differently each time,
+                    // and perf's unwinder fails on some rare samples (cut_short.rs): a
+                    // failure is recorded again once, and stays a failure only if the
+                    // second recording fails too. Either way the first one's failures are
+                    // printed at the end.
+                    let first = p.with_extension("first-try");
+                    std::fs::rename(&p, &first)
+                        .with_context(|| format!("moving {} aside", p.display()))?;
+                    eprintln!("  {:<22} failed: recording it again", s.name);
+                    let mut again = Row::new(s.name);
+                    match record::record(s, &dir)? {
+                        record::Recorded::Skipped(why) => again.all(&Outcome::Skip(why)),
+                        record::Recorded::Path(p2) => {
+                            check_recording(s, &p2, &dir, baseline.as_deref(), &tools, &mut again)
                         }
-                        Some(b) => diffs::check_diff(b, &p, &dir),
-                        None => Outcome::Skip(format!("no `{DIFF_BASELINE}` recording")),
-                    },
-                );
-                if let (scenarios::Workload::Program(prog), true) =
-                    (s.workload, s.name == OFF_CPU_ROW)
-                {
-                    row.set("off-cpu", offcpu::check_off_cpu(&p, &dir, prog.name));
-                }
-                row.set("pprof", pprof::check_pprof(&p, &dir, &tools));
-                if s.unwinds() {
-                    let task_32 = matches!(s.workload,
-                        scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);
-                    row.set(
-                        "unwind",
-                        if task_32 {
-                            // perf 6.1 does not unwind 32-bit tasks: the call graph the
-                            // program has is the oracle.
-                            unwind::check_unwind_32(&p, &dir)
-                        } else {
-                            unwind::check_unwind(&p, &dir)
-                        },
-                    );
-                    row.set("call-graph", unwind::check_call_graph(&p, &dir));
-                    row.set("unwound", unwind::check_unwound(&p, &dir, task_32));
-                } else {
-                    row.set("filters", filters::check_filters(&p, &dir));
+                    }
+                    if report::verdict(std::slice::from_ref(&again), &known).ok() {
+                        flaky.push(std::mem::replace(&mut row, again));
+                    } else {
+                        row.notes.push(
+                            "failed on a second recording too (its details are not shown)".into(),
+                        );
+                        // The first recording's failures are the row's: put it back.
+                        std::fs::rename(&first, &p)
+                            .with_context(|| format!("restoring {}", p.display()))?;
+                    }
                 }
                 exported.push((rows.len(), p.clone()));
             }
@@ -421,7 +407,6 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     } else {
         vec![]
     };
-    let known = report::load_known_failures(&workspace.join("conformance/known-failures.txt"))?;
     print!("\n{}", report::render(&rows, &known, opts.verbose));
     if !gp_rows.is_empty() {
         print!("\n{}", gperftools::render(&gp_rows, opts.verbose));
@@ -432,6 +417,9 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         .filter(|o| o.is_fail())
         .count();
     let v = report::verdict(&rows, &known);
+    // Last, where a log's tail shows them: the failures of the rows that passed only on a
+    // second recording, then the unexpected failures again.
+    print!("{}", report::render_failures_again(&flaky, &rows, &known));
     for k in &v.stale {
         println!(
             "note: known failure `{} {}` no longer fails; remove it from known-failures.txt",
@@ -439,15 +427,74 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
         );
     }
     println!(
-        "\nconformance: {} rows, {} unexpected failures, {} known failures; gperftools: {} rows, {} failures; {:.1} s",
+        "\nconformance: {} rows, {} unexpected failures, {} known failures, {} passed only when recorded again; gperftools: {} rows, {} failures; {:.1} s",
         rows.len(),
         v.unexpected.len(),
         v.known.len(),
+        flaky.len(),
         gp_rows.len(),
         gp_failures,
         started.elapsed().as_secs_f64()
     );
     Ok(v.ok() && gp_failures == 0)
+}
+
+/// Checks a live scenario's recording `p` into `row` (every column the scenario has).
+fn check_recording(
+    s: &scenarios::Scenario,
+    p: &Path,
+    dir: &Path,
+    baseline: Option<&Path>,
+    tools: &gperftools::Tools,
+    row: &mut Row,
+) {
+    let checked = check_path(p, row);
+    row.set("rewrite", rewrite_check(p));
+    row.set(
+        "perf-reads",
+        match &checked {
+            Some((d, views)) => perf_reads_check(p, d, views, dir, s.variants()),
+            None => Outcome::Skip("our decode failed (checks 1-3)".into()),
+        },
+    );
+    row.set("corpus", Outcome::Skip("n/a".into()));
+    row.set("report", analyses::check_report(p, dir));
+    row.set("collapse", analyses::check_collapse(p, dir));
+    row.set(
+        "diff",
+        match baseline {
+            // perf diff resolves every process's objects of a system-wide recording
+            // (slow), whose other processes' symbols differ as in check 7's known
+            // failures: the per-task rows are compared.
+            _ if s.args.contains(&"-a") => {
+                Outcome::Skip("system-wide recording: compared on per-task rows".into())
+            }
+            Some(b) => diffs::check_diff(b, p, dir),
+            None => Outcome::Skip(format!("no `{DIFF_BASELINE}` recording")),
+        },
+    );
+    if let (scenarios::Workload::Program(prog), true) = (s.workload, s.name == OFF_CPU_ROW) {
+        row.set("off-cpu", offcpu::check_off_cpu(p, dir, prog.name));
+    }
+    row.set("pprof", pprof::check_pprof(p, dir, tools));
+    if s.unwinds() {
+        let task_32 = matches!(s.workload,
+            scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);
+        row.set(
+            "unwind",
+            if task_32 {
+                // perf 6.1 does not unwind 32-bit tasks: the call graph the program has
+                // is the oracle.
+                unwind::check_unwind_32(p, dir)
+            } else {
+                unwind::check_unwind(p, dir)
+            },
+        );
+        row.set("call-graph", unwind::check_call_graph(p, dir));
+        row.set("unwound", unwind::check_unwound(p, dir, task_32));
+    } else {
+        row.set("filters", filters::check_filters(p, dir));
+    }
 }
 
 /// The row of check 15 (off-CPU time against perf sched timehist).

@@ -343,6 +343,51 @@ pub fn render(rows: &[Row], known: &[KnownFailure], verbose: bool) -> String {
     out
 }
 
+/// What a log's last lines should show: the failures of `flaky` (rows as first
+/// recorded, which passed when recorded again) and the unexpected failures of `rows`,
+/// each with its first lines. Empty when there are neither.
+pub fn render_failures_again(flaky: &[Row], rows: &[Row], known: &[KnownFailure]) -> String {
+    let mut text = String::new();
+    let mut section = |title: &str, rows: &[Row]| {
+        let cells: Vec<String> = rows
+            .iter()
+            .flat_map(|r| unexpected_cells(r, known))
+            .collect();
+        if !cells.is_empty() {
+            text.push_str(&format!("\n{title}:\n"));
+            cells.iter().for_each(|c| text.push_str(c));
+        }
+    };
+    section(
+        "failed on the first recording, passed on a second (the first one's failures)",
+        flaky,
+    );
+    section("unexpected failures (as in the details above)", rows);
+    text
+}
+
+/// A row's failures that no known failure covers, each as a few indented lines.
+fn unexpected_cells(r: &Row, known: &[KnownFailure]) -> Vec<String> {
+    const LINES: usize = 12;
+    CHECKS
+        .iter()
+        .zip(&r.cells)
+        .filter_map(|(c, o)| match o {
+            Outcome::Fail(lines) if known_for(known, &r.name, c, o).is_empty() => {
+                let mut t = format!("  {} / {c}:\n", r.name);
+                for l in lines.iter().take(LINES) {
+                    t.push_str(&format!("      {l}\n"));
+                }
+                if lines.len() > LINES {
+                    t.push_str(&format!("      … {} more lines\n", lines.len() - LINES));
+                }
+                Some(t)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +413,28 @@ mod tests {
         assert_eq!(v.known.len(), 1);
         assert_eq!(v.stale.len(), 1);
         assert!(!v.ok());
+    }
+
+    #[test]
+    fn the_failures_again_list_flaky_rows_then_unexpected_ones_not_known_ones() {
+        let known = parse_known_failures("a header why\n").unwrap();
+        let mut a = Row::new("a");
+        a.set("header", Outcome::Fail(vec!["known".into()]));
+        a.set(
+            "records",
+            Outcome::Fail((0..15).map(|i| format!("r{i}")).collect()),
+        );
+        let mut first = Row::new("f");
+        first.set("collapse", Outcome::Fail(vec!["one sample".into()]));
+        let text = render_failures_again(&[first], &[a], &known);
+        let flaky = text.find("passed on a second").unwrap();
+        let unexpected = text.find("unexpected failures").unwrap();
+        assert!(flaky < text.find("f / collapse:\n      one sample").unwrap());
+        assert!(unexpected > flaky);
+        assert!(text.contains("a / records:\n      r0\n"));
+        assert!(text.contains("r11\n      … 3 more lines\n"));
+        assert!(!text.contains("known\n") && !text.contains("r12"));
+        assert_eq!(render_failures_again(&[], &[Row::new("b")], &known), "");
     }
 
     /// A tagged entry covers only the lines that carry its tag: another variant failing

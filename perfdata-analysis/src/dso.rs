@@ -431,10 +431,24 @@ impl Dsos {
 
     /// True when `s` is the function at its object's entry point (`_start`): the outermost
     /// frame of a process's first thread, where unwinding ends even when the object
-    /// gives it no CFI (the dynamic loader's `_start` has none).
+    /// gives it no CFI (the dynamic loader's `_start` has none). When the entry point is
+    /// an unsized label, the label right after it is entry code too: ld.so's `_start`
+    /// calls `_dl_start` and goes on at `_dl_start_user`, which calls `_dl_init`, so the
+    /// stack of every initializer the loader runs ends there.
     pub fn is_entry_function(&self, s: SymbolId) -> bool {
-        let entry = self.loaded(s.dso).runtime.as_ref().map(|r| r.entry);
-        entry.is_some_and(|e| e != 0 && self.symbol_start(s) == e)
+        let Some(e) = self.loaded(s.dso).runtime.as_ref().map(|r| r.entry) else {
+            return false;
+        };
+        if e == 0 {
+            return false;
+        }
+        let table = self.table(s.dso);
+        let at = |i: usize| table.and_then(|t| t.get(i));
+        at(s.index as usize).is_some_and(|sym| sym.start == e)
+            || (s.index as usize)
+                .checked_sub(1)
+                .and_then(at)
+                .is_some_and(|before| before.start == e && before.no_size)
     }
 
     /// Where a DSO's symbols were read from, once loaded.

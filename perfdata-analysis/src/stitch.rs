@@ -257,6 +257,28 @@ mod tests {
             [(0xffff_ffff_8100_0010, true), (base + entry, false)]
         );
         assert_eq!(got.unwound, Some(StackEnd::Complete));
+        // ld.so's `_start` (an unsized label) goes on at the label `_dl_start_user`,
+        // which calls `_dl_init`: a sample in an initializer the loader runs has that
+        // return address as its root-most frame, and the walk (no CFI there) takes
+        // the word above it (argc) for one more. That frame goes; the stack is whole.
+        let name = |ip: u64| {
+            m.resolve(7, false, ip)
+                .symbol
+                .map(|s| m.dsos.symbol_name(s).to_string())
+        };
+        let Some(user) = (1..0x80)
+            .map(|d| base + entry + d)
+            .find(|&ip| name(ip).as_deref() == Some("_dl_start_user"))
+        else {
+            eprintln!("SKIP: no `_dl_start_user` label after {path}'s entry point here");
+            return;
+        };
+        let got = dwarf_sample_in_the_kernel(&m, user + 0x20, &[3, 0x7ffc_0000_2000], 16);
+        assert_eq!(
+            got.addrs,
+            [(0xffff_ffff_8100_0010, true), (user + 0x20, false)]
+        );
+        assert_eq!(got.unwound, Some(StackEnd::Complete));
     }
 
     #[test]

@@ -13,6 +13,9 @@ pub struct Symbol {
     pub start: u64,
     /// Exclusive.
     pub end: u64,
+    /// The table gave it no size: `end` is the next symbol's start (perf's rule). An
+    /// assembly label (ld.so's `_start`) whose code runs on into the label after it.
+    pub no_size: bool,
     /// The name as the table has it (mangled).
     raw: Box<str>,
     binding: Binding,
@@ -26,6 +29,7 @@ impl Symbol {
         Symbol {
             start,
             end,
+            no_size: false,
             raw: raw.into(),
             binding,
             demangled: std::cell::OnceCell::new(),
@@ -79,6 +83,7 @@ impl SymbolTable {
         let n = kept.len();
         for i in 0..n.saturating_sub(1) {
             if kept[i].end == kept[i].start {
+                kept[i].no_size = true;
                 let next = kept[i + 1].start;
                 let crosses_module =
                     kallsyms && kept[i].raw.contains('[') != kept[i + 1].raw.contains('[');
@@ -91,6 +96,7 @@ impl SymbolTable {
         }
         if let Some(last) = kept.last_mut() {
             if last.end == last.start {
+                last.no_size = true;
                 last.end = round_up_page(last.start) + 4096;
             }
         }

@@ -5,13 +5,15 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   gen [--check]   regenerate perfdata/src/generated/ and docs/ from spec/ (--check: fail if stale)
-  conformance [--refresh-oracle] [--keep DIR] [--only NAME]... [--corpus DIR] [-v]
+  conformance [--refresh-oracle] [--keep DIR] [--only NAME]... [--corpus DIR] [--no-retry] [-v]
                   record every scenario with the system perf, compare perf's view with our
                   decode, print the table (exit non-zero on a failure not in
                   conformance/known-failures.txt); --refresh-oracle: store perf's output for
                   the committed fixtures instead (conformance/fixtures/perf-output/);
                   --only NAME: a scenario, a corpus file, `corpus`, `gperftools`, or
-                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11)
+                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11);
+                  a live scenario that fails is recorded again once and fails only if
+                  that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
@@ -85,6 +87,7 @@ fn conformance(root: &std::path::Path, args: &[&str]) -> Result<()> {
         match *a {
             "--refresh-oracle" => refresh = true,
             "-v" | "--verbose" => opts.verbose = true,
+            "--no-retry" => opts.no_retry = true,
             "--keep" => {
                 opts.keep = Some(
                     it.next()
