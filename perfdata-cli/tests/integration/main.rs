@@ -3,6 +3,8 @@
 #[path = "../../../perfdata/tests/common/mod.rs"]
 mod common;
 
+#[cfg(unix)]
+mod browser;
 mod check;
 mod commands;
 mod damaged_features;

@@ -1,0 +1,317 @@
+//! The viewers' outputs in the real clients: `export --to speedscope` in speedscope's own
+//! release build (the `speedscope` npm package) and `flamegraph`'s SVG, both opened in
+//! headless Chromium by `perfdata-cli/tests/browser/drive.mjs` (puppeteer-core driving
+//! the system's browser; a static server on 127.0.0.1 that the script starts and stops).
+//! What the viewers show must be what `perfdata report` computes: speedscope's Sandwich
+//! table (each function's Self and Total), and the flame graph's own search ("Matched:
+//! X%", a function's share with everything it called).
+//!
+//! Needs `node`, Chromium (`/usr/bin/chromium`, or `$PERFDATA_CHROMIUM`) and
+//! `npm ci --prefix perfdata-cli/tests/browser`; `.ci/run` installs all three and sets
+//! `PERFDATA_BROWSER_REQUIRED=1`, which makes their absence a failure. Elsewhere the test
+//! says what is missing and skips. Screenshots go to `target/browser-checks/`.
+
+use crate::run_perfdata;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn sample() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../samples/wordfreq.data")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The browser, and the driver's directory with its npm packages; `None` (after saying
+/// why) when something is missing and the run does not require them.
+fn setup() -> Option<(PathBuf, PathBuf)> {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let chromium = std::env::var_os("PERFDATA_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    let mut missing = vec![];
+    if Command::new("node").arg("--version").output().is_err() {
+        missing.push("node (Debian: nodejs)".to_string());
+    }
+    if !chromium.exists() {
+        missing.push(format!("{} (Debian: chromium)", chromium.display()));
+    }
+    for package in ["puppeteer-core", "speedscope"] {
+        if !driver.join("node_modules").join(package).exists() {
+            missing.push(format!(
+                "the npm package {package} (npm ci --prefix perfdata-cli/tests/browser)"
+            ));
+        }
+    }
+    if missing.is_empty() {
+        return Some((chromium, driver));
+    }
+    let why = format!("browser checks need {}", missing.join(", "));
+    assert!(
+        std::env::var_os("PERFDATA_BROWSER_REQUIRED").is_none(),
+        "PERFDATA_BROWSER_REQUIRED is set but the {why}"
+    );
+    eprintln!("SKIP: {why}");
+    None
+}
+
+/// Runs the driver with its JSON arguments; what it printed, parsed. Killed after
+/// `limit` (a browser that hangs fails the test instead of holding it).
+fn drive(driver: &Path, args: &Value, limit: Duration) -> Value {
+    let mut child = Command::new("node")
+        .arg(driver.join("drive.mjs"))
+        .arg(args.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start node");
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "the browser driver ran over {limit:?}; it printed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the browser driver failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the driver's output is not JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// `perfdata report --sort sym`'s rows of the file's one event: function → (self period,
+/// children period), and the event's total period.
+fn report_by_function(input: &str) -> (BTreeMap<String, (u64, u64)>, u64) {
+    let (code, stdout, stderr) = run_perfdata(
+        &["report", input, "--json", "--sort", "sym", "-g", "none"],
+        None,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let event = &report.as_array().unwrap()[0];
+    let rows = event["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            let key = r["keys"][0].as_str()?;
+            // `[.] name`; an address (`[.] 0x…`) is a function no symbol names.
+            let name = key.split_once("] ")?.1;
+            (!name.starts_with("0x")).then(|| {
+                (
+                    name.to_string(),
+                    (
+                        r["period"].as_u64().unwrap(),
+                        r["children_period"].as_u64().unwrap(),
+                    ),
+                )
+            })
+        })
+        .collect();
+    (rows, event["period"].as_u64().unwrap())
+}
+
+/// Each function's Self and Total (its weight as a leaf, and of the stacks it is in, once
+/// a stack) from `perfdata collapse --inline`: the stacks the viewers' exports are made of
+/// (inline frames named from DWARF, as `perf script --inline`; conformance check 8 holds
+/// collapse to perf's). The first frame of a folded stack is the command.
+fn collapse_by_function(input: &str) -> BTreeMap<String, (u64, u64)> {
+    let (code, stdout, stderr) = run_perfdata(&["collapse", input, "--inline"], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for line in stdout.lines() {
+        let (stack, weight) = line.rsplit_once(' ').unwrap();
+        let weight: u64 = weight.parse().unwrap();
+        let frames: Vec<&str> = stack.split(';').skip(1).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, f) in frames.iter().enumerate() {
+            let e = by.entry(f.to_string()).or_default();
+            if i + 1 == frames.len() {
+                e.0 += weight;
+            }
+            if seen.insert(*f) {
+                e.1 += weight;
+            }
+        }
+    }
+    by
+}
+
+/// A time as speedscope prints it (`136.07ms (21%)`, `500.25µs (0.08%)`): nanoseconds,
+/// and half the last printed digit's worth (its rounding), also in nanoseconds.
+fn speedscope_time(cell: &str) -> (f64, f64) {
+    let value = cell.split(" (").next().unwrap();
+    let (number, scale) = [("ns", 1.0), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)]
+        .iter()
+        .find_map(|(unit, scale)| Some((value.strip_suffix(unit)?, *scale)))
+        .unwrap_or_else(|| panic!("not a speedscope time: {cell:?}"));
+    let decimals = number.split_once('.').map_or(0, |(_, d)| d.len());
+    let n: f64 = number
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {cell:?}"));
+    (n * scale, 0.5 * 10f64.powi(-(decimals as i32)) * scale)
+}
+
+#[test]
+fn speedscope_and_the_flame_graph_show_in_a_real_browser_what_report_computes() {
+    let Some((chromium, driver)) = setup() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let input = sample();
+    for (args, what) in [
+        (
+            vec![
+                "export",
+                &input,
+                "--to",
+                "speedscope",
+                "-o",
+                "wf.speedscope.json",
+            ],
+            "export",
+        ),
+        (vec!["flamegraph", &input, "-o", "wf.svg"], "flamegraph"),
+    ] {
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| match *a {
+                "wf.speedscope.json" | "wf.svg" => dir.path().join(a).display().to_string(),
+                _ => a.to_string(),
+            })
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, stderr) = run_perfdata(&args, None);
+        assert_eq!(code, Some(0), "{what}: {stderr}");
+    }
+    let (report, total) = report_by_function(&input);
+    let stacks = collapse_by_function(&input);
+    // The flame graph's search: the functions with between 5% and 95% of the time with
+    // their callees (the shipped sample: count_words, generate_text, sort_by_count…).
+    let mut searched: Vec<(&String, u64)> = report
+        .iter()
+        .map(|(name, &(_, children))| (name, children))
+        .filter(|&(_, c)| (0.05..0.95).contains(&(c as f64 / total as f64)))
+        .collect();
+    searched.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+    searched.truncate(4);
+    assert!(
+        searched.len() >= 2,
+        "the sample has too few functions to search: {report:?}"
+    );
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-checks");
+    std::fs::create_dir_all(&shots).unwrap();
+    let shown = drive(
+        &driver,
+        &serde_json::json!({
+            "dir": dir.path(),
+            "chromium": chromium,
+            "speedscope": "wf.speedscope.json",
+            "svg": "wf.svg",
+            // Each frame's title is `name (N ns, P%)`.
+            "searches": searched.iter().map(|(n, _)| format!("^{} \\(", n)).collect::<Vec<_>>(),
+            "shots": shots,
+        }),
+        Duration::from_secs(240),
+    );
+
+    // speedscope: the file's one profile (one thread, one event), loaded without errors.
+    let sp = &shown["speedscope"];
+    assert_eq!(
+        sp["errors"],
+        serde_json::json!([]),
+        "speedscope page errors"
+    );
+    let toolbar = sp["toolbar"].to_string();
+    assert!(
+        toolbar.contains("wordfreq") && toolbar.contains("cpu-clock:u"),
+        "speedscope's toolbar names another profile: {toolbar}"
+    );
+    let rows = sp["rows"].as_array().unwrap();
+    let mut matched = vec![];
+    for row in rows {
+        let cells: Vec<&str> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let [total_cell, self_cell, name] = cells[..] else {
+            panic!("a Sandwich row of 3 cells expected: {cells:?}");
+        };
+        let &(self_period, children) = stacks
+            .get(name)
+            .unwrap_or_else(|| panic!("speedscope shows {name}, which no stack has"));
+        for (cell, want, column) in [
+            (self_cell, self_period, "Self"),
+            (total_cell, children, "Total"),
+        ] {
+            let (got, rounding) = speedscope_time(cell);
+            assert!(
+                (got - want as f64).abs() <= rounding + 1.0,
+                "{name}: speedscope's {column} is {cell}, collapse's {want} ns"
+            );
+        }
+        matched.push((name, self_period));
+    }
+    // The table's order (by Self) is report's: the top functions of both agree (by
+    // name: report names a function by its symbol, where the viewers take a function's
+    // DWARF name, which drops a clone's `.constprop.0`).
+    assert!(
+        matched.len() >= 10,
+        "only {} rows compared: {rows:?}",
+        matched.len()
+    );
+    let mut by_self: Vec<(&String, u64)> = report.iter().map(|(n, &(s, _))| (n, s)).collect();
+    by_self.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
+    let top: Vec<&str> = by_self.iter().take(5).map(|(n, _)| n.as_str()).collect();
+    let shown_top: Vec<&str> = matched.iter().take(5).map(|(n, _)| *n).collect();
+    assert_eq!(shown_top, top, "speedscope's top functions by Self");
+
+    // The flame graph: drawn across its width, and its search reports each function's
+    // share with its callees, to its one decimal.
+    let svg = &shown["svg"];
+    assert_eq!(
+        svg["errors"],
+        serde_json::json!([]),
+        "flame graph page errors"
+    );
+    assert!(svg["frames"].as_u64().unwrap() > 10, "{svg}");
+    let (widest, width) = (
+        svg["widest"].as_f64().unwrap(),
+        svg["width"].as_f64().unwrap(),
+    );
+    assert!(
+        widest > 0.9 * width,
+        "the root frame is {widest} of {width} wide"
+    );
+    for ((name, children), found) in searched.iter().zip(svg["searches"].as_array().unwrap()) {
+        let text = found["matched"].as_str().unwrap();
+        let pct: f64 = text
+            .strip_prefix("Matched: ")
+            .and_then(|t| t.strip_suffix('%'))
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("search for {name}: {text:?}"));
+        let want = 100.0 * *children as f64 / total as f64;
+        assert!(
+            (pct - want).abs() <= 0.05 + 1e-9,
+            "the flame graph's search finds {name} in {pct}%, report {want:.3}%"
+        );
+    }
+}
