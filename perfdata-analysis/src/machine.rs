@@ -575,7 +575,25 @@ impl Machine {
             self.maps.get(&pid)?
         };
         let (_, map) = maps.range(..=ip).next_back()?;
-        (ip < map.end).then_some(*map)
+        if ip < map.end {
+            return Some(*map);
+        }
+        // The recorded kernel MMAP ends at `_etext`, but the kernel's boot code (the idle
+        // task's `x86_64_start_kernel → start_kernel`) is in `.init.text`, past it. perf
+        // names it from /proc/kcore, whose text segment spans the image to `_end`; here
+        // the kernel map reaches as far as the kernel's own symbols do (no module map
+        // lies between: `map` is the last one before `ip`).
+        let beyond_text = kernel
+            && matches!(self.dsos.get(map.dso).kind, DsoKind::Kernel)
+            && self
+                .dsos
+                .find_symbol(
+                    map.dso,
+                    self.dsos
+                        .lookup_address(map.dso, map.map_ip(&self.dsos, ip)),
+                )
+                .is_some();
+        beyond_text.then_some(*map)
     }
 }
 
@@ -628,6 +646,48 @@ fn module_name(filename: &str) -> String {
 mod tests {
     use super::*;
     use crate::dso::SymbolSources;
+
+    #[test]
+    fn the_kernel_map_reaches_the_kernels_boot_code_past_etext() {
+        let dir = tempfile::tempdir().unwrap();
+        let kallsyms = dir.path().join("kallsyms");
+        std::fs::write(
+            &kallsyms,
+            "ffffffff81000000 T _text\nffffffff81000100 T do_idle\n\
+             ffffffff81001000 T _etext\nffffffff83000000 T _sinittext\n\
+             ffffffff83000100 T x86_64_start_kernel\nffffffff83000200 T _einittext\n\
+             ffffffffc0000000 t mod_fn\t[mymod]\n",
+        )
+        .unwrap();
+        let mut dsos = Dsos::new(SymbolSources::default());
+        dsos.set_kernel_choice(Some(kallsyms), "test".into());
+        let mut m = Machine::new(dsos);
+        // perf record's kernel MMAP: `_text` to `_etext`.
+        m.apply(&SideEvent::Mmap {
+            pid: -1,
+            start: 0xffff_ffff_8100_0000,
+            len: 0x1000,
+            pgoff: 0xffff_ffff_8100_0000,
+            filename: "[kernel.kallsyms]_text".into(),
+            build_id: None,
+            exec: true,
+            kernel: true,
+        });
+        let name = |ip: u64| {
+            m.resolve(-1, true, ip)
+                .symbol
+                .map(|s| m.dsos.symbol_name(s).to_string())
+        };
+        assert_eq!(name(0xffff_ffff_8100_0110).as_deref(), Some("do_idle"));
+        assert_eq!(
+            name(0xffff_ffff_8300_0120).as_deref(),
+            Some("x86_64_start_kernel")
+        );
+        // Past the kernel's last symbol, and a module's address with no module map.
+        assert_eq!(name(0xffff_ffff_9000_0000), None);
+        assert_eq!(name(0xffff_ffff_c000_0010), None);
+        assert!(m.resolve(-1, true, 0xffff_ffff_c000_0010).dso.is_none());
+    }
 
     #[test]
     fn mmap_cuts_what_it_overlaps() {

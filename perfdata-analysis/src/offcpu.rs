@@ -20,7 +20,11 @@
 //!   is); a thread switched out before any sample of it has the stack `[unknown]`.
 //!
 //! The tracepoint is used when the recording has it (its stacks are exact), else the
-//! switch records. Intervals still open at the end of the recording, and switch-ins
+//! switch records. A switch-in the recording lacks (a thread switching out again with
+//! no switch-in since its last switch-out: the tracepoint's samples of the idle task
+//! switching a thread in go missing under load) is taken to be the CPU's last switch
+//! before that switch-out, as `perf sched timehist` takes it: a lower bound, the
+//! possible excess reported ([`ThreadOffCpu::unseen_slack_ns`]). Intervals still open at the end of the recording, and switch-ins
 //! without a switch-out before them (the recording started while the thread was off the
 //! CPU), are not counted — as `perf sched timehist`, whose per-event wait time plus
 //! scheduling delay is the same interval (the conformance check compares them).
@@ -89,6 +93,15 @@ pub struct ThreadOffCpu {
     /// records of a recorded workload hold one interval more, at its start (the wait of
     /// the forked child for perf's go), than its `sched:sched_switch` samples.
     pub first_interval_ns: u64,
+    /// Intervals whose switch-in the recording does not hold (seen: `sched_switch`
+    /// samples of the idle task switching a thread in, missing under load while the
+    /// switch records have them). As `perf sched timehist`, such an interval ends at the
+    /// last switch seen on the CPU before the thread's next switch-out there: the thread
+    /// cannot have come in earlier. A lower bound, counted in `off_cpu_ns`.
+    pub unseen_switch_ins: u64,
+    /// How much longer those intervals may have been: Σ of the time from each one's
+    /// inferred end to the thread's switch-out that revealed it.
+    pub unseen_slack_ns: u64,
 }
 
 /// Off-CPU time of one thread at one stack.
@@ -146,6 +159,8 @@ struct Acc {
     stack_ids: HashMap<Vec<String>, u32>,
     stack_list: Vec<Vec<String>>,
     out: HashMap<i32, Out>,
+    /// Per CPU, the time of the last switch seen there.
+    cpu_last: HashMap<u32, u64>,
 }
 
 impl Acc {
@@ -171,6 +186,34 @@ impl Acc {
         );
     }
 
+    /// `tid` switches out on `cpu` at `now` while still waiting for the switch-in of its
+    /// last switch-out: that switch-in is not in the recording. The thread came in at
+    /// the CPU's last switch before this one, or later (perf sched timehist's rule).
+    fn unseen_switch_in(&mut self, m: &Machine, tid: i32, cpu: Option<u32>, now: u64) {
+        let Some(&last) = cpu.and_then(|c| self.cpu_last.get(&c)) else {
+            return;
+        };
+        if !self
+            .out
+            .get(&tid)
+            .is_some_and(|o| o.time < last && last <= now)
+        {
+            return;
+        }
+        self.switch_in(m, tid, last);
+        if let Some(t) = self.threads.get_mut(&tid) {
+            t.unseen_switch_ins += 1;
+            t.unseen_slack_ns += now - last;
+        }
+    }
+
+    /// A switch was seen on `cpu` at `time`.
+    fn switched(&mut self, cpu: Option<u32>, time: u64) {
+        if let Some(c) = cpu {
+            self.cpu_last.insert(c, time);
+        }
+    }
+
     fn switch_in(&mut self, m: &Machine, tid: i32, time: u64) {
         let Some(o) = self.out.remove(&tid) else {
             return;
@@ -185,6 +228,8 @@ impl Acc {
             preempted_ns: 0,
             last_interval_ns: 0,
             first_interval_ns: dt,
+            unseen_switch_ins: 0,
+            unseen_slack_ns: 0,
         });
         t.comm = m.comm(tid).into_owned();
         t.off_cpu_ns += dt;
@@ -270,11 +315,13 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                         .is_some_and(|st| st & 0xff == 0);
                     // The sample is taken in the task switching out: its pid is prev's.
                     let pid = if s.tid == prev { s.pid } else { prev };
+                    acc.unseen_switch_in(machine, prev, s.cpu, time);
                     acc.switch_out(prev, pid, time, id, preempted);
                 }
                 if next != 0 {
                     acc.switch_in(machine, next, time);
                 }
+                acc.switched(s.cpu, time);
             }
             Source::SwitchRecords => {
                 if let Some(s) = &item.sample {
@@ -302,8 +349,10 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                     return Err(Error::other("switch records without a pid/tid"));
                 };
                 let (pid, tid) = (pid as i32, tid as i32);
+                let cpu = id.cpu;
                 seen_switch = true;
                 if tid == 0 {
+                    acc.switched(cpu, time);
                     return Ok(true);
                 }
                 let misc = item.rec.header.misc.0;
@@ -316,10 +365,12 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                         None => vec!["[unknown]".to_string()],
                     };
                     let id = acc.intern(names);
+                    acc.unseen_switch_in(machine, tid, cpu, time);
                     acc.switch_out(tid, pid, time, id, misc & SWITCH_OUT_PREEMPT != 0);
                 } else {
                     acc.switch_in(machine, tid, time);
                 }
+                acc.switched(cpu, time);
             }
         }
         Ok(true)
@@ -448,6 +499,17 @@ pub fn render(o: &OffCpu) -> String {
         ms(o.total_ns),
         o.threads.len()
     );
+    let unseen: u64 = o.threads.iter().map(|t| t.unseen_switch_ins).sum();
+    if unseen > 0 {
+        let slack: u64 = o.threads.iter().map(|t| t.unseen_slack_ns).sum();
+        let _ = writeln!(
+            s,
+            "# {unseen} switch-ins not in the recording: those intervals end at the CPU's \
+             last switch before the thread's next switch-out (as perf sched timehist), \
+             and may be up to {} ms longer in all",
+            ms(slack)
+        );
+    }
     s.push_str("#\n");
     let comm_w = o
         .threads
@@ -529,7 +591,8 @@ mod tests {
         acc.switch_out(7, 7, 100, a, false);
         acc.switch_in(&m, 7, 130);
         // A second switch-out before any switch-in replaces the first (its switch-in
-        // was not seen): the interval starts at the later one.
+        // was not seen, and no CPU says when it was): the interval starts at the later
+        // one.
         acc.switch_out(7, 7, 200, b, false);
         acc.switch_out(7, 7, 250, b, true);
         acc.switch_in(&m, 7, 300);
@@ -541,5 +604,32 @@ mod tests {
         assert_eq!((t.first_interval_ns, t.last_interval_ns), (30, 50));
         assert_eq!(acc.stacks[&(7, a)], (30, 1));
         assert_eq!(acc.stacks[&(7, b)], (50, 1));
+    }
+
+    #[test]
+    fn a_switch_in_the_recording_lacks_ends_at_the_cpus_last_switch() {
+        let m = Machine::new(Dsos::new(SymbolSources::default()));
+        let mut acc = Acc::default();
+        let a = acc.intern(vec!["schedule".into()]);
+        // Thread 7 goes out on CPU 1 at 100; another thread switches on CPU 1 at 140
+        // (the CPU going idle); 7 comes in unseen and goes out again at 190.
+        acc.unseen_switch_in(&m, 7, Some(1), 100);
+        acc.switch_out(7, 7, 100, a, false);
+        acc.switched(Some(1), 100);
+        acc.switched(Some(1), 140);
+        acc.unseen_switch_in(&m, 7, Some(1), 190);
+        acc.switch_out(7, 7, 190, a, false);
+        acc.switched(Some(1), 190);
+        let t = &acc.threads[&7];
+        assert_eq!((t.off_cpu_ns, t.intervals), (40, 1));
+        assert_eq!((t.unseen_switch_ins, t.unseen_slack_ns), (1, 50));
+        // Its own switch-out is the CPU's last switch: nothing to infer (a per-task
+        // recording, which sees no switch-in, counts nothing).
+        acc.unseen_switch_in(&m, 7, Some(1), 230);
+        acc.switch_out(7, 7, 230, a, false);
+        assert_eq!(acc.threads[&7].intervals, 1);
+        // No CPU in the samples: nothing inferred either.
+        acc.unseen_switch_in(&m, 7, None, 260);
+        assert_eq!(acc.threads[&7].intervals, 1);
     }
 }
