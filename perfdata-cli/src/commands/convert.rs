@@ -7,7 +7,7 @@ use crate::input::Input;
 use crate::symbols::SymbolArgs;
 use crate::values::{EndianArg, LayoutArg};
 use perfdata::write::stages::CompressedKind;
-use perfdata::write::{convert_file, ConvertOptions};
+use perfdata::write::{convert_file_reporting, ConvertOptions};
 use perfdata::{Endianness, Layout};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -94,7 +94,15 @@ pub fn run(args: Args) -> CliResult {
     };
     // Its errors name the file they are about (the input, or the output that was not
     // written).
-    convert_file(input, &args.output, &opts)?;
+    let did = convert_file_reporting(input, &args.output, &opts)?;
+    if let Some((at, len)) = did.dropped_tail {
+        eprintln!(
+            "perfdata: {}: left out the last {len} bytes, from byte {at:#x}: they frame no \
+             record (text appended to the stream?), so only a copy (`perfdata convert IN -o \
+             OUT` with no option) can keep them",
+            input.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

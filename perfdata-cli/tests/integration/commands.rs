@@ -164,3 +164,45 @@ fn flame_graph_counts_say_what_they_count() {
     assert!(text.contains(" ns, "), "no ns count in the tooltips");
     assert!(!text.contains(" samples, "), "periods called samples");
 }
+
+/// A conversion that leaves out bytes after the last record says so, naming the input,
+/// the offset and the count; a copy keeps them (perfdata/tests: conversion_matrix.rs).
+#[test]
+fn convert_says_what_it_leaves_out() {
+    let Some(corpus) = common::corpus_dir() else {
+        return;
+    };
+    let input = corpus.join("sleep.compressed2.pipe.data");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.data");
+    let run = cli(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--layout",
+        "file",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: left out the last 143 bytes, from byte 0x7c40",
+            input.display()
+        )),
+        "{stderr}"
+    );
+    let copy = dir.path().join("copy.data");
+    let run = cli(&[
+        "convert",
+        input.to_str().unwrap(),
+        "-o",
+        copy.to_str().unwrap(),
+    ]);
+    assert!(run.status.success());
+    assert_eq!(run.stderr, b"");
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        std::fs::read(&input).unwrap()
+    );
+}

@@ -332,6 +332,13 @@ impl<'a> PerfData<'a> {
         &self.bytes[self.data_start..self.data_end]
     }
 
+    /// Ends [`PerfData::data`] at absolute offset `end` (within it): the bytes after are
+    /// left out of every walk (a conversion leaving out a tail that frames no record).
+    pub(crate) fn end_data_at(&mut self, end: u64) {
+        let end = usize::try_from(end).unwrap_or(usize::MAX);
+        self.data_end = end.clamp(self.data_start, self.data_end);
+    }
+
     /// Offset of [`PerfData::data`] in the input.
     pub fn data_offset(&self) -> u64 {
         self.data_start as u64

@@ -10,6 +10,7 @@
 
 use super::encode::RecordEncoder;
 use super::model::{Builder, RecordItem};
+use super::read_back::Carried;
 use super::save::save_checked;
 use super::sink::{FileSink, PipeSink, Sink};
 use super::stages::{
@@ -17,8 +18,8 @@ use super::stages::{
     Typed,
 };
 use crate::container::{
-    decode_body, is_compressed, Layout, MappedFile, Origin, PerfData, RecordCursor, ReleaseBehind,
-    SliceSource,
+    decode_body, is_compressed, Damage, Layout, MappedFile, Origin, PerfData, RecordCursor,
+    Recovery, ReleaseBehind, SliceSource,
 };
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::rt::{static_endian, Endianness, Error, StaticEndian};
@@ -146,17 +147,64 @@ pub fn input_compression(
     Ok(kind.map(|k| (k, level.unwrap_or(DEFAULT_LEVEL))))
 }
 
+/// Where the input's records end when bytes that frame no record follow the last one, to
+/// the end (text `perf record` printed, appended to a pipe stream; a stream cut inside
+/// its last record): the absolute offset of those bytes. `None` when every byte frames
+/// records, or when records parse again after the damage (damage, not a tail).
+pub fn unframed_tail(data: &PerfData<'_>) -> Option<u64> {
+    let mut records = RecordCursor::framing_only(SliceSource::new(
+        data.data(),
+        data.data_offset(),
+        data.format.endian,
+    ))
+    .salvaging();
+    loop {
+        match records.next_in_input() {
+            Ok(Some(_)) => {}
+            Ok(None) => break,
+            Err(_) => return None,
+        }
+    }
+    match records.take_damage().as_slice() {
+        [Damage {
+            recovery: Recovery::Stopped { start },
+            ..
+        }] => Some(*start),
+        _ => None,
+    }
+}
+
+/// What a conversion did beyond what was asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Converted {
+    /// Bytes after the input's last record that frame no record, left out of a
+    /// conversion that changes the records' layout or byte order (which cannot carry
+    /// bytes it cannot read): their offset in the input and their length. A copy keeps
+    /// them.
+    pub dropped_tail: Option<(u64, u64)>,
+}
+
 /// Converts the file at `input` into `output` (which may be `input`).
 pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Result<(), Error> {
+    convert_file_reporting(input, output, opts).map(drop)
+}
+
+/// [`convert_file`], saying what it left out.
+pub fn convert_file_reporting(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+) -> Result<Converted, Error> {
     let at = |e: Error| match e.file() {
         Some(_) => e,
         None => e.in_file(input),
     };
+    let mut converted = Converted::default();
     // Everything about the input lives inside the closure: its map is gone before the
     // output is mapped to be read back.
     save_checked(output, |out| {
         let map = MappedFile::open(input)?;
-        let data = PerfData::open(map.bytes()).map_err(at)?;
+        let mut data = PerfData::open(map.bytes()).map_err(at)?;
         // Damaged features are carried as they are (in the input's byte order; another
         // order cannot decode them and fails, naming the feature).
         let damaged = data.damaged_features();
@@ -166,7 +214,22 @@ pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Resul
         let plan = Plan::new(&data, opts, &mut release).map_err(at)?;
         if plan.is_copy(&data) {
             let mut src = std::fs::File::open(input)?;
-            return copy(&data, &mut src, out).map(|()| damaged);
+            copy(&data, &mut src, out)?;
+            // Bytes after the last record that frame none are copied as they are: the
+            // output, read back, may end in them too (found only then: the walk costs).
+            return Ok(Carried {
+                damaged,
+                unframed_tail: None,
+            }
+            .with_tail_of(&data));
+        }
+        // Bytes after the last record that frame none cannot be carried into another
+        // layout or byte order (nothing says what they are): the records end before them,
+        // and the caller is told.
+        if let Some(t) = unframed_tail(&data) {
+            let end = data.data_offset() + data.data().len() as u64;
+            converted.dropped_tail = Some((t, end - t));
+            data.end_data_at(t);
         }
         // The hot path: monomorphised for both the input's and the output's byte order.
         static_endian!(plan.src, |s| static_endian!(plan.dst, |d| stream(
@@ -177,9 +240,18 @@ pub fn convert_file(input: &Path, output: &Path, opts: &ConvertOptions) -> Resul
             out,
             &mut release
         )))
-        .map(|()| damaged)
+        .map(|()| Carried::from(damaged))
         .map_err(at)
-    })
+    })?;
+    Ok(converted)
+}
+
+impl Carried {
+    /// With the unframed tail `data` has, as an offset in its data.
+    fn with_tail_of(mut self, data: &PerfData<'_>) -> Self {
+        self.unframed_tail = unframed_tail(data).map(|t| t - data.data_offset());
+        self
+    }
 }
 
 type Out<'o> = BufWriter<&'o mut std::fs::File>;

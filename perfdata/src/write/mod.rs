@@ -35,11 +35,17 @@ mod sink;
 pub mod stages;
 mod transform;
 
-pub use convert::{convert_file, input_compression, ConvertOptions, Plan};
+pub use convert::{
+    convert_file, convert_file_reporting, input_compression, unframed_tail, ConvertOptions,
+    Converted, Plan,
+};
 pub use encode::RecordEncoder;
 pub use model::{Builder, FeatureData, FeatureItem, RecordData, RecordItem};
 pub use placement::{Part, Placement};
-pub use read_back::{read_back, read_back_file, read_back_file_allowing, read_back_stream};
+pub use read_back::{
+    read_back, read_back_file, read_back_file_allowing, read_back_file_carrying, read_back_stream,
+    Carried,
+};
 pub use save::{
     remove_stale_temp_files, save_checked, save_with, set_output_permissions, temp_file_beside,
     WriteOptions,

@@ -15,17 +15,58 @@ pub fn read_back_file(path: &Path) -> Result<(), Error> {
     read_back_file_allowing(path, &[])
 }
 
+/// What a rewrite carries of its input's damage as it is, so that reading the output back
+/// may meet it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Carried {
+    /// Features that may fail to decode (damaged in the input).
+    pub damaged: Vec<FeatureId>,
+    /// Bytes after the last record that frame no record, from this offset in the data
+    /// (relative to its start) to the end: a copy keeps them byte for byte.
+    pub unframed_tail: Option<u64>,
+}
+
+impl From<Vec<FeatureId>> for Carried {
+    fn from(damaged: Vec<FeatureId>) -> Self {
+        Carried {
+            damaged,
+            unframed_tail: None,
+        }
+    }
+}
+
 /// [`read_back_file`], except that the features in `damaged` may fail to decode: a
 /// rewrite carries a damaged feature of its input as it is.
 pub fn read_back_file_allowing(path: &Path, damaged: &[FeatureId]) -> Result<(), Error> {
+    read_back_file_carrying(path, &Carried::from(damaged.to_vec()))
+}
+
+/// [`read_back_file`], allowing what the output carries of its input's damage: damaged
+/// features, and a tail of bytes that frames no record (the walk stops there).
+pub fn read_back_file_carrying(path: &Path, carried: &Carried) -> Result<(), Error> {
     let file = MappedFile::open(path)?;
     if detect(file.bytes())?.layout == Layout::Pipe {
         // A pipe is opened with a first pass over all of it (PerfData::open): read it as a
-        // stream instead, which holds one record at a time.
+        // stream instead, which holds one record at a time. Its data starts after the
+        // 16-byte header.
         drop(file);
-        return read_back_stream(std::io::BufReader::new(std::fs::File::open(path)?));
+        let tail = carried.unframed_tail.map(|t| t + PIPE_HEADER);
+        return read_back_stream(std::io::BufReader::new(std::fs::File::open(path)?))
+            .or_else(|e| in_tail(e, tail));
     }
-    read_back_with(file.bytes(), damaged, &mut ReleaseBehind::new(&file))
+    read_back_with(file.bytes(), carried, &mut ReleaseBehind::new(&file))
+}
+
+/// A pipe's header: magic and size.
+const PIPE_HEADER: u64 = 16;
+
+/// `Ok` when the walk failed in the unframed tail (at or past `tail`, an absolute
+/// offset), else the error.
+fn in_tail(e: Error, tail: Option<u64>) -> Result<(), Error> {
+    match (e.offset(), tail) {
+        (Some(at), Some(t)) if at >= t => Ok(()),
+        _ => Err(e),
+    }
 }
 
 /// Checks that a pipe-layout stream reads back entirely.
@@ -49,16 +90,18 @@ pub fn read_back_stream(input: impl Read) -> Result<(), Error> {
 
 /// Checks that `bytes` read back entirely: header, attrs, every feature, every record.
 pub fn read_back(bytes: &[u8]) -> Result<(), Error> {
-    read_back_with(bytes, &[], &mut ReleaseBehind::none())
+    read_back_with(bytes, &Carried::default(), &mut ReleaseBehind::none())
 }
 
 /// [`read_back`], telling `release` how far the walk has come.
 fn read_back_with(
     bytes: &[u8],
-    damaged: &[FeatureId],
+    carried: &Carried,
     release: &mut ReleaseBehind<'_>,
 ) -> Result<(), Error> {
+    let damaged = &carried.damaged;
     let data = PerfData::open(bytes)?;
+    let tail = carried.unframed_tail.map(|t| t + data.data_offset());
     // A writer never cuts its feature table; it carries damaged sections as they are.
     if data.feature_table_cut.is_some() {
         return Err(data.feature_problems().pop().expect("the cut table"));
@@ -85,4 +128,5 @@ fn read_back_with(
         index += 1;
         Ok(true)
     })
+    .or_else(|e| in_tail(e, tail))
 }

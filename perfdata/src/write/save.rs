@@ -7,10 +7,9 @@
 
 use super::encode::RecordEncoder;
 use super::model::Builder;
-use super::read_back::read_back_file_allowing;
+use super::read_back::{read_back_file_carrying, Carried};
 use super::sink::{FileSink, PipeSink, Sink};
 use crate::container::Layout;
-use crate::generated::perf_data::FeatureId;
 use crate::rt::{static_endian, Endianness, Error};
 use std::io::{BufWriter, Seek, Write};
 use std::path::Path;
@@ -43,21 +42,22 @@ pub fn save_with(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    save_checked(path, |out| fill(out).map(|()| vec![]))
+    save_checked(path, |out| fill(out).map(|()| Carried::default()))
 }
 
-/// [`save_with`] where `fill` returns the features it carried damaged (as they were in
-/// its input): those may fail to decode when the output is read back.
-pub fn save_checked(
+/// [`save_with`] where `fill` returns what it carried of its input's damage as it was (the
+/// features it carried damaged: a `Vec<FeatureId>`; or a [`Carried`]): reading the output
+/// back allows that.
+pub fn save_checked<C: Into<Carried>>(
     path: &Path,
-    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<Vec<FeatureId>, Error>,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<C, Error>,
 ) -> Result<(), Error> {
     let mut tmp = temp_file_beside(path)?;
-    let damaged = {
+    let carried = {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        let damaged = fill(&mut out)?;
+        let carried = fill(&mut out)?.into();
         out.flush()?;
-        damaged
+        carried
     };
     let replacing = path.exists();
     // The bytes go to disk while we read them back (one waits on the device, the other
@@ -65,7 +65,7 @@ pub fn save_checked(
     let (checked, synced) = std::thread::scope(|scope| {
         let file = tmp.as_file();
         let sync = replacing.then(|| scope.spawn(move || file.sync_all()));
-        let checked = read_back_file_allowing(tmp.path(), &damaged);
+        let checked = read_back_file_carrying(tmp.path(), &carried);
         (checked, sync.map_or(Ok(Ok(())), |s| s.join()))
     });
     checked.map_err(|e| {
