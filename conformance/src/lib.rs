@@ -366,7 +366,13 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                         row.notes.push(
                             "failed on a second recording too (its details are not shown)".into(),
                         );
-                        // The first recording's failures are the row's: put it back.
+                        // The first recording's failures are the row's: put it back (a
+                        // `--threads` recording is a directory, which rename does not
+                        // replace).
+                        if p.is_dir() {
+                            std::fs::remove_dir_all(&p)
+                                .with_context(|| format!("removing {}", p.display()))?;
+                        }
                         std::fs::rename(&first, &p)
                             .with_context(|| format!("restoring {}", p.display()))?;
                     }
