@@ -203,7 +203,7 @@ fn speedscope_and_the_flame_graph_show_in_a_real_browser_what_report_computes() 
     let (report, total) = report_by_function(&input);
     let stacks = collapse_by_function(&input);
     // The flame graph's search: the functions with between 5% and 95% of the time with
-    // their callees (the shipped sample: count_words, generate_text, sort_by_count…).
+    // their callees (the shipped sample: count_words, generate_text, count_word, rng).
     let mut searched: Vec<(&String, u64)> = report
         .iter()
         .map(|(name, &(_, children))| (name, children))
