@@ -23,12 +23,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// One filter: perf's arguments and the same as perfdata's [`SampleFilter`].
-struct Case {
-    args: Vec<String>,
-    filter: SampleFilter,
+pub(crate) struct Case {
+    pub(crate) args: Vec<String>,
+    pub(crate) filter: SampleFilter,
     /// The report's sort keys: they include the filtered thread key, because perf's
     /// thread filters leak otherwise (below).
-    sort: &'static str,
+    pub(crate) sort: &'static str,
 }
 
 /// Check 13.
@@ -91,7 +91,7 @@ pub fn check_filters(path: &Path, dir: &Path) -> Outcome {
 }
 
 /// The filters, with values from the recording, and the filters not given (why).
-fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
+pub(crate) fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
     let mut not_given = vec![];
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
@@ -216,9 +216,7 @@ fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
                 );
             }
         }
-        let q = (last - first) / 4;
-        let secs = |t: u64| format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
-        let t = format!("{},{}", secs(first + q), secs(last - q));
+        let t = middle_window(first, last);
         add(
             vec!["--time".into(), t.clone()],
             SampleFilter {
@@ -230,11 +228,18 @@ fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>), String> {
     Ok((cases, not_given))
 }
 
+/// The middle half of a sample time span, as `--time start,stop` in seconds.
+pub(crate) fn middle_window(first: u64, last: u64) -> String {
+    let q = (last - first) / 4;
+    let secs = |t: u64| format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
+    format!("{},{}", secs(first + q), secs(last - q))
+}
+
 /// The first sample's CPU (when every event samples it), the first and last sample
 /// times, and whether the recording states them (HEADER_SAMPLE_TIME).
-type SampleFacts = (Option<u32>, Option<(u64, u64)>, bool);
+pub(crate) type SampleFacts = (Option<u32>, Option<(u64, u64)>, bool);
 
-fn sample_facts(rec: &Recording, a: &mut Analyzer<'_>) -> Result<SampleFacts, String> {
+pub(crate) fn sample_facts(rec: &Recording, a: &mut Analyzer<'_>) -> Result<SampleFacts, String> {
     let data = rec.data().map_err(|e| e.to_string())?;
     let all_cpu = data.session.attrs.iter().all(|x| {
         x.attr

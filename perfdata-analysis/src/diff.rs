@@ -27,7 +27,8 @@ use std::fmt::Write as _;
 pub enum DiffKey {
     /// The thread's name (`comm`).
     Comm,
-    /// The process id with its name (`pid`, shown `PID:comm`).
+    /// The thread id with its name (`pid`, shown `TID:comm`: perf's "thread", as in
+    /// `report`).
     Pid,
     /// The shared object's short name (`dso`).
     Dso,
@@ -136,6 +137,27 @@ pub struct DiffOptions {
     pub show_formula: bool,
     /// Only the entries of the baseline that the new recording has too (perf's `-b`).
     pub baseline_only: bool,
+    /// Shares of the samples shown (`--percentage relative`) rather than of every
+    /// sample the time and CPU filters keep (perf's default, `absolute`: the samples a
+    /// thread, object or symbol filter hides still count in the totals).
+    pub relative: bool,
+    /// Key columns not printed: a `--comms`, `--dsos` or `--symbols` filter of one
+    /// name (perf's `sort__setup_elide`; perf diff prints no `# comm:` line for them).
+    pub elide: Vec<DiffKey>,
+}
+
+/// The key columns perf diff elides under `filter` (see [`DiffOptions::elide`]).
+pub fn elided(filter: &crate::filter::SampleFilter, sort: &[DiffKey]) -> Vec<DiffKey> {
+    let one = |v: &Option<Vec<String>>| matches!(v.as_deref(), Some([_]));
+    sort.iter()
+        .copied()
+        .filter(|k| match k {
+            DiffKey::Comm => one(&filter.comms),
+            DiffKey::Dso => one(&filter.dsos),
+            DiffKey::Sym => one(&filter.symbols),
+            DiffKey::Pid => false,
+        })
+        .collect()
 }
 
 impl Default for DiffOptions {
@@ -146,6 +168,8 @@ impl Default for DiffOptions {
             show_period: false,
             show_formula: false,
             baseline_only: false,
+            relative: false,
+            elide: Vec::new(),
         }
     }
 }
@@ -197,12 +221,17 @@ struct EventProfile {
     name: String,
     /// (attr type, config): how perf matches events between recordings.
     id: (u32, u64),
-    /// Σ period of its samples (perf's total period).
+    /// Σ period of its samples (perf's total period), those the filter hides included.
     total: u64,
+    /// The samples shown, per entry.
     entries: HashMap<EntryKey, u64>,
+    /// The samples a thread, object or symbol filter hides, per entry: they count in
+    /// the absolute totals, and they pair (`-b`) as perf's hidden entries do.
+    hidden: HashMap<EntryKey, u64>,
 }
 
-/// Sums a recording's samples per entry of `keys`.
+/// Sums a recording's samples per entry of `keys`. Set the analyzer's
+/// [`Analyzer::deliver_hidden`] for absolute percentages under a filter.
 pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile, Error> {
     let n = analyzer.events.len().max(1);
     let ids: Vec<(u32, u64)> = (0..n)
@@ -223,13 +252,8 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
         want(DiffKey::Sym),
     );
     // Summed by interned ids first (cheap per sample), named once at the end.
-    type Fast = (
-        Option<CommId>,
-        Option<i32>,
-        Option<Option<u32>>,
-        Option<FastSym>,
-    );
-    let mut fast: Vec<HashMap<Fast, u64>> = (0..n).map(|_| HashMap::default()).collect();
+    // Per event: (shown, hidden) sums.
+    let mut fast: Vec<[HashMap<FastKey, u64>; 2]> = (0..n).map(|_| Default::default()).collect();
     let mut totals = vec![0u64; n];
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
@@ -248,11 +272,12 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
         };
         let key = (
             comm,
-            w_pid.then_some(s.pid),
+            // perf's `pid` key is the thread.
+            w_pid.then_some(s.tid),
             w_dso.then(|| leaf.dso.map(|(d, _)| d.0)),
             w_sym.then(|| FastSym::of(&leaf)),
         );
-        *fast[ev].entry(key).or_default() += s.period;
+        *fast[ev][usize::from(s.hidden)].entry(key).or_default() += s.period;
         totals[ev] += s.period;
         Ok(true)
     })?;
@@ -260,40 +285,50 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
     let events = fast
         .into_iter()
         .enumerate()
-        .map(|(ev, table)| {
-            let mut entries: HashMap<EntryKey, u64> = HashMap::default();
-            for ((comm, pid, dso, sym), period) in table {
-                let key = EntryKey {
-                    comm: comm.map(|c| machine.comm_name(c).to_string()),
-                    pid,
-                    dso: dso
-                        .map(|d| d.map(|d| machine.dsos.get(crate::DsoId(d)).short_name.clone())),
-                    sym: sym.map(|s| s.entry(machine)),
-                };
-                // Merged entries show the lowest address (perf keeps the first of its
-                // address-ordered entries).
-                match entries.remove_entry(&key) {
-                    Some((old, p)) => {
-                        let lower = match (&old.sym, &key.sym) {
-                            (Some(a), Some(b)) => b.addr < a.addr,
-                            _ => false,
-                        };
-                        entries.insert(if lower { key } else { old }, p + period);
-                    }
-                    None => {
-                        entries.insert(key, period);
-                    }
-                }
-            }
-            EventProfile {
-                name: analyzer.events.get(ev).cloned().unwrap_or_default(),
-                id: ids[ev],
-                total: totals[ev],
-                entries,
-            }
+        .map(|(ev, [shown, hidden])| EventProfile {
+            name: analyzer.events.get(ev).cloned().unwrap_or_default(),
+            id: ids[ev],
+            total: totals[ev],
+            entries: name_entries(machine, shown),
+            hidden: name_entries(machine, hidden),
         })
         .collect();
     Ok(Profile { events })
+}
+
+type FastKey = (
+    Option<CommId>,
+    Option<i32>,
+    Option<Option<u32>>,
+    Option<FastSym>,
+);
+
+/// Entries summed by interned ids, named.
+fn name_entries(machine: &Machine, table: HashMap<FastKey, u64>) -> HashMap<EntryKey, u64> {
+    let mut entries: HashMap<EntryKey, u64> = HashMap::default();
+    for ((comm, pid, dso, sym), period) in table {
+        let key = EntryKey {
+            comm: comm.map(|c| machine.comm_name(c).to_string()),
+            pid,
+            dso: dso.map(|d| d.map(|d| machine.dsos.get(crate::DsoId(d)).short_name.clone())),
+            sym: sym.map(|s| s.entry(machine)),
+        };
+        // Merged entries show the lowest address (perf keeps the first of its
+        // address-ordered entries).
+        match entries.remove_entry(&key) {
+            Some((old, p)) => {
+                let lower = match (&old.sym, &key.sym) {
+                    (Some(a), Some(b)) => b.addr < a.addr,
+                    _ => false,
+                };
+                entries.insert(if lower { key } else { old }, p + period);
+            }
+            None => {
+                entries.insert(key, period);
+            }
+        }
+    }
+    entries
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -353,13 +388,15 @@ pub struct DiffRow {
 pub struct EventDiff {
     /// The event's name (the baseline's).
     pub event: String,
-    /// Σ period of the baseline's samples of this event.
+    /// The baseline's total period for this event: of every sample the time and CPU
+    /// filters keep, or of those shown when `relative`.
     pub old_total: u64,
-    /// Σ period of the baseline's rows: what the Baseline column is a share of (with
-    /// `baseline_only`, perf re-totals the entries it kept).
+    /// What the Baseline column is a share of: Σ period of the baseline's rows, and of
+    /// the entries a filter hides unless `relative` (with `baseline_only`, perf
+    /// re-totals the entries it kept).
     pub shown_total: u64,
-    /// Σ period of the new recording's samples of the matching event (same attr type
-    /// and config); `None` when it has no such event.
+    /// The new recording's total period (as `old_total`) for the matching event (same
+    /// attr type and config); `None` when it has no such event.
     pub new_total: Option<u64>,
     /// The rows in perf's order.
     pub rows: Vec<DiffRow>,
@@ -395,7 +432,16 @@ fn percent(period: u64, total: u64) -> f64 {
 }
 
 fn diff_event(base: &EventProfile, pair: Option<&EventProfile>, opts: &DiffOptions) -> EventDiff {
-    let new_total = pair.map(|p| p.total);
+    // perf's totals: every sample the time and CPU filters keep (absolute), or those
+    // the other filters do not hide (relative).
+    let total = |p: &EventProfile| {
+        if opts.relative {
+            p.entries.values().sum()
+        } else {
+            p.total
+        }
+    };
+    let new_total = pair.map(total);
     let mut work: Vec<Work<'_>> = base
         .entries
         .iter()
@@ -424,7 +470,7 @@ fn diff_event(base: &EventProfile, pair: Option<&EventProfile>, opts: &DiffOptio
                 }),
         );
     }
-    let (old_total, nt) = (base.total, new_total.unwrap_or(0));
+    let (old_total, nt) = (total(base), new_total.unwrap_or(0));
     for w in &mut work {
         if let Some(np) = w.new {
             w.value = match opts.compute {
@@ -441,7 +487,21 @@ fn diff_event(base: &EventProfile, pair: Option<&EventProfile>, opts: &DiffOptio
     work.sort_by(|a, b| {
         perf_order(a, b, opts.compute).then_with(|| key_order(a.key, b.key, &opts.sort))
     });
-    let shown_total: u64 = work.iter().map(|w| w.old).sum();
+    // The Baseline column's total is re-summed from the entries perf keeps (after
+    // `-b` removed those without a pair): hidden ones too when absolute.
+    let hidden_kept: u64 = if opts.relative {
+        0
+    } else {
+        base.hidden
+            .iter()
+            .filter(|(k, _)| {
+                !opts.baseline_only
+                    || pair.is_some_and(|n| n.entries.contains_key(*k) || n.hidden.contains_key(*k))
+            })
+            .map(|(_, p)| p)
+            .sum()
+    };
+    let shown_total: u64 = work.iter().map(|w| w.old).sum::<u64>() + hidden_kept;
     let rows = work
         .iter()
         .map(|w| DiffRow {
@@ -569,6 +629,9 @@ fn value_columns(opts: &DiffOptions) -> Vec<(String, usize)> {
 pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
     let mut s = String::new();
     let cols = value_columns(opts);
+    // Elided columns, unless that is every one (perf shows them all then).
+    let hidden =
+        |k: &DiffKey| opts.elide.contains(k) && !opts.sort.iter().all(|k| opts.elide.contains(k));
     for (i, d) in diffs.iter().enumerate() {
         let _ = write!(
             s,
@@ -605,6 +668,9 @@ pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
             let _ = write!(dots, " {} ", ".".repeat(*w));
         }
         for (k, w) in opts.sort.iter().zip(&widths) {
+            if hidden(k) {
+                continue;
+            }
             if *k == DiffKey::Pid {
                 // perf right-aligns this one header.
                 let _ = write!(header, " {:>w$} ", k.header());
@@ -624,6 +690,9 @@ pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
                 let _ = write!(line, " {v:>w$} ");
             }
             for ((v, w), k) in row.keys.iter().zip(&widths).zip(&opts.sort) {
+                if hidden(k) {
+                    continue;
+                }
                 // perf pads every key but the symbol.
                 if *k == DiffKey::Sym {
                     let _ = write!(line, " {v} ");
@@ -694,6 +763,7 @@ mod tests {
                 id: (1, 0),
                 total,
                 entries: entries.iter().cloned().collect(),
+                hidden: HashMap::default(),
             }],
         }
     }

@@ -1,9 +1,11 @@
 //! `perfdata diff OLD NEW`: two recordings compared, as `perf diff` compares them.
 
 use crate::error::{At, CliError, CliResult};
+use crate::filter::DiffFilterArgs;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::diff::{self, Compute, DiffKey, DiffOptions};
+use perfdata_analysis::filter::SampleFilter;
 use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  perfdata diff perf.data.old perf.data\n  \
     perfdata diff old.data new.data --compute ratio --sort comm,dso,sym\n  \
-    perfdata diff old.data new.data -c wdiff:1,2 --json")]
+    perfdata diff old.data new.data -c wdiff:1,2 --json\n  \
+    perfdata diff old.data new.data --comms myprog --time 10%/2")]
 pub struct Args {
     /// The baseline recording [default: perf.data.old].
     #[arg(value_name = "OLD")]
@@ -44,15 +47,26 @@ pub struct Args {
     /// The diff as JSON.
     #[arg(long)]
     json: bool,
+    /// Percentages of every sample (`absolute`, perf's default: samples the filters
+    /// hide still count in the totals) or of the samples shown (`relative`).
+    #[arg(long, value_name = "relative|absolute", default_value = "absolute",
+          value_parser = ["relative", "absolute"])]
+    percentage: String,
     #[command(flatten)]
     symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: DiffFilterArgs,
     #[command(flatten)]
     output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
+    let sort = DiffKey::parse(&args.sort).map_err(CliError::usage)?;
+    let (old_filter, new_filter) = args.filter.filters()?;
     let opts = DiffOptions {
-        sort: DiffKey::parse(&args.sort).map_err(CliError::usage)?,
+        elide: diff::elided(&old_filter, &sort),
+        relative: args.percentage == "relative",
+        sort,
         compute: Compute::parse(&args.compute).map_err(CliError::usage)?,
         show_period: args.period,
         show_formula: args.formula,
@@ -67,8 +81,8 @@ pub fn run(args: Args) -> CliResult {
     // The two recordings are read at the same time (most of the time goes to reading
     // their symbol files).
     let (old_profile, new_profile) = std::thread::scope(|s| {
-        let o = s.spawn(|| profile(&old, &args.symbols, &opts.sort));
-        let n = profile(&new, &args.symbols, &opts.sort);
+        let o = s.spawn(|| profile(&old, &args.symbols, old_filter, &opts));
+        let n = profile(&new, &args.symbols, new_filter, &opts);
         let o = o.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
         (o, n)
     });
@@ -85,8 +99,17 @@ pub fn run(args: Args) -> CliResult {
     Ok(ExitCode::SUCCESS)
 }
 
-fn profile(path: &Path, symbols: &SymbolArgs, keys: &[DiffKey]) -> Result<diff::Profile, CliError> {
+fn profile(
+    path: &Path,
+    symbols: &SymbolArgs,
+    filter: SampleFilter,
+    opts: &DiffOptions,
+) -> Result<diff::Profile, CliError> {
     let recording = crate::input::open(path)?;
-    let mut analyzer = Analyzer::open(&recording, &symbols.options(false)).at(path)?;
-    diff::profile(&mut analyzer, keys).at(path)
+    let mut options = symbols.options(false);
+    options.filter = filter;
+    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
+    // Absolute shares count what the filters hide in the totals.
+    analyzer.deliver_hidden = !opts.relative;
+    diff::profile(&mut analyzer, &opts.sort).at(path)
 }

@@ -78,6 +78,95 @@ fn diff_refuses_bad_options_clearly() {
     assert!(err.starts_with("perfdata: /nonexistent/new.data"), "{err}");
 }
 
+#[test]
+fn filters_narrow_both_recordings_and_keep_perfs_totals() {
+    let f = fixture("tracepoint.data");
+    let json = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec!["diff", f.as_str(), f.as_str(), "--no-symbols", "--json"];
+        args.extend(extra);
+        let (code, out, err) = run_perfdata(&args, None);
+        assert_eq!(code, Some(0), "{extra:?}: {err}");
+        serde_json::from_str::<serde_json::Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let all = json(&["-s", "comm,dso,sym"]);
+    let comms: std::collections::BTreeSet<String> = all
+        .iter()
+        .flat_map(|e| e["rows"].as_array().unwrap())
+        .map(|r| r["keys"][0].as_str().unwrap().to_string())
+        .collect();
+    assert!(comms.len() > 1, "{comms:?}");
+    let one = comms.iter().next().unwrap().clone();
+    // Absolute (perf's default): the hidden samples stay in the totals.
+    let abs = json(&["-s", "comm,dso,sym", "--comms", &one]);
+    let rel = json(&[
+        "-s",
+        "comm,dso,sym",
+        "--comms",
+        &one,
+        "--percentage",
+        "relative",
+    ]);
+    for (e, a, r) in itertools_zip(&all, &abs, &rel) {
+        assert_eq!(a["old_total"], e["old_total"]);
+        let rows = a["rows"].as_array().unwrap();
+        assert!(
+            rows.iter().all(|r| r["keys"][0] == one.as_str()),
+            "{rows:?}"
+        );
+        let shown: u64 = rows.iter().map(|r| r["old_period"].as_u64().unwrap()).sum();
+        assert_eq!(r["old_total"].as_u64().unwrap(), shown);
+        let share: f64 = r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["baseline"].as_f64().unwrap())
+            .sum();
+        assert!(shown == 0 || (share - 100.0).abs() < 1e-6, "{share}");
+    }
+    // A one-name filter hides its column, as perf's does.
+    let (code, out, err) = run_perfdata(
+        &[
+            "diff",
+            &f,
+            &f,
+            "--no-symbols",
+            "-s",
+            "comm,dso,sym",
+            "-C",
+            &one,
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !out.contains("Command") && out.contains("Shared Object"),
+        "{out}"
+    );
+    // --time OLD:NEW needs both halves.
+    let (code, _, err) = run_perfdata(&["diff", &f, &f, "--time", "1,2:"], None);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("OLD:NEW"), "{err}");
+}
+
+fn itertools_zip<'a>(
+    a: &'a [serde_json::Value],
+    b: &'a [serde_json::Value],
+    c: &'a [serde_json::Value],
+) -> impl Iterator<
+    Item = (
+        &'a serde_json::Value,
+        &'a serde_json::Value,
+        &'a serde_json::Value,
+    ),
+> {
+    assert_eq!((a.len(), b.len()), (c.len(), c.len()));
+    a.iter().zip(b).zip(c).map(|((x, y), z)| (x, y, z))
+}
+
 /// The fill colours of an SVG's frames, as (r, g, b).
 fn fills(svg: &str) -> Vec<(u8, u8, u8)> {
     svg.split("fill=\"rgb(")
