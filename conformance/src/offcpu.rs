@@ -31,12 +31,19 @@
 //!   tracepoint samples went missing. (The check used to want equal counts and totals
 //!   within 1%; a fresh-clone run on a loaded machine showed the tracepoint two
 //!   intervals short of the records.)
+//!
+//! The `--off-cpu` views weigh the `sched_switch` samples by those intervals: `report
+//! --off-cpu --sort pid` gives each thread its total (to the nanosecond), also with
+//! `--comms PROGRAM` (the other threads still in the total: perf's absolute shares), and
+//! `collapse --off-cpu` the program's stacks the same sum.
 
 use crate::analyses::{options, perf_stdout};
 use crate::checks::Outcome;
 use perfdata::Recording;
+use perfdata_analysis::filter::SampleFilter;
 use perfdata_analysis::offcpu::{self, OffCpu, OffCpuOptions, Source};
-use perfdata_analysis::Analyzer;
+use perfdata_analysis::report::{self, ReportOptions, SortKey};
+use perfdata_analysis::{collapse, Analyzer};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -228,15 +235,135 @@ pub fn check_off_cpu(path: &Path, dir: &Path, program: &str) -> Outcome {
             None => fails.push(format!("tid {}: not in the switch records", t.tid)),
         }
     }
+    match off_cpu_views(path, dir, &tp, program) {
+        Ok(f) => fails.extend(f),
+        Err(e) => fails.push(format!("--off-cpu views: {e}")),
+    }
     if fails.is_empty() {
         Outcome::Pass(format!(
-            "{} threads of {program}: {:.3} ms off-CPU, as perf sched timehist's {lines} lines; switch records agree",
+            "{} threads of {program}: {:.3} ms off-CPU, as perf sched timehist's {lines} lines; switch records agree; report and collapse --off-cpu agree",
             mine.len(),
             mine.iter().map(|t| t.off_cpu_ns).sum::<u64>() as f64 / 1e6
         ))
     } else {
         Outcome::Fail(fails)
     }
+}
+
+/// `report --off-cpu` and `collapse --off-cpu` (the tracepoint's intervals weighing its
+/// samples) against the intervals `tp` counted: what differs.
+fn off_cpu_views(
+    path: &Path,
+    dir: &Path,
+    tp: &OffCpu,
+    program: &str,
+) -> Result<Vec<String>, String> {
+    let mut fails = vec![];
+    let rec = Recording::open(path).map_err(|e| e.to_string())?;
+    let open = |filter: SampleFilter| -> Result<_, String> {
+        let mut o = options(dir);
+        o.filter = filter;
+        let mut a = Analyzer::open(&rec, &o).map_err(|e| e.to_string())?;
+        let w = offcpu::off_cpu(
+            &mut a,
+            &OffCpuOptions {
+                source: Some(Source::SchedSwitch),
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        Ok((a, std::sync::Arc::new(w.weights)))
+    };
+    let by_tid: HashMap<i32, u64> = tp.threads.iter().map(|t| (t.tid, t.off_cpu_ns)).collect();
+    let program_filter = SampleFilter {
+        comms: Some(vec![program.to_string()]),
+        ..SampleFilter::default()
+    };
+    for filter in [SampleFilter::default(), program_filter.clone()] {
+        let (mut a, w) = open(filter.clone())?;
+        let opts = ReportOptions {
+            sort: vec![SortKey::Pid],
+            off_cpu: Some(w),
+            ..ReportOptions::table(Vec::new())
+        };
+        let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
+        let [r] = &reports[..] else {
+            fails.push(format!(
+                "report --off-cpu: {} tables, expected 1",
+                reports.len()
+            ));
+            continue;
+        };
+        let label = if filter.comms.is_some() {
+            " --comms"
+        } else {
+            ""
+        };
+        if r.period != tp.total_ns {
+            fails.push(format!(
+                "report --off-cpu{label}: total {} ns, offcpu {} ns",
+                r.period, tp.total_ns
+            ));
+        }
+        for row in &r.rows {
+            let tid = row.keys[0]
+                .trim()
+                .split(':')
+                .next()
+                .and_then(|t| t.parse::<i32>().ok());
+            let want = tid.and_then(|t| by_tid.get(&t));
+            if want != Some(&row.period) {
+                fails.push(format!(
+                    "report --off-cpu{label}: {} {} ns, offcpu {want:?}",
+                    row.keys[0], row.period
+                ));
+            }
+            if filter.comms.is_some() && !row.keys[0].ends_with(&format!(":{program}")) {
+                fails.push(format!(
+                    "report --off-cpu --comms {program}: row {}",
+                    row.keys[0]
+                ));
+            }
+        }
+        let rows: u64 = r.rows.iter().map(|x| x.period).sum();
+        let program_ns: u64 = tp
+            .threads
+            .iter()
+            .filter(|t| t.comm == program)
+            .map(|t| t.off_cpu_ns)
+            .sum();
+        if filter.comms.is_some() && rows != program_ns {
+            fails.push(format!(
+                "report --off-cpu --comms {program}: rows {rows} ns, its threads {program_ns} ns"
+            ));
+        }
+    }
+    let (mut a, w) = open(program_filter)?;
+    let folded = collapse::collapse(
+        &mut a,
+        &collapse::CollapseOptions {
+            off_cpu: Some(w),
+            ..collapse::CollapseOptions::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let folded_ns: u64 = folded.values().sum();
+    let program_ns: u64 = tp
+        .threads
+        .iter()
+        .filter(|t| t.comm == program)
+        .map(|t| t.off_cpu_ns)
+        .sum();
+    if folded_ns != program_ns
+        || folded
+            .keys()
+            .any(|k| !k.starts_with(&format!("{program};")))
+    {
+        fails.push(format!(
+            "collapse --off-cpu --comms {program}: {} stacks, {folded_ns} ns; its threads {program_ns} ns",
+            folded.len()
+        ));
+    }
+    Ok(fails)
 }
 
 #[cfg(test)]

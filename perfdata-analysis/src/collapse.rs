@@ -22,6 +22,10 @@ pub struct CollapseOptions {
     /// Add the functions inlined at each address (DWARF; `perf script --inline`). Needs
     /// an analyzer opened with `AnalyzerOptions::lines`.
     pub inline: bool,
+    /// Off-CPU stacks (`--off-cpu`): only the samples whose stacks switch-outs took, of
+    /// any event, each weighed by the nanoseconds off the CPU (the off-CPU flame
+    /// graph's input); see [`crate::offcpu::SampleWeights`].
+    pub off_cpu: Option<std::sync::Arc<crate::offcpu::SampleWeights>>,
 }
 
 /// The folded stacks of a recording, sorted as inferno prints them.
@@ -54,9 +58,19 @@ pub fn collapse(
         let Some(s) = &item.sample else {
             return Ok(true);
         };
-        if *event.get_or_insert(s.event) != s.event {
-            return Ok(true);
-        }
+        // perf script prints the period (the attr's when samples carry none).
+        let count = match &opts.off_cpu {
+            None => {
+                if *event.get_or_insert(s.event) != s.event {
+                    return Ok(true);
+                }
+                s.period
+            }
+            Some(w) => match w.of(s) {
+                Some((ns, _)) => ns,
+                None => return Ok(true),
+            },
+        };
         machine.frames(s, &mut frames)?;
         line.clear();
         line.push_str(&machine.comm(s.tid).replace(' ', "_"));
@@ -95,8 +109,6 @@ pub fn collapse(
             line.push(';');
             line.push_str(name);
         }
-        // perf script prints the period (the attr's when samples carry none).
-        let count = s.period;
         match folded.get_mut(line.as_str()) {
             Some(c) => *c += count,
             None => {

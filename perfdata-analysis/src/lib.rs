@@ -357,6 +357,15 @@ impl<'r> Analyzer<'r> {
         self.machine.dsos.kernel_choice().1
     }
 
+    /// Calls `f` with the sample filter set aside: a walk that needs every sample (the
+    /// off-CPU intervals of every thread) before a filtered one.
+    pub fn unfiltered<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let filter = self.filter.take();
+        let r = f(self);
+        self.filter = filter;
+        r
+    }
+
     /// Calls `f` for every record in time order, after the side-band records before it
     /// have updated the machine. A `--threads` directory: the side band of every stream
     /// is collected first and replayed, in time order, while each stream is walked.

@@ -133,6 +133,34 @@ pub struct OffCpu {
     pub threads: Vec<ThreadOffCpu>,
     /// (thread, stack) pairs, most off-CPU time first.
     pub stacks: Vec<StackOffCpu>,
+    /// The intervals by the sample whose stack they were given: what `report` and
+    /// `collapse` weigh with `--off-cpu`.
+    #[serde(skip)]
+    pub weights: SampleWeights,
+}
+
+/// A sample as [`SampleWeights`] finds it again in a later walk of the recording: its
+/// event, thread and time (a switch-out's stack comes from a sample with a time).
+type Anchor = (usize, i32, u64);
+
+/// Off-CPU time by the sample whose stack it is attributed to (the `sched_switch`
+/// sample of the switch-out, or the thread's last sample before a switch record):
+/// `report --off-cpu` and `collapse --off-cpu` weigh those samples by it, and leave
+/// every other sample out.
+#[derive(Debug, Clone, Default)]
+pub struct SampleWeights {
+    by_sample: HashMap<Anchor, (u64, u64)>,
+    /// Off-CPU time of switch-outs with no sample before them (switch records only):
+    /// no stack to weigh.
+    pub unattributed_ns: u64,
+}
+
+impl SampleWeights {
+    /// The off-CPU nanoseconds and intervals attributed to `s`; `None` for a sample no
+    /// switch-out took its stack from.
+    pub fn of(&self, s: &crate::SampleInfo<'_>) -> Option<(u64, u64)> {
+        self.by_sample.get(&(s.event, s.tid, s.time?)).copied()
+    }
 }
 
 /// A thread switched out, waiting for its switch-in.
@@ -141,6 +169,8 @@ struct Out {
     pid: i32,
     stack: u32,
     preempted: bool,
+    /// The sample the stack is from.
+    anchor: Option<Anchor>,
 }
 
 /// The fields of `sched_switch` read, by tracepoint id.
@@ -161,6 +191,7 @@ struct Acc {
     out: HashMap<i32, Out>,
     /// Per CPU, the time of the last switch seen there.
     cpu_last: HashMap<u32, u64>,
+    weights: SampleWeights,
 }
 
 impl Acc {
@@ -182,8 +213,16 @@ impl Acc {
                 pid,
                 stack,
                 preempted,
+                anchor: None,
             },
         );
+    }
+
+    /// The sample whose stack `tid`'s last switch-out took.
+    fn anchor(&mut self, tid: i32, anchor: Option<Anchor>) {
+        if let Some(o) = self.out.get_mut(&tid) {
+            o.anchor = anchor;
+        }
     }
 
     /// `tid` switches out on `cpu` at `now` while still waiting for the switch-in of its
@@ -241,11 +280,25 @@ impl Acc {
         let s = self.stacks.entry((tid, o.stack)).or_default();
         s.0 += dt;
         s.1 += 1;
+        match o.anchor {
+            Some(a) => {
+                let w = self.weights.by_sample.entry(a).or_default();
+                w.0 += dt;
+                w.1 += 1;
+            }
+            None => self.weights.unattributed_ns += dt,
+        }
     }
 }
 
-/// Reads the off-CPU intervals of a recording.
+/// Reads the off-CPU intervals of a recording, every thread's: the analyzer's sample
+/// filter is not applied (`report --off-cpu` applies it to the samples the intervals
+/// are attributed to).
 pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffCpu, Error> {
+    analyzer.unfiltered(|a| walk(a, opts))
+}
+
+fn walk(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffCpu, Error> {
     let switch_event = analyzer
         .events
         .iter()
@@ -265,7 +318,7 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
     let mut frames: Vec<Frame> = vec![];
     // Switch records: the last stack of each thread, as addresses (resolved only when
     // the thread switches out).
-    let mut last: HashMap<i32, Stack> = HashMap::default();
+    let mut last: HashMap<i32, (Stack, Option<Anchor>)> = HashMap::default();
     let mut scratch = Stack::default();
     let mut seen_switch = false;
     analyzer.run(&mut |machine, item| {
@@ -317,6 +370,7 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                     let pid = if s.tid == prev { s.pid } else { prev };
                     acc.unseen_switch_in(machine, prev, s.cpu, time);
                     acc.switch_out(prev, pid, time, id, preempted);
+                    acc.anchor(prev, Some((s.event, s.tid, time)));
                 }
                 if next != 0 {
                     acc.switch_in(machine, next, time);
@@ -328,7 +382,8 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                     if s.tid > 0 {
                         machine.stack(s, &mut scratch)?;
                         let slot = last.entry(s.tid).or_default();
-                        std::mem::swap(slot, &mut scratch);
+                        std::mem::swap(&mut slot.0, &mut scratch);
+                        slot.1 = s.time.map(|t| (s.event, s.tid, t));
                     }
                     return Ok(true);
                 }
@@ -357,16 +412,18 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
                 }
                 let misc = item.rec.header.misc.0;
                 if misc & SWITCH_OUT != 0 {
-                    let names = match last.get(&tid) {
-                        Some(st) => {
+                    let (names, anchor) = match last.get(&tid) {
+                        Some((st, anchor)) => {
                             machine.resolve_stack(pid, st, &mut frames);
-                            frames.iter().map(|fr| frame_name(machine, fr)).collect()
+                            let names = frames.iter().map(|fr| frame_name(machine, fr)).collect();
+                            (names, *anchor)
                         }
-                        None => vec!["[unknown]".to_string()],
+                        None => (vec!["[unknown]".to_string()], None),
                     };
                     let id = acc.intern(names);
                     acc.unseen_switch_in(machine, tid, cpu, time);
                     acc.switch_out(tid, pid, time, id, misc & SWITCH_OUT_PREEMPT != 0);
+                    acc.anchor(tid, anchor);
                 } else {
                     acc.switch_in(machine, tid, time);
                 }
@@ -420,6 +477,7 @@ pub fn off_cpu(analyzer: &mut Analyzer<'_>, opts: &OffCpuOptions) -> Result<OffC
         total_ns: threads.iter().map(|t| t.off_cpu_ns).sum(),
         threads,
         stacks,
+        weights: acc.weights,
     })
 }
 

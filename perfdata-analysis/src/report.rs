@@ -56,7 +56,15 @@ pub struct ReportOptions {
     pub elide: Vec<(SortKey, String)>,
     /// The `--time` filter as given, which perf echoes after each event's sample count.
     pub time: Option<String>,
+    /// Off-CPU time instead of the samples' periods (`--off-cpu`): only the samples
+    /// whose stacks switch-outs took count, each weighed by the nanoseconds off the CPU
+    /// and counted once per interval, in one table named `offcpu-time` (the event
+    /// perf's BPF `record --off-cpu` writes).
+    pub off_cpu: Option<std::sync::Arc<crate::offcpu::SampleWeights>>,
 }
+
+/// The event name of an `--off-cpu` report.
+pub const OFF_CPU_EVENT: &str = "offcpu-time";
 
 impl Default for ReportOptions {
     fn default() -> Self {
@@ -71,6 +79,7 @@ impl Default for ReportOptions {
             relative: false,
             elide: vec![],
             time: None,
+            off_cpu: None,
         }
     }
 }
@@ -243,14 +252,26 @@ pub fn report(
         let Some(s) = &item.sample else {
             return Ok(true);
         };
-        let ev = s.event.min(n_events - 1);
+        // What the sample weighs, and how many samples it counts for.
+        let (period, count) = match &opts.off_cpu {
+            None => (s.period, 1),
+            Some(w) => match w.of(s) {
+                Some(x) => x,
+                None => return Ok(true),
+            },
+        };
+        let ev = if opts.off_cpu.is_some() {
+            0
+        } else {
+            s.event.min(n_events - 1)
+        };
         let table = &mut tables[ev];
         let has_chain = item.ctx.sample_type.contains(sample_type_chain);
         table.has_chains |= has_chain;
         if s.hidden {
             // Hidden by a filter: in the totals (perf's absolute percentages), no entry.
-            table.samples += 1;
-            table.period += s.period;
+            table.samples += count;
+            table.period += period;
             return Ok(true);
         }
         let walk = has_chain && (want_children || graph || w.parent);
@@ -299,23 +320,23 @@ pub fn report(
             cpu: s.cpu.map_or(-1, |c| c as i32),
             parent,
         };
-        table.samples += 1;
-        table.period += s.period;
+        table.samples += count;
+        table.period += period;
         let tree_wanted = graph && has_chain;
         if tree_wanted {
-            table.chain_period += s.period;
+            table.chain_period += period;
             chain.clear();
             chain.extend(cursor.iter().map(|f| trees.intern(call_of(f))));
         }
         let key = w.key(&sk, &leaf, false);
         let i = table.entry(key);
         let e = &mut table.entries[i].1;
-        e.samples += 1;
-        e.period += s.period;
-        e.children += s.period;
+        e.samples += count;
+        e.period += period;
+        e.children += period;
         if tree_wanted {
             let root = *e.tree.get_or_insert_with(|| trees.root());
-            trees.append(root, &chain, s.period);
+            trees.append(root, &chain, period);
             e.depth = e.depth.max(chain.len());
         }
         if want_children && walk {
@@ -340,10 +361,10 @@ pub fn report(
                 seen.push(key);
                 let i = table.entry(key);
                 let e = &mut table.entries[i].1;
-                e.children += s.period;
+                e.children += period;
                 if tree_wanted {
                     let root = *e.tree.get_or_insert_with(|| trees.root());
-                    trees.append(root, &chain[k..], s.period);
+                    trees.append(root, &chain[k..], period);
                     e.depth = e.depth.max(chain.len() - k);
                 }
             }
@@ -451,7 +472,10 @@ pub fn report(
             });
         }
         out.push(EventReport {
-            event: analyzer.events.get(ev).cloned().unwrap_or_default(),
+            event: match opts.off_cpu {
+                Some(_) => OFF_CPU_EVENT.to_string(),
+                None => analyzer.events.get(ev).cloned().unwrap_or_default(),
+            },
             samples: table.samples,
             period: table.period,
             children,

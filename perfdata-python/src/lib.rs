@@ -339,6 +339,7 @@ impl NativeRecording {
             include_pid,
             include_tid,
             inline,
+            off_cpu: None,
         };
         py.detach(|| -> Result<Vec<(String, u64)>, Error> {
             let rec = perfdata::Recording::open(&self.path)?;

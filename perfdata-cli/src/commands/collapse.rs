@@ -16,7 +16,8 @@ use std::process::ExitCode;
 #[command(
     after_help = "Examples:\n  perfdata collapse perf.data > stacks.folded\n  \
     perfdata collapse perf.data --event task-clock --include-pid\n  \
-    perfdata collapse perf.data --comms myprog --time 10%/2"
+    perfdata collapse perf.data --comms myprog --time 10%/2\n  \
+    perfdata collapse --off-cpu perf.data   (after perf record -a -g -e sched:sched_switch)"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -38,8 +39,15 @@ pub struct Args {
 #[derive(clap::Args, Debug)]
 pub struct StackArgs {
     /// Only this event (default: the first one sampled).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "off_cpu")]
     pub event: Option<String>,
+    /// Off-CPU stacks: each thread's time switched out, in nanoseconds, on the stack it
+    /// switched out at (the off-CPU flame graph). From `sched:sched_switch` samples,
+    /// else `--switch-events` records (the stack is the thread's last sample);
+    /// `=sched-switch` or `=switch` chooses (see `perfdata offcpu`).
+    #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "auto",
+          require_equals = true)]
+    pub off_cpu: Option<String>,
     /// Add inlined functions (from DWARF debug info) as frames.
     #[arg(long)]
     pub inline: bool,
@@ -74,11 +82,20 @@ pub fn folded(
     options.filter = stacks.filter.filter()?;
     let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "collapse");
+    let off_cpu = match &stacks.off_cpu {
+        Some(source) => Some(crate::commands::offcpu::weights(
+            &mut analyzer,
+            path,
+            source,
+        )?),
+        None => None,
+    };
     let opts = collapse::CollapseOptions {
         event: stacks.event.clone(),
         include_pid,
         include_tid,
         inline: stacks.inline,
+        off_cpu,
     };
     collapse::collapse(&mut analyzer, &opts).at(path)
 }

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  perfdata flamegraph perf.data -o flame.svg\n  \
-    perfdata flamegraph --diff old.data new.data -o diff.svg"
+    perfdata flamegraph --diff old.data new.data -o diff.svg\n  \
+    perfdata flamegraph --off-cpu perf.data -o offcpu.svg"
 )]
 pub struct Args {
     #[command(flatten)]
@@ -75,6 +76,9 @@ pub fn run(args: Args) -> CliResult {
 /// The event the folded stacks weigh: `--event`, else the first one sampled (as
 /// `collapse` chooses).
 fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliError> {
+    if stacks.off_cpu.is_some() {
+        return Ok(Some(perfdata_analysis::report::OFF_CPU_EVENT.to_string()));
+    }
     if let Some(e) = &stacks.event {
         return Ok(Some(e.clone()));
     }
@@ -95,7 +99,7 @@ fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliE
 fn count_name(event: Option<&str>) -> &'static str {
     let base = event.map(|e| e.split(':').next().unwrap_or(e));
     match base {
-        Some("cpu-clock" | "task-clock") => "ns",
+        Some("cpu-clock" | "task-clock" | perfdata_analysis::report::OFF_CPU_EVENT) => "ns",
         _ => "events",
     }
 }

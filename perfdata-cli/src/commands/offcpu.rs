@@ -45,17 +45,41 @@ pub struct Args {
     output: Output,
 }
 
+/// `--source`'s (and `--off-cpu`'s) values.
+pub fn source(name: &str) -> Result<Option<Source>, CliError> {
+    match name {
+        "auto" => Ok(None),
+        "sched-switch" => Ok(Some(Source::SchedSwitch)),
+        "switch" => Ok(Some(Source::SwitchRecords)),
+        other => Err(CliError::usage(format!(
+            "unknown source `{other}` (auto, sched-switch, switch)"
+        ))),
+    }
+}
+
+/// For `report --off-cpu` and `collapse --off-cpu`: the off-CPU time of every thread
+/// by the sample its stack comes from (says on standard error what has no stack).
+pub fn weights(
+    analyzer: &mut Analyzer<'_>,
+    path: &std::path::Path,
+    source_name: &str,
+) -> Result<std::sync::Arc<offcpu::SampleWeights>, CliError> {
+    let source = source(source_name)?;
+    let result = offcpu::off_cpu(analyzer, &OffCpuOptions { source }).at(path)?;
+    let w = result.weights;
+    if w.unattributed_ns > 0 {
+        eprintln!(
+            "perfdata: {}: {:.3} ms off the CPU left out: switched out before any sample of \
+             the thread (no stack to put it on; `perfdata offcpu` shows it as [unknown])",
+            path.display(),
+            w.unattributed_ns as f64 / 1e6
+        );
+    }
+    Ok(std::sync::Arc::new(w))
+}
+
 pub fn run(args: Args) -> CliResult {
-    let source = match args.source.as_str() {
-        "auto" => None,
-        "sched-switch" => Some(Source::SchedSwitch),
-        "switch" => Some(Source::SwitchRecords),
-        other => {
-            return Err(CliError::usage(format!(
-                "unknown source `{other}` (auto, sched-switch, switch)"
-            )))
-        }
-    };
+    let source = source(&args.source)?;
     let path = args.input.path();
     let recording = args.input.open()?;
     let mut analyzer = Analyzer::open(&recording, &args.symbols.options(false)).at(path)?;

@@ -17,7 +17,8 @@ use std::process::ExitCode;
     perfdata report perf.data -g folded\n  \
     perfdata report perf.data --no-children -g caller,0.5\n  \
     perfdata report perf.data --no-children -g none --sort dso,sym -n\n  \
-    perfdata report perf.data --json")]
+    perfdata report perf.data --json\n  \
+    perfdata report --off-cpu perf.data   (after perf record -a -g -e sched:sched_switch)")]
 pub struct Args {
     #[command(flatten)]
     input: Input,
@@ -55,6 +56,14 @@ pub struct Args {
     /// The report as JSON.
     #[arg(long)]
     json: bool,
+    /// Off-CPU time instead of samples: the time each thread spent switched out,
+    /// weighed in nanoseconds on the stack it switched out at (table `offcpu-time`).
+    /// From `sched:sched_switch` samples, else `--switch-events` records (the stack is
+    /// the thread's last sample); `=sched-switch` or `=switch` chooses (see `perfdata
+    /// offcpu`).
+    #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "auto",
+          require_equals = true)]
+    off_cpu: Option<String>,
     /// Percentages of every sample (`absolute`, perf's default: samples the filters
     /// hide still count in the totals) or of the samples shown (`relative`).
     #[arg(long, value_name = "relative|absolute", default_value = "absolute",
@@ -106,6 +115,7 @@ pub fn run(args: Args) -> CliResult {
         max_stack: args.symbols.max_stack,
         parent: args.parent,
         show_samples: args.show_nr_samples,
+        off_cpu: None,
     };
     let path = args.input.path();
     let recording = args.input.open()?;
@@ -113,6 +123,14 @@ pub fn run(args: Args) -> CliResult {
     options.filter = filter;
     let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "report");
+    let mut opts = opts;
+    if let Some(source) = &args.off_cpu {
+        opts.off_cpu = Some(crate::commands::offcpu::weights(
+            &mut analyzer,
+            path,
+            source,
+        )?);
+    }
     let reports = report::report(&mut analyzer, &opts).at(path)?;
     let mut out = args.output.open()?;
     if args.json {
