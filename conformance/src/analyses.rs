@@ -191,7 +191,10 @@ pub fn check_report(path: &Path, dir: &Path) -> Outcome {
 
 /// The call-graph views check 7 compares as text, as perf's arguments (after `--stdio
 /// --no-group`): perf's default (Children, `graph,0.5,caller`), each other `-g` mode,
-/// the callee order, and the table without Children (its graph in callee order).
+/// the callee order, and the table without Children (its graph in callee order); then
+/// with inlined functions (`--inline`: perf 6.1 adds them to unwound chains only, so on
+/// these recordings' callchains both texts must be those without) and the sample's
+/// source line (`--sort srcline`, from the debug info where the object has it).
 const TEXT_VIEWS: &[&[&str]] = &[
     &[],
     &["-g", "fractal"],
@@ -199,6 +202,8 @@ const TEXT_VIEWS: &[&[&str]] = &[
     &["-g", "folded"],
     &["-g", "callee"],
     &["--no-children"],
+    &["--inline"],
+    &["--no-children", "-g", "none", "--sort", "dso,srcline"],
 ];
 
 /// Check 7's text part, on recordings with call chains: `perf report --stdio --no-group
@@ -233,6 +238,12 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
         while i < view.len() {
             match view[i] {
                 "--no-children" => opts.children = false,
+                "--inline" => opts.inline = true,
+                "--sort" => {
+                    i += 1;
+                    opts.sort = report::SortKey::parse(view[i])
+                        .map_err(|e| vec![format!("{view:?}: {e}")])?;
+                }
                 "-g" => {
                     i += 1;
                     opts.call_graph = report::CallGraphOptions::parse(view[i])
@@ -244,9 +255,11 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
         }
         let ours = (|| -> Result<Option<String>, String> {
             let rec = Recording::open(path).map_err(|e| e.to_string())?;
-            let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
+            let mut aopts = options(dir);
+            aopts.lines = opts.inline || opts.sort.contains(&report::SortKey::Srcline);
+            let mut a = Analyzer::open(&rec, &aopts).map_err(|e| e.to_string())?;
             let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
-            if !reports.iter().any(|r| r.call_graph.is_some()) {
+            if opts.call_graph.is_some() && !reports.iter().any(|r| r.call_graph.is_some()) {
                 return Ok(None);
             }
             Ok(Some(report::render(&reports, &opts)))
@@ -257,9 +270,12 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
             Ok(None) => return Ok("no call chains: no call graph to compare".into()),
             Err(e) => return Err(vec![format!("our report {view:?}: {e}")]),
         };
-        // perfdata's report has no inline frames (perf 6.1 adds them where DWARF
-        // describes them, as check 10 compares).
-        let mut args = vec!["report", "--stdio", "--no-group", "--no-inline"];
+        // perfdata's report has no inline frames unless asked (perf 6.1 adds them by
+        // default to unwound chains, as check 10 compares).
+        let mut args = vec!["report", "--stdio", "--no-group"];
+        if !view.contains(&"--inline") {
+            args.push("--no-inline");
+        }
         args.extend_from_slice(view);
         args.push("-i");
         let theirs = match perf_stdout(dir, &os_args(&args, path)) {
@@ -283,6 +299,14 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
         if theirs == ours {
             continue;
         }
+        if view.contains(&"srcline") {
+            if let Some(n) = srcline_files_differ(&theirs, &ours) {
+                fails.push(format!(
+                    "perf report {view_s}: [binutils-srcline-file] {n} rows where binutils' addr2line (perf's) names another file than the line table's row for the same line, the text otherwise equal"
+                ));
+                continue;
+            }
+        }
         match ties_reordered(&theirs, &ours) {
             Some(n) => fails.push(format!(
                 "perf report {view_s}: [perf61-thread-tie-order] {n} entries of equal Children in another order, the text otherwise equal"
@@ -296,7 +320,7 @@ fn compare_texts(path: &Path, dir: &Path) -> Result<String, Vec<String>> {
     }
     if fails.is_empty() {
         Ok(format!(
-            "the text of {compared} call-graph views equal (default, fractal, flat, folded, callee, --no-children)"
+            "the text of {compared} call-graph views equal (default, fractal, flat, folded, callee, --no-children, --inline, --sort dso,srcline)"
         ))
     } else {
         Err(fails)
@@ -389,6 +413,44 @@ fn ties_reordered(theirs: &str, ours: &str) -> Option<usize> {
         i = end;
     }
     Some(moved)
+}
+
+/// The `srcline` view's texts equal but for the file of some `file:line` ends of rows
+/// (with the column widths that follow from them): how many rows differ so. binutils'
+/// `addr2line`, which perf 6.1 runs, names for some addresses of DWARF 5 objects (glibc's
+/// ld.so: `handle_amd`, a function of `dl-cacheinfo.h` inlined into
+/// `dl-get-cpu-features.c`) the file of the enclosing unit, with the line of the line
+/// table's row, where the row (`readelf --debug-dump=decodedline`) and the `addr2line`
+/// crate name the header.
+fn srcline_files_differ(theirs: &str, ours: &str) -> Option<usize> {
+    fn masked(text: &str) -> Vec<String> {
+        text.lines()
+            .map(|l| {
+                let mut words: Vec<String> = l.split_whitespace().map(str::to_string).collect();
+                if let Some(last) = words.last_mut() {
+                    if last.chars().all(|c| c == '.') {
+                        *last = ".".into();
+                    } else if let Some((_, line)) = last.rsplit_once(':') {
+                        if !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit()) {
+                            *last = format!("?:{line}");
+                        }
+                    }
+                }
+                words.join(" ")
+            })
+            .collect()
+    }
+    if masked(theirs) != masked(ours) {
+        return None;
+    }
+    let rows = theirs
+        .lines()
+        .zip(ours.lines())
+        .filter(|(t, o)| {
+            !t.starts_with('#') && t.split_whitespace().last() != o.split_whitespace().last()
+        })
+        .count();
+    Some(rows)
 }
 
 /// perf 6.1 prints the remaining share of a fractal branch as a `[...]` symbol it
@@ -729,6 +791,19 @@ mod tests {
         // Another value is no tie.
         let other = swapped.replace("[.] g", "[.] h");
         assert_eq!(super::ties_reordered(&other, ours), None);
+        // binutils' file for a srcline, the widths following it; another line number,
+        // or another object, is a real difference.
+        let theirs = "# Overhead  Source:Line              \n# ........  .........................\n     0.14%  dl-get-cpu-features.c:321\n     0.10%  a.c:3\n";
+        let ours = "# Overhead  Source:Line       \n# ........  ..................\n     0.14%  dl-cacheinfo.h:321\n     0.10%  a.c:3\n";
+        assert_eq!(super::srcline_files_differ(theirs, ours), Some(1));
+        assert_eq!(
+            super::srcline_files_differ(theirs, &ours.replace(":321", ":320")),
+            None
+        );
+        assert_eq!(
+            super::srcline_files_differ(theirs, &ours.replace("0.10%", "0.11%")),
+            None
+        );
         let (n, text) = super::uninitialized_inlined("x\n   --1.00%--[...] (inlined)\n");
         assert_eq!((n, text.as_str()), (1, "x\n   --1.00%--[...]\n"));
         assert_eq!(

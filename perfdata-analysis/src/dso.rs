@@ -472,6 +472,20 @@ impl Dsos {
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
 
+    /// The source file binutils' `addr2line` gives an address from the symbol table when
+    /// no debug info covers it (the `STT_FILE` symbol of its function; line 0), from the
+    /// file the symbols came from.
+    pub fn binutils_file(&self, id: DsoId, addr: u64) -> Option<String> {
+        let loaded = self.loaded(id);
+        loaded
+            .symtab
+            .as_ref()
+            .or(loaded.runtime.as_ref())
+            .filter(|s| s.has_symtab)
+            .and_then(|s| s.binutils_file_at(addr))
+            .map(str::to_string)
+    }
+
     /// Inlined functions at an address, innermost first, ending with the function itself,
     /// named as perf names them (through binutils' `addr2line -i -f`): each function by
     /// its linkage name, or its DWARF name — except the innermost when it has no linkage

@@ -16,9 +16,10 @@ pub use render::render;
 
 use crate::dso::SymbolId;
 use crate::machine::Frame;
+use crate::stack::Stack;
 use crate::{Analyzer, Machine};
 use callgraph::{Call, Trees, CUT};
-use keys::{tie_order, RowKey, SampleKey, Wanted};
+use keys::{tie_order, RowKey, SampleKey, Strings, Wanted};
 use perfdata::Error;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -61,6 +62,15 @@ pub struct ReportOptions {
     /// and counted once per interval, in one table named `offcpu-time` (the event
     /// perf's BPF `record --off-cpu` writes).
     pub off_cpu: Option<std::sync::Arc<crate::offcpu::SampleWeights>>,
+    /// Functions inlined at an address are calls of their own in the call graph and
+    /// entries of their own under Children, named `name (inlined)` (perf's `--inline`).
+    /// As perf 6.1, only where the chain was unwound from a stack copy (`--call-graph
+    /// dwarf`): a recorded callchain's addresses are taken as they are. Needs the
+    /// analyzer's DWARF line tables ([`crate::AnalyzerOptions::lines`]).
+    pub inline: bool,
+    /// The `srcline` key prints the source file's path as the debug info gives it,
+    /// rather than its base name (perf's `--full-source-path`).
+    pub full_source_path: bool,
 }
 
 /// The event name of an `--off-cpu` report.
@@ -80,6 +90,8 @@ impl Default for ReportOptions {
             elide: vec![],
             time: None,
             off_cpu: None,
+            inline: false,
+            full_source_path: false,
         }
     }
 }
@@ -195,6 +207,11 @@ struct Table {
     period: u64,
     /// Period of the samples with a call chain (perf's `callchain_period`).
     chain_period: u64,
+    /// With the `srcline` key: entries added under each value of the keys before it.
+    /// perf 6.1 looks an entry's source position up only when it compares the entry
+    /// with another of the same keys before `srcline` (`sort__srcline_cmp`), and sizes
+    /// the column by the positions looked up by then.
+    before_srcline: HashMap<RowKey, u32>,
     has_chains: bool,
 }
 
@@ -243,7 +260,17 @@ pub fn report(
         });
     let mut trees = Trees::default();
     let mut frames: Vec<Frame> = vec![];
-    let mut cursor: Vec<Frame> = vec![];
+    let mut stack = Stack::default();
+    // Frames with the inlined function each is (`--inline`), leaf first.
+    let mut expanded: Vec<(Frame, Option<u32>)> = vec![];
+    let mut cursor: Vec<(Frame, Option<u32>)> = vec![];
+    let mut strings = Strings::default();
+    // The inline chain at (object, address): innermost first, `None` for the symbol
+    // itself; empty without debug info there.
+    let mut inline_chains: HashMap<(u32, u64), Vec<Option<u32>>> = HashMap::default();
+    // Source positions, by (object, map-relative address, false) or, for a call chain's
+    // entries, (object, address, true).
+    let mut srclines: HashMap<(Option<u32>, u64, bool), u32> = HashMap::default();
     let mut chain: Vec<u32> = vec![];
     let mut seen: Vec<RowKey> = vec![];
     let sample_type_chain = crate::SampleType::CALLCHAIN;
@@ -276,7 +303,8 @@ pub fn report(
         }
         let walk = has_chain && (want_children || graph || w.parent);
         let leaf = if walk {
-            machine.frames(s, &mut frames)?;
+            machine.stack(s, &mut stack)?;
+            machine.resolve_stack(s.pid, &stack, &mut frames);
             frames[0]
         } else {
             machine.resolve(s.pid, s.kernel, s.ip)
@@ -287,13 +315,36 @@ pub fn report(
         } else {
             machine.resolve(s.pid, s.kernel, s.ip)
         };
-        // The chain as perf's cursor holds it: cut to --max-stack, in print order.
+        // The chain as perf's cursor holds it: cut to --max-stack, in print order; with
+        // --inline, each unwound frame that has debug info as the functions inlined
+        // there and its own (perf 6.1's `unwind_entry` → `append_inlines`).
         cursor.clear();
         if walk {
             let n = frames.len().min(opts.max_stack);
+            let kept = match order {
+                Order::Callee => 0..n,
+                Order::Caller => frames.len() - n..frames.len(),
+            };
+            expanded.clear();
+            for i in kept {
+                let f = frames[i];
+                let unwound = stack.unwound.is_some() && i >= stack.user_from;
+                if let (true, true, Some((dso, map_ip)), Some(sym)) =
+                    (opts.inline, unwound, f.dso, f.symbol)
+                {
+                    let chain = inline_chains
+                        .entry((dso.0, map_ip))
+                        .or_insert_with(|| inline_chain(machine, &mut strings, dso, map_ip, sym));
+                    if !chain.is_empty() {
+                        expanded.extend(chain.iter().map(|&name| (f, name)));
+                        continue;
+                    }
+                }
+                expanded.push((f, None));
+            }
             match order {
-                Order::Callee => cursor.extend_from_slice(&frames[..n]),
-                Order::Caller => cursor.extend(frames[frames.len() - n..].iter().rev()),
+                Order::Callee => cursor.extend_from_slice(&expanded),
+                Order::Caller => cursor.extend(expanded.iter().rev()),
             }
         }
         let comm = if w.comm {
@@ -305,7 +356,7 @@ pub fn report(
             None
         };
         let parent = match &parent_re {
-            Some(re) => cursor.iter().find_map(|f| {
+            Some(re) => cursor.iter().find_map(|(f, _)| {
                 let sym = f.symbol?;
                 let m = *parent_match
                     .entry(sym)
@@ -326,9 +377,27 @@ pub fn report(
         if tree_wanted {
             table.chain_period += period;
             chain.clear();
-            chain.extend(cursor.iter().map(|f| trees.intern(call_of(f))));
+            chain.extend(cursor.iter().map(|(f, inl)| trees.intern(call_of(f, *inl))));
         }
-        let key = w.key(&sk, &leaf, false);
+        let mut srcline_of = |f: &Frame, chained: bool| {
+            let at = match f.dso {
+                Some((d, a)) if !f.truncated && !chained => (Some(d.0), a, false),
+                _ => (f.dso.map(|(d, _)| d.0), f.ip, chained),
+            };
+            *srclines.entry(at).or_insert_with(|| {
+                strings.intern(keys::srcline(machine, f, opts.full_source_path, chained))
+            })
+        };
+        let mut key = w.key(&sk, &leaf, None, false);
+        if w.srcline {
+            key.srcline = Some(srcline_of(&leaf, false));
+        }
+        if w.srcline {
+            *table
+                .before_srcline
+                .entry(keys::before_srcline(&key, &opts.sort))
+                .or_default() += 1;
+        }
         let i = table.entry(key);
         let e = &mut table.entries[i].1;
         e.samples += count;
@@ -347,18 +416,27 @@ pub fn report(
             // where a map covers the address: an address outside every map keeps the
             // mark of the entry before (the sample's, for the first).
             let mut kernel = leaf.kernel;
-            for (k, f) in cursor.iter().enumerate() {
-                let mut f = *f;
+            for (k, &(f, inlined)) in cursor.iter().enumerate() {
+                let mut f = f;
                 if f.dso.is_none() && f.symbol.is_none() {
                     f.kernel = kernel;
                 } else {
                     kernel = f.kernel;
                 }
-                let key = w.key(&sk, &f, true);
+                let mut key = w.key(&sk, &f, inlined, true);
+                if w.srcline {
+                    key.srcline = Some(srcline_of(&f, true));
+                }
                 if seen.contains(&key) {
                     continue;
                 }
                 seen.push(key);
+                if w.srcline {
+                    *table
+                        .before_srcline
+                        .entry(keys::before_srcline(&key, &opts.sort))
+                        .or_default() += 1;
+                }
                 let i = table.entry(key);
                 let e = &mut table.entries[i].1;
                 e.children += period;
@@ -373,8 +451,9 @@ pub fn report(
     })?;
     let children = want_children && tables.iter().any(|t| t.has_chains);
     let machine = &analyzer.machine;
-    let order_key = |c: Call| call_order(machine, c);
-    let name = |c: Call| call_name(machine, c);
+    let strings = &strings;
+    let order_key = |a: Call, b: Call| call_cmp(machine, strings, a, b);
+    let name = |c: Call| call_name(machine, strings, c);
     let mut out = vec![];
     for (ev, table) in tables.into_iter().enumerate() {
         if table.samples == 0 {
@@ -397,7 +476,7 @@ pub fn report(
             let self_then_keys = || {
                 b.period
                     .cmp(&a.period)
-                    .then_with(|| tie_order(machine, &opts.sort, ka, kb))
+                    .then_with(|| tie_order(machine, strings, &opts.sort, ka, kb))
             };
             if !children {
                 return self_then_keys();
@@ -423,7 +502,7 @@ pub fn report(
         let keys_of = |k: &RowKey| -> Vec<String> {
             opts.sort
                 .iter()
-                .map(|&sk| keys::render_key(machine, k, sk))
+                .map(|&sk| keys::render_key(machine, strings, k, sk))
                 .collect()
         };
         let mut widths: Vec<usize> = opts.sort.iter().map(|k| k.header().len()).collect();
@@ -434,8 +513,24 @@ pub fn report(
         for (k, e) in list {
             let keys = keys_of(&k);
             for ((w, v), sk) in widths.iter_mut().zip(&keys).zip(&opts.sort) {
+                if *sk == SortKey::Srcline
+                    && table
+                        .before_srcline
+                        .get(&keys::before_srcline(&k, &opts.sort))
+                        .is_none_or(|&n| n < 2)
+                {
+                    // Not looked up by perf when it sizes the columns: printed cut to
+                    // the width the others give.
+                    continue;
+                }
                 if sk.widens() {
-                    *w = (*w).max(v.chars().count());
+                    let mut len = v.chars().count();
+                    // perf sizes the column by the symbol's name, which an inlined
+                    // function's ` (inlined)` is printed after (`namelen + 4`).
+                    if *sk == SortKey::Sym && matches!(k.sym, Some(keys::SymKey::Inlined(..))) {
+                        len -= INLINED.len();
+                    }
+                    *w = (*w).max(len);
                 }
             }
             if let (Some(d), Some(keys::SymKey::Addr(..))) = (dso_col, k.sym) {
@@ -487,6 +582,9 @@ pub fn report(
     Ok(out)
 }
 
+/// What perf prints after an inlined function's name.
+const INLINED: &str = " (inlined)";
+
 fn percent(part: u64, total: u64) -> f64 {
     if total == 0 {
         0.0
@@ -495,13 +593,53 @@ fn percent(part: u64, total: u64) -> f64 {
     }
 }
 
-/// A frame as a call of the graph: its function, else its address as recorded.
-fn call_of(f: &Frame) -> Call {
-    match (f.truncated, f.symbol) {
-        (true, _) => CUT,
-        (false, Some(s)) => Call::Symbol(s),
-        (false, None) => Call::Address(f.dso.map(|(d, _)| d), f.ip),
+/// A frame as a call of the graph: the function inlined there (`--inline`), else its
+/// function, else its address as recorded.
+fn call_of(f: &Frame, inlined: Option<u32>) -> Call {
+    match (f.truncated, f.symbol, inlined, f.dso) {
+        (true, ..) => CUT,
+        (false, Some(_), Some(name), Some((d, _))) => Call::Inlined(d, name),
+        (false, Some(s), ..) => Call::Symbol(s),
+        (false, None, ..) => Call::Address(f.dso.map(|(d, _)| d), f.ip),
     }
+}
+
+/// The inline chain at `map_ip` of `dso`, whose symbol is `sym`: the functions inlined
+/// there, innermost first, then the one they are inlined into, each as perf's
+/// `new_inline_sym` makes it — the symbol itself (`None`) where the debug info names it
+/// as the symbol table does, else an inlined function of that name (so a clone's
+/// `msort_with_tmp.part.0` is `msort_with_tmp (inlined)`). Empty without debug info.
+fn inline_chain(
+    m: &Machine,
+    strings: &mut Strings,
+    dso: crate::DsoId,
+    map_ip: u64,
+    sym: SymbolId,
+) -> Vec<Option<u32>> {
+    let addr = m.dsos.lookup_address(dso, map_ip);
+    let base = m.dsos.symbol_name(sym);
+    m.dsos
+        .inline_lines(dso, addr)
+        .into_iter()
+        .map(|l| (l.function != base).then(|| strings.intern(l.function)))
+        .collect()
+}
+
+/// perf's `match_chain` as an order of the calls under one node: an inlined call
+/// against another call with a function by name, else [`call_order`].
+fn call_cmp(m: &Machine, strings: &Strings, a: Call, b: Call) -> std::cmp::Ordering {
+    let function = |c: Call| match c {
+        Call::Symbol(s) => Some(m.dsos.symbol_name(s)),
+        Call::Inlined(_, n) => Some(strings.get(n)),
+        Call::Address(..) => None,
+    };
+    let inlined = |c: Call| matches!(c, Call::Inlined(..));
+    if inlined(a) || inlined(b) {
+        if let (Some(x), Some(y)) = (function(a), function(b)) {
+            return x.cmp(y);
+        }
+    }
+    call_order(m, a).cmp(&call_order(m, b))
 }
 
 /// perf orders the calls under a node by object (its `struct dso` pointer: perf
@@ -511,13 +649,15 @@ fn call_order(m: &Machine, c: Call) -> (u32, u64) {
     match c {
         Call::Symbol(s) => (s.dso.0 + 1, m.dsos.symbol_start(s)),
         Call::Address(d, a) => (d.map_or(0, |d| d.0 + 1), a),
+        Call::Inlined(d, _) => (d.0 + 1, 0),
     }
 }
 
 /// A call as perf names it: the function, else the address (C's `%#lx`: `0` for 0).
-fn call_name(m: &Machine, c: Call) -> String {
+fn call_name(m: &Machine, strings: &Strings, c: Call) -> String {
     match c {
         Call::Symbol(s) => m.dsos.symbol_name(s).to_string(),
+        Call::Inlined(_, n) => format!("{}{INLINED}", strings.get(n)),
         Call::Address(_, 0) => "0".into(),
         Call::Address(_, a) => format!("{a:#x}"),
     }

@@ -204,6 +204,10 @@ pub struct ElfInfo {
     symbols: Vec<Symbol>,
     /// For each of `symbols`: typed as a function (STT_FUNC), not an untyped label.
     functions: Vec<bool>,
+    /// For each of `symbols`: the source file binutils names for it without debug info
+    /// (`elf_find_function`: the `STT_FILE` symbol before it in the table, unless it
+    /// is global and a file symbol came after a function).
+    files: Vec<Option<std::sync::Arc<str>>>,
     /// `name@plt` symbols synthesized from `.rela.plt` (perf 6.1's rule).
     plt: Vec<Symbol>,
     /// PT_LOAD segments: (file offset, size in file, virtual address, executable).
@@ -266,7 +270,16 @@ impl ElfInfo {
             })
             .map(|sec| sec.index().0)
             .collect();
+        // binutils' `elf_find_function` states: no function yet; a function seen; a file
+        // symbol after a function.
+        let (mut file, mut seen, mut file_after): (Option<std::sync::Arc<str>>, bool, bool) =
+            (None, false, false);
         for s in table {
+            if s.kind() == SymbolKind::File {
+                file = s.name().ok().map(std::sync::Arc::from);
+                file_after |= seen;
+                continue;
+            }
             if s.is_undefined() {
                 continue;
             }
@@ -297,6 +310,12 @@ impl ElfInfo {
                 binding,
             ));
             info.functions.push(!is_label);
+            info.files.push(if binding != Binding::Local && file_after {
+                None
+            } else {
+                file.clone()
+            });
+            seen = true;
         }
         info.has_dynsym_data = obj.section_by_name(".dynsym").is_some_and(|s| {
             s.kind() != object::SectionKind::UninitializedData
@@ -317,6 +336,26 @@ impl ElfInfo {
     /// one that covers it, a function over a label, the smallest, the first in the table
     /// (binutils' `elf_find_function` and `better_fit`).
     pub fn binutils_function_at(&self, addr: u64) -> Option<&str> {
+        self.binutils_best(addr).map(|i| &*self.symbols[i].raw)
+    }
+
+    /// The source file binutils' `addr2line` names for `addr` from the symbol table
+    /// alone (no line information): that of the symbol [`ElfInfo::binutils_function_at`]
+    /// finds, with line 0.
+    pub fn binutils_file_at(&self, addr: u64) -> Option<&str> {
+        // Outside every loaded segment binutils finds no section, and no function.
+        if !self
+            .loads
+            .iter()
+            .any(|&(_, size, vaddr, _)| addr >= vaddr && addr - vaddr < size)
+        {
+            return None;
+        }
+        let i = self.binutils_best(addr)?;
+        self.files.get(i)?.as_deref()
+    }
+
+    fn binutils_best(&self, addr: u64) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, s) in self.symbols.iter().enumerate() {
             if s.start > addr {
@@ -343,7 +382,7 @@ impl ElfInfo {
                 best = Some(i);
             }
         }
-        best.map(|i| &*self.symbols[i].raw)
+        best
     }
 
     /// A file the program ran from (not a debug-only file): it has the PLT and the

@@ -131,6 +131,9 @@ impl CallGraphOptions {
 pub(crate) enum Call {
     Symbol(SymbolId),
     Address(Option<DsoId>, u64),
+    /// A function inlined at an address of the object (`--inline`), by its name's id:
+    /// perf tells inlined calls apart by name only (`match_chain`).
+    Inlined(DsoId, u32),
 }
 
 /// The address perf gives the end of a stack its unwinder could not finish.
@@ -228,19 +231,57 @@ impl Trees {
     }
 
     /// The children of a node in perf's insertion order (`rb_root_in`: by the first
-    /// call's object, then its symbol's start or its address, largest first).
-    fn children(&self, node: u32, order: &dyn Fn(Call) -> (u32, u64)) -> Vec<u32> {
+    /// call's object, then its symbol's start or its address, largest first; an
+    /// inlined call by name).
+    fn children(&self, node: u32, order: &Cmp<'_>) -> Vec<u32> {
         let mut v = vec![];
         let mut c = self.nodes[node as usize].first_child;
         while c != NONE {
             v.push(c);
             c = self.nodes[c as usize].next_sibling;
         }
-        // perf's `append_chain_children` puts a call left of one it is greater than.
-        v.sort_by_key(|&c| {
-            std::cmp::Reverse(order(self.calls[self.nodes[c as usize].call as usize]))
-        });
-        v
+        let call = |n: u32| self.calls[self.nodes[n as usize].call as usize];
+        if !v.iter().any(|&n| matches!(call(n), Call::Inlined(..))) {
+            // perf's `append_chain_children` puts a call left of one it is greater than.
+            v.sort_by(|&a, &b| order(call(b), call(a)));
+            return v;
+        }
+        // With inlined calls perf's comparison is by name against one and by address
+        // between two others, which is no order: the tree it builds is that of the
+        // insertions (first met first; `first_child` holds the last met), each going
+        // left of a node it is greater than. Without its rebalancing, which keeps the
+        // in-order sequence of a consistent comparison.
+        v.reverse();
+        let mut left = vec![NONE; v.len()];
+        let mut right = vec![NONE; v.len()];
+        for i in 1..v.len() {
+            let mut at = 0;
+            loop {
+                let next = if order(call(v[at]), call(v[i])) == std::cmp::Ordering::Less {
+                    &mut left[at]
+                } else {
+                    &mut right[at]
+                };
+                if *next == NONE {
+                    *next = i as u32;
+                    break;
+                }
+                at = *next as usize;
+            }
+        }
+        let mut out = Vec::with_capacity(v.len());
+        let mut stack = vec![];
+        let mut at = if v.is_empty() { NONE } else { 0 };
+        while at != NONE || !stack.is_empty() {
+            while at != NONE {
+                stack.push(at);
+                at = left[at as usize];
+            }
+            let Some(n) = stack.pop() else { break };
+            out.push(v[n as usize]);
+            at = right[n as usize];
+        }
+        out
     }
 
     /// The tree at `root` as perf prints it in `mode`: pruned at `min_hit` (graph, flat,
@@ -266,7 +307,7 @@ impl Trees {
 
     /// A node's run of calls: itself, then while no chain ends there and one child
     /// follows, that child. Returns the calls and the run's last node.
-    fn run(&self, first: u32, order: &dyn Fn(Call) -> (u32, u64)) -> (Vec<u32>, u32) {
+    fn run(&self, first: u32, order: &Cmp<'_>) -> (Vec<u32>, u32) {
         let mut calls = vec![self.nodes[first as usize].call];
         let mut last = first;
         loop {
@@ -333,6 +374,9 @@ impl Trees {
     }
 }
 
+/// perf's comparison of two calls under one node (`match_chain`).
+pub(crate) type Cmp<'a> = dyn Fn(Call, Call) -> std::cmp::Ordering + 'a;
+
 /// What [`Trees::output`] needs.
 pub(crate) struct Output<'a> {
     pub mode: GraphMode,
@@ -341,7 +385,7 @@ pub(crate) struct Output<'a> {
     /// The threshold in percent (fractal).
     pub percent: f64,
     /// perf's order of calls under one node.
-    pub order: &'a dyn Fn(Call) -> (u32, u64),
+    pub order: &'a Cmp<'a>,
     /// A call's name as perf prints it.
     pub name: &'a dyn Fn(Call) -> String,
 }
@@ -625,13 +669,14 @@ mod tests {
         t.append(root, &[a, b, c], 5);
         t.append(root, &[a, b, d], 3);
         t.append(root, &[a, b], 1);
-        let order = |c: Call| match c {
+        let key = |c: Call| match c {
             Call::Address(_, a) => (0, a),
-            Call::Symbol(_) => (1, 0),
+            _ => (1, 0),
         };
+        let order = |a: Call, b: Call| key(a).cmp(&key(b));
         let name = |c: Call| match c {
             Call::Address(_, a) => format!("f{a}"),
-            Call::Symbol(_) => "?".into(),
+            _ => "?".into(),
         };
         let how = Output {
             mode: GraphMode::Graph,
@@ -673,5 +718,37 @@ mod tests {
                 ("f1;f2".to_string(), 1)
             ]
         );
+    }
+
+    #[test]
+    fn inlined_calls_of_equal_weight_come_in_perfs_tree_order() {
+        let mut t = Trees::default();
+        let dso = DsoId(0);
+        let names = ["b", "a", "c", "x"];
+        let calls: Vec<u32> = (0..3).map(|i| t.intern(Call::Inlined(dso, i))).collect();
+        let addr = t.intern(Call::Address(None, 7));
+        let root = t.root();
+        // Met in the order b, a, c, then an address.
+        for &c in &calls {
+            t.append(root, &[c], 1);
+        }
+        t.append(root, &[addr], 1);
+        let name_of = |c: Call| match c {
+            Call::Inlined(_, i) => names[i as usize].to_string(),
+            _ => "x".into(),
+        };
+        // By name (each inlined call against anything is compared by name).
+        let order = |a: Call, b: Call| name_of(a).cmp(&name_of(b));
+        let how = Output {
+            mode: GraphMode::Graph,
+            min_hit: 0,
+            percent: 0.0,
+            order: &order,
+            name: &name_of,
+        };
+        let g = t.output(root, &how);
+        let got: Vec<&str> = g.iter().map(|n| n.frames[0].as_str()).collect();
+        // Largest first: perf's insertion puts a greater call to the left.
+        assert_eq!(got, ["x", "c", "b", "a"]);
     }
 }

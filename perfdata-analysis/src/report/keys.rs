@@ -4,6 +4,7 @@
 use crate::dso::{DsoId, SymbolId};
 use crate::machine::{CommId, Frame};
 use crate::Machine;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A column of the report (perf's `--sort` keys of the same names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +26,11 @@ pub enum SortKey {
     /// chain whose name matches the `--parent` pattern, `[other]` where none does
     /// (`parent`).
     Parent,
+    /// The sample address's source position, `file:line` from the debug info (the
+    /// file's base name unless [`super::ReportOptions::full_source_path`]); without one,
+    /// perf's fallback: `function+offset` (decimal), `object[address]` (hex) or `??:0`
+    /// (`srcline`).
+    Srcline,
 }
 
 /// perf's `--parent` pattern when none is given.
@@ -43,8 +49,9 @@ impl SortKey {
                 "sym" | "symbol" => Ok(SortKey::Sym),
                 "cpu" => Ok(SortKey::Cpu),
                 "parent" => Ok(SortKey::Parent),
+                "srcline" => Ok(SortKey::Srcline),
                 other => Err(format!(
-                    "unknown sort key `{other}` (known: comm, pid, tid, dso, sym, cpu, parent)"
+                    "unknown sort key `{other}` (known: comm, pid, tid, dso, sym, cpu, parent, srcline)"
                 )),
             })
             .collect()
@@ -60,6 +67,7 @@ impl SortKey {
             SortKey::Sym => "symbol",
             SortKey::Cpu => "cpu",
             SortKey::Parent => "parent",
+            SortKey::Srcline => "srcline",
         }
     }
 
@@ -73,6 +81,7 @@ impl SortKey {
             SortKey::Sym => "Symbol",
             SortKey::Cpu => "CPU",
             SortKey::Parent => "Parent symbol",
+            SortKey::Srcline => "Source:Line",
         }
     }
 
@@ -94,6 +103,8 @@ pub(crate) struct RowKey {
     pub cpu: Option<i32>,
     /// The parent function (`None` inside: `[other]`).
     pub parent: Option<Option<SymbolId>>,
+    /// The source position, as a [`Strings`] id.
+    pub srcline: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -102,6 +113,107 @@ pub(crate) enum SymKey {
     /// Unresolved: the sample's map-relative address (or its address, without a map);
     /// a call chain entry's address as recorded (perf keys each as its `al->addr`).
     Addr(u64, char),
+    /// A function inlined into a symbol's code (`--inline`): the symbol, and the
+    /// function's name as a [`Strings`] id. perf keys it by its name within the
+    /// symbol's range (`_sort__sym_cmp`).
+    Inlined(SymbolId, u32, char),
+}
+
+/// Strings a report keys entries by (inlined functions' names, source positions),
+/// each stored once.
+#[derive(Debug, Default)]
+pub(crate) struct Strings {
+    all: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl Strings {
+    /// The id of a string, adding it when new.
+    pub fn intern(&mut self, s: String) -> u32 {
+        if let Some(&id) = self.ids.get(&s) {
+            return id;
+        }
+        let id = self.all.len() as u32;
+        self.all.push(s.clone());
+        self.ids.insert(s, id);
+        id
+    }
+
+    /// The string of an id.
+    pub fn get(&self, id: u32) -> &str {
+        self.all.get(id as usize).map_or("", String::as_str)
+    }
+}
+
+/// The part of an entry's key that perf compares before its `srcline` key.
+pub(crate) fn before_srcline(k: &RowKey, sort: &[SortKey]) -> RowKey {
+    let mut out = RowKey::default();
+    for key in sort.iter().take_while(|&&key| key != SortKey::Srcline) {
+        match key {
+            SortKey::Comm => out.comm = k.comm,
+            SortKey::Pid => (out.comm, out.pid, out.tid) = (k.comm, k.pid, k.tid),
+            SortKey::Tid => out.tid = k.tid,
+            SortKey::Dso => out.dso = k.dso,
+            SortKey::Sym => out.sym = k.sym,
+            SortKey::Cpu => out.cpu = k.cpu,
+            SortKey::Parent => out.parent = k.parent,
+            SortKey::Srcline => {}
+        }
+    }
+    out
+}
+
+/// perf's text for an unknown source position (`SRCLINE_UNKNOWN`).
+const SRCLINE_UNKNOWN: &str = "??:0";
+
+/// A frame's source position as perf's `srcline` key prints it (`map__srcline`,
+/// `__get_srcline`): `file:line` of the address from the object's debug info (the
+/// file's base name unless `full`); else the function and the decimal offset in it
+/// (`leaf+12`); else the object's short name and the address (`prog[1139]`); outside
+/// any map, and at the end of a cut stack, `??:0`. perf asks nothing of an object whose
+/// name is in brackets (`[kernel.kallsyms]`, `[vdso]`).
+///
+/// `chained`: an entry of a call chain (under Children), which perf 6.1 looks up at the
+/// address as recorded rather than the object's (`fill_callchain_info` keeps `node->ip`
+/// as the entry's address): the debug info rarely covers it, and the offset printed is
+/// from the object's symbol to that address.
+pub(crate) fn srcline(m: &Machine, f: &Frame, full: bool, chained: bool) -> String {
+    let Some((dso, map_ip)) = f.dso.filter(|_| !f.truncated) else {
+        return SRCLINE_UNKNOWN.into();
+    };
+    let at = m.dsos.lookup_address(dso, map_ip);
+    // The symbol's start as perf holds it (in the map's address space).
+    let sym_start = f
+        .symbol
+        .map(|s| map_ip.wrapping_sub(at.wrapping_sub(m.dsos.symbol_start(s))));
+    let (addr, base) = if chained {
+        (f.ip, sym_start)
+    } else {
+        (at, f.symbol.map(|s| m.dsos.symbol_start(s)))
+    };
+    let d = m.dsos.get(dso);
+    if !d.name.starts_with('[') {
+        // binutils, without line information, names the file of the function's
+        // `STT_FILE` symbol, line 0.
+        let found = m
+            .dsos
+            .source_line(dso, addr)
+            .or_else(|| Some((m.dsos.binutils_file(dso, addr)?, 0)));
+        if let Some((file, line)) = found {
+            let file = if full {
+                file.as_str()
+            } else {
+                file.rsplit('/').next().unwrap_or(&file)
+            };
+            return format!("{file}:{line}");
+        }
+    }
+    match (f.symbol, base) {
+        (Some(s), Some(start)) => {
+            format!("{}+{}", m.dsos.symbol_name(s), addr.wrapping_sub(start))
+        }
+        _ => format!("{}[{addr:x}]", d.short_name),
+    }
 }
 
 /// Which keys are wanted, looked up once.
@@ -114,6 +226,7 @@ pub(crate) struct Wanted {
     pub sym: bool,
     pub cpu: bool,
     pub parent: bool,
+    pub srcline: bool,
 }
 
 impl Wanted {
@@ -127,6 +240,7 @@ impl Wanted {
             sym: has(SortKey::Sym),
             cpu: has(SortKey::Cpu),
             parent: has(SortKey::Parent),
+            srcline: has(SortKey::Srcline),
         }
     }
 }
@@ -143,16 +257,22 @@ pub(crate) struct SampleKey {
 
 impl Wanted {
     /// The key of the entry `f` belongs to; `raw` keys an unresolved frame by its
-    /// address as recorded rather than the map-relative one.
-    pub fn key(&self, s: &SampleKey, f: &Frame, raw: bool) -> RowKey {
+    /// address as recorded rather than the map-relative one. `inlined`: the frame is
+    /// that function inlined at the address (`--inline`). The source position is the
+    /// caller's to set.
+    pub fn key(&self, s: &SampleKey, f: &Frame, inlined: Option<u32>, raw: bool) -> RowKey {
         RowKey {
             comm: if self.comm { s.comm } else { None },
             pid: self.pid.then_some(s.tid),
             tid: self.tid.then_some(s.tid),
             dso: self.dso.then(|| f.dso.map(|(d, _)| d)),
-            sym: self.sym.then(|| sym_key(f, raw)),
+            sym: self.sym.then(|| match (inlined, f.symbol) {
+                (Some(name), Some(sym)) => SymKey::Inlined(sym, name, level(f)),
+                _ => sym_key(f, raw),
+            }),
             cpu: self.cpu.then_some(s.cpu),
             parent: self.parent.then_some(s.parent),
+            srcline: None,
         }
     }
 }
@@ -179,6 +299,7 @@ fn sym_key(f: &Frame, raw: bool) -> SymKey {
 /// command, thread, CPU ascending; shared object, symbol and parent by name, none last.
 pub(crate) fn tie_order(
     m: &Machine,
+    strings: &Strings,
     sort: &[SortKey],
     a: &RowKey,
     b: &RowKey,
@@ -187,6 +308,7 @@ pub(crate) fn tie_order(
     let dso = |k: &RowKey| k.dso.flatten().map(|d| m.dsos.get(d).short_name.as_str());
     let sym = |k: &RowKey| match k.sym {
         Some(SymKey::Symbol(s, _)) => (0, m.dsos.symbol_name(s), 0),
+        Some(SymKey::Inlined(_, name, _)) => (0, strings.get(name), 0),
         Some(SymKey::Addr(a, _)) => (1, "", a),
         None => (2, "", 0),
     };
@@ -214,6 +336,11 @@ pub(crate) fn tie_order(
             SortKey::Sym => sym(a).cmp(&sym(b)),
             SortKey::Cpu => a.cpu.cmp(&b.cpu),
             SortKey::Parent => parent(a).cmp(&parent(b)),
+            // perf's `sort__srcline_sort`: by the text.
+            SortKey::Srcline => a
+                .srcline
+                .map(|i| strings.get(i))
+                .cmp(&b.srcline.map(|i| strings.get(i))),
         };
         if o != Ordering::Equal {
             break;
@@ -223,7 +350,7 @@ pub(crate) fn tie_order(
 }
 
 /// A key's value as perf prints it.
-pub(crate) fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
+pub(crate) fn render_key(m: &Machine, strings: &Strings, k: &RowKey, sk: SortKey) -> String {
     let comm = || k.comm.map_or("", |c| m.comm_name(c));
     match sk {
         SortKey::Comm => comm().to_string(),
@@ -235,6 +362,9 @@ pub(crate) fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
         },
         SortKey::Sym => match k.sym {
             Some(SymKey::Symbol(s, l)) => format!("[{l}] {}", m.dsos.symbol_name(s)),
+            Some(SymKey::Inlined(_, name, l)) => {
+                format!("[{l}] {}{}", strings.get(name), super::INLINED)
+            }
             // C's `%#.16llx`: no `0x` for 0.
             Some(SymKey::Addr(0, l)) => format!("[{l}] {:016x}", 0),
             Some(SymKey::Addr(a, l)) => format!("[{l}] {a:#018x}"),
@@ -254,5 +384,9 @@ pub(crate) fn render_key(m: &Machine, k: &RowKey, sk: SortKey) -> String {
             Some(s) => m.dsos.symbol_name(s).to_string(),
             None => "[other]".into(),
         },
+        SortKey::Srcline => k
+            .srcline
+            .map_or(SRCLINE_UNKNOWN, |i| strings.get(i))
+            .to_string(),
     }
 }

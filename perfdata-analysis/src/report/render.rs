@@ -72,8 +72,17 @@ pub fn render(reports: &[EventReport], opts: &ReportOptions) -> String {
             }
             for &i in &shown {
                 let (v, w, k) = (&row.keys[i], r.widths[i], opts.sort[i]);
-                // perf pads every column but a last `sym`.
-                if i == last && k == SortKey::Sym {
+                // perf prints a source position within the column's width (`%-.*s`),
+                // which the positions it had looked up gave (see `before_srcline`).
+                let cut: String;
+                let v = if k == SortKey::Srcline && v.chars().count() > w {
+                    cut = v.chars().take(w).collect();
+                    &cut
+                } else {
+                    v
+                };
+                // perf pads every column but a last `sym` or `srcline`.
+                if i == last && matches!(k, SortKey::Sym | SortKey::Srcline) {
                     let _ = write!(s, "  {v}");
                 } else {
                     let _ = write!(s, "  {v:<w$}");

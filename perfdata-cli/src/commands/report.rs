@@ -17,14 +17,32 @@ use std::process::ExitCode;
     perfdata report perf.data -g folded\n  \
     perfdata report perf.data --no-children -g caller,0.5\n  \
     perfdata report perf.data --no-children -g none --sort dso,sym -n\n  \
+    perfdata report perf.data --inline\n  \
+    perfdata report perf.data --no-children -g none --sort dso,srcline\n  \
     perfdata report perf.data --json\n  \
     perfdata report --off-cpu perf.data   (after perf record -a -g -e sched:sched_switch)")]
 pub struct Args {
     #[command(flatten)]
     input: Input,
-    /// Columns, among comm, pid, tid, dso, sym, cpu, parent.
+    /// Columns, among comm, pid, tid, dso, sym, cpu, parent, srcline (the sample's
+    /// `file:line` from the debug info; without one `function+offset`,
+    /// `object[address]` or `??:0`, as perf).
     #[arg(short = 's', long, default_value = "comm,dso,sym")]
     sort: String,
+    /// Functions inlined at an address as calls of their own in the call graph (and
+    /// entries under Children), `name (inlined)`, from the debug info. As perf 6.1,
+    /// only in chains unwound from stack copies (`--call-graph dwarf` recordings).
+    /// perf report adds them by default; perfdata only when asked (they cost a DWARF
+    /// lookup per address).
+    #[arg(long, overrides_with = "no_inline")]
+    inline: bool,
+    /// No inlined functions (the default).
+    #[arg(long)]
+    no_inline: bool,
+    /// The srcline key's files with their paths as the debug info gives them, not
+    /// their base names.
+    #[arg(long)]
+    full_source_path: bool,
     /// The call graph under each entry, perf's
     /// `print_type,threshold[,print_limit],order,key,value`: graph|fractal|flat|folded|none,
     /// the threshold in percent, caller|callee, function, percent|period|count
@@ -116,10 +134,13 @@ pub fn run(args: Args) -> CliResult {
         parent: args.parent,
         show_samples: args.show_nr_samples,
         off_cpu: None,
+        inline: args.inline && !args.no_inline,
+        full_source_path: args.full_source_path,
     };
     let path = args.input.path();
     let recording = args.input.open()?;
-    let mut options = args.symbols.options(false);
+    let lines = opts.inline || opts.sort.contains(&report::SortKey::Srcline);
+    let mut options = args.symbols.options(lines);
     options.filter = filter;
     let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     crate::progress::show(&mut analyzer, "report");

@@ -14,6 +14,8 @@ mod export_viewers;
 mod filters;
 mod gperftools_cli;
 mod offcpu;
+#[cfg(unix)]
+mod report_inline;
 mod shipped_sample;
 #[cfg(unix)]
 mod sigkill;

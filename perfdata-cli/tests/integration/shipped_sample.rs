@@ -99,6 +99,9 @@ const VIEWS: &[&[&str]] = &[
     ],
     &["--percent-limit", "5", "--max-stack", "4"],
     &["--sort", "sym,comm"],
+    &["--no-children", "-g", "none", "-n", "--sort", "dso,srcline"],
+    &["--sort", "srcline"],
+    &["--inline", "-g", "folded"],
 ];
 
 /// perf report's text from `# Samples:` on, without its closing `#`, `# (tip)`, `#`.
@@ -143,7 +146,8 @@ fn shipped_sample_report_agrees_with_perf() {
         let ours = report_without_home(&sample(), home.path(), view);
         let theirs = report_text(&perf);
         assert!(
-            theirs.contains("[.] count_word"),
+            // A srcline view names the program's file (from its symbol table).
+            theirs.contains("[.] count_word") || theirs.contains("  wordfreq.c:0"),
             "perf named nothing:\n{perf}"
         );
         assert_eq!(ours, theirs, "perf report {}", view.join(" "));
@@ -165,6 +169,20 @@ fn shipped_sample_report_views() {
     insta::assert_snapshot!(
         "report_flat_limit",
         run(&["-g", "flat", "--percent-limit", "10"])
+    );
+    // No line information in the program: binutils (perf's addr2line) names the file
+    // of each function's `STT_FILE` symbol, line 0.
+    insta::assert_snapshot!(
+        "report_srcline",
+        run(&[
+            "--no-children",
+            "-g",
+            "none",
+            "--sort",
+            "sym,srcline",
+            "--percent-limit",
+            "1"
+        ])
     );
     insta::assert_snapshot!(
         "report_json",
