@@ -177,11 +177,35 @@ impl Default for DiffOptions {
 /// An entry's identity, comparable across recordings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 struct EntryKey {
+    /// The command at the sample (the `comm` key).
     comm: Option<String>,
-    pid: Option<i32>,
+    pid: Option<ThreadKey>,
     /// The shared object's short name; `Some(None)` outside any map.
     dso: Option<Option<String>>,
     sym: Option<SymEntry>,
+}
+
+/// The `pid` key: perf's thread, compared by its id alone (`sort__thread_cmp`) and shown
+/// with its last name, whatever the name at the sample (a thread that ran `sh` and then
+/// exec'd `yes` is one entry, `yes`).
+#[derive(Debug, Clone)]
+struct ThreadKey {
+    tid: i32,
+    comm: String,
+}
+
+impl PartialEq for ThreadKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.tid == other.tid
+    }
+}
+
+impl Eq for ThreadKey {}
+
+impl std::hash::Hash for ThreadKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.tid.hash(h)
+    }
 }
 
 /// A symbol entry; equal (and hashed) by name alone: `addr` and `level` are what
@@ -246,7 +270,7 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
         .collect();
     let want = |k| keys.contains(&k);
     let (w_comm, w_pid, w_dso, w_sym) = (
-        want(DiffKey::Comm) || want(DiffKey::Pid),
+        want(DiffKey::Comm),
         want(DiffKey::Pid),
         want(DiffKey::Dso),
         want(DiffKey::Sym),
@@ -309,7 +333,10 @@ fn name_entries(machine: &Machine, table: HashMap<FastKey, u64>) -> HashMap<Entr
     for ((comm, pid, dso, sym), period) in table {
         let key = EntryKey {
             comm: comm.map(|c| machine.comm_name(c).to_string()),
-            pid,
+            pid: pid.map(|tid| ThreadKey {
+                tid,
+                comm: machine.comm(tid).into_owned(),
+            }),
             dso: dso.map(|d| d.map(|d| machine.dsos.get(crate::DsoId(d)).short_name.clone())),
             sym: sym.map(|s| s.entry(machine)),
         };
@@ -563,7 +590,11 @@ fn key_order(a: &EntryKey, b: &EntryKey, keys: &[DiffKey]) -> Ordering {
     for k in keys {
         let o = match k {
             DiffKey::Comm => a.comm.cmp(&b.comm),
-            DiffKey::Pid => a.pid.cmp(&b.pid).then_with(|| a.comm.cmp(&b.comm)),
+            DiffKey::Pid => a
+                .pid
+                .as_ref()
+                .map(|t| t.tid)
+                .cmp(&b.pid.as_ref().map(|t| t.tid)),
             DiffKey::Dso => a.dso.cmp(&b.dso),
             DiffKey::Sym => match (&a.sym, &b.sym) {
                 (Some(x), Some(y)) => match (&x.name, &y.name) {
@@ -586,7 +617,10 @@ fn render_key(k: &EntryKey, key: DiffKey) -> String {
     let comm = k.comm.as_deref().unwrap_or("");
     match key {
         DiffKey::Comm => comm.to_string(),
-        DiffKey::Pid => format!("{:>7}:{comm}", k.pid.unwrap_or(-1)),
+        DiffKey::Pid => match &k.pid {
+            Some(t) => format!("{:>7}:{}", t.tid, t.comm),
+            None => String::new(),
+        },
         DiffKey::Dso => match k.dso.as_ref().and_then(|d| d.as_deref()) {
             Some(d) => d.to_string(),
             None => "[unknown]".into(),
@@ -672,8 +706,9 @@ pub fn render(diffs: &[EventDiff], opts: &DiffOptions) -> String {
                 continue;
             }
             if *k == DiffKey::Pid {
-                // perf right-aligns this one header.
-                let _ = write!(header, " {:>w$} ", k.header());
+                // perf's header is `    Pid:Command`, its four spaces over the pid's
+                // seven digits.
+                let _ = write!(header, " {:<w$} ", format!("    {}", k.header()));
                 let _ = write!(dots, " {} ", ".".repeat(*w));
                 continue;
             }
@@ -732,6 +767,9 @@ fn cell(row: &DiffRow, column: &str, opts: &DiffOptions, d: &EventDiff) -> Strin
         _ => match (row.new_period, row.value, opts.compute) {
             (None, _, _) => String::new(),
             (Some(_), None, _) => "N/A".into(),
+            // A share of an empty total (`--percentage relative` where the filter hides
+            // every sample) is 0/0: x86's NaN has its sign bit set, `-nan` in C.
+            (Some(_), Some(v), Compute::Delta | Compute::DeltaAbs) if v.is_nan() => "-nan%".into(),
             (Some(_), Some(v), Compute::Delta | Compute::DeltaAbs) => format!("{v:+.2}%"),
             (Some(_), Some(v), Compute::Ratio) if v > 0.0 => format!("{v:14.6}"),
             (Some(_), Some(v), Compute::Wdiff(..)) => format!("{:14}", v as i64),

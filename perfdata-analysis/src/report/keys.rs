@@ -151,7 +151,7 @@ pub(crate) fn before_srcline(k: &RowKey, sort: &[SortKey]) -> RowKey {
     for key in sort.iter().take_while(|&&key| key != SortKey::Srcline) {
         match key {
             SortKey::Comm => out.comm = k.comm,
-            SortKey::Pid => (out.comm, out.pid, out.tid) = (k.comm, k.pid, k.tid),
+            SortKey::Pid => (out.pid, out.tid) = (k.pid, k.tid),
             SortKey::Tid => out.tid = k.tid,
             SortKey::Dso => out.dso = k.dso,
             SortKey::Sym => out.sym = k.sym,
@@ -233,7 +233,9 @@ impl Wanted {
     pub fn of(sort: &[SortKey]) -> Wanted {
         let has = |k| sort.contains(&k);
         Wanted {
-            comm: has(SortKey::Comm) || has(SortKey::Pid),
+            // perf's thread key is the id alone (`sort__thread_cmp`), shown with the
+            // thread's last name: a thread that ran `sh` and exec'd `yes` is one entry.
+            comm: has(SortKey::Comm),
             pid: has(SortKey::Pid),
             tid: has(SortKey::Tid) || has(SortKey::Pid),
             dso: has(SortKey::Dso),
@@ -354,7 +356,10 @@ pub(crate) fn render_key(m: &Machine, strings: &Strings, k: &RowKey, sk: SortKey
     let comm = || k.comm.map_or("", |c| m.comm_name(c));
     match sk {
         SortKey::Comm => comm().to_string(),
-        SortKey::Pid => format!("{:>7}:{}", k.pid.unwrap_or(-1), comm()),
+        SortKey::Pid => match k.pid {
+            Some(tid) => format!("{tid:>7}:{}", m.comm(tid)),
+            None => format!("{:>7}:", -1),
+        },
         SortKey::Tid => format!("{}", k.tid.unwrap_or(-1)),
         SortKey::Dso => match k.dso.flatten() {
             Some(d) => m.dsos.get(d).short_name.clone(),

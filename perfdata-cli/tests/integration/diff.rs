@@ -167,6 +167,39 @@ fn itertools_zip<'a>(
     a.iter().zip(b).zip(c).map(|((x, y), z)| (x, y, z))
 }
 
+/// perf's `pid` key is the thread alone, shown with its last name: in `period.data`
+/// thread 3617 ran `sh` (1 sample), then exec'd `ls` (9): one entry `3617:ls`, in
+/// `report` and `diff` alike.
+#[test]
+fn the_pid_key_is_the_thread_under_its_last_name() {
+    let f = fixture("period.data");
+    let (code, out, err) = run_perfdata(
+        &[
+            "report",
+            &f,
+            "--no-symbols",
+            "--no-children",
+            "-g",
+            "none",
+            "--sort",
+            "pid",
+            "-n",
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let rows: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(rows[1].contains("   10     3617:ls"), "{out}");
+    let (code, out, err) = run_perfdata(&["diff", &f, &f, "--no-symbols", "-s", "pid", "-p"], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains(" 3617:ls") && !out.contains("3617:sh"), "{out}");
+    assert_eq!(out.matches("3617:").count(), 1, "{out}");
+}
+
 /// The fill colours of an SVG's frames, as (r, g, b).
 fn fills(svg: &str) -> Vec<(u8, u8, u8)> {
     svg.split("fill=\"rgb(")
