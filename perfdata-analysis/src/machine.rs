@@ -235,6 +235,9 @@ pub struct Machine {
     /// (an unwinder built from older maps is rebuilt).
     generation: u64,
     map_generation: FxHashMap<i32, u64>,
+    /// Bumped by every change of threads, names or maps: a sample seen again under
+    /// the same count resolves as it did (what `report` folds repeated stacks by).
+    changes: u64,
     stack_options: StackOptions,
     unwinding: RefCell<Unwinding>,
     /// A stack reused by [`Machine::frames`].
@@ -254,6 +257,7 @@ impl Machine {
             comm_ids: FxHashMap::default(),
             generation: 0,
             map_generation: FxHashMap::default(),
+            changes: 0,
             stack_options: StackOptions::default(),
             unwinding: RefCell::new(Unwinding::new(Arch::host())),
             scratch: RefCell::new(Stack::default()),
@@ -369,6 +373,7 @@ impl Machine {
         self.kernel_maps.clear();
         self.map_generation.clear();
         self.unwinding.get_mut().reset();
+        self.changes += 1;
     }
 
     /// A thread known at this point of the recording.
@@ -406,6 +411,12 @@ impl Machine {
         }
     }
 
+    /// How many changes of threads, names and maps the machine has seen: samples of
+    /// the same process, addresses and thread under one count resolve alike.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
     /// The thread of a sample, created (named `:TID`, sharing its process's maps) when
     /// no record introduced it.
     pub fn note_thread(&mut self, pid: i32, tid: i32) {
@@ -414,6 +425,7 @@ impl Machine {
                 return;
             }
         }
+        self.changes += 1;
         let unnamed = self.intern(&format!(":{tid}"));
         let t = self
             .threads
@@ -425,6 +437,7 @@ impl Machine {
     /// Updates processes, threads and maps with one side-band record (perf's rules: see
     /// the module's documentation).
     pub fn apply(&mut self, ev: &SideEvent) {
+        self.changes += 1;
         match ev {
             SideEvent::Comm { pid, tid, comm, .. } => {
                 let id = self.intern(comm);

@@ -226,10 +226,175 @@ impl Table {
     }
 }
 
+/// What identifies a sample's contribution before its addresses are resolved: its
+/// event, thread, CPU (when a key shows it), address, stack walk, and the machine's
+/// state (a map or name changed since: resolved again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct RawKey {
+    event: usize,
+    table: usize,
+    pid: i32,
+    tid: i32,
+    cpu: Option<u32>,
+    kernel: bool,
+    ip: u64,
+    walk: bool,
+    unwound: bool,
+    cut: bool,
+    user_from: usize,
+    changes: u64,
+}
+
+/// What a stack adds to its table: computed at its first sample, added once with the
+/// weight of all of them.
+struct Added {
+    /// The sample's own entry.
+    leaf: RowKey,
+    /// Whether the entries get the chain in their call graphs.
+    tree: bool,
+    /// The chain's calls, in print order.
+    chain: Vec<u32>,
+    /// The other entries of the chain (Children), once each, with where in `chain`
+    /// their part starts.
+    others: Vec<(RowKey, usize)>,
+    period: u64,
+    count: u64,
+}
+
+struct Distinct {
+    raw: RawKey,
+    addrs: Vec<(u64, bool)>,
+    /// The previous stack of the same hash.
+    collides: u32,
+    added: Added,
+}
+
+/// Samples folded by stack: most samples repeat a stack already met (a loop, a hot
+/// function), and perf's work per sample — an entry per function of the chain, the
+/// chain appended to each one's graph, quadratic in its depth — is done once per
+/// distinct stack instead. Stacks are added in the order first met, which keeps the
+/// entries' and the graphs' order of insertion (perf's ties depend on it); the table
+/// is emptied into the report when it holds too much, so memory stays bounded.
+#[derive(Default)]
+struct Folded {
+    by_hash: HashMap<u64, u32>,
+    list: Vec<Distinct>,
+    /// Words (addresses, calls, entries) held, and how many make it full.
+    addrs_held: usize,
+    limit: usize,
+}
+
+/// The words of stacks [`Folded`] holds before it adds them to the report (~50 MB).
+const FOLD_LIMIT: usize = 1 << 21;
+
+const NO_STACK: u32 = u32::MAX;
+
+impl Folded {
+    fn hash(raw: &RawKey, addrs: &[(u64, bool)]) -> u64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        let mut h = rustc_hash::FxBuildHasher.build_hasher();
+        raw.hash(&mut h);
+        addrs.hash(&mut h);
+        h.finish()
+    }
+
+    /// Adds a sample to its stack when that was met; false when it was not.
+    fn add(&mut self, raw: &RawKey, addrs: &[(u64, bool)], period: u64, count: u64) -> bool {
+        let Some(&first) = self.by_hash.get(&Self::hash(raw, addrs)) else {
+            return false;
+        };
+        let mut i = first;
+        while i != NO_STACK {
+            let d = &mut self.list[i as usize];
+            if d.raw == *raw && d.addrs == addrs {
+                d.added.period += period;
+                d.added.count += count;
+                return true;
+            }
+            i = d.collides;
+        }
+        false
+    }
+
+    /// A stack met for the first time.
+    fn first(&mut self, raw: RawKey, addrs: &[(u64, bool)], added: Added) {
+        let i = self.list.len() as u32;
+        let slot = self
+            .by_hash
+            .entry(Self::hash(&raw, addrs))
+            .or_insert(NO_STACK);
+        let collides = std::mem::replace(slot, i);
+        self.addrs_held += addrs.len() + added.chain.len() + added.others.len() + 8;
+        self.list.push(Distinct {
+            raw,
+            addrs: addrs.to_vec(),
+            collides,
+            added,
+        });
+    }
+
+    /// Too much held: time to add it to the report.
+    fn full(&self) -> bool {
+        self.addrs_held > self.limit
+    }
+
+    /// Adds every stack held to the tables and graphs, in the order met, and forgets
+    /// them.
+    fn add_to(&mut self, tables: &mut [Table], trees: &mut Trees, sort: &[SortKey], srcline: bool) {
+        for d in self.list.drain(..) {
+            let a = d.added;
+            let table = &mut tables[d.raw.table];
+            if srcline {
+                *table
+                    .before_srcline
+                    .entry(keys::before_srcline(&a.leaf, sort))
+                    .or_default() += a.count as u32;
+            }
+            let i = table.entry(a.leaf);
+            let e = &mut table.entries[i].1;
+            e.samples += a.count;
+            e.period += a.period;
+            e.children += a.period;
+            if a.tree {
+                let root = *e.tree.get_or_insert_with(|| trees.root());
+                trees.append(root, &a.chain, a.period, a.count);
+                e.depth = e.depth.max(a.chain.len());
+            }
+            for (key, k) in a.others {
+                if srcline {
+                    *table
+                        .before_srcline
+                        .entry(keys::before_srcline(&key, sort))
+                        .or_default() += a.count as u32;
+                }
+                let i = table.entry(key);
+                let e = &mut table.entries[i].1;
+                e.children += a.period;
+                if a.tree {
+                    let root = *e.tree.get_or_insert_with(|| trees.root());
+                    trees.append(root, &a.chain[k..], a.period, a.count);
+                    e.depth = e.depth.max(a.chain.len() - k);
+                }
+            }
+        }
+        self.by_hash.clear();
+        self.addrs_held = 0;
+    }
+}
+
 /// Builds the report of every event of a recording.
 pub fn report(
     analyzer: &mut Analyzer<'_>,
     opts: &ReportOptions,
+) -> Result<Vec<EventReport>, Error> {
+    report_folding(analyzer, opts, FOLD_LIMIT)
+}
+
+/// [`report`], with the samples' stacks folded until they hold `fold_limit` words.
+fn report_folding(
+    analyzer: &mut Analyzer<'_>,
+    opts: &ReportOptions,
+    fold_limit: usize,
 ) -> Result<Vec<EventReport>, Error> {
     let n_events = analyzer.events.len().max(1);
     let mut tables: Vec<Table> = (0..n_events).map(|_| Table::default()).collect();
@@ -271,8 +436,11 @@ pub fn report(
     // Source positions, by (object, map-relative address, false) or, for a call chain's
     // entries, (object, address, true).
     let mut srclines: HashMap<(Option<u32>, u64, bool), u32> = HashMap::default();
-    let mut chain: Vec<u32> = vec![];
     let mut seen: Vec<RowKey> = vec![];
+    let mut folded = Folded {
+        limit: fold_limit,
+        ..Folded::default()
+    };
     let sample_type_chain = crate::SampleType::CALLCHAIN;
     analyzer.deliver_hidden = !opts.relative;
     analyzer.run(&mut |machine, item| {
@@ -295,15 +463,43 @@ pub fn report(
         let table = &mut tables[ev];
         let has_chain = item.ctx.sample_type.contains(sample_type_chain);
         table.has_chains |= has_chain;
+        table.samples += count;
+        table.period += period;
         if s.hidden {
             // Hidden by a filter: in the totals (perf's absolute percentages), no entry.
-            table.samples += count;
-            table.period += period;
             return Ok(true);
         }
         let walk = has_chain && (want_children || graph || w.parent);
-        let leaf = if walk {
+        let tree_wanted = graph && has_chain;
+        if tree_wanted {
+            table.chain_period += period;
+        }
+        if walk {
             machine.stack(s, &mut stack)?;
+        } else {
+            stack.addrs.clear();
+            stack.unwound = None;
+            stack.user_from = 0;
+        }
+        // A stack met before, in the same state of the machine, adds what it added.
+        let raw = RawKey {
+            event: s.event,
+            table: ev,
+            pid: s.pid,
+            tid: s.tid,
+            cpu: if w.cpu { s.cpu } else { None },
+            kernel: s.kernel,
+            ip: s.ip,
+            walk,
+            unwound: stack.unwound.is_some(),
+            cut: stack.is_cut(),
+            user_from: stack.user_from,
+            changes: machine.changes(),
+        };
+        if folded.add(&raw, &stack.addrs, period, count) {
+            return Ok(true);
+        }
+        let leaf = if walk {
             machine.resolve_stack(s.pid, &stack, &mut frames);
             frames[0]
         } else {
@@ -371,12 +567,8 @@ pub fn report(
             cpu: s.cpu.map_or(-1, |c| c as i32),
             parent,
         };
-        table.samples += count;
-        table.period += period;
-        let tree_wanted = graph && has_chain;
+        let mut chain = vec![];
         if tree_wanted {
-            table.chain_period += period;
-            chain.clear();
             chain.extend(cursor.iter().map(|(f, inl)| trees.intern(call_of(f, *inl))));
         }
         let mut srcline_of = |f: &Frame, chained: bool| {
@@ -392,22 +584,7 @@ pub fn report(
         if w.srcline {
             key.srcline = Some(srcline_of(&leaf, false));
         }
-        if w.srcline {
-            *table
-                .before_srcline
-                .entry(keys::before_srcline(&key, &opts.sort))
-                .or_default() += 1;
-        }
-        let i = table.entry(key);
-        let e = &mut table.entries[i].1;
-        e.samples += count;
-        e.period += period;
-        e.children += period;
-        if tree_wanted {
-            let root = *e.tree.get_or_insert_with(|| trees.root());
-            trees.append(root, &chain, period);
-            e.depth = e.depth.max(chain.len());
-        }
+        let mut others = vec![];
         if want_children && walk {
             // Every other entry of the chain, once each (perf's he_cache).
             seen.clear();
@@ -431,24 +608,27 @@ pub fn report(
                     continue;
                 }
                 seen.push(key);
-                if w.srcline {
-                    *table
-                        .before_srcline
-                        .entry(keys::before_srcline(&key, &opts.sort))
-                        .or_default() += 1;
-                }
-                let i = table.entry(key);
-                let e = &mut table.entries[i].1;
-                e.children += period;
-                if tree_wanted {
-                    let root = *e.tree.get_or_insert_with(|| trees.root());
-                    trees.append(root, &chain[k..], period);
-                    e.depth = e.depth.max(chain.len() - k);
-                }
+                others.push((key, k));
             }
+        }
+        folded.first(
+            raw,
+            &stack.addrs,
+            Added {
+                leaf: key,
+                tree: tree_wanted,
+                chain,
+                others,
+                period,
+                count,
+            },
+        );
+        if folded.full() {
+            folded.add_to(&mut tables, &mut trees, &opts.sort, w.srcline);
         }
         Ok(true)
     })?;
+    folded.add_to(&mut tables, &mut trees, &opts.sort, w.srcline);
     let children = want_children && tables.iter().any(|t| t.has_chains);
     let machine = &analyzer.machine;
     let strings = &strings;
@@ -660,5 +840,44 @@ fn call_name(m: &Machine, strings: &Strings, c: Call) -> String {
         Call::Inlined(_, n) => format!("{}{INLINED}", strings.get(n)),
         Call::Address(_, 0) => "0".into(),
         Call::Address(_, a) => format!("{a:#x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Folding samples by stack, and adding the folded stacks to the report in several
+    /// rounds, gives the report of adding every sample in turn (here: one stack per
+    /// round), in each view whose text depends on the order of insertion.
+    #[test]
+    fn folded_stacks_added_in_rounds_give_the_same_report() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../conformance/fixtures/callchain.data"
+        );
+        let rec = perfdata::Recording::open(path).unwrap();
+        let views = [
+            ReportOptions::default(),
+            ReportOptions {
+                children: false,
+                sort: SortKey::parse("pid,dso,sym").unwrap(),
+                call_graph: CallGraphOptions::parse("flat,0,callee").unwrap(),
+                ..ReportOptions::default()
+            },
+            ReportOptions {
+                call_graph: CallGraphOptions::parse("fractal,0,caller").unwrap(),
+                ..ReportOptions::default()
+            },
+        ];
+        for opts in views {
+            let text = |limit| {
+                let mut a = Analyzer::open(&rec, &Default::default()).unwrap();
+                render(&report_folding(&mut a, &opts, limit).unwrap(), &opts)
+            };
+            let (once, rounds) = (text(FOLD_LIMIT), text(0));
+            assert!(once.lines().count() > 20, "{once}");
+            assert_eq!(once, rounds);
+        }
     }
 }

@@ -195,14 +195,15 @@ impl Trees {
         id
     }
 
-    /// Adds a chain (call ids, in print order) of weight `period` to the tree at `root`.
-    pub fn append(&mut self, root: u32, chain: &[u32], period: u64) {
+    /// Adds a chain (call ids, in print order) of `count` samples weighing `period`
+    /// to the tree at `root`.
+    pub fn append(&mut self, root: u32, chain: &[u32], period: u64, count: u64) {
         if chain.is_empty() {
             return;
         }
         let mut node = root;
         self.nodes[node as usize].total += period;
-        self.nodes[node as usize].total_count += 1;
+        self.nodes[node as usize].total_count += count;
         for &c in chain {
             let key = (u64::from(node) << 32) | u64::from(c);
             node = match self.edges.get(&key) {
@@ -219,11 +220,11 @@ impl Trees {
             };
             let n = &mut self.nodes[node as usize];
             n.total += period;
-            n.total_count += 1;
+            n.total_count += count;
         }
         let n = &mut self.nodes[node as usize];
         n.hit += period;
-        n.count += 1;
+        n.count += count;
     }
 
     pub fn call(&self, id: u32) -> Call {
@@ -666,9 +667,9 @@ mod tests {
             t.intern(Call::Address(None, 4)),
         );
         let root = t.root();
-        t.append(root, &[a, b, c], 5);
-        t.append(root, &[a, b, d], 3);
-        t.append(root, &[a, b], 1);
+        t.append(root, &[a, b, c], 5, 1);
+        t.append(root, &[a, b, d], 3, 1);
+        t.append(root, &[a, b], 1, 1);
         let key = |c: Call| match c {
             Call::Address(_, a) => (0, a),
             _ => (1, 0),
@@ -730,9 +731,9 @@ mod tests {
         let root = t.root();
         // Met in the order b, a, c, then an address.
         for &c in &calls {
-            t.append(root, &[c], 1);
+            t.append(root, &[c], 1, 1);
         }
-        t.append(root, &[addr], 1);
+        t.append(root, &[addr], 1, 1);
         let name_of = |c: Call| match c {
             Call::Inlined(_, i) => names[i as usize].to_string(),
             _ => "x".into(),

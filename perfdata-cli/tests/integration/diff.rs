@@ -196,7 +196,10 @@ fn the_pid_key_is_the_thread_under_its_last_name() {
     assert!(rows[1].contains("   10     3617:ls"), "{out}");
     let (code, out, err) = run_perfdata(&["diff", &f, &f, "--no-symbols", "-s", "pid", "-p"], None);
     assert_eq!(code, Some(0), "{err}");
-    assert!(out.contains(" 3617:ls") && !out.contains("3617:sh"), "{out}");
+    assert!(
+        out.contains(" 3617:ls") && !out.contains("3617:sh"),
+        "{out}"
+    );
     assert_eq!(out.matches("3617:").count(), 1, "{out}");
 }
 
