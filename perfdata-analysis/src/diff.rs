@@ -279,11 +279,29 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
     // Per event: (shown, hidden) sums.
     let mut fast: Vec<[HashMap<FastKey, u64>; 2]> = (0..n).map(|_| Default::default()).collect();
     let mut totals = vec![0u64; n];
+    // Samples of one address, thread and state of the machine resolve alike: summed by
+    // those first (one lookup a sample), resolved once, and emptied into `fast` when
+    // many (memory stays bounded).
+    type Raw = (usize, bool, i32, i32, bool, u64, u64);
+    let mut raw: HashMap<Raw, (FastKey, u64)> = HashMap::default();
+    let empty = |raw: &mut HashMap<Raw, (FastKey, u64)>,
+                 fast: &mut [[HashMap<FastKey, u64>; 2]]| {
+        for ((ev, hidden, ..), (key, period)) in raw.drain() {
+            *fast[ev][usize::from(hidden)].entry(key).or_default() += period;
+        }
+    };
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
             return Ok(true);
         };
         let ev = s.event.min(n - 1);
+        totals[ev] += s.period;
+        let tid = if w_comm || w_pid { s.tid } else { 0 };
+        let at = (ev, s.hidden, s.pid, tid, s.kernel, s.ip, machine.changes());
+        if let Some(e) = raw.get_mut(&at) {
+            e.1 += s.period;
+            return Ok(true);
+        }
         let leaf = machine.resolve(s.pid, s.kernel, s.ip);
         let comm = if w_comm {
             Some(
@@ -301,10 +319,13 @@ pub fn profile(analyzer: &mut Analyzer<'_>, keys: &[DiffKey]) -> Result<Profile,
             w_dso.then(|| leaf.dso.map(|(d, _)| d.0)),
             w_sym.then(|| FastSym::of(&leaf)),
         );
-        *fast[ev][usize::from(s.hidden)].entry(key).or_default() += s.period;
-        totals[ev] += s.period;
+        if raw.len() >= 1 << 16 {
+            empty(&mut raw, &mut fast);
+        }
+        raw.insert(at, (key, s.period));
         Ok(true)
     })?;
+    empty(&mut raw, &mut fast);
     let machine = &analyzer.machine;
     let events = fast
         .into_iter()

@@ -238,6 +238,9 @@ pub struct Machine {
     /// Bumped by every change of threads, names or maps: a sample seen again under
     /// the same count resolves as it did (what `report` folds repeated stacks by).
     changes: u64,
+    /// The thread [`Machine::note_thread`] last found named, and `changes` then:
+    /// consecutive samples are mostly of one thread.
+    noted: Option<(i32, u64)>,
     stack_options: StackOptions,
     unwinding: RefCell<Unwinding>,
     /// A stack reused by [`Machine::frames`].
@@ -258,6 +261,7 @@ impl Machine {
             generation: 0,
             map_generation: FxHashMap::default(),
             changes: 0,
+            noted: None,
             stack_options: StackOptions::default(),
             unwinding: RefCell::new(Unwinding::new(Arch::host())),
             scratch: RefCell::new(Stack::default()),
@@ -420,8 +424,12 @@ impl Machine {
     /// The thread of a sample, created (named `:TID`, sharing its process's maps) when
     /// no record introduced it.
     pub fn note_thread(&mut self, pid: i32, tid: i32) {
+        if self.noted == Some((tid, self.changes)) {
+            return;
+        }
         if let Some(t) = self.threads.get(&tid) {
             if t.comm.is_some() || t.unnamed.is_some() {
+                self.noted = Some((tid, self.changes));
                 return;
             }
         }

@@ -485,30 +485,42 @@ fn plt_symbols(obj: &object::File<'_>) -> Option<Vec<Symbol>> {
 /// with their module.
 pub fn parse_kallsyms(text: &str) -> KernelSymbols {
     let mut kernel = vec![];
-    let mut modules: std::collections::BTreeMap<String, Vec<Symbol>> = Default::default();
-    for line in text.lines() {
-        let mut parts = line.split_whitespace();
-        let (Some(addr), Some(kind), Some(name)) = (parts.next(), parts.next(), parts.next())
-        else {
+    let mut modules: std::collections::BTreeMap<&str, Vec<Symbol>> = Default::default();
+    // Lines `ADDRESS TYPE NAME[\t[MODULE]]`, read as bytes (a /proc/kallsyms has some
+    // 10^5 lines, read at every analysis of a recording with kernel samples).
+    for line in text.split('\n') {
+        let b = line.as_bytes();
+        let Some(sp) = b.iter().position(|&c| c == b' ') else {
             continue;
         };
-        let Ok(addr) = u64::from_str_radix(addr, 16) else {
+        let (Some(&kind), Some(b' ')) = (b.get(sp + 1), b.get(sp + 2)) else {
             continue;
         };
         // perf's symbol_type__filter: text, weak, and (since 5.x) data/bss symbols too;
         // text is what samples land in, so only text and weak are kept here.
-        if !matches!(kind, "t" | "T" | "w" | "W") || addr == 0 {
+        if !matches!(kind, b't' | b'T' | b'w' | b'W') {
             continue;
         }
-        let binding = if kind.chars().all(|c| c.is_ascii_uppercase()) {
+        let Some(addr) = hex(&b[..sp]) else {
+            continue;
+        };
+        if addr == 0 {
+            continue;
+        }
+        let binding = if kind.is_ascii_uppercase() {
             Binding::Global
         } else {
             Binding::Local
         };
+        let rest = &line[sp + 3..];
+        let (name, module) = match rest.split_once(['\t', ' ']) {
+            Some((n, m)) => (n, Some(m.trim())),
+            None => (rest.trim_end_matches('\r'), None),
+        };
         let sym = Symbol::new(addr, addr, name, binding);
-        match parts.next() {
+        match module {
             Some(m) if m.starts_with('[') => modules
-                .entry(m.trim_matches(|c| c == '[' || c == ']').to_string())
+                .entry(m.trim_matches(|c| c == '[' || c == ']'))
                 .or_default()
                 .push(sym),
             _ => kernel.push(sym),
@@ -518,9 +530,20 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
         kernel: SymbolTable::new(kernel, true),
         modules: modules
             .into_iter()
-            .map(|(m, s)| (m, SymbolTable::new(s, true)))
+            .map(|(m, s)| (m.to_string(), SymbolTable::new(s, true)))
             .collect(),
     }
+}
+
+/// A hexadecimal number of at most 16 digits.
+fn hex(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 16 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |v, &c| {
+        let d = (c as char).to_digit(16)?;
+        Some(v << 4 | u64::from(d))
+    })
 }
 
 /// The kernel's symbols and each module's.
