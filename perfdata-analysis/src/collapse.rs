@@ -5,6 +5,7 @@
 //! after its object (`[libc.so.6]`), argument lists are dropped, `;` becomes `:`.
 
 use crate::machine::{Frame, TRUNCATED};
+use crate::stitch::RawStack;
 use crate::Analyzer;
 use perfdata::Error;
 use rustc_hash::FxHashMap as HashMap;
@@ -46,7 +47,8 @@ pub fn collapse(
             None => None,
         };
     let mut event = wanted;
-    let mut folded: HashMap<String, u64> = HashMap::default();
+    // Each line's index in `lines`.
+    let mut folded: HashMap<String, u32> = HashMap::default();
     let mut frames: Vec<Frame> = vec![];
     // Names of frames, cached per (dso or none, symbol or address).
     let mut names: HashMap<(Option<u32>, Option<u32>, u64), String> = HashMap::default();
@@ -54,6 +56,11 @@ pub fn collapse(
     // empty when it has none.
     let mut inlined: HashMap<(u32, u64), String> = HashMap::default();
     let mut line = String::new();
+    let mut stack = crate::stack::Stack::default();
+    // The line of each stack met, by what it is resolved from: a repeated stack (most
+    // samples) costs one lookup. Forgotten when large (bounded memory).
+    let mut met: HashMap<RawStack, u32> = HashMap::default();
+    let mut lines: Vec<(String, u64)> = vec![];
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
             return Ok(true);
@@ -71,7 +78,14 @@ pub fn collapse(
                 None => return Ok(true),
             },
         };
-        machine.frames(s, &mut frames)?;
+        let raw = RawStack::of(machine, s, &mut stack)?;
+        if let Some(&i) = met.get(&raw) {
+            lines[i as usize].1 += count;
+            raw.give_back(&mut stack);
+            return Ok(true);
+        }
+        stack.addrs.clone_from(&raw.addrs);
+        machine.resolve_stack(s.pid, &stack, &mut frames);
         line.clear();
         line.push_str(&machine.comm(s.tid).replace(' ', "_"));
         if opts.include_tid {
@@ -109,15 +123,22 @@ pub fn collapse(
             line.push(';');
             line.push_str(name);
         }
-        match folded.get_mut(line.as_str()) {
-            Some(c) => *c += count,
+        let i = match folded.get(line.as_str()) {
+            Some(&i) => i,
             None => {
-                folded.insert(line.clone(), count);
+                lines.push((line.clone(), 0));
+                folded.insert(line.clone(), lines.len() as u32 - 1);
+                lines.len() as u32 - 1
             }
+        };
+        lines[i as usize].1 += count;
+        if met.len() >= 1 << 16 {
+            met.clear();
         }
+        met.insert(raw, i);
         Ok(true)
     })?;
-    Ok(folded.into_iter().collect())
+    Ok(lines.into_iter().collect())
 }
 
 /// A frame as inferno names it from perf script's `ip sym+off (dso)` line.

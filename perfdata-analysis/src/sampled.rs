@@ -7,6 +7,7 @@
 
 use crate::dso::{hex, DsoId};
 use crate::machine::{Frame, TRUNCATED};
+use crate::stitch::RawStack;
 use crate::{Analyzer, Machine};
 use perfdata::types::{RecordBody, SwitchMisc};
 use perfdata::Error;
@@ -264,6 +265,10 @@ pub fn gather(analyzer: &mut Analyzer<'_>, opts: &GatherOptions) -> Result<Sampl
     let mut aggregated: HashMap<(u32, u32, u32, Option<u32>), u32> = HashMap::default();
     let mut frames: Vec<Frame> = vec![];
     let mut ids: Vec<u32> = vec![];
+    let mut stack = crate::stack::Stack::default();
+    // (thread, stack) of the samples met, by what they are resolved from: a repeated
+    // stack (most samples) costs one lookup. Forgotten when large (bounded memory).
+    let mut met: HashMap<RawStack, (u32, u32)> = HashMap::default();
     analyzer.run(&mut |machine, item| {
         let Some(s) = &item.sample else {
             if opts.markers {
@@ -273,42 +278,59 @@ pub fn gather(analyzer: &mut Analyzer<'_>, opts: &GatherOptions) -> Result<Sampl
         };
         // As `report` counts: an event index past the attrs is the last event.
         let event = s.event.min(n_events - 1);
-        machine.frames(s, &mut frames)?;
-        ids.clear();
-        for f in &frames {
-            ids.push(frame_id(
-                machine,
-                s.pid,
-                f,
-                opts.inline,
-                &mut out,
-                &mut mappings,
-                &mut functions,
-                &mut frame_ids,
-            ));
-        }
-        // Root first into the tree.
-        let mut parent = None;
-        for &frame in ids.iter().rev() {
-            let node = StackNode { parent, frame };
-            let next = out.stacks.len() as u32;
-            let id = *nodes.entry(node).or_insert(next);
-            if id == next {
-                out.stacks.push(node);
+        let raw = RawStack::of(machine, s, &mut stack)?;
+        let found = met.get(&raw).copied();
+        let (thread, stack_id) = match found {
+            Some(ids) => {
+                raw.give_back(&mut stack);
+                ids
             }
-            parent = Some(id);
-        }
-        let stack = parent.expect("a stack has at least its ip");
-        let comm = machine.comm_id(s.tid);
-        let thread = *threads.entry((s.pid, s.tid, comm)).or_insert_with(|| {
-            out.threads.push(ThreadInfo {
-                pid: s.pid,
-                tid: s.tid,
-                name: machine.comm(s.tid).into_owned(),
-                process_name: machine.comm(s.pid).into_owned(),
-            });
-            out.threads.len() as u32 - 1
-        });
+            None => {
+                stack.addrs = raw.addrs.clone();
+                machine.resolve_stack(s.pid, &stack, &mut frames);
+                ids.clear();
+                for f in &frames {
+                    ids.push(frame_id(
+                        machine,
+                        s.pid,
+                        f,
+                        opts.inline,
+                        &mut out,
+                        &mut mappings,
+                        &mut functions,
+                        &mut frame_ids,
+                    ));
+                }
+                // Root first into the tree.
+                let mut parent = None;
+                for &frame in ids.iter().rev() {
+                    let node = StackNode { parent, frame };
+                    let next = out.stacks.len() as u32;
+                    let id = *nodes.entry(node).or_insert(next);
+                    if id == next {
+                        out.stacks.push(node);
+                    }
+                    parent = Some(id);
+                }
+                let stack = parent.expect("a stack has at least its ip");
+                let comm = machine.comm_id(s.tid);
+                let thread = *threads.entry((s.pid, s.tid, comm)).or_insert_with(|| {
+                    out.threads.push(ThreadInfo {
+                        pid: s.pid,
+                        tid: s.tid,
+                        name: machine.comm(s.tid).into_owned(),
+                        process_name: machine.comm(s.pid).into_owned(),
+                    });
+                    out.threads.len() as u32 - 1
+                });
+                if met.len() >= 1 << 16 {
+                    met.clear();
+                }
+                met.insert(raw, (thread, stack));
+                (thread, stack)
+            }
+        };
+        let stack = stack_id;
         let cpu = s.cpu.filter(|_| opts.cpu);
         let ev = &mut out.events[event];
         ev.samples += 1;

@@ -111,6 +111,44 @@ impl Machine {
     }
 }
 
+/// What a sample's thread and resolved stack follow from: its thread, its stack's
+/// addresses (the sample's own first), and the state of the machine
+/// ([`Machine::changes`]). Analyses that resolve each distinct one once key by it:
+/// most samples repeat a stack.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct RawStack {
+    pub pid: i32,
+    pub tid: i32,
+    pub changes: u64,
+    pub cut: bool,
+    pub addrs: Vec<(u64, bool)>,
+}
+
+impl RawStack {
+    /// The sample's, its addresses taken from `scratch` (filled by
+    /// [`Machine::stack`]); give them back with [`RawStack::give_back`] when the key
+    /// is not kept.
+    pub fn of(
+        machine: &Machine,
+        s: &crate::SampleInfo<'_>,
+        scratch: &mut Stack,
+    ) -> Result<RawStack, perfdata::Error> {
+        machine.stack(s, scratch)?;
+        Ok(RawStack {
+            pid: s.pid,
+            tid: s.tid,
+            changes: machine.changes(),
+            cut: scratch.is_cut(),
+            addrs: std::mem::take(&mut scratch.addrs),
+        })
+    }
+
+    /// Returns the addresses' buffer to `scratch`, for the next sample.
+    pub fn give_back(self, scratch: &mut Stack) {
+        scratch.addrs = self.addrs;
+    }
+}
+
 /// True when a callchain holds user-space entries (a user context, or entries before any
 /// context marker).
 fn has_user_part(mut ips: impl Iterator<Item = u64>) -> bool {
