@@ -211,14 +211,16 @@ pub fn convert(bytes: &[u8]) {
     let intact = data.for_each_record(&mut |_, _, _| Ok(true)).is_ok();
     let other = file.endian.swapped();
     type Step = fn(&mut Builder<'_>, Endianness) -> Result<(), perfdata::Error>;
-    let steps: [Step; 5] = [
-        |f, _| f.to_pipe(),
-        |f, _| f.to_file(),
-        |f, e| f.set_endian(e),
-        |f, _| f.decompress(),
-        |f, _| f.compress(CompressedKind::Compressed2, 1),
+    let steps: [(&str, Step); 5] = [
+        ("to pipe", |f, _| f.to_pipe()),
+        ("to file", |f, _| f.to_file()),
+        ("other byte order", |f, e| f.set_endian(e)),
+        ("decompress", |f, _| f.decompress()),
+        ("compress", |f, _| {
+            f.compress(CompressedKind::Compressed2, 1)
+        }),
     ];
-    for step in steps {
+    for (name, step) in steps {
         let mut f = file.clone();
         if step(&mut f, other).is_err() {
             continue;
@@ -234,7 +236,7 @@ pub fn convert(bytes: &[u8]) {
         }
         for feat in &reread.features {
             if let Err(e) = reread.feature(feat) {
-                assert!(damaged.contains(&feat.id), "converted feature: {e}");
+                assert!(damaged.contains(&feat.id), "{name}: converted feature: {e}");
             }
         }
     }

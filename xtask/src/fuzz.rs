@@ -24,6 +24,21 @@ pub const TARGETS: &[&str] = &[
 pub struct Options {
     pub targets: Vec<String>,
     pub seconds: u64,
+    /// libFuzzer's `-max_len`; `None`: the target's default ([`default_max_len`]).
+    pub max_len: Option<usize>,
+    /// Without AddressSanitizer (`cargo fuzz run -s none`): several times the
+    /// executions per second, for long campaigns; the sanitizer build for short ones.
+    pub throughput: bool,
+}
+
+/// The largest input a target is given by default: enough for a header, attrs, a
+/// few features and records (the structures the format has), not the size of the
+/// largest fixture — the work per input grows with its size.
+pub fn default_max_len(target: &str) -> usize {
+    match target {
+        "spec_language" => 8 << 10,
+        _ => 64 << 10,
+    }
 }
 
 impl Options {
@@ -31,6 +46,8 @@ impl Options {
         let mut opts = Options {
             targets: vec![],
             seconds: 60,
+            max_len: None,
+            throughput: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -52,6 +69,15 @@ impl Options {
                         .parse()
                         .context("--seconds N: a number")?
                 }
+                "--max-len" => {
+                    opts.max_len = Some(
+                        it.next()
+                            .context("--max-len BYTES")?
+                            .parse()
+                            .context("--max-len BYTES: a number")?,
+                    )
+                }
+                "--throughput" => opts.throughput = true,
                 other => bail!("fuzz: unknown argument {other:?}"),
             }
         }
@@ -134,19 +160,35 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     for t in &opts.targets {
         let corpus = fuzz.join("corpus").join(t);
         let seeded = seed(root, t, &corpus)?;
-        println!("== {t}: {seeded} seed(s), {} s", opts.seconds);
-        let out = cargo_fuzz(&tc)
-            .current_dir(&fuzz)
+        let max_len = opts.max_len.unwrap_or_else(|| default_max_len(t));
+        println!(
+            "== {t}: {seeded} seed(s), {} s, inputs up to {max_len} bytes, {}",
+            opts.seconds,
+            if opts.throughput {
+                "no sanitizer"
+            } else {
+                "AddressSanitizer"
+            }
+        );
+        let mut cmd = cargo_fuzz(&tc);
+        cmd.current_dir(&fuzz)
             // The targets' libFuzzer entry points are behind this feature, so that
             // `cargo test --workspace` never builds libFuzzer.
-            .args(["run", "-O", "--features", "libfuzzer", "--target-dir"])
-            .arg(&target_dir)
+            .args(["run", "-O", "--features", "libfuzzer"]);
+        if opts.throughput {
+            // Its own target directory: the two builds do not rebuild each other.
+            cmd.args(["-s", "none", "--target-dir"])
+                .arg(target_dir.join("fuzz-throughput"));
+        } else {
+            cmd.arg("--target-dir").arg(&target_dir);
+        }
+        let out = cmd
             .arg(t)
             .arg(&corpus)
             .arg("--")
             .arg(format!("-max_total_time={}", opts.seconds))
             .arg(format!("-dict={}", fuzz.join("perfdata.dict").display()))
-            .arg("-max_len=262144")
+            .arg(format!("-max_len={max_len}"))
             .arg("-rss_limit_mb=1024")
             .arg("-timeout=10")
             .arg("-print_final_stats=1")

@@ -18,10 +18,12 @@ commands:
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
                   synthesized file, one run (keeps the suite running in CI)
-  fuzz [--target T]... [--seconds N]
+  fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput]
                   seed fuzz/corpus/ and run the cargo-fuzz targets of fuzz/ (default: all, 60 s
                   each; nightly if rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints
-                  executions and coverage per target
+                  executions and coverage per target. Inputs up to 64 KiB (spec_language 8
+                  KiB) unless --max-len; --throughput builds without AddressSanitizer (long
+                  campaigns)
   proto           (`cargo run -p xtask --features proto -- proto`) regenerate the pprof types,
                   perfdata-analysis/src/pprof_proto.rs, from perfdata-analysis/proto/ (needs protoc)";
 

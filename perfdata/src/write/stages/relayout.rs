@@ -407,7 +407,19 @@ impl Stage for ToFile {
                     if value.feature_id().is_some()
                         || !matches!(value, FeatureBody::Unknown(ref b) if b.is_empty())
                     {
-                        let id = FeatureId(f.feat_id as u32);
+                        // A file names its features by bits of a 256-bit map: an id
+                        // past it has no place there (cut to 32 bits, it would pass
+                        // for another feature).
+                        let id = u32::try_from(f.feat_id)
+                            .ok()
+                            .filter(|&id| id < 256)
+                            .map(FeatureId)
+                            .ok_or_else(|| {
+                                Error::inconsistent(format!(
+                                    "HEADER_FEATURE record of feature id {}: a file's feature bitmap has ids 0-255",
+                                    f.feat_id
+                                ))
+                            })?;
                         let value = self.without_padding(id, value)?;
                         self.features.push(FeatureItem {
                             id,
