@@ -73,6 +73,18 @@ impl<'a> Placement<'a> {
             .attr_id_sections()
             .map_err(|e| Some((e.offset().unwrap_or(0), e.to_string())))?;
         for (i, s) in ids.iter().enumerate() {
+            if s.size % 8 != 0 {
+                // perf reads size / 8 ids and skips the rest; a writer writes whole ids.
+                return Err(Some((
+                    s.offset,
+                    format!(
+                        "attr {i}'s ids section is {} bytes, not a whole number of 8-byte ids ({} read, {} byte(s) left over)",
+                        s.size,
+                        s.size / 8,
+                        s.size % 8
+                    ),
+                )));
+            }
             let end = s
                 .offset
                 .checked_add(s.size)
