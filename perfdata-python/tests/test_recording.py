@@ -47,10 +47,13 @@ def test_per_function_totals_equal_report_sort_dso_sym(recording_path):
 @pytest.mark.parametrize("sort", ["tid", "comm", "pid"])
 def test_per_thread_and_command_totals_equal_the_report(recording_path, sort):
     t = sample_table(recording_path, columns=["event", "pid", "tid", "comm", "period"], symbolize=False)
+    rows = list(zip(*(t[c].to_pylist() for c in t.column_names)))
+    # perf's `pid` key is the thread alone (its tid), shown with the thread's last name
+    # (a thread that exec'd is one entry): here, the name of its last sample.
+    last_name = {tid: comm for _, _, tid, comm, _ in rows}
     ours = collections.defaultdict(lambda: (0, 0))
-    for ev, pid, tid, comm, period in zip(*(t[c].to_pylist() for c in t.column_names)):
-        # perf's `pid` key is the thread (its tid) and its name
-        key = (ev, {"tid": str(tid), "comm": comm, "pid": f"{tid}:{comm}"}[sort])
+    for ev, pid, tid, comm, period in rows:
+        key = (ev, {"tid": str(tid), "comm": comm, "pid": f"{tid}:{last_name[tid]}"}[sort])
         s, p = ours[key]
         ours[key] = (s + 1, p + period)
     theirs = report_rows(recording_path, sort)

@@ -96,15 +96,18 @@ pub fn detect(bytes: &[u8]) -> Result<Format, Error> {
 
 /// The legacy magic does not encode the byte order: perf guesses it from the header size
 /// (pipe) or from attr_size, which must be a known attr size + 16.
+/// The `perf_event_attr` sizes a legacy `PERFFILE` file's attr_size (each + 16) is
+/// recognised by: what tells its byte order.
+pub(crate) const LEGACY_ATTR_SIZES: [u64; 5] = [64, 72, 80, 96, 104];
+
 fn legacy_endian(bytes: &[u8]) -> Option<Endianness> {
-    const KNOWN_ATTR_SIZES: [u64; 5] = [64, 72, 80, 96, 104];
     for endian in [Endianness::Little, Endianness::Big] {
         let size = u64_at(bytes, 8, endian)?;
         if size == PERF_PIPE_HEADER_SIZE {
             return Some(endian);
         }
         let attr_size = u64_at(bytes, 16, endian)?;
-        if KNOWN_ATTR_SIZES.iter().any(|s| s + 16 == attr_size) {
+        if LEGACY_ATTR_SIZES.iter().any(|s| s + 16 == attr_size) {
             return Some(endian);
         }
     }

@@ -26,6 +26,7 @@ mod time_order;
 
 pub use cursor::{ReadSource, RecordCursor, RecordSource, SliceSource};
 pub(crate) use decompress::{is_compressed, zstd_range, Inflater};
+pub(crate) use format::LEGACY_ATTR_SIZES;
 pub use format::{detect, Format, Layout};
 pub use framing::{
     decode_body, decode_feature, decode_record, RawRecord, RecordFramer, HEADER_SIZE,

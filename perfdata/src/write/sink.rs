@@ -129,6 +129,16 @@ impl<W: Write + Seek, E: StaticEndian> FileSink<W, E> {
             }
             None => 0,
         };
+        if head.legacy_v1
+            && !crate::container::LEGACY_ATTR_SIZES
+                .iter()
+                .any(|s| s + 16 == attr_size)
+        {
+            // A reader tells a PERFFILE file's byte order by its attr_size alone.
+            return Err(Error::other(format!(
+                "a legacy PERFFILE (v1) file is recognised by its attr size (a 64-104 byte attr + 16); this one's would be {attr_size}, which no reader would recognise"
+            )));
+        }
         let mut id_sections = vec![FileSection::default(); n];
         let mut attrs = FileSection::default();
         let mut et_section = FileSection::default();
