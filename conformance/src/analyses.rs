@@ -440,16 +440,28 @@ fn srcline_files_differ(theirs: &str, ours: &str) -> Option<usize> {
             })
             .collect()
     }
-    if masked(theirs) != masked(ours) {
+    // Rows of equal share are ordered by their `file:line`, so another file name can
+    // move a row among its ties: the masked rows are compared as a multiset.
+    let (mut t, mut o) = (masked(theirs), masked(ours));
+    if t.len() != o.len() {
         return None;
     }
-    let rows = theirs
-        .lines()
-        .zip(ours.lines())
-        .filter(|(t, o)| {
-            !t.starts_with('#') && t.split_whitespace().last() != o.split_whitespace().last()
-        })
-        .count();
+    t.sort();
+    o.sort();
+    if t != o {
+        return None;
+    }
+    let ends = |text: &str| -> Vec<String> {
+        let mut v: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+            .collect();
+        v.sort();
+        v
+    };
+    let (te, oe) = (ends(theirs), ends(ours));
+    let rows = te.iter().filter(|e| !oe.contains(e)).count();
     Some(rows)
 }
 

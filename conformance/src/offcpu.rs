@@ -274,6 +274,12 @@ fn off_cpu_views(
         Ok((a, std::sync::Arc::new(w.weights)))
     };
     let by_tid: HashMap<i32, u64> = tp.threads.iter().map(|t| (t.tid, t.off_cpu_ns)).collect();
+    let program_ns: u64 = tp
+        .threads
+        .iter()
+        .filter(|t| t.comm == program)
+        .map(|t| t.off_cpu_ns)
+        .sum();
     let program_filter = SampleFilter {
         comms: Some(vec![program.to_string()]),
         ..SampleFilter::default()
@@ -325,12 +331,6 @@ fn off_cpu_views(
             }
         }
         let rows: u64 = r.rows.iter().map(|x| x.period).sum();
-        let program_ns: u64 = tp
-            .threads
-            .iter()
-            .filter(|t| t.comm == program)
-            .map(|t| t.off_cpu_ns)
-            .sum();
         if filter.comms.is_some() && rows != program_ns {
             fails.push(format!(
                 "report --off-cpu --comms {program}: rows {rows} ns, its threads {program_ns} ns"
@@ -347,12 +347,6 @@ fn off_cpu_views(
     )
     .map_err(|e| e.to_string())?;
     let folded_ns: u64 = folded.values().sum();
-    let program_ns: u64 = tp
-        .threads
-        .iter()
-        .filter(|t| t.comm == program)
-        .map(|t| t.off_cpu_ns)
-        .sum();
     if folded_ns != program_ns
         || folded
             .keys()

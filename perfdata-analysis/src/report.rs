@@ -197,6 +197,9 @@ struct Entry {
     tree: Option<u32>,
     /// The longest chain added to the tree (perf's `max_depth`).
     depth: usize,
+    /// The first sample's (or chain entry's) address had no symbol (perf's `ms.sym`,
+    /// kept from the entry's first sample), whatever the sort keys.
+    unresolved: Option<bool>,
 }
 
 #[derive(Default)]
@@ -248,15 +251,16 @@ struct RawKey {
 /// What a stack adds to its table: computed at its first sample, added once with the
 /// weight of all of them.
 struct Added {
-    /// The sample's own entry.
+    /// The sample's own entry, and whether its address has no symbol.
     leaf: RowKey,
+    leaf_unresolved: bool,
     /// Whether the entries get the chain in their call graphs.
     tree: bool,
     /// The chain's calls, in print order.
     chain: Vec<u32>,
     /// The other entries of the chain (Children), once each, with where in `chain`
-    /// their part starts.
-    others: Vec<(RowKey, usize)>,
+    /// their part starts and whether their address has no symbol.
+    others: Vec<(RowKey, usize, bool)>,
     period: u64,
     count: u64,
 }
@@ -352,6 +356,7 @@ impl Folded {
             }
             let i = table.entry(a.leaf);
             let e = &mut table.entries[i].1;
+            e.unresolved.get_or_insert(a.leaf_unresolved);
             e.samples += a.count;
             e.period += a.period;
             e.children += a.period;
@@ -360,7 +365,7 @@ impl Folded {
                 trees.append(root, &a.chain, a.period, a.count);
                 e.depth = e.depth.max(a.chain.len());
             }
-            for (key, k) in a.others {
+            for (key, k, unresolved) in a.others {
                 if srcline {
                     *table
                         .before_srcline
@@ -369,6 +374,7 @@ impl Folded {
                 }
                 let i = table.entry(key);
                 let e = &mut table.entries[i].1;
+                e.unresolved.get_or_insert(unresolved);
                 e.children += a.period;
                 if a.tree {
                     let root = *e.tree.get_or_insert_with(|| trees.root());
@@ -608,7 +614,7 @@ fn report_folding(
                     continue;
                 }
                 seen.push(key);
-                others.push((key, k));
+                others.push((key, k, f.symbol.is_none()));
             }
         }
         folded.first(
@@ -616,6 +622,7 @@ fn report_folding(
             &stack.addrs,
             Added {
                 leaf: key,
+                leaf_unresolved: leaf.symbol.is_none(),
                 tree: tree_wanted,
                 chain,
                 others,
@@ -713,7 +720,7 @@ fn report_folding(
                     *w = (*w).max(len);
                 }
             }
-            if let (Some(d), Some(keys::SymKey::Addr(..))) = (dso_col, k.sym) {
+            if let (Some(d), Some(true)) = (dso_col, e.unresolved) {
                 widths[d] = widths[d].max(16);
             }
             let shown = if children { e.children } else { e.period };
