@@ -30,14 +30,17 @@ fn off_cpu_tables_of_both_sources() {
     insta::assert_snapshot!("offcpu_sched_switch_folded", out);
 }
 
+/// The fixtures with switches, and the source each is read with.
+const SWITCH_FIXTURES: [(&str, &str); 4] = [
+    ("switch-events.data", "switch"),
+    ("switch-cpu-wide.data", "switch"),
+    ("tracepoint.data", "sched-switch"),
+    ("pipe-tracepoint.pipe.data", "auto"),
+];
+
 #[test]
 fn threads_stacks_and_folded_stacks_sum_to_the_same_time() {
-    for (f, source) in [
-        ("switch-events.data", "switch"),
-        ("switch-cpu-wide.data", "switch"),
-        ("tracepoint.data", "sched-switch"),
-        ("pipe-tracepoint.pipe.data", "auto"),
-    ] {
+    for (f, source) in SWITCH_FIXTURES {
         let f = fixture(f);
         let (code, out, err) = run_perfdata(
             &["offcpu", &f, "--no-symbols", "--json", "--source", source],
@@ -85,12 +88,7 @@ fn threads_stacks_and_folded_stacks_sum_to_the_same_time() {
 /// sample came before, which the commands say they leave out.
 #[test]
 fn report_and_collapse_off_cpu_weigh_the_same_intervals() {
-    for (f, source) in [
-        ("switch-events.data", "switch"),
-        ("switch-cpu-wide.data", "switch"),
-        ("tracepoint.data", "sched-switch"),
-        ("pipe-tracepoint.pipe.data", "auto"),
-    ] {
+    for (f, source) in SWITCH_FIXTURES {
         let f = fixture(f);
         let (code, out, err) = run_perfdata(
             &["offcpu", &f, "--no-symbols", "--json", "--source", source],
