@@ -89,6 +89,15 @@ impl Decompress {
         {
             let rec = self.inflater.record(inner);
             let ty = rec.record_type();
+            if is_compressed(ty) {
+                // Readers take it as a record, not expanded again (perf would expand it):
+                // laid bare, its data would have to decompress on its own.
+                return Err(Error::other(format!(
+                    "a {} record inside compressed data, at byte {:#x} of the decompressed stream: compressed records are not nested, so it is not decompressed",
+                    ty.label(),
+                    rec.offset
+                )));
+            }
             out(RecordItem {
                 ty,
                 misc: rec.header.misc,
