@@ -154,7 +154,51 @@ pub fn read_stream(input: &[u8]) -> Vec<(Origin, u64, u32)> {
     if whole_ok && stream_ok {
         assert_eq!(streamed.len(), whole.len(), "chunked and whole differ");
     }
+    salvaged_streams_agree(&data, bytes, sizes);
     streamed
+}
+
+/// A salvaging walk of the stream read in `sizes` chunks finds the records and the
+/// damage that the salvaging walk in memory finds (up to where the stream reader stops
+/// on an attr it cannot take, which the walk in memory read beforehand).
+fn salvaged_streams_agree(data: &PerfData<'_>, bytes: &[u8], sizes: &[u8]) {
+    let mut whole = vec![];
+    let mut records = data.records().salvaging();
+    while let Ok(Some(r)) = records.next() {
+        whole.push((r.origin, r.raw.offset, r.raw.header.type_));
+    }
+    let whole_damage: Vec<String> = records
+        .take_damage()
+        .iter()
+        .map(|d| d.to_string())
+        .collect();
+    let Ok(reader) = PipeReader::new(Chunked {
+        bytes,
+        sizes,
+        next: 0,
+    }) else {
+        return;
+    };
+    let mut reader = reader.salvaging();
+    let mut streamed = vec![];
+    let ended = loop {
+        match reader.next_record() {
+            Ok(Some(rec)) => streamed.push((rec.origin, rec.raw.offset, rec.raw.header.type_)),
+            Ok(None) => break true,
+            Err(_) => break false,
+        }
+    };
+    let damage: Vec<String> = reader.take_damage().iter().map(|d| d.to_string()).collect();
+    if ended {
+        assert_eq!(streamed, whole, "salvaged from chunks and whole differ");
+        assert_eq!(damage, whole_damage, "salvaged damage differs");
+    } else {
+        assert_eq!(
+            streamed,
+            whole[..streamed.len().min(whole.len())],
+            "salvaged differ"
+        );
+    }
 }
 
 fn written(file: &Builder<'_>, opts: WriteOptions) -> Option<Vec<u8>> {

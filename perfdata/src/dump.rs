@@ -720,18 +720,14 @@ enum Body<'l, 'b> {
 }
 
 /// Prints a pipe-layout stream read from `input` (standard input), one record at a time:
-/// memory stays bounded whatever its length. `opts.salvage` is refused (a pipe cannot be
-/// searched forward for the next record in bounded memory).
+/// memory stays bounded whatever its length. With `opts.salvage` it goes on past damage
+/// as [`dump_recording`] does on the same stream saved to a file, looking ahead at most
+/// [`crate::SALVAGE_LOOKAHEAD`] bytes.
 pub fn dump_pipe(
     mut input: impl Read,
     opts: &DumpOptions,
     out: impl Write,
 ) -> Result<Damaged, Error> {
-    if opts.salvage {
-        return Err(Error::other(
-            "--salvage needs a file: it searches forward for the next record, which a pipe cannot do in bounded memory (save the stream to a file first)",
-        ));
-    }
     let mut head = [0u8; 16];
     input
         .read_exact(&mut head)
@@ -743,17 +739,31 @@ pub fn dump_pipe(
         ));
     }
     let mut reader = PipeReader::new(std::io::Cursor::new(head).chain(input))?;
+    if opts.salvage {
+        reader = reader.salvaging();
+    }
     let mut p = Printer::new(out, opts.json, opts.payloads);
     p.endian = format.endian;
     p.format(&format)?;
     let mut count = 0u64;
+    let mut damaged = Damaged::default();
     while let Some(rec) = reader.next_record()? {
         if opts.limit.is_some_and(|l| count >= l) {
             break;
         }
         let ty = rec.raw.record_type();
-        let body = rec.decode().map_err(|e| e.with_record(count, ty.label()))?;
         let where_ = location(rec.origin, rec.raw.offset);
+        let body = match rec.decode() {
+            Ok(b) => b,
+            Err(e) if opts.salvage => {
+                // The framing holds: report the record and go on to the next.
+                let e = e.with_record(count, ty.label());
+                damaged.problems.push(format!("{where_}: {e}"));
+                count += 1;
+                continue;
+            }
+            Err(e) => return Err(e.with_record(count, ty.label())),
+        };
         let attr = rec.ctx.attr.map(|a| a as usize);
         let inside = matches!(rec.origin, Origin::Compressed { .. });
         p.tracing_data(&rec.raw);
@@ -762,7 +772,11 @@ pub fn dump_pipe(
         count += 1;
     }
     p.summary()?;
-    Ok(Damaged::default())
+    let damage = reader.take_damage();
+    damaged
+        .problems
+        .extend(damage.iter().map(|d| d.to_string()));
+    Ok(damaged)
 }
 
 /// Prints a gperftools CPU profile: its layout, header, records (up to `limit`) and map

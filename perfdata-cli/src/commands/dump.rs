@@ -29,7 +29,8 @@ pub struct Args {
     /// One JSON object per line instead of text.
     #[arg(long)]
     json: bool,
-    /// Go on past damaged records where the framing allows (each skip is reported).
+    /// Go on past damaged records where the framing allows (each skip is reported); from
+    /// standard input too, looking ahead at most 1 MiB.
     #[arg(long)]
     salvage: bool,
     /// Print COMPRESSED records' zstd data (hex) instead of its size.
@@ -52,8 +53,8 @@ pub fn run(args: Args) -> CliResult {
         payloads: args.payloads,
     };
     let mut out = args.output.open()?;
+    let stdin = Path::new("<stdin>");
     let damaged = if path == Path::new("-") {
-        let stdin = Path::new("<stdin>");
         dump_pipe(std::io::stdin().lock(), &opts, &mut out).at(stdin)?
     } else if crate::gperftools::is_profile(path) {
         let bytes = std::fs::read(path).at(path)?;
@@ -68,7 +69,7 @@ pub fn run(args: Args) -> CliResult {
         dump_recording(&recording, &opts, &mut out).at(path)?
     };
     out.finish()?;
-    report(path, &damaged)
+    report(if path == Path::new("-") { stdin } else { path }, &damaged)
 }
 
 /// Each problem on stderr, and status 1 when there was any.

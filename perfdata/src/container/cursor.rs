@@ -9,11 +9,13 @@
 //! adapter can look at a record, keep it for later or let it go, and move on.
 
 use super::decompress::{is_compressed, zstd_range, Inflater, InnerRecord};
-use super::framing::{failed_record_label, resync};
+use super::framing::{
+    bad_size, failed_record_label, payload_len, resync, resync_scan, RESYNC_NEAR,
+};
 use super::framing::{RawRecord, RecordFramer, HEADER_SIZE};
 use super::origin::{Damage, Origin, Recovery};
-use crate::generated::perf_data::{Ctx, EventHeader, RecordBody, RecordType};
-use crate::rt::{Endian, Endianness, Error, Reader};
+use crate::generated::perf_data::{EventHeader, RecordType};
+use crate::rt::{Endian, Endianness, Error, FixedElem};
 use std::io::Read;
 use std::ops::Range;
 
@@ -121,29 +123,46 @@ impl<E: Endian> RecordSource for SliceSource<'_, E> {
 }
 
 /// Records of a pipe-mode stream read from any [`Read`] (stdin, a socket) with bounded
-/// memory: the current record and its payload. It cannot seek, so a salvaging walk stops
-/// at damage.
+/// memory: the current record and its payload, and during a salvaging walk a look-ahead
+/// window of at most [`SALVAGE_LOOKAHEAD`] bytes, in which it finds where records parse again
+/// after damage as a walk in memory does (it cannot seek back).
 pub struct ReadSource<R: Read> {
-    inner: R,
+    inner: Pushback<R>,
     order: Endianness,
     /// The current record: header, body, payload.
     buf: Vec<u8>,
+    /// Bytes of `buf` read (fewer than its length when the input ended inside a record).
+    filled: usize,
     header: EventHeader,
     /// Offset of the current record, and of the next byte of `inner`.
     at: u64,
     offset: u64,
-    /// A salvaging walk gave up at damage: nothing more is read.
+    /// A salvaging walk found no record after damage, or reading failed: nothing more is
+    /// read.
     stopped: bool,
 }
+
+/// The look-ahead of a salvaging [`ReadSource`]: the bytes after damage it holds at most
+/// while looking for where records parse again.
+pub const SALVAGE_LOOKAHEAD: usize = 1 << 20;
+
+/// The end of a look-ahead window where a place is not tried until more of the input is
+/// read (or the input ends): room for the chain of records that confirms a place.
+const CHAIN_ROOM: usize = 4 * RESYNC_NEAR;
 
 impl<R: Read> ReadSource<R> {
     /// `offset` is the stream offset of the next byte of `inner` (after the header the
     /// caller read).
     pub fn new(inner: R, offset: u64, order: Endianness) -> Self {
         ReadSource {
-            inner,
+            inner: Pushback {
+                held: Vec::new(),
+                pos: 0,
+                inner,
+            },
             order,
             buf: Vec::with_capacity(64 << 10),
+            filled: 0,
             header: EventHeader::default(),
             at: offset,
             offset,
@@ -151,9 +170,68 @@ impl<R: Read> ReadSource<R> {
         }
     }
 
-    /// Bytes held for the current record.
+    /// Bytes held for the current record and read ahead.
     pub fn buffered_bytes(&self) -> usize {
-        self.buf.capacity()
+        self.buf.capacity() + self.inner.held.capacity()
+    }
+
+    /// Reads into `buf` until it holds `len` bytes or the input ends; `Ok(false)` at the
+    /// end of input.
+    fn fill_to(&mut self, len: usize) -> Result<bool, Error> {
+        if self.buf.len() < len {
+            self.buf.resize(len, 0);
+        }
+        while self.filled < len {
+            match self.inner.read(&mut self.buf[self.filled..len]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.stopped = true;
+                    return Err(Error::from(e).or_offset(self.at + self.filled as u64));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Frames the next record into `buf`; errors are those of the walk in memory
+    /// ([`RecordFramer`]), at the same offsets.
+    fn frame(&mut self) -> Result<bool, Error> {
+        let (at, e) = (self.at, self.order);
+        if !self.fill_to(HEADER_SIZE)? {
+            if self.filled == 0 {
+                return Ok(false);
+            }
+            return Err(
+                Error::unexpected_end(at, HEADER_SIZE as u64, self.filled as u64)
+                    .in_field("perf_event_header"),
+            );
+        }
+        let header = <EventHeader as FixedElem>::decode_elem(&self.buf[..HEADER_SIZE], e);
+        self.header = header;
+        let size = usize::from(header.size);
+        if size < HEADER_SIZE || !self.fill_to(size)? {
+            return Err(bad_size(at, size, self.filled));
+        }
+        let ty = RecordType(header.type_);
+        if ty.has_payload() {
+            let len = payload_len(ty, &self.buf[HEADER_SIZE..size], at, e)?;
+            // The payload is real data (tracing data, AUX data): read in bounded steps,
+            // so that a lying length fails at the end of the input, not in the allocator.
+            let (mut want, end) = (size, size.saturating_add(len));
+            while want < end {
+                want = want.saturating_add(64 << 10).min(end);
+                if !self.fill_to(want)? {
+                    return Err(Error::unexpected_end(
+                        at + size as u64,
+                        len as u64,
+                        (self.filled - size) as u64,
+                    ));
+                }
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -169,53 +247,24 @@ impl<R: Read> RecordSource for ReadSource<R> {
         if self.stopped {
             return Ok(false);
         }
-        let (at, e) = (self.offset, self.order);
-        self.at = at;
+        self.at = self.offset;
         self.buf.clear();
-        self.buf.resize(HEADER_SIZE, 0);
-        if !read_exact_or_eof(&mut self.inner, &mut self.buf, at)? {
-            return Ok(false);
-        }
-        let header = EventHeader::decode(&mut Reader::in_order(&self.buf, at, e), &Ctx::default())?;
-        let ty = RecordType(header.type_);
-        let labelled = |err: Error| err.with_record(index, ty.label());
-        let size = usize::from(header.size);
-        if size < HEADER_SIZE {
-            return Err(labelled(Error::invalid(
-                Some(at + 6),
-                "a record size of at least 8",
-                size.to_string(),
-            )));
-        }
-        self.buf.resize(size, 0);
-        read_exact(
-            &mut self.inner,
-            &mut self.buf[HEADER_SIZE..],
-            at + HEADER_SIZE as u64,
-        )
-        .map_err(labelled)?;
-        if ty.has_payload() {
-            let body = RecordBody::decode(
-                ty,
-                &mut Reader::in_order(&self.buf[HEADER_SIZE..], at + 8, e),
-                &Ctx::default(),
-            )?;
-            let len = usize::try_from(body.payload_len()).unwrap_or(usize::MAX);
-            // The payload is real data (tracing data, AUX data): read it in bounded steps
-            // so that a lying length fails at the end of the input, not in the allocator.
-            let mut left = len;
-            let mut chunk = [0u8; 64 << 10];
-            while left > 0 {
-                let n = left.min(chunk.len());
-                read_exact(&mut self.inner, &mut chunk[..n], at + self.buf.len() as u64)
-                    .map_err(labelled)?;
-                self.buf.extend_from_slice(&chunk[..n]);
-                left -= n;
+        self.filled = 0;
+        match self.frame() {
+            Ok(true) => {
+                self.offset += self.buf.len() as u64;
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(err) => {
+                let label = if self.filled >= HEADER_SIZE {
+                    RecordType(self.header.type_).label()
+                } else {
+                    "?".to_string()
+                };
+                Err(err.with_record(index, label))
             }
         }
-        self.header = header;
-        self.offset += self.buf.len() as u64;
-        Ok(true)
     }
 
     fn current(&self) -> RawRecord<'_> {
@@ -229,13 +278,113 @@ impl<R: Read> RecordSource for ReadSource<R> {
     }
 
     fn resync(&mut self) -> Recovery {
-        // The damaged record was partly read: what follows cannot be framed.
-        self.stopped = true;
-        Recovery::Stopped { start: self.at }
+        let start = self.at;
+        if self.stopped {
+            return Recovery::Stopped { start };
+        }
+        // The window: the damaged record as far as it was read, then the input. The
+        // places tried and the order are those of `resync` in memory; a place is tried
+        // once the window holds the chain after it or the input has ended.
+        let mut window = std::mem::take(&mut self.buf);
+        window.truncate(self.filled);
+        let (mut base, mut from, mut step, mut to) = (start, 8, 8, RESYNC_NEAR);
+        let found = loop {
+            let ended = match top_up(&mut self.inner, &mut window, SALVAGE_LOOKAHEAD) {
+                Ok(ended) => ended,
+                Err(_) => break None,
+            };
+            let limit = if ended {
+                window.len()
+            } else {
+                window.len().saturating_sub(CHAIN_ROOM)
+            };
+            if let Some(at) = resync_scan(&window, from, to.min(limit), step, ended, self.order) {
+                break Some(at);
+            }
+            if step == 8 && (to <= limit || ended) {
+                // The first pass is over: every byte from the damaged record on.
+                (from, step, to) = (1, 1, usize::MAX);
+            } else if ended {
+                // Read to the end: the stream ends here, as a walk in memory says.
+                self.offset = base + window.len() as u64;
+                break None;
+            } else {
+                // Slide: what was tried is let go.
+                let tried = from.max(limit);
+                window.drain(..tried);
+                base += tried as u64;
+                from = 0;
+            }
+        };
+        self.buf = Vec::with_capacity(64 << 10);
+        match found {
+            Some(at) => {
+                self.inner.unread(&window[at..]);
+                self.offset = base + at as u64;
+                Recovery::Skipped {
+                    start,
+                    end: self.offset,
+                }
+            }
+            None => {
+                self.stopped = true;
+                Recovery::Stopped { start }
+            }
+        }
     }
 
     fn end_offset(&self) -> u64 {
         self.offset
+    }
+}
+
+/// Reads from `r` onto the end of `window` until it holds `len` bytes: `Ok(true)` when
+/// the input ended first.
+fn top_up(r: &mut impl Read, window: &mut Vec<u8>, len: usize) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 64 << 10];
+    while window.len() < len {
+        let want = (len - window.len()).min(chunk.len());
+        match r.read(&mut chunk[..want]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => window.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
+/// A [`Read`] with bytes put back in front of it: what a [`ReadSource`] read ahead and
+/// did not use.
+struct Pushback<R> {
+    held: Vec<u8>,
+    pos: usize,
+    inner: R,
+}
+
+impl<R> Pushback<R> {
+    /// Puts `bytes` back before what is still held.
+    fn unread(&mut self, bytes: &[u8]) {
+        let mut held = Vec::with_capacity(bytes.len() + self.held.len() - self.pos);
+        held.extend_from_slice(bytes);
+        held.extend_from_slice(&self.held[self.pos..]);
+        (self.held, self.pos) = (held, 0);
+    }
+}
+
+impl<R: Read> Read for Pushback<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos < self.held.len() {
+            let n = out.len().min(self.held.len() - self.pos);
+            out[..n].copy_from_slice(&self.held[self.pos..self.pos + n]);
+            self.pos += n;
+            if self.pos == self.held.len() {
+                // Let the look-ahead's memory go once it is used.
+                (self.held, self.pos) = (Vec::new(), 0);
+            }
+            return Ok(n);
+        }
+        self.inner.read(out)
     }
 }
 
@@ -311,9 +460,10 @@ impl<S: RecordSource> RecordCursor<S> {
 
     /// Goes on past damage where it can instead of ending at the first error: after a
     /// record whose size is impossible or that runs past the end, at the next place where
-    /// records parse again (in memory; a [`Read`] stream stops there); after a compressed
-    /// chunk that does not decompress, at the next compressed record, with a new zstd
-    /// stream. [`RecordCursor::take_damage`] gives what was gone past.
+    /// records parse again (a [`Read`] stream finds the same place, reading ahead at most
+    /// [`SALVAGE_LOOKAHEAD`] bytes at a time); after a compressed chunk that does not
+    /// decompress, at the next compressed record, with a new zstd stream.
+    /// [`RecordCursor::take_damage`] gives what was gone past.
     pub fn salvaging(mut self) -> Self {
         self.damage.get_or_insert_with(Vec::new);
         self
@@ -565,19 +715,4 @@ pub(crate) fn read_exact(r: &mut impl Read, buf: &mut [u8], at: u64) -> Result<(
         }
     }
     Ok(())
-}
-
-/// Like [`read_exact`], but an end of input before the first byte is `Ok(false)`.
-fn read_exact_or_eof(r: &mut impl Read, buf: &mut [u8], at: u64) -> Result<bool, Error> {
-    loop {
-        match r.read(buf) {
-            Ok(0) => return Ok(false),
-            Ok(n) => {
-                read_exact(r, &mut buf[n..], at + n as u64)?;
-                return Ok(true);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::from(e).or_offset(at)),
-        }
-    }
 }

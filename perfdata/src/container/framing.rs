@@ -153,7 +153,7 @@ pub(crate) fn plain_record_header<E: Endian>(buf: &[u8], e: E) -> Option<EventHe
 
 /// The error for a record whose size is below the header's or past the end.
 #[cold]
-fn bad_size(at: u64, size: usize, available: usize) -> Error {
+pub(crate) fn bad_size(at: u64, size: usize, available: usize) -> Error {
     if size < HEADER_SIZE {
         Error::invalid(
             Some(at + 6),
@@ -169,7 +169,12 @@ fn bad_size(at: u64, size: usize, available: usize) -> Error {
 /// records: no trailer, no context), as its body declares it. Rare: kept out of the
 /// per-record path.
 #[inline(never)]
-fn payload_len<E: Endian>(ty: RecordType, body: &[u8], at: u64, e: E) -> Result<usize, Error> {
+pub(crate) fn payload_len<E: Endian>(
+    ty: RecordType,
+    body: &[u8],
+    at: u64,
+    e: E,
+) -> Result<usize, Error> {
     let mut br = Reader::in_order(body, at + HEADER_SIZE as u64, e);
     let decoded = RecordBody::decode(ty, &mut br, &Ctx::default())?;
     Ok(usize::try_from(decoded.payload_len()).unwrap_or(usize::MAX))
@@ -182,26 +187,43 @@ fn payload_len<E: Endian>(ty: RecordType, body: &[u8], at: u64, e: E) -> Result<
 /// unpadded setup records leave the kernel records off 8-byte alignment); then at every
 /// byte. Each byte is looked at a bounded number of times: salvaging stays linear.
 pub(crate) fn resync<E: Endian>(data: &[u8], failed_at: usize, e: E) -> Option<usize> {
+    resync_scan(data, failed_at + 8, failed_at + RESYNC_NEAR, 8, true, e)
+        .or_else(|| resync_scan(data, failed_at + 1, data.len(), 1, true, e))
+}
+
+/// [`resync`]'s first pass looks this far after the damaged record's start (the largest
+/// record size, plus one).
+pub(crate) const RESYNC_NEAR: usize = u16::MAX as usize + 1;
+
+/// The record chain [`resync`] asks for: this many known records in a row.
+const RESYNC_CHAIN: usize = 3;
+
+/// The first of the positions `from, from + step, …` below `to` (and with a header's
+/// room in `data`) where records parse again. `complete`: `data` ends where the stream
+/// ends, so known records up to its exact end count; a window of a longer stream needs
+/// the whole chain.
+pub(crate) fn resync_scan<E: Endian>(
+    data: &[u8],
+    from: usize,
+    to: usize,
+    step: usize,
+    complete: bool,
+    e: E,
+) -> Option<usize> {
     let parses_at = |at: usize| {
-        const CHAIN: usize = 3;
         let mut good = 0;
         let mut walker = RecordFramer::in_order(&data[at..], 0, e);
-        for rec in walker.by_ref().take(CHAIN) {
+        for rec in walker.by_ref().take(RESYNC_CHAIN) {
             match rec {
                 Ok(r) if r.record_type().name().is_some() => good += 1,
                 _ => break,
             }
         }
-        good == CHAIN || (good > 0 && walker.rest().is_empty())
+        good == RESYNC_CHAIN || (complete && good > 0 && walker.rest().is_empty())
     };
-    let candidates = |step: usize, window: usize| {
-        (failed_at + step..)
-            .step_by(step)
-            .take_while(move |&at| at + HEADER_SIZE <= data.len() && at - failed_at <= window)
-    };
-    candidates(8, usize::from(u16::MAX))
+    (from..to.min(data.len().saturating_sub(HEADER_SIZE - 1)))
+        .step_by(step)
         .find(|&at| parses_at(at))
-        .or_else(|| candidates(1, usize::MAX).find(|&at| parses_at(at)))
 }
 
 /// Decodes a record's body in byte order `endian` with context `ctx`: the one function

@@ -24,7 +24,7 @@ mod records;
 mod session;
 mod time_order;
 
-pub use cursor::{ReadSource, RecordCursor, RecordSource, SliceSource};
+pub use cursor::{ReadSource, RecordCursor, RecordSource, SliceSource, SALVAGE_LOOKAHEAD};
 pub(crate) use decompress::{is_compressed, zstd_range, Inflater};
 pub(crate) use format::LEGACY_ATTR_SIZES;
 pub use format::{detect, Format, Layout};

@@ -75,6 +75,19 @@ impl<R: Read> PipeReader<R> {
         })
     }
 
+    /// Goes on past damage as a walk of the stream in memory does (see
+    /// [`RecordCursor::salvaging`]), looking ahead at most [`super::SALVAGE_LOOKAHEAD`]
+    /// bytes; [`PipeReader::take_damage`] gives what was gone past.
+    pub fn salvaging(mut self) -> Self {
+        self.cursor = self.cursor.salvaging();
+        self
+    }
+
+    /// The damage a salvaging walk went past so far, in order (taken).
+    pub fn take_damage(&mut self) -> Vec<super::Damage> {
+        self.cursor.take_damage()
+    }
+
     /// The stream's byte order, from its magic.
     pub fn endian(&self) -> Endianness {
         self.cursor.order()

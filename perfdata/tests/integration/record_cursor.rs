@@ -271,13 +271,95 @@ fn time_order_over_a_salvaging_walk_reports_the_damage() {
     assert_eq!(got, want);
 }
 
+/// (offset, type, size) of every record of a salvaging walk, the damage it went past (as
+/// text), and the most its source held at once.
+type Salvaged = (Vec<(u64, u32, u16)>, Vec<String>, usize);
+
+fn salvaged<S: perfdata::RecordSource>(
+    mut cursor: perfdata::RecordCursor<S>,
+    held: impl Fn(&S) -> usize,
+) -> Salvaged {
+    let (mut seen, mut most) = (vec![], 0);
+    while let Some((_, rec)) = cursor.next_record().unwrap() {
+        seen.push((rec.offset, rec.header.type_, rec.header.size));
+        most = most.max(held(cursor.source()));
+    }
+    let damage = cursor.take_damage().iter().map(|d| d.to_string()).collect();
+    (seen, damage, most)
+}
+
 #[test]
-fn a_salvaging_walk_of_a_read_stream_stops_at_damage() {
+fn a_salvaging_walk_of_a_read_stream_recovers_as_the_walk_in_memory_does() {
+    use perfdata::{Endianness, ReadSource, RecordCursor, SliceSource, SALVAGE_LOOKAHEAD};
+    let good = fixture("pipe-callchain.pipe.data");
+    let mut offsets = vec![];
+    let mut walk = RecordCursor::new(SliceSource::new(&good[16..], 16, Endianness::Little));
+    while let Some((_, rec)) = walk.next_record().unwrap() {
+        offsets.push(rec.offset as usize);
+    }
+    let mid = offsets[offsets.len() / 2];
+    let with = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut b = good.clone();
+        f(&mut b);
+        b
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "size 4",
+            with(&|b| b[mid + 6..mid + 8].copy_from_slice(&4u16.to_le_bytes())),
+        ),
+        (
+            "size 0xffff",
+            with(&|b| b[mid + 6..mid + 8].copy_from_slice(&[0xff, 0xff])),
+        ),
+        (
+            "size 0",
+            with(&|b| b[mid + 6..mid + 8].copy_from_slice(&[0, 0])),
+        ),
+        ("cut mid-record", good[..mid + 5].to_vec()),
+        (
+            "text after the end",
+            with(&|b| b.extend_from_slice(b"[ perf record: Woken up 1 times ]\n")),
+        ),
+        // Past the first pass and the look-ahead: the place where records parse again
+        // is found only after the window has slid, and off 8-byte alignment.
+        (
+            "3 MiB of zeros, odd length",
+            with(&|b| {
+                b.splice(mid..mid, std::iter::repeat_n(0, 3 * SALVAGE_LOOKAHEAD + 3));
+            }),
+        ),
+        ("garbage to the end", with(&|b| b[mid..].fill(0xfe))),
+    ];
+    for (name, bytes) in cases {
+        let in_memory = salvaged(
+            RecordCursor::new(SliceSource::new(&bytes[16..], 16, Endianness::Little)).salvaging(),
+            |_| 0,
+        );
+        assert!(!in_memory.1.is_empty(), "{name}: no damage");
+        for chunk in [1, 7, 4096, usize::MAX] {
+            let source = ReadSource::new(Trickle(&bytes[16..], chunk), 16, Endianness::Little);
+            let (seen, damage, held) = salvaged(
+                RecordCursor::new(source).salvaging(),
+                ReadSource::buffered_bytes,
+            );
+            assert_eq!(seen, in_memory.0, "{name}, reads of {chunk} bytes");
+            assert_eq!(damage, in_memory.1, "{name}, reads of {chunk} bytes");
+            assert!(
+                held <= 2 * SALVAGE_LOOKAHEAD + (128 << 10),
+                "{name}: held {held} bytes"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_salvaging_walk_of_a_read_stream_stops_where_nothing_parses_again() {
     use perfdata::{ReadSource, RecordCursor, Recovery};
-    // Two FINISHED_ROUND records, a record of size 4, then bytes that look like records.
+    // Two FINISHED_ROUND records, a record of size 4, then bytes that are no records.
     let mut records = vec![header(FINISHED_ROUND, 8).to_vec(); 2];
     records.push(header(FINISHED_ROUND, 4).to_vec());
-    records.extend(vec![header(FINISHED_ROUND, 8).to_vec(); 3]);
+    records.push(vec![0xee; 100]);
     let bytes = pipe(&records);
     let source = ReadSource::new(&bytes[16..], 16, perfdata::Endianness::Little);
     let mut cursor = RecordCursor::new(source).salvaging();
