@@ -5,13 +5,17 @@
 //! time weighted by their period, and markers for lost samples and (when recorded)
 //! the intervals a thread was switched out.
 
-use crate::sampled::Sampled;
+use crate::sampled::{gather_each, GatherOptions, SampleEntry, Sampled};
+use crate::Analyzer;
 use fxprof_processed_profile::{
     CategoryColor, CategoryHandle, CpuDelta, Frame, FrameFlags, FrameInfo, MarkerFieldFlags,
-    MarkerFieldFormat, MarkerTiming, Profile, ReferenceTimestamp, SamplingInterval, StackHandle,
+    MarkerFieldFormat, MarkerTiming, ReferenceTimestamp, SamplingInterval, StackHandle,
     StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp,
 };
 use perfdata::Error;
+
+/// The profile type [`profile`] and [`export`] build (the crate's).
+pub use fxprof_processed_profile::Profile;
 use rustc_hash::FxHashMap as HashMap;
 use std::io::Write;
 
@@ -81,67 +85,120 @@ impl StaticSchemaMarker for OffCpuMarker {
 /// [`crate::sampled::GatherOptions::each_sample`], and `markers` for the markers).
 /// A period over `i32::MAX` is an error: the format's sample weights are 32-bit.
 pub fn profile(sampled: &Sampled, product: &str) -> Result<Profile, Error> {
-    let first = sampled.time_range.map_or(0, |(a, _)| a);
-    let at = |t: Option<u64>| {
-        Timestamp::from_nanos_since_reference(t.unwrap_or(first).saturating_sub(first))
-    };
-    // The interval the profiler assumes between samples: a clock event's period, else 1 ms.
-    let interval = sampled
-        .samples
-        .iter()
-        .find(|s| sampled.events[s.event as usize].unit() == "nanoseconds")
-        .map_or(1_000_000, |s| s.period.max(1));
-    let mut p = Profile::new(
-        product,
-        ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
-        SamplingInterval::from_nanos(interval),
-    );
-    // Frames are named already: nothing for the profiler to symbolicate.
-    p.set_symbolicated(true);
-    let user = p.add_category("User", CategoryColor::Yellow);
-    let kernel = p.add_category("Kernel", CategoryColor::Orange);
-    let several_events = {
-        let mut seen = sampled.samples.iter().map(|s| s.event);
-        let e = seen.next();
-        seen.any(|x| Some(x) != e)
-    };
-    let mut processes = HashMap::default();
-    let mut threads: HashMap<(u32, u32), ThreadHandle> = HashMap::default();
-    let mut by_tid: HashMap<i32, ThreadHandle> = HashMap::default();
-    // Per track: its frames' handles (outermost first) and its stacks' handles.
-    let mut frames: HashMap<(ThreadHandle, u32), Vec<fxprof_processed_profile::FrameHandle>> =
-        HashMap::default();
-    let mut stacks: HashMap<(ThreadHandle, u32), StackHandle> = HashMap::default();
-    let mut path: Vec<u32> = vec![];
+    let mut b = Builder::new(product);
     for s in &sampled.samples {
+        b.add(sampled, s)?;
+    }
+    Ok(b.finish(sampled))
+}
+
+/// Gathers `analyzer`'s recording (every sample in time order, and the markers; `opts` for
+/// the rest) straight into a profile: the samples are kept only in the profile's own
+/// tables, not gathered first.
+pub fn export(
+    analyzer: &mut Analyzer<'_>,
+    opts: &GatherOptions,
+    product: &str,
+) -> Result<Profile, Error> {
+    let mut b = Builder::new(product);
+    let opts = GatherOptions {
+        markers: true,
+        ..opts.clone()
+    };
+    let sampled = gather_each(analyzer, &opts, &mut |sampled, s| b.add(sampled, s))?;
+    Ok(b.finish(&sampled))
+}
+
+/// A profile being built a sample at a time, in time order.
+struct Builder {
+    p: Profile,
+    user: CategoryHandle,
+    kernel: CategoryHandle,
+    /// The first sample's time: the profile's zero.
+    first: Option<u64>,
+    /// The sampling interval was taken from a clock event's period.
+    interval_set: bool,
+    processes: HashMap<i32, fxprof_processed_profile::ProcessHandle>,
+    /// The track of each (thread, event), in order of first sample.
+    threads: HashMap<(u32, u32), ThreadHandle>,
+    tracks: Vec<((u32, u32), ThreadHandle)>,
+    by_tid: HashMap<i32, ThreadHandle>,
+    /// Per track: its frames' handles (outermost first) and its stacks' handles.
+    frames: HashMap<(ThreadHandle, u32), Vec<fxprof_processed_profile::FrameHandle>>,
+    stacks: HashMap<(ThreadHandle, u32), StackHandle>,
+    path: Vec<u32>,
+}
+
+impl Builder {
+    fn new(product: &str) -> Self {
+        // The interval the profiler assumes between samples: a clock event's period (set
+        // at its first sample), else 1 ms.
+        let mut p = Profile::new(
+            product,
+            ReferenceTimestamp::from_millis_since_unix_epoch(0.0),
+            SamplingInterval::from_nanos(1_000_000),
+        );
+        // Frames are named already: nothing for the profiler to symbolicate.
+        p.set_symbolicated(true);
+        let user = p.add_category("User", CategoryColor::Yellow);
+        let kernel = p.add_category("Kernel", CategoryColor::Orange);
+        Builder {
+            p,
+            user,
+            kernel,
+            first: None,
+            interval_set: false,
+            processes: HashMap::default(),
+            threads: HashMap::default(),
+            tracks: vec![],
+            by_tid: HashMap::default(),
+            frames: HashMap::default(),
+            stacks: HashMap::default(),
+            path: vec![],
+        }
+    }
+
+    fn at(&self, t: Option<u64>) -> Timestamp {
+        let first = self.first.unwrap_or(0);
+        Timestamp::from_nanos_since_reference(t.unwrap_or(first).saturating_sub(first))
+    }
+
+    fn add(&mut self, sampled: &Sampled, s: &SampleEntry) -> Result<(), Error> {
+        if self.first.is_none() {
+            self.first = Some(s.time.or(sampled.time_range.map(|r| r.0)).unwrap_or(0));
+        }
+        let clock = sampled.events[s.event as usize].unit() == "nanoseconds";
+        if clock && !self.interval_set {
+            self.p
+                .set_interval(SamplingInterval::from_nanos(s.period.max(1)));
+            self.interval_set = true;
+        }
         let t = &sampled.threads[s.thread as usize];
-        let time = at(s.time);
-        let track = match threads.get(&(s.thread, s.event)) {
+        let time = self.at(s.time);
+        let track = match self.threads.get(&(s.thread, s.event)) {
             Some(&h) => h,
             None => {
-                let process = *processes
+                let p = &mut self.p;
+                let process = *self
+                    .processes
                     .entry(t.pid)
                     .or_insert_with(|| p.add_process(&t.process_name, t.pid as u32, time));
                 let h = p.add_thread(process, t.tid as u32, time, t.tid == t.pid);
-                let name = if several_events {
-                    format!("{} [{}]", t.name, sampled.events[s.event as usize].name)
-                } else {
-                    t.name.clone()
-                };
-                p.set_thread_name(h, &name);
-                threads.insert((s.thread, s.event), h);
-                by_tid.entry(t.tid).or_insert(h);
+                self.threads.insert((s.thread, s.event), h);
+                self.tracks.push(((s.thread, s.event), h));
+                self.by_tid.entry(t.tid).or_insert(h);
                 h
             }
         };
-        let stack = match stacks.get(&(track, s.stack)) {
+        let stack = match self.stacks.get(&(track, s.stack)) {
             Some(&h) => h,
             None => {
-                path.clear();
-                path.extend(sampled.frames_of(s.stack));
+                self.path.clear();
+                self.path.extend(sampled.frames_of(s.stack));
                 let mut parent: Option<StackHandle> = None;
-                for &f in path.iter().rev() {
-                    let handles = frames.entry((track, f)).or_insert_with(|| {
+                for &f in self.path.iter().rev() {
+                    let (p, user, kernel) = (&mut self.p, self.user, self.kernel);
+                    let handles = self.frames.entry((track, f)).or_insert_with(|| {
                         let info = &sampled.frames[f as usize];
                         let category = if info.kernel { kernel } else { user };
                         sampled
@@ -164,7 +221,7 @@ pub fn profile(sampled: &Sampled, product: &str) -> Result<Profile, Error> {
                     }
                 }
                 let h = parent.expect("a stack has a frame");
-                stacks.insert((track, s.stack), h);
+                self.stacks.insert((track, s.stack), h);
                 h
             }
         };
@@ -174,60 +231,78 @@ pub fn profile(sampled: &Sampled, product: &str) -> Result<Profile, Error> {
                 s.period
             ))
         })?;
-        let cpu = if sampled.events[s.event as usize].unit() == "nanoseconds" {
+        let cpu = if clock {
             CpuDelta::from_nanos(s.period)
         } else {
             CpuDelta::ZERO
         };
-        p.add_sample(track, time, Some(stack), cpu, weight);
+        self.p.add_sample(track, time, Some(stack), cpu, weight);
+        Ok(())
     }
-    // Markers, on the sampled threads they name (lost records without a thread: the
-    // first track).
-    let first_track = threads.values().min().copied();
-    for l in &sampled.lost {
-        let track = l
-            .pid_tid
-            .and_then(|(_, tid)| by_tid.get(&tid).copied())
-            .or(first_track);
-        if let Some(track) = track {
-            let name = p.intern_string("Lost samples");
-            p.add_marker(
-                track,
-                MarkerTiming::Instant(at(Some(l.time))),
-                LostMarker {
-                    name,
-                    count: l.count,
-                },
-            );
+
+    /// Names the tracks (by event too when several events have samples) and adds the
+    /// markers.
+    fn finish(mut self, sampled: &Sampled) -> Profile {
+        let several_events = self
+            .tracks
+            .iter()
+            .any(|((_, e), _)| Some(*e) != self.tracks.first().map(|((_, e), _)| *e));
+        for &((thread, event), h) in &self.tracks {
+            let t = &sampled.threads[thread as usize];
+            let name = if several_events {
+                format!("{} [{}]", t.name, sampled.events[event as usize].name)
+            } else {
+                t.name.clone()
+            };
+            self.p.set_thread_name(h, &name);
         }
-    }
-    let mut out_since: HashMap<i32, u64> = HashMap::default();
-    for sw in &sampled.switches {
-        let Some(&track) = by_tid.get(&sw.tid) else {
-            continue;
-        };
-        if sw.out {
-            out_since.insert(sw.tid, sw.time);
-            continue;
+        // Markers, on the sampled threads they name (lost records without a thread: the
+        // first track).
+        let first_track = self.threads.values().min().copied();
+        for l in &sampled.lost {
+            let track = l
+                .pid_tid
+                .and_then(|(_, tid)| self.by_tid.get(&tid).copied())
+                .or(first_track);
+            if let Some(track) = track {
+                let name = self.p.intern_string("Lost samples");
+                let timing = MarkerTiming::Instant(self.at(Some(l.time)));
+                self.p.add_marker(
+                    track,
+                    timing,
+                    LostMarker {
+                        name,
+                        count: l.count,
+                    },
+                );
+            }
         }
-        let timing = match out_since.remove(&sw.tid) {
-            Some(from) => MarkerTiming::Interval(at(Some(from)), at(Some(sw.time))),
-            None => MarkerTiming::IntervalEnd(at(Some(sw.time))),
-        };
-        let name = p.intern_string("Off CPU");
-        p.add_marker(track, timing, OffCpuMarker { name });
+        let mut out_since: HashMap<i32, u64> = HashMap::default();
+        for sw in &sampled.switches {
+            let Some(&track) = self.by_tid.get(&sw.tid) else {
+                continue;
+            };
+            if sw.out {
+                out_since.insert(sw.tid, sw.time);
+                continue;
+            }
+            let timing = match out_since.remove(&sw.tid) {
+                Some(from) => MarkerTiming::Interval(self.at(Some(from)), self.at(Some(sw.time))),
+                None => MarkerTiming::IntervalEnd(self.at(Some(sw.time))),
+            };
+            let name = self.p.intern_string("Off CPU");
+            self.p.add_marker(track, timing, OffCpuMarker { name });
+        }
+        let mut open: Vec<(i32, u64)> = out_since.into_iter().collect();
+        open.sort_unstable();
+        for (tid, from) in open {
+            let name = self.p.intern_string("Off CPU");
+            let timing = MarkerTiming::IntervalStart(self.at(Some(from)));
+            self.p
+                .add_marker(self.by_tid[&tid], timing, OffCpuMarker { name });
+        }
+        self.p
     }
-    let mut open: Vec<(i32, u64)> = out_since.into_iter().collect();
-    open.sort_unstable();
-    for (tid, from) in open {
-        let name = p.intern_string("Off CPU");
-        p.add_marker(
-            by_tid[&tid],
-            MarkerTiming::IntervalStart(at(Some(from))),
-            OffCpuMarker { name },
-        );
-    }
-    Ok(p)
 }
 
 /// Writes a profile as the Firefox Profiler loads it (JSON).

@@ -235,6 +235,34 @@ type FrameKey = (Option<u32>, bool, u64, bool);
 
 /// Walks the recording once, gathering its samples and tables.
 pub fn gather(analyzer: &mut Analyzer<'_>, opts: &GatherOptions) -> Result<Sampled, Error> {
+    gather_into(analyzer, opts, None)
+}
+
+/// What [`gather_each`] hands each sample to: the tables gathered so far (the sample's
+/// thread, event and stack are in them) and the sample.
+pub type SampleSink<'s> = dyn FnMut(&Sampled, &SampleEntry) -> Result<(), Error> + 's;
+
+/// Walks the recording once, gathering its tables, and gives every sample to `sink` in
+/// time order instead of keeping it ([`Sampled::samples`] stays empty): what a writer
+/// whose memory must not grow with the number of samples gathers with. `opts.each_sample`
+/// is implied.
+pub fn gather_each(
+    analyzer: &mut Analyzer<'_>,
+    opts: &GatherOptions,
+    sink: &mut SampleSink<'_>,
+) -> Result<Sampled, Error> {
+    let opts = GatherOptions {
+        each_sample: true,
+        ..opts.clone()
+    };
+    gather_into(analyzer, &opts, Some(sink))
+}
+
+fn gather_into(
+    analyzer: &mut Analyzer<'_>,
+    opts: &GatherOptions,
+    mut sink: Option<&mut SampleSink<'_>>,
+) -> Result<Sampled, Error> {
     let mut out = Sampled::default();
     let mut info = crate::info::Info::default();
     crate::info::describe_features(&analyzer.data, &mut info);
@@ -347,7 +375,9 @@ pub fn gather(analyzer: &mut Analyzer<'_>, opts: &GatherOptions) -> Result<Sampl
             count: 1,
             period: s.period,
         };
-        if opts.each_sample {
+        if let Some(sink) = sink.as_mut() {
+            sink(&out, &entry)?;
+        } else if opts.each_sample {
             out.samples.push(entry);
         } else {
             let next = out.samples.len() as u32;

@@ -446,29 +446,42 @@ impl NativeRecording {
                     cpu: false,
                     markers: to == "firefox",
                 };
+                // The samples are gathered straight into the format's tables (speedscope's
+                // spill past a budget): input errors name the recording, output errors the
+                // output.
+                enum Gathered {
+                    Speedscope(Box<speedscope::Timeline>),
+                    Firefox(Box<firefox::Profile>),
+                    Pprof(Box<sampled::Sampled>),
+                }
                 let gathered = py
                     .detach(|| -> Result<_, Error> {
                         let rec = perfdata::Recording::open(&self.path)?;
                         let mut a = Analyzer::open(&rec, &opts)?;
-                        sampled::gather(&mut a, &gopts)
+                        Ok(match to {
+                            "speedscope" => {
+                                Gathered::Speedscope(Box::new(speedscope::gather(&mut a, &gopts)?))
+                            }
+                            "firefox" => {
+                                Gathered::Firefox(Box::new(firefox::export(&mut a, &gopts, &name)?))
+                            }
+                            _ => Gathered::Pprof(Box::new(sampled::gather(&mut a, &gopts)?)),
+                        })
                     })
                     .map_err(|e| py_err(with_file(e, &self.path)))?;
                 py.detach(|| -> Result<(), Error> {
-                    write_beside(&output, |out| match to {
-                        "speedscope" => {
-                            speedscope::write(&gathered, &name, out).map_err(Error::from)
+                    write_beside(&output, |out| match &gathered {
+                        Gathered::Speedscope(t) => t.write(&name, out).map_err(Error::from),
+                        Gathered::Firefox(profile) => {
+                            firefox::write(profile, out).map_err(Error::from)
                         }
-                        "firefox" => {
-                            let profile = firefox::profile(&gathered, &name)?;
-                            firefox::write(&profile, out).map_err(Error::from)
-                        }
-                        _ => {
+                        Gathered::Pprof(gathered) => {
                             let popts = pprof::PprofOptions {
                                 pid: None,
                                 cpu_label: false,
                                 time_label: false,
                             };
-                            pprof::write(&pprof::profile(&gathered, &popts), out)
+                            pprof::write(&pprof::profile(gathered, &popts), out)
                                 .map_err(Error::from)
                         }
                     })

@@ -357,3 +357,39 @@ fn firefox_profile_marks_context_switches_and_puts_kernel_frames_in_their_catego
         .sum();
     assert!(kernel_frames > 0, "no frame in the Kernel category");
 }
+
+/// The streaming exports (samples given to the writer as they are met, speedscope's
+/// spilled past a budget) write what the exports of the gathered samples write.
+#[test]
+fn streamed_exports_equal_the_exports_of_the_gathered_samples() {
+    use perfdata_analysis::{firefox, speedscope};
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures");
+    for path in [wordfreq(), fixtures.join("switch-events.data")] {
+        let opts = GatherOptions {
+            inline: true,
+            each_sample: true,
+            cpu: false,
+            markers: true,
+        };
+        let g = gather(&path, &opts);
+        assert!(!g.samples.is_empty(), "{}", path.display());
+        let rec = Recording::open(&path).unwrap();
+
+        let mut a = Analyzer::open(&rec, &lines()).unwrap();
+        let mut streamed = vec![];
+        speedscope::gather(&mut a, &opts)
+            .unwrap()
+            .write("x", &mut streamed)
+            .unwrap();
+        let mut held = vec![];
+        speedscope::write(&g, "x", &mut held).unwrap();
+        assert!(streamed == held, "speedscope of {}", path.display());
+
+        let mut a = Analyzer::open(&rec, &lines()).unwrap();
+        let mut streamed = vec![];
+        firefox::write(&firefox::export(&mut a, &opts, "x").unwrap(), &mut streamed).unwrap();
+        let mut held = vec![];
+        firefox::write(&firefox::profile(&g, "x").unwrap(), &mut held).unwrap();
+        assert!(streamed == held, "firefox profile of {}", path.display());
+    }
+}

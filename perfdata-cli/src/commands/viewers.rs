@@ -49,24 +49,27 @@ pub fn run(
         cpu: args.label_cpu,
         markers: format == ExportFormat::Firefox,
     };
-    let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
     let name = path
         .file_name()
         .map_or(String::new(), |n| n.to_string_lossy().into_owned());
     match format {
         ExportFormat::Speedscope => {
+            // The samples stream to the output's profiles (spilled to a temporary file
+            // past a budget): memory follows the frames and stacks only.
+            let timeline = speedscope::gather(&mut analyzer, &opts).at(path)?;
             let mut out = Out::file(output)?;
-            speedscope::write(&gathered, &name, &mut out).at(output)?;
+            timeline.write(&name, &mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         ExportFormat::Firefox => {
-            let profile = firefox::profile(&gathered, &name).at(path)?;
+            let profile = firefox::export(&mut analyzer, &opts, &name).at(path)?;
             let mut out = Out::file(output)?;
             firefox::write(&profile, &mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         _ => {}
     }
+    let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
     let popts = pprof::PprofOptions {
         pid: None,
         cpu_label: args.label_cpu,
