@@ -210,16 +210,36 @@ pub(crate) fn resync_scan<E: Endian>(
     complete: bool,
     e: E,
 ) -> Option<usize> {
+    // The framer's checks, without its errors: most places tried fail, and building an
+    // error for each was most of a salvaging walk's time.
     let parses_at = |at: usize| {
-        let mut good = 0;
-        let mut walker = RecordFramer::in_order(&data[at..], 0, e);
-        for rec in walker.by_ref().take(RESYNC_CHAIN) {
-            match rec {
-                Ok(r) if r.record_type().name().is_some() => good += 1,
-                _ => break,
+        let (mut pos, mut good) = (at, 0);
+        while good < RESYNC_CHAIN && pos < data.len() {
+            let rest = &data[pos..];
+            let Some(head) = rest.get(..HEADER_SIZE) else {
+                break;
+            };
+            let header = <EventHeader as FixedElem>::decode_elem(head, e);
+            let (size, ty) = (usize::from(header.size), RecordType(header.type_));
+            if size < HEADER_SIZE || size > rest.len() {
+                break;
             }
+            let payload = if ty.has_payload() {
+                match payload_len(ty, &rest[HEADER_SIZE..size], 0, e) {
+                    Ok(n) if n <= rest.len() - size => n,
+                    _ => break,
+                }
+            } else {
+                0
+            };
+            // A record of an unknown type is framed (and passed) but ends the chain.
+            pos += size + payload;
+            if ty.name().is_none() {
+                break;
+            }
+            good += 1;
         }
-        good == RESYNC_CHAIN || (complete && good > 0 && walker.rest().is_empty())
+        good == RESYNC_CHAIN || (complete && good > 0 && pos == data.len())
     };
     (from..to.min(data.len().saturating_sub(HEADER_SIZE - 1)))
         .step_by(step)
