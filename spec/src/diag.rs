@@ -137,17 +137,35 @@ impl Report {
 /// The loaded source files, to turn byte offsets into lines and columns.
 pub(crate) struct SourceMap<'a> {
     /// (name shown in diagnostics, text) per file index.
-    pub files: Vec<(&'a str, &'a str)>,
+    files: Vec<(&'a str, &'a str)>,
+    /// Byte offsets where each file's lines start: a line number is a binary search, not
+    /// a count of the newlines before it for each diagnostic.
+    line_starts: Vec<Vec<usize>>,
 }
 
-impl SourceMap<'_> {
+impl<'a> SourceMap<'a> {
+    /// The map of `files`: (name shown in diagnostics, text) per file index.
+    pub fn new(files: Vec<(&'a str, &'a str)>) -> Self {
+        let line_starts = files
+            .iter()
+            .map(|(_, text)| {
+                std::iter::once(0)
+                    .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                    .collect()
+            })
+            .collect();
+        SourceMap { files, line_starts }
+    }
+
     /// 1-based line and column (in characters) of a byte offset, and the line's text.
     pub fn locate(&self, file: usize, offset: usize) -> (u32, u32, &str) {
         let text = self.files.get(file).map_or("", |f| f.1);
         let offset = floor_char_boundary(text, offset.min(text.len()));
-        let line_start = text[..offset].rfind('\n').map_or(0, |p| p + 1);
+        let starts = self.line_starts.get(file).map_or(&[0][..], Vec::as_slice);
+        // The lines that start at or before the offset: at least the first.
+        let line = starts.partition_point(|&s| s <= offset).max(1);
+        let line_start = starts[line - 1];
         let line_end = text[offset..].find('\n').map_or(text.len(), |p| offset + p);
-        let line = text[..line_start].matches('\n').count() + 1;
         let col = text[line_start..offset].chars().count() + 1;
         let line_text = text[line_start..line_end].trim_end_matches('\r');
         (line as u32, col as u32, line_text)

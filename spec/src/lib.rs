@@ -88,12 +88,12 @@ pub fn load_sources(name: &str, sources: &[(String, String)]) -> Result<ir::Spec
 
 /// `sources`: (name shown in diagnostics, name recorded in IR spans, text).
 fn load(name: &str, sources: &[(String, String, String)]) -> Result<ir::Spec, Diagnostics> {
-    let map = SourceMap {
-        files: sources
+    let map = SourceMap::new(
+        sources
             .iter()
             .map(|(shown, _, text)| (shown.as_str(), text.as_str()))
             .collect(),
-    };
+    );
     let mut files = Vec::new();
     let mut reports = Vec::new();
     for (index, (_, _, text)) in sources.iter().enumerate() {

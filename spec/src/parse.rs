@@ -12,13 +12,10 @@
 
 use std::cell::Cell;
 
-use nom::branch::alt;
 use nom::bytes::complete::{tag, take_while, take_while1};
-use nom::character::complete::{multispace1, not_line_ending};
 use nom::combinator::{opt, recognize};
 use nom::error::{ErrorKind, ParseError};
-use nom::multi::many0_count;
-use nom::sequence::{pair, preceded};
+use nom::sequence::pair;
 use nom::{Err, IResult};
 
 use crate::ast::*;
@@ -138,10 +135,37 @@ fn fail<'a, T>(at: &'a str, what: impl Into<String>) -> PResult<'a, T> {
 }
 
 /// Skips whitespace and `//` comments (doc comments are read back from the text later).
+/// Whitespace and `//` comments: `many0(alt((multispace1, preceded(tag("//"),
+/// not_line_ending))))` written out, as every token starts with it (the combinators cost
+/// most of a parse). A comment ends before `\n` or `\r\n`; one that meets a lone `\r`
+/// is not a comment (nom's `not_line_ending` fails there), so the skip stops before it.
 fn sp(i: &str) -> PResult<'_, ()> {
-    let comment = preceded(tag("//"), not_line_ending);
-    let (i, _) = many0_count(alt((multispace1, comment)))(i)?;
-    Ok((i, ()))
+    // Most calls find a token at once (the parser tries alternatives at one place).
+    if !matches!(
+        i.as_bytes().first(),
+        Some(b' ' | b'\t' | b'\r' | b'\n' | b'/')
+    ) {
+        return Ok((i, ()));
+    }
+    let mut rest = i;
+    loop {
+        let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        if trimmed.len() != rest.len() {
+            rest = trimmed;
+            continue;
+        }
+        let Some(text) = rest.strip_prefix("//") else {
+            break;
+        };
+        match text.find(['\n', '\r']) {
+            None => rest = &text[text.len()..],
+            Some(end) if text[end..].starts_with('\n') || text[end..].starts_with("\r\n") => {
+                rest = &text[end..]
+            }
+            Some(_) => break,
+        }
+    }
+    Ok((rest, ()))
 }
 
 fn is_ident_start(c: char) -> bool {

@@ -30,10 +30,13 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// The candidate closest to `name`, if it is close enough to be a likely typo. Short names
 /// (one or two characters) get no suggestion: any other short name would be "close".
 fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
-    let limit = name.chars().count() / 3;
+    let len = name.chars().count();
+    let limit = len / 3;
     candidates
         .into_iter()
         .filter(|c| *c != name)
+        // The distance is at least the difference in length: not worth computing.
+        .filter(|c| c.chars().count().abs_diff(len) <= limit)
         .map(|c| {
             let d = if c.eq_ignore_ascii_case(name) {
                 0
