@@ -1,6 +1,7 @@
 //! A synthesized recording for machines without a working `perf`: the record mix of
 //! `perf record -g` (COMM, MMAP2, SAMPLE with IP|TID|TIME|CALLCHAIN|PERIOD and
-//! sample_id_all, FINISHED_ROUND every ~10k records), written as a pipe-layout stream with
+//! sample_id_all, FINISHED_ROUND every ~10k records; the samples' stacks drawn from a
+//! program's bounded set of stacks), written as a pipe-layout stream with
 //! the generated encoders, record by record, so memory stays flat whatever the size.
 //! `cargo xtask bench` converts it to the file layout with `perfdata convert`.
 
@@ -118,19 +119,21 @@ pub fn write_pipe_stream(out: &mut impl Write, target_bytes: u64) -> anyhow::Res
         enc.put(&mmap, user, &ctx)?;
     }
 
+    let stacks = call_stacks(&mut rng);
     let (mut samples, mut records) = (0u64, 0u64);
+    let mut ips = Vec::with_capacity(MAX_DEPTH + 1);
     while enc.written < target_bytes {
         let tid = threads[(samples % 2) as usize];
         time += 5_000;
         // Two CPUs' buffers interleave: times go back a little inside a round, never
         // across one (what FINISHED_ROUND promises).
         let jitter = rng.next() % 40_000;
-        let depth = 3 + rng.next() % 13;
-        let mut ips = Vec::with_capacity(depth as usize + 1);
+        // A program's stacks: a bounded set, some far more often than others (the
+        // smaller of two draws favours the first stacks).
+        let pick = (rng.next() % STACKS as u64).min(rng.next() % STACKS as u64);
+        ips.clear();
         ips.push(CallchainContext::USER.0);
-        for _ in 0..depth {
-            ips.push(TEXT_START + rng.next() % TEXT_LEN);
-        }
+        ips.extend(stacks[pick as usize].iter().rev());
         let sample = RecordBody::Sample(Sample {
             ip: Some(ips[1]),
             pid: Some(PID),
@@ -138,7 +141,7 @@ pub fn write_pipe_stream(out: &mut impl Write, target_bytes: u64) -> anyhow::Res
             time: Some(time + jitter),
             period: Some(10_000),
             callchain: Some(Callchain {
-                ips: Array::from(ips),
+                ips: Array::from(ips.clone()),
             }),
             ..Default::default()
         });
@@ -154,6 +157,28 @@ pub fn write_pipe_stream(out: &mut impl Write, target_bytes: u64) -> anyhow::Res
     enc.put(&round, RecordMisc::default(), &Ctx::default())?;
     out.flush()?;
     Ok(samples)
+}
+
+/// Distinct call stacks of the synthesized program.
+const STACKS: usize = 4096;
+const MAX_DEPTH: usize = 16;
+
+/// The program's call stacks, root first: each extends a prefix of an earlier one by a
+/// few calls (so that stacks share callers, as a program's do), at addresses in its text.
+fn call_stacks(rng: &mut XorShift) -> Vec<Vec<u64>> {
+    let addr = |rng: &mut XorShift| TEXT_START + rng.next() % TEXT_LEN;
+    let mut stacks: Vec<Vec<u64>> = vec![vec![addr(rng)]];
+    while stacks.len() < STACKS {
+        let parent = &stacks[(rng.next() % stacks.len() as u64) as usize];
+        let keep = 1 + (rng.next() % parent.len() as u64) as usize;
+        let mut stack = parent[..keep].to_vec();
+        let more = 1 + (rng.next() % 4) as usize;
+        while stack.len() < (keep + more).min(MAX_DEPTH) {
+            stack.push(addr(rng));
+        }
+        stacks.push(stack);
+    }
+    stacks
 }
 
 fn sample_id(tid: u32, time: u64) -> SampleId {

@@ -4,6 +4,7 @@
 //! `wait4`, and `RssAnon` polled from `/proc/PID/status` — memory beyond the mapped input,
 //! since the mapped file's pages count as `RssFile`.
 
+mod big;
 mod dwarf;
 mod runner;
 mod table;
@@ -28,6 +29,10 @@ pub struct Options {
     pub dwarf_mb: Option<u64>,
     /// Only the `--call-graph dwarf` table.
     pub dwarf_only: bool,
+    /// The big-input table (never by default): its file's size in GB.
+    pub big_gb: Option<u64>,
+    /// Only the big-input table; with `--out`, its section of that file is replaced.
+    pub big_only: bool,
 }
 
 impl Options {
@@ -40,6 +45,8 @@ impl Options {
             out: None,
             dwarf_mb: Some(600),
             dwarf_only: false,
+            big_gb: None,
+            big_only: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -57,6 +64,8 @@ impl Options {
                 "--dwarf-mb" => o.dwarf_mb = Some(number(value("--dwarf-mb")?, "--dwarf-mb")?),
                 "--no-dwarf" => o.dwarf_mb = None,
                 "--dwarf-only" => o.dwarf_only = true,
+                "--big-gb" => o.big_gb = Some(number(value("--big-gb")?, "--big-gb")?),
+                "--big-only" => o.big_only = true,
                 other => bail!("bench: unknown argument {other:?}"),
             }
         }
@@ -68,8 +77,11 @@ impl Options {
         if o.dwarf_only && (o.dwarf_mb.is_none() || o.out.is_some()) {
             bail!("bench: --dwarf-only measures the dwarf table alone (not with --quick, --no-dwarf or --out)");
         }
-        if o.runs == 0 || o.size_mb == 0 {
-            bail!("bench: --runs and --size-mb must be at least 1");
+        if o.big_only && (o.big_gb.is_none() || o.dwarf_only || o.quick) {
+            bail!("bench: --big-only measures the big-input table alone: give --big-gb N, not --dwarf-only or --quick");
+        }
+        if o.runs == 0 || o.size_mb == 0 || o.big_gb == Some(0) {
+            bail!("bench: --runs, --size-mb and --big-gb must be at least 1");
         }
         Ok(o)
     }
@@ -129,6 +141,19 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         print!("\n{}", dwarf::measure(&env, mb, opts.runs)?.markdown);
         return Ok(());
     }
+    if opts.big_only {
+        let gb = opts.big_gb.unwrap_or(10);
+        let big = big::measure(&env, gb)?;
+        print!("\n{}", big.markdown);
+        if let Some(out) = &opts.out {
+            let out = root.join(out);
+            let doc = std::fs::read_to_string(&out).unwrap_or_default();
+            let doc = with_section(&doc, BIG_SECTION, &big_section(&big));
+            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
+            println!("\nreplaced the big-input section of {}", out.display());
+        }
+        return Ok(());
+    }
     let input = get_input(&env, opts)?;
     let table = measure(&env, &input, opts)?;
     print!("\n{}", table.markdown);
@@ -143,6 +168,10 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     if let Some(d) = &dwarf {
         print!("\n{}", d.markdown);
     }
+    let big = opts.big_gb.map(|gb| big::measure(&env, gb)).transpose()?;
+    if let Some(b) = &big {
+        print!("\n{}", b.markdown);
+    }
     if let Some(out) = &opts.out {
         let mut doc = document(&env, opts, &input, &table)?;
         if let Some(d) = &dwarf {
@@ -154,11 +183,42 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 d.input, d.markdown
             );
         }
+        if let Some(b) = &big {
+            doc = with_section(&doc, BIG_SECTION, &big_section(b));
+        }
         let out = root.join(out);
         std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
         println!("\nwrote {}", out.display());
     }
     Ok(())
+}
+
+/// The heading of the big-input section of the performance document.
+const BIG_SECTION: &str = "## Big inputs";
+
+/// The big-input section, heading included.
+fn big_section(b: &big::BigTable) -> String {
+    format!(
+        "{BIG_SECTION}\n\nMeasured with `cargo xtask bench --big-gb N --big-only --out \
+         docs/performance.md` (one run each; the full bench adds it with `--big-gb N`).\n\n\
+         * input: {}\n\n{}",
+        b.input, b.markdown
+    )
+}
+
+/// `doc` with its section under `heading` (up to the next `## ` heading) replaced by
+/// `section`, or `section` appended when it has none.
+fn with_section(doc: &str, heading: &str, section: &str) -> String {
+    let section = section.trim_end();
+    let Some(start) = doc.find(&format!("\n{heading}\n")).map(|i| i + 1) else {
+        return format!("{}\n\n{section}\n", doc.trim_end());
+    };
+    let end = doc[start + heading.len()..]
+        .find("\n## ")
+        .map_or(doc.len(), |i| start + heading.len() + i + 1);
+    let rest = &doc[end..];
+    let sep = if rest.is_empty() { "\n" } else { "\n\n" };
+    format!("{}{section}{sep}{rest}", &doc[..start])
 }
 
 struct Input {
@@ -780,6 +840,24 @@ fn machine() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_section_is_replaced_in_place_or_appended() {
+        let doc = "# P\n\ntable\n\n## Big inputs\n\nold\n\n## Later\n\nkept\n";
+        assert_eq!(
+            with_section(doc, "## Big inputs", "## Big inputs\n\nnew\n"),
+            "# P\n\ntable\n\n## Big inputs\n\nnew\n\n## Later\n\nkept\n"
+        );
+        let last = "# P\n\n## Big inputs\n\nold\n";
+        assert_eq!(
+            with_section(last, "## Big inputs", "## Big inputs\n\nnew"),
+            "# P\n\n## Big inputs\n\nnew\n"
+        );
+        assert_eq!(
+            with_section("# P\n\ntable\n", "## Big inputs", "## Big inputs\n\nnew"),
+            "# P\n\ntable\n\n## Big inputs\n\nnew\n"
+        );
+    }
+
     use super::*;
 
     fn walk(stdout: &str) -> Measured {

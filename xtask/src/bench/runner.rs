@@ -132,11 +132,14 @@ pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, S
         let _ = std::fs::remove_file(out);
     }
     let stderr_path = env.scratch.join("workload.stderr");
+    // Kept stdout goes to a file, not a pipe: nothing reads a pipe while the child runs,
+    // and a child printing more than a pipe holds would wait forever.
+    let stdout_path = env.scratch.join("workload.stdout");
     let mut cmd = Command::new(&w.program);
     cmd.args(&w.args)
         .stderr(std::fs::File::create(&stderr_path)?)
         .stdout(if w.keep_stdout {
-            Stdio::piped()
+            Stdio::from(std::fs::File::create(&stdout_path)?)
         } else {
             Stdio::null()
         });
@@ -151,13 +154,16 @@ pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, S
         cat = Some(c);
     }
     let start = Instant::now();
-    let mut child = cmd.spawn()?;
+    let child = cmd.spawn()?;
     let (status, rss_kib, anon_kib) = wait_watching_memory(child.id())?;
     let wall = start.elapsed();
-    let mut stdout = String::new();
-    if let Some(mut out) = child.stdout.take() {
-        std::io::Read::read_to_string(&mut out, &mut stdout)?;
-    }
+    let stdout = if w.keep_stdout {
+        let text = std::fs::read_to_string(&stdout_path)?;
+        std::fs::remove_file(&stdout_path)?;
+        text
+    } else {
+        String::new()
+    };
     if let Some(mut c) = cat {
         c.wait()?;
     }
