@@ -3,8 +3,10 @@
 //! cargo-fuzz needs nightly flags (`-Zsanitizer`): the nightly toolchain when rustup has
 //! one, else the stable one with `RUSTC_BOOTSTRAP=1`; a clear error when neither works
 //! or cargo-fuzz is not installed. Seeds are copied at run time into `fuzz/corpus/`
-//! (ignored by git): the conformance fixtures, `../shared/corpus` when present, the spec
-//! files, and the committed `fuzz/regressions/`.
+//! (ignored by git): the committed minimised corpus of the target (`fuzz/seeds/T.tar.gz`,
+//! what the last campaigns found, so that a campaign starts where they stopped), the
+//! conformance fixtures, `../shared/corpus` when present, the spec files, and the
+//! committed `fuzz/regressions/`. `--minimize` writes those archives.
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -29,7 +31,12 @@ pub struct Options {
     /// Without AddressSanitizer (`cargo fuzz run -s none`): several times the
     /// executions per second, for long campaigns; the sanitizer build for short ones.
     pub throughput: bool,
+    /// Instead of fuzzing: minimise each target's corpus into `fuzz/seeds/T.tar.gz`.
+    pub minimize: bool,
 }
+
+/// What the committed minimised corpora (`fuzz/seeds/*.tar.gz`) may weigh in all.
+pub const SEEDS_BUDGET: u64 = 5 << 20;
 
 /// The largest input a target is given by default: enough for a header, attrs, a
 /// few features and records (the structures the format has), not the size of the
@@ -48,6 +55,7 @@ impl Options {
             seconds: 60,
             max_len: None,
             throughput: false,
+            minimize: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -78,6 +86,7 @@ impl Options {
                     )
                 }
                 "--throughput" => opts.throughput = true,
+                "--minimize" => opts.minimize = true,
                 other => bail!("fuzz: unknown argument {other:?}"),
             }
         }
@@ -147,6 +156,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     if !succeeds(cargo_fuzz(&tc).arg("--version")) {
         bail!("cargo-fuzz is not installed: `cargo install cargo-fuzz`");
     }
+    if opts.minimize {
+        return minimize(root, &tc, opts);
+    }
     println!(
         "toolchain: {}",
         match tc {
@@ -215,6 +227,110 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     Ok(())
 }
 
+/// The committed minimised corpus of target `t`.
+fn seeds_archive(root: &Path, t: &str) -> PathBuf {
+    root.join("fuzz/seeds").join(format!("{t}.tar.gz"))
+}
+
+/// `--minimize`: each target's corpus (seeded as for a run, so the archive's inputs are
+/// kept unless others cover the same) cut by libFuzzer's merge to the fewest inputs that
+/// reach every edge it reaches (`-use_counters=0`: edges, not hit counts, else nearly
+/// every input counts), each at most the target's `-max_len`, then written as
+/// `fuzz/seeds/T.tar.gz` (sorted, no dates: the same inputs give the same bytes). Fails
+/// when the archives together exceed [`SEEDS_BUDGET`].
+fn minimize(root: &Path, tc: &Toolchain, opts: &Options) -> Result<()> {
+    let fuzz = root.join("fuzz");
+    let builds = target_dir(root).join("fuzz-throughput");
+    std::fs::create_dir_all(fuzz.join("seeds"))?;
+    for t in &opts.targets {
+        let corpus = fuzz.join("corpus").join(t);
+        seed(root, t, &corpus)?;
+        let built = cargo_fuzz(tc)
+            .current_dir(&fuzz)
+            .args(["build", "-O", "--features", "libfuzzer", "-s", "none"])
+            .arg("--target-dir")
+            .arg(&builds)
+            .arg(t)
+            .status()?;
+        if !built.success() {
+            bail!("building fuzz target {t} failed");
+        }
+        let bin = std::fs::read_dir(&builds)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join("release").join(t))
+            .find(|p| p.is_file())
+            .with_context(|| format!("the {t} binary under {}", builds.display()))?;
+        let merged = fuzz.join("corpus").join(format!(".{t}.minimised"));
+        let _ = std::fs::remove_dir_all(&merged);
+        std::fs::create_dir_all(&merged)?;
+        let max_len = opts.max_len.unwrap_or_else(|| default_max_len(t));
+        let out = Command::new(&bin)
+            .arg("-merge=1")
+            .arg("-use_counters=0")
+            .arg(format!("-max_len={max_len}"))
+            .arg(&merged)
+            .arg(&corpus)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()?;
+        let log = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            bail!("merging the {t} corpus failed:\n{log}");
+        }
+        let archive = seeds_archive(root, t);
+        let tar = Command::new("sh")
+            .arg("-c")
+            .arg(
+                "tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -C \"$1\" . | gzip -9n > \"$2\"",
+            )
+            .arg("sh")
+            .arg(&merged)
+            .arg(&archive)
+            .status()?;
+        if !tar.success() {
+            bail!("writing {}", archive.display());
+        }
+        let files = files_in(&merged);
+        let bytes: u64 = files
+            .iter()
+            .map(|f| f.metadata().map_or(0, |m| m.len()))
+            .sum();
+        std::fs::remove_dir_all(&merged)?;
+        let edges = log
+            .lines()
+            .rev()
+            .find(|l| l.contains("MERGE-OUTER:") && l.contains("coverage edges"))
+            .unwrap_or("")
+            .to_string();
+        println!(
+            "{t}: {} inputs, {bytes} bytes, {} as {} ({edges})",
+            files.len(),
+            std::fs::metadata(&archive)?.len(),
+            archive.display()
+        );
+    }
+    let total: u64 = TARGETS
+        .iter()
+        .filter_map(|t| std::fs::metadata(seeds_archive(root, t)).ok())
+        .map(|m| m.len())
+        .sum();
+    println!("fuzz/seeds/: {total} bytes in all (budget {SEEDS_BUDGET})");
+    if total > SEEDS_BUDGET {
+        bail!("fuzz/seeds/ is {total} bytes, over its budget of {SEEDS_BUDGET}: minimise with a smaller --max-len");
+    }
+    Ok(())
+}
+
+/// Files of `dir` that can be seeds (not notes or archives), sorted.
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.is_file() && p.extension().is_none_or(|e| e != "md" && e != "gz"));
+    v.sort();
+    v
+}
+
 /// "target: N execs (M/s), cov C, ft F, corpus K" from libFuzzer's final output.
 fn stats(t: &str, log: &str) -> String {
     let stat = |name: &str| {
@@ -250,14 +366,26 @@ fn stats(t: &str, log: &str) -> String {
 /// nothing twice); returns how many seeds there are.
 fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
     std::fs::create_dir_all(corpus)?;
-    let files_in = |dir: &Path| -> Vec<PathBuf> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-            .unwrap_or_default();
-        v.retain(|p| p.is_file() && p.extension().is_none_or(|e| e != "md" && e != "gz"));
-        v.sort();
-        v
-    };
+    let archive = seeds_archive(root, t);
+    let mut from_archive = 0;
+    if archive.is_file() {
+        // Named by content (libFuzzer's names): unpacking again adds nothing twice.
+        let unpacked = Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(corpus)
+            .status()
+            .context("tar, to unpack the committed seeds")?;
+        if !unpacked.success() {
+            bail!("unpacking {}", archive.display());
+        }
+        let listed = Command::new("tar").arg("-tzf").arg(&archive).output()?;
+        from_archive = String::from_utf8_lossy(&listed.stdout)
+            .lines()
+            .filter(|l| !l.ends_with('/'))
+            .count();
+    }
     let mut seeds: Vec<Vec<u8>> = vec![];
     let data_files: Vec<PathBuf> = files_in(&root.join("conformance/fixtures"))
         .into_iter()
@@ -296,7 +424,7 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
             std::fs::write(path, s)?;
         }
     }
-    Ok(seeds.len())
+    Ok(from_archive + seeds.len())
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {

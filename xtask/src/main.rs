@@ -15,15 +15,21 @@ commands:
                   a live scenario that fails is recorded again once and fails only if
                   that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
+        [--big-gb N [--big-only]]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
-                  synthesized file, one run (keeps the suite running in CI)
-  fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput]
-                  seed fuzz/corpus/ and run the cargo-fuzz targets of fuzz/ (default: all, 60 s
-                  each; nightly if rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints
-                  executions and coverage per target. Inputs up to 64 KiB (spec_language 8
-                  KiB) unless --max-len; --throughput builds without AddressSanitizer (long
-                  campaigns)
+                  synthesized file, one run (keeps the suite running in CI); --big-gb N adds
+                  the big-input table (report, collapse, convert, export on a synthesized N GB
+                  file, peak memory); --big-only measures that table alone and, with --out,
+                  replaces its section of the file
+  fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize]
+                  seed fuzz/corpus/ (from fuzz/seeds/T.tar.gz, the fixtures, the findings) and
+                  run the cargo-fuzz targets of fuzz/ (default: all, 60 s each; nightly if
+                  rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints executions and
+                  coverage per target. Inputs up to 64 KiB (spec_language 8 KiB) unless
+                  --max-len; --throughput builds without AddressSanitizer (long campaigns);
+                  --minimize writes each corpus, cut to the inputs that cover its edges, to
+                  fuzz/seeds/T.tar.gz (5 MiB in all at most)
   proto           (`cargo run -p xtask --features proto -- proto`) regenerate the pprof types,
                   perfdata-analysis/src/pprof_proto.rs, from perfdata-analysis/proto/ (needs protoc)";
 
