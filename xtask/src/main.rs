@@ -15,13 +15,15 @@ commands:
                   a live scenario that fails is recorded again once and fails only if
                   that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
-        [--big-gb N [--big-only]]
+        [--big-gb N [--big-only]] [--python | --python-only]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
                   synthesized file, one run (keeps the suite running in CI); --big-gb N adds
                   the big-input table (report, collapse, convert, export on a synthesized N GB
                   file, peak memory); --big-only measures that table alone and, with --out,
-                  replaces its section of the file
+                  replaces its section of the file; --python adds the Python table (the
+                  release wheel's samples() into pandas vs perf script + pandas and vs the
+                  Parquet export, Spark local[2]); --python-only measures it alone
   fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize]
                   seed fuzz/corpus/ (from fuzz/seeds/T.tar.gz, the fixtures, the findings) and
                   run the cargo-fuzz targets of fuzz/ (default: all, 60 s each; nightly if

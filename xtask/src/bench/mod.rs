@@ -6,6 +6,7 @@
 
 mod big;
 mod dwarf;
+mod python;
 mod runner;
 mod table;
 
@@ -33,6 +34,10 @@ pub struct Options {
     pub big_gb: Option<u64>,
     /// Only the big-input table; with `--out`, its section of that file is replaced.
     pub big_only: bool,
+    /// The Python table (never by default).
+    pub python: bool,
+    /// Only the Python table; with `--out`, its section of that file is replaced.
+    pub python_only: bool,
 }
 
 impl Options {
@@ -47,6 +52,8 @@ impl Options {
             dwarf_only: false,
             big_gb: None,
             big_only: false,
+            python: false,
+            python_only: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -66,6 +73,8 @@ impl Options {
                 "--dwarf-only" => o.dwarf_only = true,
                 "--big-gb" => o.big_gb = Some(number(value("--big-gb")?, "--big-gb")?),
                 "--big-only" => o.big_only = true,
+                "--python" => o.python = true,
+                "--python-only" => o.python_only = true,
                 other => bail!("bench: unknown argument {other:?}"),
             }
         }
@@ -79,6 +88,9 @@ impl Options {
         }
         if o.big_only && (o.big_gb.is_none() || o.dwarf_only || o.quick) {
             bail!("bench: --big-only measures the big-input table alone: give --big-gb N, not --dwarf-only or --quick");
+        }
+        if o.python_only && (o.big_only || o.dwarf_only || o.quick) {
+            bail!("bench: --python-only measures the Python table alone: not with --big-only, --dwarf-only or --quick");
         }
         if o.runs == 0 || o.size_mb == 0 || o.big_gb == Some(0) {
             bail!("bench: --runs, --size-mb and --big-gb must be at least 1");
@@ -154,6 +166,19 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         }
         return Ok(());
     }
+    if opts.python_only {
+        let input = get_input(&env, opts)?;
+        let py = python::measure(&env, &input.path, opts.runs)?;
+        print!("\n{}", py.markdown);
+        if let Some(out) = &opts.out {
+            let out = root.join(out);
+            let doc = std::fs::read_to_string(&out).unwrap_or_default();
+            let doc = with_section(&doc, PYTHON_SECTION, &python_section(&input, &py));
+            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
+            println!("\nreplaced the Python section of {}", out.display());
+        }
+        return Ok(());
+    }
     let input = get_input(&env, opts)?;
     let table = measure(&env, &input, opts)?;
     print!("\n{}", table.markdown);
@@ -167,6 +192,14 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     };
     if let Some(d) = &dwarf {
         print!("\n{}", d.markdown);
+    }
+    let py = if opts.python {
+        Some(python::measure(&env, &input.path, opts.runs)?)
+    } else {
+        None
+    };
+    if let Some(p) = &py {
+        print!("\n{}", p.markdown);
     }
     let big = opts.big_gb.map(|gb| big::measure(&env, gb)).transpose()?;
     if let Some(b) = &big {
@@ -183,6 +216,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 d.input, d.markdown
             );
         }
+        if let Some(p) = &py {
+            doc = with_section(&doc, PYTHON_SECTION, &python_section(&input, p));
+        }
         if let Some(b) = &big {
             doc = with_section(&doc, BIG_SECTION, &big_section(b));
         }
@@ -191,6 +227,22 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         println!("\nwrote {}", out.display());
     }
     Ok(())
+}
+
+/// The heading of the Python section of the performance document.
+const PYTHON_SECTION: &str = "## From Python";
+
+/// The Python section, heading included.
+fn python_section(input: &Input, p: &python::PythonTable) -> String {
+    format!(
+        "{PYTHON_SECTION}\n\nMeasured with `cargo xtask bench --python-only --out \
+         docs/performance.md` (the full bench adds it with `--python`): the `perfdata` \
+         package built by `maturin build --release`, each row a whole `python3` process.\n\n\
+         * input: {:.1} MB, {}\n\n{}",
+        input.bytes as f64 / 1e6,
+        input.source,
+        p.markdown
+    )
 }
 
 /// The heading of the big-input section of the performance document.

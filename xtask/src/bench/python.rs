@@ -1,0 +1,237 @@
+//! The Python table (issue 23; `--python`, full bench only): the `perfdata` package built
+//! as a release wheel (maturin) into `target/bench/py/`, then, on the bench recording:
+//! `samples()` into a pandas DataFrame against the path people take today (`perf script`
+//! text parsed by pandas) and against the Rust Parquet export, and the Spark data source
+//! (`local[2]`) over copies of the recording. Each row is a whole `python3` process.
+
+use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::table::{render, Row, Speed};
+use anyhow::{bail, Context, Result};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The columns both DataFrames hold (ours adds the stack id, which `perf script` text
+/// cannot give without its call chains).
+const OURS: &str = r#"
+import sys, perfdata
+cols = ["ip", "time", "pid", "tid", "period", "stack_id"]
+df = perfdata.open(sys.argv[1]).samples(columns=cols, symbolize=False).read_pandas()
+print(f"rows={len(df)} period={int(df['period'].sum())}")
+"#;
+
+const PERF_SCRIPT: &str = r#"
+import subprocess, sys
+import pandas as pd
+fields = "pid,tid,time,period,ip"
+p = subprocess.Popen(["perf", "script", "-i", sys.argv[1], "-F", fields, "-G"],
+                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+df = pd.read_csv(p.stdout, sep=r"\s+", header=None, engine="c",
+                 names=["pidtid", "time", "period", "ip"],
+                 dtype={"pidtid": str, "time": str, "period": "uint64", "ip": str})
+p.wait()
+pt = df["pidtid"].str.split("/", expand=True).astype("int32")
+df["pid"], df["tid"] = pt[0], pt[1]
+df["time"] = df["time"].str.rstrip(":").astype(float)
+df["ip"] = df["ip"].map(lambda s: int(s, 16))
+df = df.drop(columns="pidtid")
+print(f"rows={len(df)} period={int(df['period'].sum())}")
+"#;
+
+const SPARK: &str = r#"
+import sys
+from pyspark.sql import SparkSession, functions as F
+import perfdata.spark
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "2").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+perfdata.spark.register(spark)
+df = spark.read.format("perfdata").option("symbolize", "false").load(sys.argv[1])
+rows = df.groupBy("event").agg(F.count("*").alias("n")).collect()
+print("rows=" + str(sum(r["n"] for r in rows)))
+spark.stop()
+"#;
+
+/// The table, and what it was measured on.
+pub(super) struct PythonTable {
+    pub(super) markdown: String,
+}
+
+/// Builds and installs the wheel, then measures the rows on `input`: `runs` runs each,
+/// Spark once over copies of it.
+pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTable> {
+    let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = |m: &str| {
+        Command::new(&py)
+            .args(["-c", &format!("import {m}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let missing: Vec<&str> = ["maturin", "pandas", "pyarrow"]
+        .into_iter()
+        .filter(|m| !has(m))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "the Python table needs {}: `pip install {}`",
+            missing.join(", "),
+            missing.join(" ")
+        );
+    }
+    let wheels = env.scratch.join("wheels");
+    let site = env.scratch.join("py");
+    let _ = std::fs::remove_dir_all(&wheels);
+    println!("building the perfdata wheel (release)");
+    check_status(
+        Command::new(&py)
+            .args([
+                "-m",
+                "maturin",
+                "build",
+                "--release",
+                "--interpreter",
+                &py,
+                "-o",
+            ])
+            .arg(&wheels)
+            .current_dir(env.root.join("perfdata-python")),
+        "maturin build --release",
+    )?;
+    let wheel = std::fs::read_dir(&wheels)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|e| e == "whl"))
+        .context("maturin wrote no wheel")?;
+    let _ = std::fs::remove_dir_all(&site);
+    check_status(
+        Command::new(&py)
+            .args(["-m", "pip", "install", "-q", "--no-deps", "--target"])
+            .arg(&site)
+            .arg(&wheel),
+        "pip install --target",
+    )?;
+    let file = input.to_str().context("input path is not UTF-8")?;
+    let script = |name: &str, text: &str| -> Result<String> {
+        let path = env.scratch.join(name);
+        std::fs::write(&path, text)?;
+        Ok(path.to_string_lossy().into_owned())
+    };
+    let python = |script: &str, arg: &str| {
+        let mut w = Workload::new(Path::new("env"), &[]);
+        w.args = vec![
+            format!("PYTHONPATH={}", site.display()),
+            py.clone(),
+            script.to_string(),
+            arg.to_string(),
+        ];
+        w.keep_stdout = true;
+        w
+    };
+    let ours = script("bench_samples.py", OURS)?;
+    let peer = script("bench_perf_script.py", PERF_SCRIPT)?;
+    let parquet = env
+        .scratch
+        .join("py-parquet")
+        .to_string_lossy()
+        .into_owned();
+    let mut results: HashMap<&str, Measured> = HashMap::new();
+    println!("measuring the Python table ({runs} run(s) each, median)");
+    results.insert(
+        "samples",
+        measure_workload(env, &python(&ours, file), runs)?,
+    );
+    let _ = std::fs::remove_dir_all(&parquet);
+    let export = Workload::new(&env.perfdata_bin, &["export", file, "-o", &parquet]);
+    results.insert("export", measure_workload(env, &export, runs)?);
+    let _ = std::fs::remove_dir_all(&parquet);
+    let mut rows = vec![Row::new(
+        "`samples()` → pandas vs `perfdata export --to parquet` (Rust)",
+        "samples",
+    )
+    .peer("export", Speed::AtMostPeerTimes(2.0))
+    .decode()];
+    let perf = env.perf;
+    if perf {
+        results.insert(
+            "perf-script",
+            measure_workload(env, &python(&peer, file), runs)?,
+        );
+        let (a, b) = (&results["samples"].stdout, &results["perf-script"].stdout);
+        if a.trim() != b.trim() {
+            bail!(
+                "the two DataFrames differ: ours {:?}, perf script's {:?}",
+                a.trim(),
+                b.trim()
+            );
+        }
+        rows.insert(
+            0,
+            Row::new("`samples()` → pandas vs `perf script` + pandas", "samples")
+                .peer("perf-script", Speed::FasterThanPeer(20.0))
+                .decode(),
+        );
+    }
+    // Spark over copies of the recording (links: one partition each).
+    let copies = 4;
+    let dir = env.scratch.join("spark-input");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    for i in 0..copies {
+        std::os::unix::fs::symlink(input, dir.join(format!("copy{i}.data")))?;
+    }
+    let glob = dir.join("*.data").to_string_lossy().into_owned();
+    let spark = script("bench_spark.py", SPARK)?;
+    let spark_ok = has("pyspark")
+        && Command::new("java")
+            .arg("-version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if spark_ok {
+        results.insert("spark", measure_workload(env, &python(&spark, &glob), 1)?);
+    }
+    let samples = field(&results["samples"].stdout, "rows")?;
+    let input_bytes = std::fs::metadata(input)?.len();
+    let mut md = render(&rows, &results, input_bytes, samples)?;
+    if !perf {
+        md += "\n`perf` does not run here: the `perf script` + pandas row is left out.\n";
+    }
+    match results.get("spark") {
+        Some(s) => {
+            let rows = field(&s.stdout, "rows")?;
+            if rows != samples * copies {
+                bail!(
+                    "Spark counted {rows} samples, {copies} copies hold {}",
+                    samples * copies
+                );
+            }
+            let t = s.wall.as_secs_f64();
+            writeln!(
+                md,
+                "\nSpark `local[2]` through the data source, `GROUP BY event` over {copies} \
+                 copies of the recording ({:.1} GB, {} samples, one partition each): {:.1} s \
+                 with the session's start, {:.0} MB/s and {:.2} M samples/s per core.",
+                input_bytes as f64 * copies as f64 / 1e9,
+                rows,
+                t,
+                input_bytes as f64 * copies as f64 / 1e6 / t / 2.0,
+                rows as f64 / 1e6 / t / 2.0,
+            )?;
+        }
+        None => md += "\nSpark or Java is missing: the Spark figure is left out.\n",
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(PythonTable { markdown: md })
+}
+
+/// `name=N` from a script's line.
+fn field(line: &str, name: &str) -> Result<u64> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .with_context(|| format!("no {name}= in {line:?}"))?
+        .parse()
+        .with_context(|| format!("{name}= in {line:?}"))
+}
