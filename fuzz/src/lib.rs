@@ -8,3 +8,4 @@
 pub mod format;
 pub mod spec_language;
 pub mod unwind;
+pub mod viewers;

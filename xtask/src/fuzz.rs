@@ -21,6 +21,7 @@ pub const TARGETS: &[&str] = &[
     "structured",
     "spec_language",
     "unwind",
+    "viewers",
 ];
 
 pub struct Options {

@@ -135,3 +135,8 @@ fn unwind() {
         regressions.len()
     );
 }
+
+#[test]
+fn viewers() {
+    replay("viewers", perfdata_fuzz::viewers::viewers);
+}

@@ -1,0 +1,75 @@
+//! The `viewers` target: a recording the reader opens, replayed by the analyses into the
+//! profile viewers' formats (pprof, speedscope, the Firefox Profiler). Each says why it
+//! cannot, or writes; never a panic, a hang or a huge allocation.
+
+use perfdata::{PerfData, Recording};
+use perfdata_analysis::pprof::{self, PprofOptions};
+use perfdata_analysis::sampled::{self, GatherOptions};
+use perfdata_analysis::{firefox, speedscope, Analyzer, AnalyzerOptions};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+/// Inputs larger than this are cut.
+const MAX_INPUT: usize = 1 << 20;
+
+/// Where the input is written: the analyses open recordings by path. Memory-backed
+/// `/dev/shm` when there is one.
+fn input_path() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let shm = std::path::Path::new("/dev/shm");
+        let base = if shm.is_dir() {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        base.join(format!("perfdata-fuzz-viewers-{}.data", std::process::id()))
+    })
+}
+
+pub fn viewers(bytes: &[u8]) {
+    let bytes = &bytes[..bytes.len().min(MAX_INPUT)];
+    if PerfData::open(bytes).is_err() {
+        return;
+    }
+    let path = input_path();
+    std::fs::write(path, bytes).expect("writing the input");
+    let Ok(rec) = Recording::open(path) else {
+        return;
+    };
+    // Addresses only: no file of this machine is read for an input's maps.
+    let opts = AnalyzerOptions {
+        no_symbols: true,
+        ..AnalyzerOptions::default()
+    };
+    let timeline = GatherOptions {
+        inline: false,
+        each_sample: true,
+        cpu: true,
+        markers: true,
+    };
+    if let Ok(mut a) = Analyzer::open(&rec, &opts) {
+        if let Ok(t) = speedscope::gather(&mut a, &timeline) {
+            t.write("fuzz", std::io::sink()).expect("writing to a sink");
+        }
+    }
+    if let Ok(mut a) = Analyzer::open(&rec, &opts) {
+        if let Ok(p) = firefox::export(&mut a, &timeline, "fuzz") {
+            firefox::write(&p, std::io::sink()).expect("writing to a sink");
+        }
+    }
+    if let Ok(mut a) = Analyzer::open(&rec, &opts) {
+        let aggregated = GatherOptions {
+            each_sample: false,
+            ..timeline
+        };
+        if let Ok(s) = sampled::gather(&mut a, &aggregated) {
+            let popts = PprofOptions {
+                pid: None,
+                cpu_label: true,
+                time_label: false,
+            };
+            pprof::write(&pprof::profile(&s, &popts), std::io::sink()).expect("writing to a sink");
+        }
+    };
+}
