@@ -6,7 +6,7 @@
 //! the input. Schema: `docs/parquet-export.md` (version [`SCHEMA_VERSION`]).
 
 use crate::machine::TRUNCATED;
-use crate::{dso, Analyzer, Frame, Machine, Replayed, SideEvent, Stack};
+use crate::{dso, Analyzer, Frame, Machine, Replayed, SampleInfo, SideEvent, Stack};
 use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Int32Builder, ListBuilder, StringBuilder, UInt32Builder,
     UInt64Builder,
@@ -384,6 +384,25 @@ pub struct TableBuilder {
     samples: u64,
     first: Option<u64>,
     last: Option<u64>,
+    /// Which of the samples' columns are built, by index in the unprojected
+    /// [`TableBuilder::samples_schema`] (`None`: all).
+    keep: Option<Vec<bool>>,
+}
+
+/// Indices of the samples' columns in [`samples_schema`], then [`sample_name_fields`].
+mod col {
+    pub const EVENT: usize = 0;
+    pub const TIME: usize = 1;
+    pub const PID: usize = 2;
+    pub const TID: usize = 3;
+    pub const COMM: usize = 4;
+    pub const CPU: usize = 5;
+    pub const PERIOD: usize = 6;
+    pub const IP: usize = 7;
+    pub const STACK: usize = 8;
+    pub const LEAF: usize = 9;
+    pub const EXTRA: usize = 10;
+    pub const NAMES: usize = 18;
 }
 
 impl TableBuilder {
@@ -421,7 +440,29 @@ impl TableBuilder {
             samples: 0,
             first: None,
             last: None,
+            keep: None,
         }
+    }
+
+    /// Builds only these of the samples' columns (indices in
+    /// [`TableBuilder::samples_schema`] as it is before this call), in schema order: the
+    /// others cost nothing per sample, and the stacks are not resolved unless a stack or
+    /// name column is kept (the frames, stacks and threads tables are then incomplete:
+    /// for a reader of the samples alone).
+    pub fn with_sample_columns(mut self, columns: &[usize]) -> Self {
+        let mut keep = vec![false; self.samples_schema().fields().len()];
+        for &c in columns {
+            if let Some(k) = keep.get_mut(c) {
+                *k = true;
+            }
+        }
+        self.keep = Some(keep);
+        self
+    }
+
+    /// Whether the samples' column `i` is built.
+    fn kept(keep: Option<&[bool]>, i: usize) -> bool {
+        keep.is_none_or(|k| k.get(i).copied().unwrap_or(false))
     }
 
     /// The samples also get the columns of [`sample_name_fields`] (the leaf frame's names
@@ -443,6 +484,13 @@ impl TableBuilder {
             .collect();
         if self.names_cols.is_some() {
             fields.extend(sample_name_fields());
+        }
+        if let Some(keep) = &self.keep {
+            fields = fields
+                .into_iter()
+                .zip(keep)
+                .filter_map(|(f, &k)| k.then_some(f))
+                .collect();
         }
         Schema::new(fields)
     }
@@ -477,6 +525,99 @@ impl TableBuilder {
         let Some(smp) = &item.sample else {
             return self.side_band(machine, item);
         };
+        let need_stack = {
+            let keep = self.keep.as_deref();
+            let kept = |i| Self::kept(keep, i);
+            let mut names = col::NAMES..col::NAMES + 3;
+            kept(col::STACK) || kept(col::LEAF) || (self.names_cols.is_some() && names.any(kept))
+        };
+        let (stack_id, leaf_id) = if need_stack {
+            self.stack_ids(machine, smp)?
+        } else {
+            (0, 0)
+        };
+        let keep = self.keep.as_deref();
+        let kept = |i| Self::kept(keep, i);
+        let s = &mut self.s;
+        let v = &smp.view;
+        if kept(col::EVENT) {
+            s.event
+                .append_value(self.events.get(smp.event).map_or("", String::as_str));
+        }
+        if kept(col::TIME) {
+            s.time.append_option(smp.time);
+        }
+        if kept(col::PID) {
+            s.pid.append_value(smp.pid);
+        }
+        if kept(col::TID) {
+            s.tid.append_value(smp.tid);
+        }
+        if kept(col::COMM) {
+            let comm = machine.comm(smp.tid);
+            let seen = self.names.entry((smp.pid, smp.tid)).or_default();
+            if seen.last().map(String::as_str) != Some(&*comm) {
+                seen.push(comm.to_string());
+            }
+            s.comm.append_value(&*comm);
+        }
+        if kept(col::CPU) {
+            s.cpu.append_option(smp.cpu);
+        }
+        if kept(col::PERIOD) {
+            s.period.append_value(smp.period);
+        }
+        if kept(col::IP) {
+            s.ip.append_value(smp.ip);
+        }
+        if kept(col::STACK) {
+            s.stack.append_value(stack_id);
+        }
+        if kept(col::LEAF) {
+            s.leaf.append_value(leaf_id);
+        }
+        if (col::EXTRA..col::NAMES).any(kept) {
+            let extra = [
+                v.addr(),
+                v.id(),
+                v.stream_id(),
+                v.weight()?,
+                v.data_src()?.map(|d| d.0),
+                v.transaction()?.map(|t| t.0),
+                v.phys_addr()?,
+                v.cgroup()?,
+            ];
+            for (i, (b, x)) in s.extra.iter_mut().zip(extra).enumerate() {
+                if kept(col::EXTRA + i) {
+                    b.append_option(x);
+                }
+            }
+        }
+        if let Some(n) = self.names_cols.as_mut() {
+            if kept(col::NAMES) || kept(col::NAMES + 1) {
+                let [dso_name, symbol, _] = &n.frames[leaf_id as usize];
+                if kept(col::NAMES) {
+                    n.dso_name.append_value(dso_name);
+                }
+                if kept(col::NAMES + 1) {
+                    n.symbol.append_value(symbol);
+                }
+            }
+            if kept(col::NAMES + 2) {
+                for &frame in &n.stacks[stack_id as usize] {
+                    n.stack.values().append_value(&n.frames[frame as usize][2]);
+                }
+                n.stack.append(true);
+            }
+        }
+        s.rows += 1;
+        self.samples += 1;
+        Ok(())
+    }
+
+    /// The sample's stack and leaf frame ids, adding the frames and the stack (rows of
+    /// their tables) the first time they are met.
+    fn stack_ids(&mut self, machine: &Machine, smp: &SampleInfo<'_>) -> Result<(u64, u64), Error> {
         let symbolize = self.symbolize;
         // The same raw stack in the same process resolves to the same ids until a side-band
         // record changes the maps: most samples skip the resolution.
@@ -589,49 +730,7 @@ impl TableBuilder {
                 (stack_id, leaf_id)
             }
         };
-        let s = &mut self.s;
-        let v = &smp.view;
-        s.event
-            .append_value(self.events.get(smp.event).map_or("", String::as_str));
-        s.time.append_option(smp.time);
-        s.pid.append_value(smp.pid);
-        s.tid.append_value(smp.tid);
-        let comm = machine.comm(smp.tid);
-        let seen = self.names.entry((smp.pid, smp.tid)).or_default();
-        if seen.last().map(String::as_str) != Some(&*comm) {
-            seen.push(comm.to_string());
-        }
-        s.comm.append_value(&*comm);
-        s.cpu.append_option(smp.cpu);
-        s.period.append_value(smp.period);
-        s.ip.append_value(smp.ip);
-        s.stack.append_value(stack_id);
-        s.leaf.append_value(leaf_id);
-        let extra = [
-            v.addr(),
-            v.id(),
-            v.stream_id(),
-            v.weight()?,
-            v.data_src()?.map(|d| d.0),
-            v.transaction()?.map(|t| t.0),
-            v.phys_addr()?,
-            v.cgroup()?,
-        ];
-        for (b, x) in s.extra.iter_mut().zip(extra) {
-            b.append_option(x);
-        }
-        if let Some(n) = self.names_cols.as_mut() {
-            let [dso_name, symbol, _] = &n.frames[leaf_id as usize];
-            n.dso_name.append_value(dso_name);
-            n.symbol.append_value(symbol);
-            for &frame in &n.stacks[stack_id as usize] {
-                n.stack.values().append_value(&n.frames[frame as usize][2]);
-            }
-            n.stack.append(true);
-        }
-        s.rows += 1;
-        self.samples += 1;
-        Ok(())
+        Ok((stack_id, leaf_id))
     }
 
     /// A record that is not a sample: the stacks' resolution is reset when the maps may
@@ -727,6 +826,14 @@ impl TableBuilder {
                     v.push(Arc::new(n.dso_name.finish()));
                     v.push(Arc::new(n.symbol.finish()));
                     v.push(Arc::new(n.stack.finish()));
+                }
+                if let Some(keep) = &self.keep {
+                    // The columns not kept were never appended to: left out.
+                    v = v
+                        .into_iter()
+                        .zip(keep)
+                        .filter_map(|(a, &k)| k.then_some(a))
+                        .collect();
                 }
                 return batch(Arc::new(self.samples_schema()), v).map(Some);
             }

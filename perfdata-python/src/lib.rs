@@ -280,6 +280,22 @@ impl NativeRecording {
             Some(p) => std::sync::Arc::new(full.project(p).map_err(|e| bad(e.to_string()))?),
             None => full.clone(),
         };
+        // The builder makes only the columns asked for (in schema order); the reader puts
+        // them in the order asked.
+        let project = match project {
+            Some(p) => {
+                let mut built = p.clone();
+                built.sort_unstable();
+                built.dedup();
+                names = names.with_sample_columns(&built);
+                Some(
+                    p.iter()
+                        .map(|i| built.binary_search(i).expect("a built column"))
+                        .collect(),
+                )
+            }
+            None => None,
+        };
         // One batch in the channel, one being built (and the one the reader holds): memory
         // is bounded by a few batches.
         let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);

@@ -5,4 +5,5 @@ mod common;
 
 mod analyses;
 mod parquet_export;
+mod sample_columns;
 mod viewers;
