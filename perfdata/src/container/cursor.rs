@@ -124,8 +124,8 @@ impl<E: Endian> RecordSource for SliceSource<'_, E> {
 
 /// Records of a pipe-mode stream read from any [`Read`] (stdin, a socket) with bounded
 /// memory: the current record and its payload, and during a salvaging walk a look-ahead
-/// window of at most [`SALVAGE_LOOKAHEAD`] bytes, in which it finds where records parse again
-/// after damage as a walk in memory does (it cannot seek back).
+/// window of at most [`SALVAGE_LOOKAHEAD`] bytes, in which it finds where records parse
+/// again after damage as a walk in memory does (it cannot seek back).
 pub struct ReadSource<R: Read> {
     inner: Pushback<R>,
     order: Endianness,
