@@ -5,7 +5,7 @@
 //! are checked before they are printed: the folded stacks count every sample the
 //! reference walk counts, and the copy-through is the input byte for byte.
 
-use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, field, measure_workload, Env, Measured, Workload};
 use super::table::{render, Row};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -127,13 +127,4 @@ pub(super) fn measure(env: &Env, gb: u64) -> Result<BigTable> {
             input_bytes as f64 / f64::from(1u32 << 30)
         ),
     })
-}
-
-/// `name=N` from a `perfdata-bench` line.
-fn field(line: &str, name: &str) -> Result<u64> {
-    line.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-        .with_context(|| format!("no {name}= in {line:?}"))?
-        .parse()
-        .with_context(|| format!("{name}= in {line:?}"))
 }

@@ -4,7 +4,7 @@
 //! text parsed by pandas) and against the Rust Parquet export, and the Spark data source
 //! (`local[2]`) over copies of the recording. Each row is a whole `python3` process.
 
-use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, field, measure_workload, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -225,13 +225,4 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(PythonTable { markdown: md })
-}
-
-/// `name=N` from a script's line.
-fn field(line: &str, name: &str) -> Result<u64> {
-    line.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-        .with_context(|| format!("no {name}= in {line:?}"))?
-        .parse()
-        .with_context(|| format!("{name}= in {line:?}"))
 }

@@ -203,6 +203,15 @@ pub(super) fn rss_anon_kib(status: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// `name=N` from a line a bench program or script prints (`samples=5012221 frames=…`).
+pub(super) fn field(line: &str, name: &str) -> Result<u64> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .with_context(|| format!("no {name}= in {line:?}"))?
+        .parse()
+        .with_context(|| format!("{name}= in {line:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
