@@ -4,7 +4,7 @@
 //! function (an inline chain gives one frame per function) with its source file and, as
 //! `line`, the lowest line of it that the samples hit (the debug info's lines are per
 //! address, not per function). Written as it is serialized: the samples are never built
-//! as JSON values in memory, and [`export`] holds a bounded number of them (the rest are
+//! as JSON values in memory, and [`gather`] holds a bounded number of them (the rest are
 //! spilled to a temporary file until their profile is written).
 
 use crate::sampled::{gather_each, GatherOptions, SampleEntry, Sampled};
@@ -96,7 +96,7 @@ impl Serialize for Weights<'_> {
     }
 }
 
-/// Bytes of samples [`ProfileSamples`] holds in memory before it spills them.
+/// Bytes of samples a [`Timeline`] holds in memory before it spills them.
 pub const SPILL_BUDGET: usize = 16 << 20;
 
 /// One sample as spilled: its stack and its period, little-endian.
