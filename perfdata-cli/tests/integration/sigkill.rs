@@ -6,9 +6,10 @@
 //! temporaries the killed runs left, and writes what an unkilled run writes.
 //!
 //! The inputs are real recordings made bigger (each sample repeated), so that a run
-//! lasts long enough to be killed in the middle; the kill points are spread uniformly
-//! over the duration of an unkilled run, each with its own jitter (the seed is printed;
-//! `PERFDATA_SIGKILL_SEED` replays it).
+//! lasts long enough to be killed in the middle. Each command is killed at 50 points: 42
+//! spread uniformly over the duration of an unkilled run, each with its own jitter, and 8
+//! just after its temporary output appears; a point the run outlived is drawn again,
+//! earlier (the seed is printed; `PERFDATA_SIGKILL_SEED` replays it).
 
 use crate::common;
 use perfdata::types::RecordType;
@@ -21,10 +22,13 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Kill points per command spread over a run.
-const KILLS: usize = 6;
+const KILLS: usize = 42;
 /// More per command, shortly after its temporary output file appears (most of a viewer
 /// export's run is analysis, before it starts writing).
-const WRITE_KILLS: usize = 2;
+const WRITE_KILLS: usize = 8;
+/// A kill point whose run ended before it is drawn again, earlier, up to this many times,
+/// so that each command is killed `KILLS + WRITE_KILLS` times.
+const REDRAWS: usize = 4;
 /// How many times each sample of the small recordings is repeated.
 const REPEAT: usize = 40;
 
@@ -143,6 +147,7 @@ struct Outcome {
     /// Kills that left a new temporary file: those in the middle of writing (a kill may
     /// also come after the rename, as the process ends).
     mid_write: usize,
+    /// Runs that ended before their kill point (each point is then drawn again, earlier).
     finished: usize,
     stale_before_rerun: usize,
 }
@@ -196,67 +201,87 @@ fn kill_case(root: &Path, case: &Case, rng: &mut Rng) -> Outcome {
         ..Outcome::default()
     };
     let leftovers = |now: &Tree| now.keys().filter(|k| !previous.contains_key(*k)).count();
-    for i in 0..KILLS + WRITE_KILLS {
-        // The last kill has no previous output: it must leave nothing, or all of the new.
-        let fresh = i == KILLS + WRITE_KILLS - 1;
+    // The output as before a kill: the previous one, or nothing for a fresh run.
+    let reset = |fresh: bool| {
         restore(&out_dir, &previous);
         if fresh {
             for rel in previous.keys() {
                 std::fs::remove_file(out_dir.join(rel)).unwrap();
             }
         }
-        let before = names(&out_dir);
-        let started = Instant::now();
-        let mut child = perfdata(&args_for(case, inp, outp)).spawn().unwrap();
-        if i < KILLS {
-            std::thread::sleep(took.mul_f64((i as f64 + rng.unit()) / KILLS as f64));
+    };
+    for i in 0..KILLS + WRITE_KILLS {
+        // The last kill has no previous output: it must leave nothing, or all of the new.
+        let fresh = i == KILLS + WRITE_KILLS - 1;
+        // Where in the run: a fraction of an unkilled run (from the start, or for the
+        // write kills from the temporary file's appearance, at most a 100th of a run).
+        let mut point = if i < KILLS {
+            (i as f64 + rng.unit()) / KILLS as f64
         } else {
-            // Wait for a new file (a temporary output), then up to a 100th of a run more.
-            while child.try_wait().unwrap().is_none()
-                && names(&out_dir).iter().all(|n| before.contains(n))
-                && started.elapsed() < took * 4
-            {
-                std::thread::sleep(Duration::from_micros(100));
+            rng.unit() / 100.0
+        };
+        for attempt in 0..=REDRAWS {
+            if attempt > 0 {
+                // The run ended before the kill: the same kind of point, earlier.
+                point *= rng.unit();
             }
-            std::thread::sleep(took.mul_f64(rng.unit() / 100.0));
-        }
-        let at = started.elapsed();
-        // SIGKILL on Unix (std's Child::kill).
-        child.kill().unwrap();
-        let status = child.wait().unwrap();
-        match status.signal() {
-            Some(9) => outcome.killed += 1,
-            _ => {
-                assert!(status.success(), "{}: {status}", case.name);
-                outcome.finished += 1;
+            reset(fresh);
+            let before = names(&out_dir);
+            let started = Instant::now();
+            let mut child = perfdata(&args_for(case, inp, outp)).spawn().unwrap();
+            if i >= KILLS {
+                // Wait for a new file (a temporary output).
+                while child.try_wait().unwrap().is_none()
+                    && names(&out_dir).iter().all(|n| before.contains(n))
+                    && started.elapsed() < took * 4
+                {
+                    std::thread::sleep(Duration::from_micros(100));
+                }
             }
-        }
-        let what = format!(
-            "{} killed after {at:?} (an unkilled run: {took:?})",
-            case.name
-        );
-        assert!(
-            std::fs::read(&input).unwrap() == input_bytes,
-            "{what}: the input changed"
-        );
-        let now = tree(&out_dir);
-        if now.keys().any(|n| !before.contains(n)) {
-            outcome.mid_write += 1;
-        }
-        for (rel, old) in &previous {
-            let Some(b) = now.get(rel) else {
-                assert!(fresh, "{what}: {} is gone", rel.display());
-                continue;
+            std::thread::sleep(took.mul_f64(point));
+            let at = started.elapsed();
+            // SIGKILL on Unix (std's Child::kill).
+            child.kill().unwrap();
+            let status = child.wait().unwrap();
+            let killed = match status.signal() {
+                Some(9) => true,
+                _ => {
+                    assert!(status.success(), "{}: {status}", case.name);
+                    false
+                }
             };
-            let old = if fresh { &complete[rel] } else { old };
-            assert!(
-                b == old || *b == complete[rel],
-                "{what}: {} is neither the previous output (if any) nor the new one ({} bytes; {} or {})",
-                rel.display(),
-                b.len(),
-                old.len(),
-                complete[rel].len()
+            let what = format!(
+                "{} killed after {at:?} (an unkilled run: {took:?})",
+                case.name
             );
+            assert!(
+                std::fs::read(&input).unwrap() == input_bytes,
+                "{what}: the input changed"
+            );
+            let now = tree(&out_dir);
+            for (rel, old) in &previous {
+                let Some(b) = now.get(rel) else {
+                    assert!(fresh, "{what}: {} is gone", rel.display());
+                    continue;
+                };
+                let old = if fresh { &complete[rel] } else { old };
+                assert!(
+                    b == old || *b == complete[rel],
+                    "{what}: {} is neither the previous output (if any) nor the new one ({} bytes; {} or {})",
+                    rel.display(),
+                    b.len(),
+                    old.len(),
+                    complete[rel].len()
+                );
+            }
+            if killed {
+                outcome.killed += 1;
+                if now.keys().any(|n| !before.contains(n)) {
+                    outcome.mid_write += 1;
+                }
+                break;
+            }
+            outcome.finished += 1;
         }
     }
     outcome.stale_before_rerun = leftovers(&tree(&out_dir));
@@ -396,12 +421,12 @@ fn sigkill_leaves_input_and_previous_output_whole() {
     for c in &cases {
         let o = kill_case(root, c, &mut rng);
         eprintln!(
-            "sigkill: {}: an unkilled run {:?}; {} killed, {} of them mid-write, {} ran to the end; {} temporaries left for the rerun",
+            "sigkill: {}: an unkilled run {:?}; {} killed, {} of them mid-write; {} ran to the end before their kill point (drawn again earlier); {} temporaries left for the rerun",
             c.name, o.took, o.killed, o.mid_write, o.finished, o.stale_before_rerun
         );
         assert!(
-            o.killed >= 3,
-            "{}: only {} of {} runs were still running when killed",
+            o.killed >= 50,
+            "{}: only {} of {} kill points found the run still running",
             c.name,
             o.killed,
             KILLS + WRITE_KILLS
@@ -414,7 +439,7 @@ fn sigkill_leaves_input_and_previous_output_whole() {
         cases.len() * (KILLS + WRITE_KILLS),
         started.elapsed()
     );
-    assert!(killed >= 50, "only {killed} runs killed");
+    assert!(killed >= 50 * cases.len(), "only {killed} runs killed");
 }
 
 /// A completed run removes the temporaries of its output that no live run holds, and no
