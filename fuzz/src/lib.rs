@@ -6,6 +6,8 @@
 //! errors on bad input are the expected outcome.
 
 pub mod format;
+pub mod python;
+mod scratch;
 pub mod spec_language;
 pub mod unwind;
 pub mod viewers;

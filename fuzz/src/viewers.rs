@@ -2,6 +2,7 @@
 //! profile viewers' formats (pprof, speedscope, the Firefox Profiler). Each says why it
 //! cannot, or writes; never a panic, a hang or a huge allocation.
 
+use crate::scratch;
 use perfdata::{PerfData, Recording};
 use perfdata_analysis::pprof::{self, PprofOptions};
 use perfdata_analysis::sampled::{self, GatherOptions};
@@ -12,19 +13,10 @@ use std::sync::OnceLock;
 /// Inputs larger than this are cut.
 const MAX_INPUT: usize = 1 << 20;
 
-/// Where the input is written: the analyses open recordings by path. Memory-backed
-/// `/dev/shm` when there is one.
+/// Where the input is written: the analyses open recordings by path.
 fn input_path() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let shm = std::path::Path::new("/dev/shm");
-        let base = if shm.is_dir() {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        base.join(format!("perfdata-fuzz-viewers-{}.data", std::process::id()))
-    })
+    PATH.get_or_init(|| scratch::input_path("viewers"))
 }
 
 pub fn viewers(bytes: &[u8]) {

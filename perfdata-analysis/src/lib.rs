@@ -50,6 +50,8 @@ pub mod pprof;
 pub mod pprof_proto;
 pub mod report;
 pub mod sampled;
+#[cfg(feature = "arrow")]
+pub mod sample_stream;
 pub mod speedscope;
 mod stack;
 pub mod stats;

@@ -13,7 +13,8 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use perfdata::Error;
-use perfdata_analysis::tables::{TableBuilder, TableKind, BATCH};
+use perfdata_analysis::sample_stream::SampleSelection;
+use perfdata_analysis::tables::BATCH;
 use perfdata_analysis::unwind::CallGraph;
 use perfdata_analysis::{Analyzer, AnalyzerOptions, StackOptions};
 use pyo3::create_exception;
@@ -241,74 +242,23 @@ impl NativeRecording {
     ) -> PyResult<SampleStream> {
         let mut opts = self.symbols.options(unwind, symbolize)?;
         opts.no_symbols |= !symbolize;
-        let batch_size = batch_size.max(1);
         let rec = open(&self.path)?;
         // The header and attrs parse: errors there are raised here, not mid-stream.
         let events = py
             .detach(|| Analyzer::open(&rec, &opts).map(|a| a.events))
             .map_err(|e| py_err(with_file(e, &self.path)))?;
-        // The name columns cost a string per frame of every sample: built only when
-        // asked for (all columns, or one of them).
-        let name_columns = perfdata_analysis::tables::sample_name_fields();
-        let with_names = columns.as_ref().is_none_or(|cols| {
-            cols.iter()
-                .any(|c| name_columns.iter().any(|f| f.name() == c))
-        });
-        let mut names = TableBuilder::new(events, symbolize);
-        if with_names {
-            names = names.with_names();
-        }
-        let full = std::sync::Arc::new(names.samples_schema());
-        let project = match &columns {
-            None => None,
-            Some(cols) => {
-                let mut idx = vec![];
-                for c in cols {
-                    let i = full.index_of(c).map_err(|_| {
-                        let base = perfdata_analysis::tables::samples_schema();
-                        let mut known: Vec<String> =
-                            base.fields().iter().map(|f| f.name().clone()).collect();
-                        known.extend(name_columns.iter().map(|f| f.name().clone()));
-                        bad(format!("no column `{c}` (columns: {})", known.join(", ")))
-                    })?;
-                    idx.push(i);
-                }
-                Some(idx)
-            }
-        };
-        let schema = match &project {
-            Some(p) => std::sync::Arc::new(full.project(p).map_err(|e| bad(e.to_string()))?),
-            None => full.clone(),
-        };
-        // The builder makes only the columns asked for (in schema order); the reader puts
-        // them in the order asked.
-        let project = match project {
-            Some(p) => {
-                let mut built = p.clone();
-                built.sort_unstable();
-                built.dedup();
-                names = names.with_sample_columns(&built);
-                Some(
-                    p.iter()
-                        .map(|i| built.binary_search(i).expect("a built column"))
-                        .collect(),
-                )
-            }
-            None => None,
-        };
+        let selection = SampleSelection::new(events, symbolize, columns.as_deref()).map_err(bad)?;
+        let schema = selection.schema();
         // One batch in the channel, one being built (and the one the reader holds): memory
         // is bounded by a few batches.
         let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
         let path = self.path.clone();
         spawn_walk(tx.clone(), path, move || {
-            stream_samples(&rec, &opts, names, batch_size, &tx)
+            // A closed channel (the reader was dropped) stops the walk.
+            selection.stream(&rec, &opts, batch_size, &mut |b| tx.send(Ok(b)).is_ok())
         });
         Ok(SampleStream {
-            reader: Mutex::new(Some(SampleReader {
-                schema,
-                project,
-                rx,
-            })),
+            reader: Mutex::new(Some(SampleReader { schema, rx })),
         })
     }
 
@@ -557,55 +507,9 @@ fn spawn_walk<T: Send + 'static>(
     });
 }
 
-/// The samples' walk, on its thread: batches of `batch_size` rows sent as they fill.
-fn stream_samples(
-    rec: &perfdata::Recording,
-    opts: &AnalyzerOptions,
-    mut tables: TableBuilder,
-    batch_size: usize,
-    tx: &SyncSender<Result<RecordBatch, Error>>,
-) -> Result<(), Error> {
-    let mut a = Analyzer::open(rec, opts)?;
-    let mut closed = false;
-    a.run(&mut |machine, item| {
-        tables.add(machine, item)?;
-        if item.sample.is_none() {
-            return Ok(true);
-        }
-        if let Some(b) = tables.take(TableKind::Samples, batch_size)? {
-            if tx.send(Ok(b)).is_err() {
-                // The reader is gone: stop.
-                closed = true;
-                return Ok(false);
-            }
-        }
-        // The other tables are not streamed: drop their rows (the names the samples'
-        // columns need are kept by the builder).
-        for t in [
-            TableKind::Frames,
-            TableKind::Stacks,
-            TableKind::StackFrames,
-            TableKind::Comms,
-            TableKind::Mmaps,
-        ] {
-            tables.take(t, BATCH)?;
-        }
-        Ok(true)
-    })?;
-    if !closed {
-        if let Some(b) = tables.take(TableKind::Samples, 0)? {
-            if b.num_rows() > 0 {
-                let _ = tx.send(Ok(b));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The receiving end of the samples' walk, as an Arrow `RecordBatchReader`.
 struct SampleReader {
     schema: SchemaRef,
-    project: Option<Vec<usize>>,
     rx: Receiver<Result<RecordBatch, Error>>,
 }
 
@@ -614,10 +518,7 @@ impl Iterator for SampleReader {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self.rx.recv() {
-            Ok(Ok(b)) => Some(match &self.project {
-                Some(p) => b.project(p),
-                None => Ok(b),
-            }),
+            Ok(Ok(b)) => Some(Ok(b)),
             Ok(Err(e)) => Some(Err(ArrowError::ExternalError(Box::new(e)))),
             // The walk is over.
             Err(_) => None,

@@ -22,6 +22,7 @@ pub const TARGETS: &[&str] = &[
     "spec_language",
     "unwind",
     "viewers",
+    "python",
 ];
 
 pub struct Options {
@@ -407,6 +408,14 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
                 let bytes = std::fs::read(f)?;
                 seeds.push([&[0u8][..], &bytes].concat());
                 seeds.push([&[2u8, 7, 64][..], &bytes].concat());
+            }
+        }
+        // A control byte (batch size, how many column bytes), the columns, the file.
+        "python" => {
+            for f in &data_files {
+                let bytes = std::fs::read(f)?;
+                seeds.push([&[0u8][..], &bytes].concat());
+                seeds.push([&[(5 << 3) | 3, 8, 20, 0][..], &bytes].concat());
             }
         }
         _ => {

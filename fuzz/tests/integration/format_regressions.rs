@@ -1,4 +1,4 @@
-//! Replays the fuzz targets' bodies (`perfdata_fuzz::format`, `perfdata_fuzz::unwind`) on
+//! Replays the fuzz targets' bodies (`perfdata_fuzz::format`, `unwind`, `viewers`, `python`) on
 //! stable: every committed crash or regression input (`fuzz/regressions/<target>/`), and
 //! every seed the fuzzer starts from (the conformance fixtures and, when present,
 //! `../shared/corpus`).
@@ -139,4 +139,26 @@ fn unwind() {
 #[test]
 fn viewers() {
     replay("viewers", perfdata_fuzz::viewers::viewers);
+}
+
+#[test]
+fn python() {
+    replay("python", |b| {
+        perfdata_fuzz::python::python(b);
+    });
+    // Seeds with column selections (in another order, repeated, names among them) and
+    // batch sizes: the selection's batches must be the whole table's.
+    let mut compared = 0;
+    for f in seeds() {
+        let bytes = std::fs::read(&f).unwrap();
+        for control in [
+            &[0u8][..],
+            &[(5 << 3) | 3, 8, 20, 0],
+            &[(31 << 3) | 7, 20, 20, 1, 2, 3, 4, 19],
+        ] {
+            compared += perfdata_fuzz::python::python(&[control, &bytes].concat());
+        }
+    }
+    println!("python: {compared} batches of a selection compared with the whole table's");
+    assert!(compared > 0, "no seed had samples to compare");
 }
