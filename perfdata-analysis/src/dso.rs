@@ -27,6 +27,14 @@ pub enum DsoKind {
     Module(String),
     /// A JIT map file `/tmp/perf-PID.map`: addresses as they are.
     PerfMap,
+    /// One function's JIT code from a jitdump (what `perf inject --jit` writes as
+    /// `jitted-PID-INDEX.so`): one symbol over its bytes, addresses from its start.
+    Jit {
+        /// The function's name.
+        symbol: String,
+        /// The code's size in bytes.
+        size: u64,
+    },
 }
 
 /// One shared object.
@@ -389,7 +397,8 @@ impl Dsos {
     }
 
     /// The address a symbol table uses for a map-relative file offset (`ip - start +
-    /// pgoff`), or the address itself for kernel and JIT maps.
+    /// pgoff`; a jitdump's code: from its start), or the address itself for kernel and
+    /// perf-map JIT maps.
     pub fn lookup_address(&self, id: DsoId, map_ip: u64) -> u64 {
         let dso = self.get(id);
         match dso.kind {
@@ -400,7 +409,7 @@ impl Dsos {
                 .and_then(|r| r.address_of_offset(map_ip))
                 .unwrap_or(map_ip),
             DsoKind::Kernel | DsoKind::Module(_) => map_ip.wrapping_sub(self.kernel_reloc()),
-            DsoKind::PerfMap => map_ip,
+            DsoKind::PerfMap | DsoKind::Jit { .. } => map_ip,
         }
     }
 
@@ -583,6 +592,11 @@ impl Dsos {
                     .map(|t| parse_perf_map(&t))
                     .unwrap_or_default(),
                 symbols_from: Some(PathBuf::from(&dso.name)),
+                origin: Some(dso.name.clone()),
+                ..Loaded::default()
+            },
+            DsoKind::Jit { symbol, size } => Loaded {
+                table: SymbolTable::single(0, *size, symbol),
                 origin: Some(dso.name.clone()),
                 ..Loaded::default()
             },

@@ -39,6 +39,7 @@ pub mod firefox;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
 pub mod info;
+pub mod jit;
 pub mod machine;
 pub mod offcpu;
 #[cfg(feature = "parquet")]
@@ -49,9 +50,9 @@ pub mod pprof;
 #[allow(missing_docs, clippy::all, rustdoc::all)]
 pub mod pprof_proto;
 pub mod report;
-pub mod sampled;
 #[cfg(feature = "arrow")]
 pub mod sample_stream;
+pub mod sampled;
 pub mod speedscope;
 mod stack;
 pub mod stats;
@@ -102,6 +103,9 @@ pub struct AnalyzerOptions {
     pub debug_file_dirs: Vec<PathBuf>,
     /// Which samples [`Analyzer::run`] delivers (perf's `--pid`, `--cpu`, `--time`…).
     pub filter: filter::SampleFilter,
+    /// jitdump files to name JIT code from (`--jitdump`), besides those the recording
+    /// maps ([`jit`]).
+    pub jitdumps: Vec<PathBuf>,
 }
 
 /// A sample with the fields the analyses use, ready for [`Machine::frames`].
@@ -179,6 +183,8 @@ pub struct Analyzer<'r> {
     /// Deliver the samples the filter hides, marked [`SampleInfo::hidden`] (off: they
     /// are not delivered, as `perf script` prints nothing for them).
     pub deliver_hidden: bool,
+    /// The JIT code of jitdump files, applied as the replay goes.
+    jit: jit::JitDumps,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -322,6 +328,14 @@ impl<'r> Analyzer<'r> {
             let span = sample_time_span(recording, &data)?;
             Some(opts.filter.resolve(span).map_err(Error::other)?)
         };
+        // perf uses a jitdump only when every event was recorded on CLOCK_MONOTONIC, the
+        // producers' clock (`perf record -k mono`): its timestamps are the records'.
+        let monotonic = !data.session.attrs.is_empty()
+            && data.session.attrs.iter().all(|a| {
+                a.attr.attr_flags.use_clockid()
+                    && a.attr.clockid == Some(perfdata::types::PosixClock::MONOTONIC)
+            });
+        let jit = jit::JitDumps::new(&opts.jitdumps, recording.path(), monotonic);
         Ok(Analyzer {
             recording,
             data,
@@ -332,6 +346,7 @@ impl<'r> Analyzer<'r> {
             expand_read: true,
             filter,
             deliver_hidden: false,
+            jit,
         })
     }
 
@@ -352,6 +367,12 @@ impl<'r> Analyzer<'r> {
     /// The recording this analyzer reads.
     pub fn recording(&self) -> &'r Recording {
         self.recording
+    }
+
+    /// What a user should know about the last [`Analyzer::run`] that did not stop it: a
+    /// jitdump the recording maps but that was not found or not used, and why.
+    pub fn notes(&self) -> &[String] {
+        self.jit.notes()
     }
 
     /// Where kernel symbols come from, and why (for `info`).
@@ -385,7 +406,9 @@ impl<'r> Analyzer<'r> {
             deliver_hidden: self.deliver_hidden,
         };
         let events = &mut self.events;
+        let jit = &mut self.jit;
         machine.reset();
+        jit.reset();
         last_read.clear();
         let result = if !self.recording.is_directory() {
             // The hot loop of every analysis: the walk in a compile-time byte order.
@@ -399,6 +422,16 @@ impl<'r> Analyzer<'r> {
                     let item = item(data, Place::Main, origin, &rec, ctx)?;
                     if let Some(ev) = side_event(data, &rec, ctx)? {
                         machine.apply(&ev);
+                        if let SideEvent::Mmap { pid, filename, .. } = &ev {
+                            jit.on_mmap(*pid, filename);
+                        }
+                    }
+                    // A record without a timestamp (FINISHED_ROUND, a pipe's header
+                    // records) says nothing of where the replay is in time.
+                    if let Some(t) = item.time.filter(|_| jit.has_pending()) {
+                        while let Some(code) = jit.next_due(t) {
+                            machine.map_jit(&code);
+                        }
                     }
                     note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
                     deliver(machine, &item, last_read, expand_read, filter, &mut *f)
@@ -436,6 +469,13 @@ impl<'r> Analyzer<'r> {
             Ok(true)
         })?;
         side.sort_by_key(|(t, _)| *t);
+        // The JIT code of the jitdumps the streams map, by time (`run` reset them).
+        for (_, ev) in &side {
+            if let SideEvent::Mmap { pid, filename, .. } = ev {
+                self.jit.on_mmap(*pid, filename);
+            }
+        }
+        let jit_code = self.jit.take_all();
         let mut go_on = true;
         let places = std::iter::once(Place::Main)
             .chain((0..self.recording.stream_paths().count()).map(Place::DataFile));
@@ -444,13 +484,28 @@ impl<'r> Analyzer<'r> {
                 break;
             }
             machine.reset();
-            let mut next = 0;
+            let (mut next, mut next_jit) = (0, 0);
             let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
                 let item = item(data, place, origin, &rec, ctx)?;
                 let upto = item.time.unwrap_or(0);
-                while next < side.len() && side[next].0 <= upto {
-                    machine.apply(&side[next].1);
-                    next += 1;
+                // Side-band records and JIT code up to this record, in time order.
+                loop {
+                    let side_at = side.get(next).map(|s| s.0).filter(|&t| t <= upto);
+                    let jit_at = jit_code
+                        .get(next_jit)
+                        .map(|c| c.time)
+                        .filter(|&t| t <= upto);
+                    match (side_at, jit_at) {
+                        (Some(s), j) if j.is_none_or(|j| s <= j) => {
+                            machine.apply(&side[next].1);
+                            next += 1;
+                        }
+                        (_, Some(_)) => {
+                            machine.map_jit(&jit_code[next_jit]);
+                            next_jit += 1;
+                        }
+                        _ => break,
+                    }
                 }
                 go_on = deliver(machine, &item, last_read, expand_read, filter, f)?;
                 Ok(go_on)

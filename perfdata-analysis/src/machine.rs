@@ -150,10 +150,11 @@ pub struct Map {
 }
 
 impl Map {
-    /// perf's `map__map_ip`: the file-relative address (kernel and JIT maps: the address).
+    /// perf's `map__map_ip`: the file-relative address (kernel and perf-map JIT maps:
+    /// the address).
     pub fn map_ip(&self, dsos: &Dsos, ip: u64) -> u64 {
         match dsos.get(self.dso).kind {
-            DsoKind::User => ip - self.start + self.pgoff,
+            DsoKind::User | DsoKind::Jit { .. } => ip - self.start + self.pgoff,
             _ => ip,
         }
     }
@@ -553,6 +554,29 @@ impl Machine {
             },
         );
         self.maps_changed(pid);
+    }
+
+    /// A function's JIT code from a jitdump mapped in its process (over what was there:
+    /// the anonymous map it was written into), as `perf inject --jit`'s MMAP2 does.
+    pub fn map_jit(&mut self, code: &crate::jit::JitCode) {
+        self.changes += 1;
+        let dso = self.dsos.intern(
+            &code.dso,
+            DsoKind::Jit {
+                symbol: code.name.clone(),
+                size: code.size,
+            },
+        );
+        insert_map(
+            self.maps.entry(code.pid).or_default(),
+            Map {
+                start: code.start,
+                end: code.start.saturating_add(code.size),
+                pgoff: 0,
+                dso,
+            },
+        );
+        self.maps_changed(code.pid);
     }
 
     /// The map and symbol of an address in a thread (`kernel`: the sample's or the

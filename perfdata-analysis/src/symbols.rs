@@ -62,6 +62,11 @@ impl SymbolTable {
     /// perf's `symbols__fixup_duplicate` then `symbols__fixup_end`. `kallsyms` marks the
     /// kernel's table (module symbols carry a `[module]` tag, and the kernel/module boundary
     /// is not filled).
+    /// A table of one symbol, `name` over `start..end` (a jitdump's function).
+    pub fn single(start: u64, end: u64, name: &str) -> Self {
+        SymbolTable::new(vec![Symbol::new(start, end, name, Binding::Global)], false)
+    }
+
     fn new(mut symbols: Vec<Symbol>, kallsyms: bool) -> Self {
         // Stable: among aliases the first inserted wins a tie, as in perf's rb-tree.
         symbols.sort_by_key(|s| s.start);

@@ -29,6 +29,11 @@ pub struct SymbolArgs {
     /// `DIR/.build-id/xx/rest.debug` and `DIR/PATH.debug`. Repeatable.
     #[arg(long = "debug-file-directory", value_name = "DIR", value_parser = existing(true))]
     pub debug_file_directory: Vec<PathBuf>,
+    /// Name JIT code from this jitdump file (`jit-PID.dump`, as `node --perf-prof` or the
+    /// JVM's perf agent write it). Those the recording maps are read without it, from
+    /// where they were written or from beside the recording. Repeatable.
+    #[arg(long = "jitdump", value_name = "FILE", value_parser = existing(false))]
+    pub jitdump: Vec<PathBuf>,
     /// Do not read symbol files: addresses only (and no unwind tables: a
     /// `--call-graph dwarf` recording then unwinds by frame pointers only).
     #[arg(long)]
@@ -62,11 +67,19 @@ impl SymbolArgs {
             symfs: self.symfs.clone(),
             debug_file_dirs: self.debug_file_directory.clone(),
             filter: Default::default(),
+            jitdumps: self.jitdump.clone(),
             stacks: StackOptions {
                 call_graph: self.call_graph,
                 max_unwound: self.max_stack,
             },
         }
+    }
+}
+
+/// Prints the analyzer's notes (a jitdump not found or not used) on stderr.
+pub fn print_notes(path: &std::path::Path, analyzer: &perfdata_analysis::Analyzer<'_>) {
+    for n in analyzer.notes() {
+        eprintln!("perfdata: {}: note: {n}", path.display());
     }
 }
 
@@ -78,7 +91,7 @@ fn existing(dir: bool) -> impl Fn(&str) -> Result<PathBuf, String> + Clone {
         match std::fs::metadata(&p) {
             Ok(m) if m.is_dir() == dir => Ok(p),
             Ok(_) if dir => Err(format!("{s} is not a directory")),
-            Ok(_) => Err(format!("{s} is a directory, not an archive file")),
+            Ok(_) => Err(format!("{s} is a directory, not a file")),
             Err(e) => Err(format!("{s}: {e}")),
         }
     }

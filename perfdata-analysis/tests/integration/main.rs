@@ -4,6 +4,7 @@
 mod common;
 
 mod analyses;
+mod jit;
 mod parquet_export;
 mod sample_columns;
 mod viewers;

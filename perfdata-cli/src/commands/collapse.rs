@@ -97,5 +97,7 @@ pub fn folded(
         inline: stacks.inline,
         off_cpu,
     };
-    collapse::collapse(&mut analyzer, &opts).at(path)
+    let folded = collapse::collapse(&mut analyzer, &opts).at(path)?;
+    crate::symbols::print_notes(path, &analyzer);
+    Ok(folded)
 }

@@ -1,4 +1,4 @@
-//! `perfdata dump`: every part of a recording (or of a gperftools CPU profile), as text
+//! `perfdata dump`: every part of a recording (or of a gperftools CPU profile or a jitdump), as text
 //! or one JSON object per line, through `perfdata::dump`.
 
 use crate::error::{At, CliError, CliResult};
@@ -9,14 +9,15 @@ use std::path::Path;
 use std::process::ExitCode;
 
 /// Print the header, attrs, features and records of a perf.data file (or the header,
-/// records and maps of a gperftools CPU profile).
+/// records and maps of a gperftools CPU profile, or the header and records of a jitdump).
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
     perfdata dump perf.data --json | jq .record\n  perf record -o - true | perfdata dump -\n  \
-    perfdata dump prog.prof")]
+    perfdata dump prog.prof\n  perfdata dump jit-1234.dump --limit 20")]
 pub struct Args {
     /// A perf.data file (file or pipe layout, either byte order), a `--threads`
-    /// directory, or a gperftools CPU profile (told apart by content); `-` reads a
+    /// directory, a gperftools CPU profile or a jitdump `jit-PID.dump` (told apart by
+    /// content); `-` reads a
     /// pipe-mode perf.data stream from standard input (`perf record -o - … | perfdata dump -`).
     #[command(flatten)]
     input: Input,
@@ -33,7 +34,8 @@ pub struct Args {
     /// standard input too, looking ahead at most 1 MiB.
     #[arg(long)]
     salvage: bool,
-    /// Print COMPRESSED records' zstd data (hex) instead of its size.
+    /// Print COMPRESSED records' zstd data (hex) instead of its size (and a jitdump's
+    /// code bytes).
     #[arg(long)]
     payloads: bool,
     #[command(flatten)]
@@ -64,12 +66,24 @@ pub fn run(args: Args) -> CliResult {
             args.limit
         };
         perfdata::dump::dump_gperftools(&bytes, limit, args.json, &mut out).at(path)?
+    } else if is_jitdump(path) {
+        let bytes = std::fs::read(path).at(path)?;
+        perfdata::jitdump::dump_jitdump(&bytes, &opts, &mut out).at(path)?
     } else {
         let recording = crate::input::open(path)?;
         dump_recording(&recording, &opts, &mut out).at(path)?
     };
     out.finish()?;
     report(if path == Path::new("-") { stdin } else { path }, &damaged)
+}
+
+/// True when `path` is a file that starts with a jitdump magic.
+fn is_jitdump(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| perfdata::jitdump::detect(&head).is_some())
 }
 
 /// Each problem on stderr, and status 1 when there was any.

@@ -153,6 +153,7 @@ pub fn run(args: Args) -> CliResult {
         )?);
     }
     let reports = report::report(&mut analyzer, &opts).at(path)?;
+    crate::symbols::print_notes(path, &analyzer);
     let mut out = args.output.open()?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &reports).map_err(std::io::Error::from)?;

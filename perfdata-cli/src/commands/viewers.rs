@@ -57,12 +57,14 @@ pub fn run(
             // The samples stream to the output's profiles (spilled to a temporary file
             // past a budget): memory follows the frames and stacks only.
             let timeline = speedscope::gather(&mut analyzer, &opts).at(path)?;
+            crate::symbols::print_notes(path, &analyzer);
             let mut out = Out::file(output)?;
             timeline.write(&name, &mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         ExportFormat::Firefox => {
             let profile = firefox::export(&mut analyzer, &opts, &name).at(path)?;
+            crate::symbols::print_notes(path, &analyzer);
             let mut out = Out::file(output)?;
             firefox::write(&profile, &mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
@@ -70,6 +72,7 @@ pub fn run(
         _ => {}
     }
     let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
+    crate::symbols::print_notes(path, &analyzer);
     let popts = pprof::PprofOptions {
         pid: None,
         cpu_label: args.label_cpu,

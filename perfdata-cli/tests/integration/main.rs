@@ -13,6 +13,7 @@ mod dump_output;
 mod export_viewers;
 mod filters;
 mod gperftools_cli;
+mod jit;
 mod offcpu;
 #[cfg(unix)]
 mod report_inline;

@@ -3,4 +3,6 @@
 
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
+#[cfg(feature = "jitdump")]
+pub mod jitdump;
 pub mod perf_data;
