@@ -6,6 +6,7 @@
 //! errors on bad input are the expected outcome.
 
 pub mod format;
+pub mod jitdump;
 pub mod python;
 mod scratch;
 pub mod spec_language;

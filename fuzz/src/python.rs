@@ -153,22 +153,20 @@ fn samples(
 /// `info_json`, `report_json` (self and children), `collapse`, `header_json` and
 /// `dump_lines(limit, salvage=True)`: an output or an error.
 fn summaries(rec: &Recording, opts: &AnalyzerOptions) {
+    // One analyzer replayed by each (every run starts from a reset machine), as a
+    // Python session calls them one after another.
     if let Ok(mut a) = Analyzer::open(rec, opts) {
         if let Ok(i) = info::info(&mut a, 5) {
             serde_json::to_string(&i).expect("info as JSON");
         }
-    }
-    for children in [false, true] {
-        let keys = SortKey::parse("comm,dso,sym").expect("the package's default keys");
-        let mut ropts = ReportOptions::table(keys);
-        ropts.children = children;
-        if let Ok(mut a) = Analyzer::open(rec, opts) {
+        for children in [false, true] {
+            let keys = SortKey::parse("comm,dso,sym").expect("the package's default keys");
+            let mut ropts = ReportOptions::table(keys);
+            ropts.children = children;
             if let Ok(r) = report::report(&mut a, &ropts) {
                 serde_json::to_string(&r).expect("a report as JSON");
             }
         }
-    }
-    if let Ok(mut a) = Analyzer::open(rec, opts) {
         let copts = CollapseOptions {
             event: None,
             include_pid: true,

@@ -23,6 +23,7 @@ pub const TARGETS: &[&str] = &[
     "unwind",
     "viewers",
     "python",
+    "jitdump",
 ];
 
 pub struct Options {
@@ -410,6 +411,8 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
                 seeds.push([&[2u8, 7, 64][..], &bytes].concat());
             }
         }
+        // No perf.data file is a jitdump: its committed archive holds the seeds.
+        "jitdump" => {}
         // A control byte (batch size, how many column bytes), the columns, the file.
         "python" => {
             for f in &data_files {

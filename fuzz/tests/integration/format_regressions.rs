@@ -162,3 +162,78 @@ fn python() {
     println!("python: {compared} batches of a selection compared with the whole table's");
     assert!(compared > 0, "no seed had samples to compare");
 }
+
+#[test]
+fn jitdump() {
+    use perfdata::jitdump::types::{
+        CodeLoad, CodeMove, DebugEntry, DebugInfo, Record, RecordBody, RecordId, UnwindingInfo,
+    };
+    use perfdata::jitdump::JitDump;
+    use perfdata::rt::{Bytes, Endianness, Str};
+    replay("jitdump", perfdata_fuzz::jitdump::jitdump);
+    // Files of every record kind in both byte orders, whole and cut at every byte.
+    let rec = |id, body| Record {
+        id,
+        timestamp: 7,
+        body,
+        tail: None,
+    };
+    for endian in [Endianness::Little, Endianness::Big] {
+        let dump = JitDump {
+            endian,
+            header: JitDump::header(9, 62),
+            records: vec![
+                rec(
+                    RecordId::CODE_DEBUG_INFO,
+                    RecordBody::DebugInfo(DebugInfo {
+                        code_addr: 0x40,
+                        entries: vec![DebugEntry {
+                            addr: 0x40,
+                            lineno: 2,
+                            discrim: 0,
+                            name: Str::cstr("a.js"),
+                        }],
+                    }),
+                ),
+                rec(
+                    RecordId::CODE_UNWINDING_INFO,
+                    RecordBody::UnwindingInfo(UnwindingInfo {
+                        eh_frame_hdr_size: 2,
+                        mapped_size: 0,
+                        unwinding_data: Bytes::from(&b"hdr!"[..]),
+                    }),
+                ),
+                rec(
+                    RecordId::CODE_LOAD,
+                    RecordBody::CodeLoad(CodeLoad {
+                        pid: 9,
+                        tid: 9,
+                        vma: 0x40,
+                        code_addr: 0x40,
+                        code_size: 2,
+                        code_index: 1,
+                        name: Str::cstr("f"),
+                        code: Bytes::from(&b"\x90\xc3"[..]),
+                    }),
+                ),
+                rec(
+                    RecordId::CODE_MOVE,
+                    RecordBody::CodeMove(CodeMove {
+                        pid: 9,
+                        tid: 9,
+                        vma: 0x80,
+                        old_code_addr: 0x40,
+                        new_code_addr: 0x80,
+                        code_size: 2,
+                        code_index: 1,
+                    }),
+                ),
+                rec(RecordId(99), RecordBody::Unknown(Bytes::from(&b"?"[..]))),
+            ],
+        };
+        let bytes = dump.encode().unwrap();
+        for cut in 0..=bytes.len() {
+            perfdata_fuzz::jitdump::jitdump(&bytes[..cut]);
+        }
+    }
+}
