@@ -463,9 +463,21 @@ fn frame_id(
             }
         }
         if lines.is_empty() {
-            let (file, line) = match machine.dsos.source_line(dso, addr) {
-                Some((file, line)) => (Some(file), line),
-                None => (None, 0),
+            // The function's own file and a line of it: the outermost of the address's
+            // inline chain (the address's own line may be in an inlined callee's header,
+            // and a function named with each of its callees' files would be several
+            // functions to a viewer).
+            let outer = if inline {
+                None
+            } else {
+                machine.dsos.inline_lines(dso, addr).pop()
+            };
+            let (file, line) = match outer {
+                Some(l) => (l.file, l.line),
+                None => match machine.dsos.source_line(dso, addr) {
+                    Some((file, line)) => (Some(file), line),
+                    None => (None, 0),
+                },
             };
             let name = machine.dsos.symbol_name(sym).to_string();
             lines.push(Line {

@@ -1,9 +1,9 @@
 //! speedscope's JSON file format (<https://www.speedscope.app/file-format-schema.json>):
 //! one sampled profile per thread and event, each sample a stack of indices into one
 //! shared frame table (root first) weighted by its period, in time order. A frame is a
-//! function (an inline chain gives one frame per function) with its source file and, as
-//! `line`, the lowest line of it that the samples hit (the debug info's lines are per
-//! address, not per function). Written as it is serialized: the samples are never built
+//! function (an inline chain gives one frame per function), one per name, with its source
+//! file and, as `line`, the lowest line of it that the samples hit (the debug info's lines
+//! are per address, not per function). Written as it is serialized: the samples are never built
 //! as JSON values in memory, and [`gather`] holds a bounded number of them (the rest are
 //! spilled to a temporary file until their profile is written).
 
@@ -282,15 +282,18 @@ fn write_profiles(
     name: &str,
     out: impl Write,
 ) -> std::io::Result<()> {
-    // Frames: one per (function, file); unsymbolized frames by their fallback name.
+    // Frames: one per function name (speedscope merges frames by their key, name and
+    // file and line: a function seen with the files of the headers inlined into it would
+    // be several functions in every view), with the first file it was seen with and the
+    // lowest line of that file; unsymbolized frames by their fallback name.
     let mut frames: Vec<Frame<'_>> = vec![];
-    let mut frame_of: HashMap<(&str, Option<&str>), u32> = HashMap::default();
+    let mut frame_of: HashMap<(&str, bool), u32> = HashMap::default();
     // Per sampled frame: its speedscope frames, outermost first.
     let mut chains: Vec<Vec<u32>> = Vec::with_capacity(sampled.frames.len());
     for f in &sampled.frames {
         let mut chain = vec![];
         if f.lines.is_empty() {
-            let key = (f.fallback_name.as_str(), None);
+            let key = (f.fallback_name.as_str(), false);
             let i = *frame_of.entry(key).or_insert_with(|| {
                 frames.push(Frame {
                     name: &f.fallback_name,
@@ -303,7 +306,7 @@ fn write_profiles(
         }
         for l in f.lines.iter().rev() {
             let func = &sampled.functions[l.function as usize];
-            let key = (func.name.as_str(), func.file.as_deref());
+            let key = (func.name.as_str(), true);
             let i = *frame_of.entry(key).or_insert_with(|| {
                 frames.push(Frame {
                     name: &func.name,
@@ -312,8 +315,8 @@ fn write_profiles(
                 });
                 frames.len() as u32 - 1
             });
-            if l.line != 0 && func.file.is_some() {
-                let fr = &mut frames[i as usize];
+            let fr = &mut frames[i as usize];
+            if l.line != 0 && func.file.is_some() && fr.file == func.file.as_deref() {
                 fr.line = Some(fr.line.map_or(l.line, |x| x.min(l.line)));
             }
             chain.push(i);

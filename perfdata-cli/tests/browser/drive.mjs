@@ -5,6 +5,8 @@
 //   node drive.mjs '{"dir": D, "chromium": PATH, "speedscope": F, "svg": F,
 //                    "searches": ["^count_words$", ...], "shots": DIR}'
 //
+// Without "svg", the flame graph is not opened; "shot" names speedscope's screenshot.
+//
 // A static server on 127.0.0.1 (an ephemeral port) serves speedscope's release build (the
 // npm package's dist/release, as /speedscope/) and the files of D (as /files/); it stops
 // before this script exits. Chromium starts with a new empty profile and the flags that keep
@@ -70,29 +72,31 @@ try {
       .map((tr) => [...tr.querySelectorAll('td')].map((td) => td.innerText.trim()))
       .filter((cells) => cells.length === 3),
   }));
-  await page.screenshot({ path: path.join(args.shots, 'speedscope-sandwich.png') });
+  await page.screenshot({ path: path.join(args.shots, args.shot ?? 'speedscope-sandwich.png') });
   out.speedscope.errors = errors.splice(0);
 
   // The flame graph SVG (inferno's): it renders, and its own search finds each term.
-  await page.goto(`${base}/files/${args.svg}`);
-  await page.waitForFunction(() => typeof search === 'function' && frames && frames.children.length > 0,
-    { timeout: 60000 });
-  out.svg = await page.evaluate((terms) => {
-    // Drawn: the widest frame (the root, `all`) spans the graph.
-    const widths = [...document.querySelectorAll('#frames rect')].map((r) => r.getBBox().width);
-    const shown = { frames: frames.children.length, widest: Math.max(0, ...widths),
-      width: document.documentElement.getBBox().width, searches: [] };
-    for (const term of terms) {
-      search(term);
-      const text = document.getElementById('matched').textContent;
-      reset_search();
-      shown.searches.push({ term, matched: text });
-    }
-    return shown;
-  }, args.searches);
-  await page.evaluate((t) => search(t), args.searches[0]);
-  await page.screenshot({ path: path.join(args.shots, 'flamegraph-search.png') });
-  out.svg.errors = errors.splice(0);
+  if (args.svg) {
+    await page.goto(`${base}/files/${args.svg}`);
+    await page.waitForFunction(() => typeof search === 'function' && frames && frames.children.length > 0,
+      { timeout: 60000 });
+    out.svg = await page.evaluate((terms) => {
+      // Drawn: the widest frame (the root, `all`) spans the graph.
+      const widths = [...document.querySelectorAll('#frames rect')].map((r) => r.getBBox().width);
+      const shown = { frames: frames.children.length, widest: Math.max(0, ...widths),
+        width: document.documentElement.getBBox().width, searches: [] };
+      for (const term of terms) {
+        search(term);
+        const text = document.getElementById('matched').textContent;
+        reset_search();
+        shown.searches.push({ term, matched: text });
+      }
+      return shown;
+    }, args.searches);
+    await page.evaluate((t) => search(t), args.searches[0]);
+    await page.screenshot({ path: path.join(args.shots, 'flamegraph-search.png') });
+    out.svg.errors = errors.splice(0);
+  }
 } finally {
   await browser.close();
   server.close();

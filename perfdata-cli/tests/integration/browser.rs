@@ -138,19 +138,99 @@ fn collapse_by_function(input: &str) -> BTreeMap<String, (u64, u64)> {
     for line in stdout.lines() {
         let (stack, weight) = line.rsplit_once(' ').unwrap();
         let weight: u64 = weight.parse().unwrap();
-        let frames: Vec<&str> = stack.split(';').skip(1).collect();
+        // An inline frame's linkage name (as perf script prints it) demangled, as the
+        // viewers name it (collapse then drops the arguments).
+        let frames: Vec<String> = stack
+            .split(';')
+            .skip(1)
+            .map(|f| {
+                if f.starts_with("_Z") {
+                    perfdata_analysis::collapse::tidy_generic(perfdata_analysis::symbols::demangle(
+                        f,
+                    ))
+                } else {
+                    f.to_string()
+                }
+            })
+            .collect();
         let mut seen = std::collections::BTreeSet::new();
         for (i, f) in frames.iter().enumerate() {
-            let e = by.entry(f.to_string()).or_default();
+            let e = by.entry(f.clone()).or_default();
             if i + 1 == frames.len() {
                 e.0 += weight;
             }
-            if seen.insert(*f) {
+            if seen.insert(f) {
                 e.1 += weight;
             }
         }
     }
     by
+}
+
+/// speedscope's Sandwich table (loaded without page errors): each row's Self and Total
+/// equal collapse's, to the digits shown, and its top functions by Self are `top`'s
+/// (function → (self, total)): report's, or collapse's where inline frames take the
+/// time of their callers (report names the containing function) and an object without
+/// symbols is a function of the viewers (report leaves its addresses out).
+fn sandwich_is_collapse_s(
+    sp: &Value,
+    stacks: &BTreeMap<String, (u64, u64)>,
+    top: &BTreeMap<String, (u64, u64)>,
+) {
+    let rows = sp["rows"].as_array().unwrap();
+    let mut matched = vec![];
+    for row in rows {
+        let cells: Vec<&str> = row
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_str().unwrap())
+            .collect();
+        let [total_cell, self_cell, name] = cells[..] else {
+            panic!("a Sandwich row of 3 cells expected: {cells:?}");
+        };
+        let close = |cell: &str, want: u64| {
+            let (got, rounding) = speedscope_time(cell);
+            (got - want as f64).abs() <= rounding + 1.0
+        };
+        // A C++ function's name with its arguments, as collapse names it (without).
+        let tidy = perfdata_analysis::collapse::tidy_generic(name.to_string());
+        let (name, &(self_period, children)) = match stacks.get_key_value(&tidy) {
+            Some(found) => found,
+            // A name speedscope demangled itself (its own demangler, return type and
+            // arguments shown) where perfdata's left it mangled: the mangled function
+            // with these times.
+            None => stacks
+                .iter()
+                .find(|(k, &(s, c))| {
+                    k.starts_with("_Z") && close(self_cell, s) && close(total_cell, c)
+                })
+                .unwrap_or_else(|| panic!("speedscope shows {name}, which no stack has")),
+        };
+        for (cell, want, column) in [
+            (self_cell, self_period, "Self"),
+            (total_cell, children, "Total"),
+        ] {
+            assert!(
+                close(cell, want),
+                "{name}: speedscope's {column} is {cell}, collapse's {want} ns"
+            );
+        }
+        matched.push((name, self_period));
+    }
+    // The table's order (by Self) is `top`'s: the top functions of both agree (by name:
+    // report names a function by its symbol, where the viewers take a function's DWARF
+    // name, which drops a clone's `.constprop.0`).
+    assert!(
+        matched.len() >= 10,
+        "only {} rows compared: {rows:?}",
+        matched.len()
+    );
+    let mut by_self: Vec<(&String, u64)> = top.iter().map(|(n, &(s, _))| (n, s)).collect();
+    by_self.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
+    let top: Vec<&str> = by_self.iter().take(5).map(|(n, _)| n.as_str()).collect();
+    let shown_top: Vec<&str> = matched.iter().take(5).map(|(n, _)| n.as_str()).collect();
+    assert_eq!(shown_top, top, "speedscope's top functions by Self");
 }
 
 /// A time as speedscope prints it (`136.07ms (21%)`, `500.25µs (0.08%)`): nanoseconds,
@@ -243,46 +323,7 @@ fn speedscope_and_the_flame_graph_show_in_a_real_browser_what_report_computes() 
         toolbar.contains("wordfreq") && toolbar.contains("cpu-clock:u"),
         "speedscope's toolbar names another profile: {toolbar}"
     );
-    let rows = sp["rows"].as_array().unwrap();
-    let mut matched = vec![];
-    for row in rows {
-        let cells: Vec<&str> = row
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_str().unwrap())
-            .collect();
-        let [total_cell, self_cell, name] = cells[..] else {
-            panic!("a Sandwich row of 3 cells expected: {cells:?}");
-        };
-        let &(self_period, children) = stacks
-            .get(name)
-            .unwrap_or_else(|| panic!("speedscope shows {name}, which no stack has"));
-        for (cell, want, column) in [
-            (self_cell, self_period, "Self"),
-            (total_cell, children, "Total"),
-        ] {
-            let (got, rounding) = speedscope_time(cell);
-            assert!(
-                (got - want as f64).abs() <= rounding + 1.0,
-                "{name}: speedscope's {column} is {cell}, collapse's {want} ns"
-            );
-        }
-        matched.push((name, self_period));
-    }
-    // The table's order (by Self) is report's: the top functions of both agree (by
-    // name: report names a function by its symbol, where the viewers take a function's
-    // DWARF name, which drops a clone's `.constprop.0`).
-    assert!(
-        matched.len() >= 10,
-        "only {} rows compared: {rows:?}",
-        matched.len()
-    );
-    let mut by_self: Vec<(&String, u64)> = report.iter().map(|(n, &(s, _))| (n, s)).collect();
-    by_self.sort_by_key(|&(_, s)| std::cmp::Reverse(s));
-    let top: Vec<&str> = by_self.iter().take(5).map(|(n, _)| n.as_str()).collect();
-    let shown_top: Vec<&str> = matched.iter().take(5).map(|(n, _)| *n).collect();
-    assert_eq!(shown_top, top, "speedscope's top functions by Self");
+    sandwich_is_collapse_s(sp, &stacks, &report);
 
     // The flame graph: drawn across its width, and its search reports each function's
     // share with its callees, to its one decimal.
@@ -314,4 +355,69 @@ fn speedscope_and_the_flame_graph_show_in_a_real_browser_what_report_computes() 
             "the flame graph's search finds {name} in {pct}%, report {want:.3}%"
         );
     }
+}
+
+/// A big recording's speedscope export opens in speedscope (issue 21: what `perf script`
+/// text cannot): set `PERFDATA_BROWSER_BIG` to a recording, e.g. the bench's 600 MB one
+/// (`cargo xtask bench` writes `target/bench/dwarf-cpp-600mb.data`). Not in CI (no such
+/// file there); without it the test says so and does nothing.
+#[test]
+fn a_big_recording_s_speedscope_export_opens_in_speedscope() {
+    let Some(big) = std::env::var_os("PERFDATA_BROWSER_BIG") else {
+        eprintln!(
+            "SKIP: set PERFDATA_BROWSER_BIG=RECORDING (e.g. target/bench/dwarf-cpp-600mb.data from `cargo xtask bench`) to open its export in speedscope"
+        );
+        return;
+    };
+    let Some((chromium, driver)) = setup() else {
+        return;
+    };
+    let input = PathBuf::from(big).to_string_lossy().into_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.speedscope.json");
+    let started = Instant::now();
+    let (code, _, stderr) = run_perfdata(
+        &[
+            "export",
+            &input,
+            "--to",
+            "speedscope",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    eprintln!(
+        "big: {} bytes of recording, {} bytes of speedscope JSON, exported in {:?}",
+        std::fs::metadata(&input).unwrap().len(),
+        std::fs::metadata(&out).unwrap().len(),
+        started.elapsed()
+    );
+    let stacks = collapse_by_function(&input);
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-checks");
+    std::fs::create_dir_all(&shots).unwrap();
+    let started = Instant::now();
+    let shown = drive(
+        &driver,
+        &serde_json::json!({
+            "dir": dir.path(),
+            "chromium": chromium,
+            "speedscope": "big.speedscope.json",
+            "shot": "speedscope-big-sandwich.png",
+            "shots": shots,
+        }),
+        Duration::from_secs(600),
+    );
+    eprintln!(
+        "big: loaded and read by speedscope in {:?}",
+        started.elapsed()
+    );
+    let sp = &shown["speedscope"];
+    assert_eq!(
+        sp["errors"],
+        serde_json::json!([]),
+        "speedscope page errors"
+    );
+    sandwich_is_collapse_s(sp, &stacks, &stacks);
 }
