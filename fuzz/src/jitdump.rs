@@ -10,6 +10,8 @@ use perfdata::jitdump::{dump_jitdump, JitDump};
 
 /// Inputs larger than this are cut.
 const MAX_INPUT: usize = 1 << 20;
+/// Records printed by the dumps.
+const DUMP_LIMIT: u64 = 16;
 
 pub fn jitdump(input: &[u8]) {
     let input = &input[..input.len().min(MAX_INPUT)];
@@ -29,10 +31,13 @@ pub fn jitdump(input: &[u8]) {
             "a whole file not written back byte for byte"
         );
     }
+    // The printers of the first records (code bytes as hex too): every kind of line
+    // comes early in a small input; the rest only repeats them.
     for json in [false, true] {
         let opts = DumpOptions {
             json,
             payloads: true,
+            limit: Some(DUMP_LIMIT),
             ..DumpOptions::default()
         };
         dump_jitdump(input, &opts, std::io::sink()).expect("a readable file dumps");

@@ -368,7 +368,11 @@ fn write_profiles(
         shared: Shared { frames },
         profiles,
         name,
-        active_profile_index: 0,
+        // The view opens on the busiest profile (the most weight), not on whichever
+        // thread sampled first (often perf's own exec of the workload).
+        active_profile_index: (0..store.keys.len())
+            .max_by_key(|&i| (store.logs[i].period, std::cmp::Reverse(i)))
+            .unwrap_or(0),
         exporter: format!("perfdata {}", env!("CARGO_PKG_VERSION")),
     };
     let mut out = std::io::BufWriter::new(out);

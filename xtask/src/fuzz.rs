@@ -47,6 +47,8 @@ pub const SEEDS_BUDGET: u64 = 5 << 20;
 pub fn default_max_len(target: &str) -> usize {
     match target {
         "spec_language" => 8 << 10,
+        // A header and a few dozen records: a jitdump has no structure larger.
+        "jitdump" => 4 << 10,
         _ => 64 << 10,
     }
 }

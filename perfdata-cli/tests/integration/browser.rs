@@ -131,8 +131,10 @@ fn report_by_function(input: &str) -> (BTreeMap<String, (u64, u64)>, u64) {
 /// a stack) from `perfdata collapse --inline`: the stacks the viewers' exports are made of
 /// (inline frames named from DWARF, as `perf script --inline`; conformance check 8 holds
 /// collapse to perf's). The first frame of a folded stack is the command.
-fn collapse_by_function(input: &str) -> BTreeMap<String, (u64, u64)> {
-    let (code, stdout, stderr) = run_perfdata(&["collapse", input, "--inline"], None);
+fn collapse_by_function(input: &str, extra: &[&str]) -> BTreeMap<String, (u64, u64)> {
+    let mut args = vec!["collapse", input, "--inline"];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = run_perfdata(&args, None);
     assert_eq!(code, Some(0), "{stderr}");
     let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for line in stdout.lines() {
@@ -179,7 +181,12 @@ fn sandwich_is_collapse_s(
 ) {
     let rows = sp["rows"].as_array().unwrap();
     let mut matched = vec![];
-    for row in rows {
+    // (The profile list of a file of several profiles is a table too: number, name,
+    // duration.)
+    let sandwich = rows
+        .iter()
+        .filter(|r| r[0].as_str().unwrap().parse::<u32>().is_err());
+    for row in sandwich {
         let cells: Vec<&str> = row
             .as_array()
             .unwrap()
@@ -281,7 +288,7 @@ fn speedscope_and_the_flame_graph_show_in_a_real_browser_what_report_computes() 
         assert_eq!(code, Some(0), "{what}: {stderr}");
     }
     let (report, total) = report_by_function(&input);
-    let stacks = collapse_by_function(&input);
+    let stacks = collapse_by_function(&input, &[]);
     // The flame graph's search: the functions with between 5% and 95% of the time with
     // their callees (the shipped sample: count_words, generate_text, count_word, rng).
     let mut searched: Vec<(&String, u64)> = report
@@ -394,7 +401,6 @@ fn a_big_recording_s_speedscope_export_opens_in_speedscope() {
         std::fs::metadata(&out).unwrap().len(),
         started.elapsed()
     );
-    let stacks = collapse_by_function(&input);
     let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-checks");
     std::fs::create_dir_all(&shots).unwrap();
     let started = Instant::now();
@@ -419,5 +425,14 @@ fn a_big_recording_s_speedscope_export_opens_in_speedscope() {
         serde_json::json!([]),
         "speedscope page errors"
     );
+    // The profile shown (the busiest thread's): `comm [pid/tid] event` in the toolbar.
+    let toolbar = sp["toolbar"].to_string();
+    let tid = toolbar
+        .split_once('[')
+        .and_then(|(_, r)| r.split_once(']'))
+        .and_then(|(ids, _)| ids.split_once('/'))
+        .map(|(_, tid)| tid.to_string())
+        .unwrap_or_else(|| panic!("no [pid/tid] in speedscope's toolbar: {toolbar}"));
+    let stacks = collapse_by_function(&input, &["--tid", &tid]);
     sandwich_is_collapse_s(sp, &stacks, &stacks);
 }
