@@ -72,6 +72,7 @@ struct Symbols {
     symfs: Option<PathBuf>,
     symbols_from: Vec<PathBuf>,
     debug_file_dirs: Vec<PathBuf>,
+    jitdumps: Vec<PathBuf>,
     no_symbols: bool,
 }
 
@@ -87,6 +88,7 @@ impl Symbols {
             symfs: self.symfs.clone(),
             symbols_from: self.symbols_from.clone(),
             debug_file_dirs: self.debug_file_dirs.clone(),
+            jitdumps: self.jitdumps.clone(),
             no_symbols: self.no_symbols,
             lines,
             stacks: StackOptions {
@@ -122,7 +124,7 @@ fn with_file(e: Error, path: &Path) -> Error {
 impl NativeRecording {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (path, *, kallsyms=None, vmlinux=None, symfs=None, symbols_from=vec![], debug_file_dirs=vec![], no_symbols=false))]
+    #[pyo3(signature = (path, *, kallsyms=None, vmlinux=None, symfs=None, symbols_from=vec![], debug_file_dirs=vec![], jitdumps=vec![], no_symbols=false))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -131,6 +133,7 @@ impl NativeRecording {
         symfs: Option<PathBuf>,
         symbols_from: Vec<PathBuf>,
         debug_file_dirs: Vec<PathBuf>,
+        jitdumps: Vec<PathBuf>,
         no_symbols: bool,
     ) -> PyResult<Self> {
         py.detach(|| -> Result<(), Error> {
@@ -147,6 +150,7 @@ impl NativeRecording {
                 symfs,
                 symbols_from,
                 debug_file_dirs,
+                jitdumps,
                 no_symbols,
             },
         })

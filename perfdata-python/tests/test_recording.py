@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import perfdata
-from conftest import RECORDINGS, WORDFREQ, cli, cli_json, report_rows
+from conftest import RECORDINGS, ROOT, WORDFREQ, cli, cli_json, report_rows
 
 
 def sample_table(path, **kw):
@@ -416,3 +416,29 @@ def test_a_stream_dropped_early_ends_its_walk_thread():
     while threads() > before and time.time() < deadline:
         time.sleep(0.05)
     assert threads() == before
+
+
+def test_jit_code_is_named_from_a_jitdump_given_by_path(tmp_path):
+    # The clock-mono fixture (recorded with `perf record -k mono`, the JIT's clock) and a
+    # jitdump that loads code over one user sample's address at its time.
+    import struct
+
+    path = ROOT / "conformance" / "fixtures" / "clock-mono.data"
+    table = pa.RecordBatchReader.from_stream(
+        perfdata.open(path).samples(columns=["time", "pid", "ip"], symbolize=False)
+    ).read_all()
+    user = [r for r in table.to_pylist() if r["ip"] < 0x8000_0000_0000_0000]
+    sample = user[len(user) // 2]
+    time, pid, ip = sample["time"], sample["pid"], sample["ip"]
+    name = b"JS:*from_python app.js:1:1\0"
+    body = struct.pack("<IIQQQQ", pid, pid, ip, ip, 1, 7) + name + b"\x90"
+    dump = struct.pack("<IIIIIIQQ", 0x4A695444, 1, 40, 62, 0, pid, 0, 0)
+    dump += struct.pack("<IIQ", 0, 16 + len(body), time) + body
+    jitdump = tmp_path / f"jit-{pid}.dump"
+    jitdump.write_bytes(dump)
+
+    without = perfdata.open(path).collapse().to_pylist()
+    assert not any("JS:*from_python" in r["stack"] for r in without)
+    named = perfdata.open(path, jitdumps=[jitdump]).collapse().to_pylist()
+    hits = [r for r in named if r["stack"].endswith("JS:*from_python app.js:1:1")]
+    assert hits, named

@@ -49,6 +49,7 @@ def open(  # noqa: A001 - the package's entry point, as `perfdata.open`
     symfs: Optional[PathLike] = None,
     symbols_from: Sequence[PathLike] = (),
     debug_file_dirs: Sequence[PathLike] = (),
+    jitdumps: Sequence[PathLike] = (),
     no_symbols: bool = False,
 ) -> "Recording":
     """Opens a recording: a perf.data file (file or pipe layout, either byte order) or a
@@ -57,7 +58,8 @@ def open(  # noqa: A001 - the package's entry point, as `perfdata.open`
 
     The keyword arguments are the CLI's symbol options: ``kallsyms``/``vmlinux`` for the
     kernel, ``symfs`` (perf's ``--symfs``), ``symbols_from`` (``perf archive`` tarballs),
-    ``debug_file_dirs``, and ``no_symbols`` (addresses only).
+    ``debug_file_dirs``, ``jitdumps`` (``jit-PID.dump`` files naming JIT code, besides
+    those the recording maps), and ``no_symbols`` (addresses only).
     """
     return Recording(
         _native.NativeRecording(
@@ -67,6 +69,7 @@ def open(  # noqa: A001 - the package's entry point, as `perfdata.open`
             symfs=_opt_path(symfs),
             symbols_from=[os.fspath(p) for p in symbols_from],
             debug_file_dirs=[os.fspath(p) for p in debug_file_dirs],
+            jitdumps=[os.fspath(p) for p in jitdumps],
             no_symbols=no_symbols,
         )
     )

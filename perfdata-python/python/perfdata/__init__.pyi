@@ -21,6 +21,7 @@ def open(
     symfs: Optional[PathLike] = ...,
     symbols_from: Sequence[PathLike] = ...,
     debug_file_dirs: Sequence[PathLike] = ...,
+    jitdumps: Sequence[PathLike] = ...,
     no_symbols: bool = ...,
 ) -> Recording: ...
 

@@ -28,6 +28,7 @@ class NativeRecording:
         symfs: Optional[str] = ...,
         symbols_from: List[str] = ...,
         debug_file_dirs: List[str] = ...,
+        jitdumps: List[str] = ...,
         no_symbols: bool = ...,
     ) -> None: ...
     @property
