@@ -106,6 +106,10 @@ pub struct AnalyzerOptions {
     /// jitdump files to name JIT code from (`--jitdump`), besides those the recording
     /// maps ([`jit`]).
     pub jitdumps: Vec<PathBuf>,
+    /// Replay the records of one stream only ([`Analyzer::streams`]; the side band of
+    /// every stream still names processes and maps): a `--threads` directory read in
+    /// parallel, one stream per worker. `None`: every stream.
+    pub stream: Option<usize>,
 }
 
 /// A sample with the fields the analyses use, ready for [`Machine::frames`].
@@ -185,6 +189,8 @@ pub struct Analyzer<'r> {
     pub deliver_hidden: bool,
     /// The JIT code of jitdump files, applied as the replay goes.
     jit: jit::JitDumps,
+    /// [`AnalyzerOptions::stream`].
+    stream: Option<usize>,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -336,6 +342,13 @@ impl<'r> Analyzer<'r> {
                     && a.attr.clockid == Some(perfdata::types::PosixClock::MONOTONIC)
             });
         let jit = jit::JitDumps::new(&opts.jitdumps, recording.path(), monotonic);
+        let streams = 1 + recording.stream_paths().count();
+        if let Some(s) = opts.stream.filter(|&s| s >= streams) {
+            return Err(Error::other(format!(
+                "stream {s}: the recording has {streams} (0: the main file's records{})",
+                if streams > 1 { ", 1…: its data.N files" } else { "" }
+            )));
+        }
         Ok(Analyzer {
             recording,
             data,
@@ -347,6 +360,7 @@ impl<'r> Analyzer<'r> {
             filter,
             deliver_hidden: false,
             jit,
+            stream: opts.stream,
         })
     }
 
@@ -362,6 +376,12 @@ impl<'r> Analyzer<'r> {
             records: 0,
             report: Box::new(report),
         });
+    }
+
+    /// How many streams of records the recording has: 1 for a file; for a `--threads`
+    /// directory, its main file's (stream 0) and each `data.N` file's (1, 2, …).
+    pub fn streams(&self) -> usize {
+        1 + self.recording.stream_paths().count()
     }
 
     /// The recording this analyzer reads.
@@ -477,8 +497,12 @@ impl<'r> Analyzer<'r> {
         }
         let jit_code = self.jit.take_all();
         let mut go_on = true;
+        let only = self.stream;
         let places = std::iter::once(Place::Main)
-            .chain((0..self.recording.stream_paths().count()).map(Place::DataFile));
+            .chain((0..self.recording.stream_paths().count()).map(Place::DataFile))
+            .enumerate()
+            .filter(|&(i, _)| only.is_none_or(|s| s == i))
+            .map(|(_, p)| p);
         for place in places {
             if !go_on {
                 break;

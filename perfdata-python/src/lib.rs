@@ -194,6 +194,12 @@ impl NativeRecording {
         .map_err(|e| py_err(with_file(e, &self.path)))
     }
 
+    /// How many streams of records the recording has (1; a `--threads` directory: its
+    /// main file's and each `data.N` file's).
+    fn streams(&self) -> PyResult<usize> {
+        Ok(1 + open(&self.path)?.stream_paths().count())
+    }
+
     /// The event names, by attr index (a pipe's EVENT_UPDATE names applied).
     fn events(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let opts = AnalyzerOptions {
@@ -235,7 +241,7 @@ impl NativeRecording {
     /// The samples as Arrow batches (the Parquet export's `samples` schema, plus the
     /// `dso_name`, `symbol` and `stack` columns), streamed: an object with
     /// `__arrow_c_stream__`.
-    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH))]
+    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH, stream=None))]
     fn samples(
         &self,
         py: Python<'_>,
@@ -243,9 +249,11 @@ impl NativeRecording {
         symbolize: bool,
         unwind: Option<&str>,
         batch_size: usize,
+        stream: Option<usize>,
     ) -> PyResult<SampleStream> {
         let mut opts = self.symbols.options(unwind, symbolize)?;
         opts.no_symbols |= !symbolize;
+        opts.stream = stream;
         let rec = open(&self.path)?;
         // The header and attrs parse: errors there are raised here, not mid-stream.
         let events = py

@@ -442,3 +442,17 @@ def test_jit_code_is_named_from_a_jitdump_given_by_path(tmp_path):
     named = perfdata.open(path, jitdumps=[jitdump]).collapse().to_pylist()
     hits = [r for r in named if r["stack"].endswith("JS:*from_python app.js:1:1")]
     assert hits, named
+
+
+def test_the_streams_of_a_threads_directory_are_its_samples_in_parts():
+    path = ROOT / "conformance" / "fixtures" / "threads.data"
+    rec = perfdata.open(path)
+    assert path.is_dir() and rec.streams == 1 + len(list(path.glob("data.*")))
+    columns = ["time", "tid", "ip", "period", "stack_id", "symbol"]
+    whole = rec.samples(columns=columns).read_all()
+    parts = [rec.samples(columns=columns, stream=s).read_all() for s in range(rec.streams)]
+    assert sum(p.num_rows for p in parts) == whole.num_rows > 0
+    assert pa.concat_tables(parts).to_pylist() == whole.to_pylist()
+    assert perfdata.open(WORDFREQ).streams == 1
+    with pytest.raises(Exception, match="stream 9"):
+        rec.samples(stream=9).read_all()

@@ -47,12 +47,15 @@ def spark():
     s.stop()
 
 
-def test_spark_reads_the_fixtures_one_partition_per_file(spark):
+def test_spark_reads_the_fixtures_one_partition_per_file_or_stream(spark):
     glob = str(ROOT / "conformance" / "fixtures" / "*.data")
     df = spark.read.format("perfdata").load(glob + "," + str(WORDFREQ))
     expanded = perfdata.spark.expand(glob + "," + str(WORDFREQ))
-    # the glob matches the --threads directory too: one partition per recording
-    assert df.rdd.getNumPartitions() == len(expanded)
+    # the glob matches the --threads directory too: one partition per file recording, and
+    # one per stream of records of the directory (its main file's and each data.N's)
+    streams = [perfdata.open(p).streams if os.path.isdir(p) else 1 for p in expanded]
+    assert any(n > 1 for n in streams), "the --threads fixture has streams"
+    assert df.rdd.getNumPartitions() == sum(streams)
     rows = (
         df.groupBy("path", "event", "dso_name", "symbol")
         .agg(F.count("*").alias("samples"), F.sum("period").alias("period"))

@@ -152,6 +152,12 @@ class Recording:
         """The event names, by attr index (``cpu-clock``, ``sched:sched_switch``…)."""
         return self._native.events()
 
+    @property
+    def streams(self) -> int:
+        """How many streams of records: 1 for a file; for a ``perf record --threads``
+        directory, its main file's (0) and each ``data.N`` file's (1, 2, …)."""
+        return self._native.streams()
+
     def info(self, top: int = 5) -> Dict[str, Any]:
         """``perfdata info --json``: producer, duration, events (samples and period each),
         losses, top processes and shared objects."""
@@ -166,6 +172,7 @@ class Recording:
         symbolize: bool = True,
         unwind: Optional[str] = None,
         batch_size: int = 65536,
+        stream: Optional[int] = None,
     ) -> "_native.SampleStream":
         """The samples as an object of the Arrow PyCapsule interface
         (``__arrow_c_stream__``), for consumers that take one without pyarrow."""
@@ -174,6 +181,7 @@ class Recording:
             symbolize=symbolize,
             unwind=unwind,
             batch_size=batch_size,
+            stream=stream,
         )
 
     def samples(
@@ -183,6 +191,7 @@ class Recording:
         symbolize: bool = True,
         unwind: Optional[str] = None,
         batch_size: int = 65536,
+        stream: Optional[int] = None,
     ):
         """The samples, one row each, as a ``pyarrow.RecordBatchReader``: the columns of
         the Parquet export's ``samples`` table (:data:`SAMPLE_COLUMNS`), then
@@ -202,16 +211,24 @@ class Recording:
         copies) or ``"auto"`` (the default: unwinding where a sample carries them and
         its callchain has no user part).
 
+        ``stream``: the samples of one stream of records only (``0`` … ``streams - 1``,
+        see :attr:`streams`), every process and map still known from the others: a
+        ``perf record --threads`` directory read in parallel, one stream per worker.
+
         A damaged record met while streaming ends the stream with a pyarrow error whose
         message says where (offset, record, field); a damaged header or attr raises
         :class:`PerfDataError` here.
         """
         import pyarrow as pa
 
-        stream = self.sample_stream(
-            columns, symbolize=symbolize, unwind=unwind, batch_size=batch_size
+        native = self.sample_stream(
+            columns,
+            symbolize=symbolize,
+            unwind=unwind,
+            batch_size=batch_size,
+            stream=stream,
         )
-        return pa.RecordBatchReader.from_stream(stream)
+        return pa.RecordBatchReader.from_stream(native)
 
     # -- records ------------------------------------------------------------------
 

@@ -40,6 +40,8 @@ class Recording:
     def damaged_features(self) -> List[Dict[str, Any]]: ...
     @property
     def events(self) -> List[str]: ...
+    @property
+    def streams(self) -> int: ...
     def info(self, top: int = ...) -> Dict[str, Any]: ...
     def sample_stream(
         self,
@@ -48,6 +50,7 @@ class Recording:
         symbolize: bool = ...,
         unwind: Optional[str] = ...,
         batch_size: int = ...,
+        stream: Optional[int] = ...,
     ) -> SampleStream: ...
     def samples(
         self,
@@ -56,6 +59,7 @@ class Recording:
         symbolize: bool = ...,
         unwind: Optional[str] = ...,
         batch_size: int = ...,
+        stream: Optional[int] = ...,
     ) -> pyarrow.RecordBatchReader: ...
     def records(
         self, *, limit: Optional[int] = ..., salvage: bool = ..., all_lines: bool = ...

@@ -6,7 +6,9 @@
 >>> df.groupBy("event", "dso_name", "symbol").agg(F.count("*"), F.sum("period"))
 
 ``load`` takes a path, a glob or a comma-separated list of them (``paths`` option: the
-same). The driver expands them and plans one partition per recording; each executor's
+same). The driver expands them and plans one partition per recording (a
+``perf record --threads`` directory: one per stream of records, its main file's and each
+``data.N`` file's); each executor's
 Python worker opens its recording with ``perfdata`` (this package must be installed
 there, and the files readable at the same path: a shared file system) and yields the
 samples as Arrow batches: the Parquet export's ``samples`` columns, the ``dso_name``,
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
@@ -60,11 +62,13 @@ def expand(spec: str) -> List[str]:
 
 
 class RecordingPartition(InputPartition):
-    """One recording: one Spark partition."""
+    """One Spark partition: a recording, or one stream of records of a
+    ``perf record --threads`` directory (``stream``; ``None``: the whole recording)."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(path)
+    def __init__(self, path: str, stream: Optional[int] = None) -> None:
+        super().__init__((path, stream))
         self.path = path
+        self.stream = stream
 
 
 class PerfDataSource(DataSource):
@@ -93,7 +97,19 @@ class PerfDataReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> List[RecordingPartition]:
-        return [RecordingPartition(p) for p in self.paths]
+        # A --threads directory: one partition per stream (its main file's and each
+        # data.N file's), read in parallel; each executor still reads every stream's
+        # side band (processes and maps), a small part of a recording.
+        import perfdata
+
+        out: List[RecordingPartition] = []
+        for p in self.paths:
+            streams = perfdata.open(p).streams if os.path.isdir(p) else 1
+            if streams > 1:
+                out.extend(RecordingPartition(p, s) for s in range(streams))
+            else:
+                out.append(RecordingPartition(p))
+        return out
 
     def read(self, partition: RecordingPartition) -> Iterator["pyarrow.RecordBatch"]:  # noqa: F821
         # Imported on the executor.
@@ -110,6 +126,7 @@ class PerfDataReader(DataSourceReader):
             symbolize=self.symbolize,
             unwind=self.unwind,
             batch_size=self.batch_size,
+            stream=partition.stream,
         )
         path = os.fspath(partition.path)
         for batch in reader:

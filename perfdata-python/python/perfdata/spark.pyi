@@ -1,4 +1,4 @@
-from typing import Iterator, List
+from typing import Iterator, List, Optional
 
 import pyarrow
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -11,7 +11,8 @@ def expand(spec: str) -> List[str]: ...
 
 class RecordingPartition(InputPartition):
     path: str
-    def __init__(self, path: str) -> None: ...
+    stream: Optional[int]
+    def __init__(self, path: str, stream: Optional[int] = ...) -> None: ...
 
 class PerfDataSource(DataSource):
     @classmethod
