@@ -346,7 +346,11 @@ impl<'r> Analyzer<'r> {
         if let Some(s) = opts.stream.filter(|&s| s >= streams) {
             return Err(Error::other(format!(
                 "stream {s}: the recording has {streams} (0: the main file's records{})",
-                if streams > 1 { ", 1…: its data.N files" } else { "" }
+                if streams > 1 {
+                    ", 1…: its data.N files"
+                } else {
+                    ""
+                }
             )));
         }
         Ok(Analyzer {

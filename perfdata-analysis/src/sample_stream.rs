@@ -92,10 +92,9 @@ impl SampleSelection {
         batch_size: usize,
         send: &mut dyn FnMut(RecordBatch) -> bool,
     ) -> Result<(), Error> {
-        let SampleSelection {
-            mut tables, order, ..
-        } = self;
+        let SampleSelection { tables, order, .. } = self;
         let batch_size = batch_size.max(1);
+        let mut tables = tables.with_batch_rows(batch_size);
         let arrange = |b: RecordBatch| -> Result<RecordBatch, Error> {
             match &order {
                 Some(o) => b.project(o).map_err(|e| Error::other(e.to_string())),

@@ -239,30 +239,34 @@ struct SampleCols {
     leaf: UInt64Builder,
     extra: [UInt64Builder; 8],
     rows: usize,
+    /// Rows the builders are sized for.
+    capacity: usize,
 }
 
 impl SampleCols {
-    /// Builders sized for a whole batch up front (no regrowth per batch).
-    fn new() -> Self {
-        let u = || UInt64Builder::with_capacity(BATCH);
+    /// Builders sized for a whole batch of `capacity` rows up front (no regrowth per
+    /// batch; 11 MB at [`BATCH`] rows, so a reader of small batches asks for less).
+    fn new(capacity: usize) -> Self {
+        let u = || UInt64Builder::with_capacity(capacity);
         SampleCols {
-            event: StringBuilder::with_capacity(BATCH, BATCH * 16),
+            event: StringBuilder::with_capacity(capacity, capacity * 16),
             time: u(),
-            pid: Int32Builder::with_capacity(BATCH),
-            tid: Int32Builder::with_capacity(BATCH),
-            comm: StringBuilder::with_capacity(BATCH, BATCH * 16),
-            cpu: UInt32Builder::with_capacity(BATCH),
+            pid: Int32Builder::with_capacity(capacity),
+            tid: Int32Builder::with_capacity(capacity),
+            comm: StringBuilder::with_capacity(capacity, capacity * 16),
+            cpu: UInt32Builder::with_capacity(capacity),
             period: u(),
             ip: u(),
             stack: u(),
             leaf: u(),
             extra: std::array::from_fn(|_| u()),
             rows: 0,
+            capacity,
         }
     }
 
     fn finish(&mut self) -> Vec<ArrayRef> {
-        let mut done = std::mem::replace(self, SampleCols::new());
+        let mut done = std::mem::replace(self, SampleCols::new(self.capacity));
         done.finish_into()
     }
 
@@ -413,7 +417,7 @@ impl TableBuilder {
         TableBuilder {
             events,
             symbolize,
-            s: SampleCols::new(),
+            s: SampleCols::new(BATCH),
             names_cols: None,
             f: FrameCols::default(),
             stack_rows: (
@@ -442,6 +446,13 @@ impl TableBuilder {
             last: None,
             keep: None,
         }
+    }
+
+    /// The samples' builders sized for batches of `rows` rows (at most [`BATCH`], the
+    /// default): for a reader that takes them [`TableBuilder::take`]n at that size.
+    pub fn with_batch_rows(mut self, rows: usize) -> Self {
+        self.s = SampleCols::new(rows.clamp(1, BATCH));
+        self
     }
 
     /// Builds only these of the samples' columns (indices in
