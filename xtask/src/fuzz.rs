@@ -39,7 +39,7 @@ pub struct Options {
 }
 
 /// What the committed minimised corpora (`fuzz/seeds/*.tar.gz`) may weigh in all.
-pub const SEEDS_BUDGET: u64 = 5 << 20;
+pub const SEEDS_BUDGET: u64 = 6 << 20;
 
 /// The largest input a target is given by default: enough for a header, attrs, a
 /// few features and records (the structures the format has), not the size of the
@@ -49,6 +49,8 @@ pub fn default_max_len(target: &str) -> usize {
         "spec_language" => 8 << 10,
         // A header and a few dozen records: a jitdump has no structure larger.
         "jitdump" => 4 << 10,
+        // A replay by the analyses costs per sample: a few dozen records are enough.
+        "viewers" | "python" => 16 << 10,
         _ => 64 << 10,
     }
 }
