@@ -68,6 +68,7 @@ impl SymbolArgs {
             debug_file_dirs: self.debug_file_directory.clone(),
             filter: Default::default(),
             jitdumps: self.jitdump.clone(),
+            stream: None,
             stacks: StackOptions {
                 call_graph: self.call_graph,
                 max_unwound: self.max_stack,
