@@ -34,6 +34,8 @@ pub enum DsoKind {
         symbol: String,
         /// The code's size in bytes.
         size: u64,
+        /// The jitdump that named it (where its symbol came from, for `info`).
+        jitdump: String,
     },
 }
 
@@ -595,9 +597,14 @@ impl Dsos {
                 origin: Some(dso.name.clone()),
                 ..Loaded::default()
             },
-            DsoKind::Jit { symbol, size } => Loaded {
+            DsoKind::Jit {
+                symbol,
+                size,
+                jitdump,
+            } => Loaded {
                 table: SymbolTable::single(0, *size, symbol),
-                origin: Some(dso.name.clone()),
+                symbols_from: Some(PathBuf::from(jitdump)),
+                origin: Some(jitdump.clone()),
                 ..Loaded::default()
             },
             DsoKind::Kernel => self.load_kernel(None),

@@ -37,6 +37,8 @@ pub struct JitCode {
     /// What `perf inject --jit` calls its file: `DIR/jitted-PID-INDEX.so`, DIR being the
     /// jitdump's.
     pub dso: String,
+    /// The jitdump it comes from.
+    pub jitdump: String,
 }
 
 /// The jitdump files of a replay and the code loads still to apply.
@@ -67,8 +69,8 @@ pub fn marker_pid(filename: &str) -> Option<u32> {
 
 impl JitDumps {
     /// `given`: files to read in any case; `recording`: the recording's path (a marker's
-    /// file is looked for beside it); `monotonic`: the recording's clock is
-    /// CLOCK_MONOTONIC, the producers' (its CLOCKID feature).
+    /// file is looked for beside it); `monotonic`: every event of the recording was timed
+    /// on CLOCK_MONOTONIC, the producers' clock (their attrs' `clockid`).
     pub fn new(given: &[PathBuf], recording: &Path, monotonic: bool) -> Self {
         JitDumps {
             given: given.to_vec(),
@@ -212,6 +214,7 @@ impl JitDumps {
                     .join(format!("jitted-{pid}-{index}.so"))
                     .to_string_lossy()
                     .into_owned(),
+                jitdump: path.to_string_lossy().into_owned(),
             });
         }
         // Stable: loads of one time stay in file order (a later one replaces an earlier).

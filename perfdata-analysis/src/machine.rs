@@ -565,6 +565,7 @@ impl Machine {
             DsoKind::Jit {
                 symbol: code.name.clone(),
                 size: code.size,
+                jitdump: code.jitdump.clone(),
             },
         );
         insert_map(
