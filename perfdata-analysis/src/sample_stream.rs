@@ -25,8 +25,8 @@ impl SampleSelection {
     /// [`Analyzer::events`]); `symbolize` as [`TableBuilder::new`]. `columns`: names
     /// from [`samples_schema`] and [`sample_name_fields`], in any order, repeats allowed
     /// (`None`: all of them). The name columns cost a string per frame of every sample,
-    /// so they are built only when one of them is asked for. An unknown name is refused
-    /// with the list of the known ones.
+    /// so they are built only when one of them is asked for. An unknown name, or an empty
+    /// list, is refused with the list of the known ones.
     pub fn new(
         events: Vec<String>,
         symbolize: bool,
@@ -47,17 +47,27 @@ impl SampleSelection {
                 order: None,
             });
         };
+        let known = || -> String {
+            samples_schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .chain(names.iter().map(|f| f.name().clone()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if cols.is_empty() {
+            // A batch of no column has no row count in Arrow's C stream.
+            return Err(format!(
+                "no column asked for: name at least one, or none for all (columns: {})",
+                known()
+            ));
+        }
         let mut asked = Vec::with_capacity(cols.len());
         for c in cols {
-            let i = full.index_of(c).map_err(|_| {
-                let known: Vec<String> = samples_schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .chain(names.iter().map(|f| f.name().clone()))
-                    .collect();
-                format!("no column `{c}` (columns: {})", known.join(", "))
-            })?;
+            let i = full
+                .index_of(c)
+                .map_err(|_| format!("no column `{c}` (columns: {})", known()))?;
             asked.push(i);
         }
         let schema = Arc::new(full.project(&asked).map_err(|e| e.to_string())?);

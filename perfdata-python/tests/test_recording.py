@@ -307,6 +307,8 @@ def test_bad_arguments_raise_value_errors():
     rec = perfdata.open(WORDFREQ)
     with pytest.raises(ValueError, match="no column"):
         rec.samples(columns=["nope"])
+    with pytest.raises(ValueError, match="no column asked for"):
+        rec.samples(columns=[])
     with pytest.raises(ValueError):
         rec.samples(unwind="sideways")
     with pytest.raises(ValueError):
