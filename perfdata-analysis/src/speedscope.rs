@@ -3,9 +3,10 @@
 //! shared frame table (root first) weighted by its period, in time order. A frame is a
 //! function (an inline chain gives one frame per function), one per name, with its source
 //! file and, as `line`, the lowest line of it that the samples hit (the debug info's lines
-//! are per address, not per function). Written as it is serialized: the samples are never built
-//! as JSON values in memory, and [`gather`] holds a bounded number of them (the rest are
-//! spilled to a temporary file until their profile is written).
+//! are per address, not per function). Written as it is serialized: the samples are never
+//! built as JSON values in memory, and [`gather`] holds a bounded number of them (the rest
+//! are spilled to a temporary file until their profile is written). The file opens on its
+//! busiest profile.
 
 use crate::sampled::{gather_each, GatherOptions, SampleEntry, Sampled};
 use crate::Analyzer;
