@@ -342,7 +342,7 @@ impl<'r> Analyzer<'r> {
                     && a.attr.clockid == Some(perfdata::types::PosixClock::MONOTONIC)
             });
         let jit = jit::JitDumps::new(&opts.jitdumps, recording.path(), monotonic);
-        let streams = 1 + recording.stream_paths().count();
+        let streams = stream_count(recording);
         if let Some(s) = opts.stream.filter(|&s| s >= streams) {
             return Err(Error::other(format!(
                 "stream {s}: the recording has {streams} (0: the main file's records{})",
@@ -385,7 +385,7 @@ impl<'r> Analyzer<'r> {
     /// How many streams of records the recording has: 1 for a file; for a `--threads`
     /// directory, its main file's (stream 0) and each `data.N` file's (1, 2, …).
     pub fn streams(&self) -> usize {
-        1 + self.recording.stream_paths().count()
+        stream_count(self.recording)
     }
 
     /// The recording this analyzer reads.
@@ -546,6 +546,11 @@ impl<'r> Analyzer<'r> {
         }
         Ok(())
     }
+}
+
+/// The main file's records, then each `data.N` file's.
+fn stream_count(recording: &Recording) -> usize {
+    1 + recording.stream_paths().count()
 }
 
 /// The sample filter as [`deliver`] applies it.
