@@ -8,7 +8,7 @@
 pub mod format;
 pub mod jitdump;
 pub mod python;
-mod scratch;
+pub mod scratch;
 pub mod spec_language;
 pub mod unwind;
 pub mod viewers;

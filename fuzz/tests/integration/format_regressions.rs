@@ -139,6 +139,8 @@ fn unwind() {
 #[test]
 fn viewers() {
     replay("viewers", perfdata_fuzz::viewers::viewers);
+    // The input file the body wrote (in /dev/shm): not left behind by the test.
+    let _ = std::fs::remove_file(perfdata_fuzz::scratch::input_path("viewers"));
 }
 
 #[test]
@@ -159,6 +161,7 @@ fn python() {
             compared += perfdata_fuzz::python::python(&[control, &bytes].concat());
         }
     }
+    let _ = std::fs::remove_file(perfdata_fuzz::scratch::input_path("python"));
     println!("python: {compared} batches of a selection compared with the whole table's");
     assert!(compared > 0, "no seed had samples to compare");
 }
