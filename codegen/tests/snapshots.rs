@@ -179,6 +179,30 @@ struct Sized(ws: u8) bounded_by size {
 }
 
 #[test]
+fn split_integers() {
+    insta::assert_snapshot!(generate(
+        r#"
+/// simpleperf's record header: a 32-bit size over two 16-bit halves.
+struct SplitHeader {
+  type: u32
+  size: split[u16, u16]
+}
+/// A split used as a length, in a condition, conditional itself and in an array.
+struct Uses {
+  wide: split[u32, u32]
+  n: split[u8, u8]
+  data: bytes[n]
+  more: split[u16, u16] if wide > 0xffff_ffff
+  all: [split[u16, u16]; n]
+}
+/// A split in a trailer.
+struct Ident { id: split[u16, u16] }
+record R = 1 trailer Ident { x: u32 }
+"#
+    ));
+}
+
+#[test]
 fn display_attributes_spec_names_and_single_values() {
     insta::assert_snapshot!(generate(
         r#"

@@ -251,6 +251,11 @@ pub enum TypeKind {
     CStr,
     /// `word[e]`: an unsigned word of `e` (4 or 8) bytes, `e` known before the structure.
     Word(Expr),
+    /// `split[HI, LO]`: one unsigned integer stored as two, most significant part first.
+    Split {
+        hi: Ident,
+        lo: Ident,
+    },
     Switch(SwitchExpr),
     /// `feature(e)`.
     Feature(Expr),

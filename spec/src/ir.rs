@@ -72,6 +72,25 @@ impl Prim {
             Prim::Bool => "bool",
         }
     }
+
+    /// The unsigned primitive of `size` bytes (1, 2, 4 or 8).
+    pub fn unsigned_of_size(size: u32) -> Option<Prim> {
+        match size {
+            1 => Some(Prim::U8),
+            2 => Some(Prim::U16),
+            4 => Some(Prim::U32),
+            8 => Some(Prim::U64),
+            _ => None,
+        }
+    }
+}
+
+impl TypeRef {
+    /// The value type of a `split[HI, LO]`: the unsigned primitive as wide as both parts
+    /// (validation accepts only pairs for which it exists).
+    pub fn split_value(hi: Prim, lo: Prim) -> Prim {
+        Prim::unsigned_of_size(hi.size() + lo.size()).unwrap_or(Prim::U64)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -330,6 +349,14 @@ pub enum TypeRef {
     /// An unsigned integer of a size known at run time: the expression (made of `ctx`
     /// values, parameters and integers only) gives 4 or 8 bytes. Its value is a `u64`.
     Word(Expr),
+    /// One unsigned integer stored as two unsigned primitives, the most significant part
+    /// first, each in the producer's byte order (simpleperf's 32-bit record size over the
+    /// `misc` and `size` halves of `perf_event_header`). Its value is the unsigned
+    /// primitive of the two widths added ([`TypeRef::split_value`]).
+    Split {
+        hi: Prim,
+        lo: Prim,
+    },
     Switch(Switch),
     /// The payload of the feature whose id the expression gives.
     FeatureById(Expr),
@@ -585,6 +612,7 @@ impl fmt::Display for TypeRef {
             TypeRef::Str(l) => write!(f, "str[{l}]"),
             TypeRef::CStr => f.write_str("cstr"),
             TypeRef::Word(e) => write!(f, "word[{e}]"),
+            TypeRef::Split { hi, lo } => write!(f, "split[{}, {}]", hi.name(), lo.name()),
             TypeRef::Switch(sw) => f.write_str(&sw.enum_name),
             TypeRef::FeatureById(e) => write!(f, "feature({e})"),
         }

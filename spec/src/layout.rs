@@ -124,7 +124,7 @@ impl<'s> Layout<'s> {
     /// True when values of `ty` borrow from the input.
     pub fn borrows(&self, ty: &TypeRef) -> bool {
         match ty {
-            TypeRef::Scalar(_) | TypeRef::Word(_) => false,
+            TypeRef::Scalar(_) | TypeRef::Word(_) | TypeRef::Split { .. } => false,
             TypeRef::Struct { name, .. } => {
                 self.structs.get(name.as_str()).is_some_and(|l| l.borrows)
             }
@@ -182,6 +182,7 @@ impl<'s> Layout<'s> {
             TypeRef::Scalar(ScalarType::Prim(Prim::Bool)) => None,
             TypeRef::Scalar(st) => Some(u64::from(self.spec.scalar_repr(st).size())),
             TypeRef::Word(Expr::Int(n)) => Some(*n),
+            TypeRef::Split { hi, lo } => Some(u64::from(hi.size() + lo.size())),
             TypeRef::Array { elem, len } => self.fixed_size(elem)?.checked_mul(literal(len)?),
             TypeRef::Bytes(len) | TypeRef::Str(len) => literal(len),
             TypeRef::Struct { name, .. } => self.structs.get(name.as_str())?.fixed_size,
@@ -237,6 +238,7 @@ impl<'s> Layout<'s> {
             TypeRef::Word(Expr::Int(n)) => *n,
             // The smaller of the two run-time word sizes.
             TypeRef::Word(_) => 4,
+            TypeRef::Split { hi, lo } => u64::from(hi.size() + lo.size()),
             TypeRef::Struct { name, .. } => match self.spec.find_struct(name) {
                 Some(s) => self.struct_min_size(s, depth),
                 None => 0,

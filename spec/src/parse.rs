@@ -54,6 +54,7 @@ pub const RESERVED: &[&str] = &[
     "str",
     "cstr",
     "word",
+    "split",
     "has",
 ];
 
@@ -1101,6 +1102,14 @@ impl<'a> Parser<'a> {
                 let (i, e) = self.expr(i)?;
                 let (i, _) = self.sym("]")(i)?;
                 (i, TypeKind::Word(e))
+            }
+            "split" => {
+                let (i, _) = self.sym("[")(i)?;
+                let (i, hi) = self.any_name("an unsigned primitive type")(i)?;
+                let (i, _) = self.sym(",")(i)?;
+                let (i, lo) = self.any_name("an unsigned primitive type")(i)?;
+                let (i, _) = self.sym("]")(i)?;
+                (i, TypeKind::Split { hi, lo })
             }
             "feature" => {
                 let (i, _) = self.sym("(")(i)?;

@@ -563,6 +563,41 @@ case!(
     "context {\n  ws: u8\n}\nflags F: u32 { A = 0 }\nstruct S {\n  w: word[ctx.ws]\n  x: u32 if w has A\n}\n"
 );
 
+// ------------------------------------------------------------------ split integers
+
+case!(split_of_a_u64, "struct A {\n  a: split[u64, u32]\n}\n");
+
+case!(
+    split_of_a_signed_part,
+    "struct A {\n  a: split[u16, i16]\n}\n"
+);
+
+case!(
+    split_of_a_declared_type,
+    "enum E: u16 { A = 1 }\nstruct A {\n  a: split[E, u16]\n}\n"
+);
+
+case!(split_of_24_bits, "struct A {\n  a: split[u16, u8]\n}\n");
+
+case!(
+    parse_split_with_one_part,
+    "struct A {\n  a: split[u16]\n}\n"
+);
+
+case!(
+    split_used_with_has,
+    "flags F: u32 { A = 0 }\nstruct S {\n  s: split[u16, u16]\n  x: u32 if s has A\n}\n"
+);
+
+case!(
+    split_computed,
+    "struct S {\n  n: split[u16, u16] = count(x)\n  x: [u8; n]\n}\n"
+);
+
+case!(split_with_hex, "struct S {\n  @hex s: split[u16, u16]\n}\n");
+
+case!(split_as_an_item_name, "struct split {\n  a: u32\n}\n");
+
 // ------------------------------------------------------------------ display attributes
 
 case!(

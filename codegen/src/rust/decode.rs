@@ -174,6 +174,17 @@ impl<'s> Gen<'s> {
                 }
             }
             TypeRef::CStr => ok(quote!(r.cstr())),
+            TypeRef::Split { hi, lo } => {
+                let (h, l) = (hi.size(), lo.size());
+                match TypeRef::split_value(*hi, *lo) {
+                    Prim::U64 => ok(quote!(r.split(#h, #l))),
+                    p => {
+                        let v = super::names::prim_ty(p);
+                        // Lossless: the value type is exactly as wide as both parts.
+                        ok(quote!(r.split(#h, #l).map(|v| v as #v)))
+                    }
+                }
+            }
             TypeRef::Word(e) => {
                 let n = self.u64_expr(e, env);
                 let nt = n.ts;
@@ -422,6 +433,7 @@ impl<'s> Gen<'s> {
             let p = match &f.ty {
                 TypeRef::Scalar(ScalarType::Prim(p)) => *p,
                 TypeRef::Word(_) => Prim::U64,
+                TypeRef::Split { hi, lo } => TypeRef::split_value(*hi, *lo),
                 _ => panic!(
                     "struct `{}`: computed field `{name}` must have an integer type",
                     s.name

@@ -247,6 +247,11 @@ impl<'s> Gen<'s> {
                 let v = by_val();
                 quote!(w.put_word(#n, #v) #chain?;)
             }
+            TypeRef::Split { hi, lo } => {
+                let (h, l) = (hi.size(), lo.size());
+                let v = by_val();
+                quote!(w.put_split(#h, #l, u64::from(#v));)
+            }
             TypeRef::Switch(sw) => self.encode_switch(sw, at, cx),
             TypeRef::FeatureById(e) => {
                 let check = if self.encode_evaluable(e, deferred) {
@@ -527,7 +532,12 @@ impl<'s> Gen<'s> {
                     None => stmts.extend(write(&place, false)),
                 }
                 body.extend(stmts);
-                if refs.contains(fname) && matches!(f.ty, TypeRef::Scalar(_) | TypeRef::Word(_)) {
+                if refs.contains(fname)
+                    && matches!(
+                        f.ty,
+                        TypeRef::Scalar(_) | TypeRef::Word(_) | TypeRef::Split { .. }
+                    )
+                {
                     body.extend(quote!(let #l = self.#id;));
                 }
             }
@@ -683,6 +693,7 @@ impl<'s> Gen<'s> {
         for f in &s.fields {
             let size = match &f.ty {
                 TypeRef::Scalar(st) => lit_usize(self.spec.scalar_repr(st).size() as usize),
+                TypeRef::Split { hi, lo } => lit_usize((hi.size() + lo.size()) as usize),
                 TypeRef::Array {
                     elem,
                     len: Len::Expr(e),

@@ -254,8 +254,14 @@ impl<'s> Gen<'s> {
                     ),
                 };
                 let l = local(name);
+                let split_value;
                 let st = match &f.ty {
                     TypeRef::Scalar(st) => st,
+                    // A split's value is the unsigned primitive of its width.
+                    TypeRef::Split { hi, lo } => {
+                        split_value = ScalarType::Prim(TypeRef::split_value(*hi, *lo));
+                        &split_value
+                    }
                     TypeRef::Word(_) => {
                         env.used.borrow_mut().insert(name.clone());
                         return if f.cond.is_some() {

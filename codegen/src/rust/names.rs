@@ -173,6 +173,7 @@ impl<'s> Gen<'s> {
         match ty {
             TypeRef::Scalar(st) => self.scalar_ty(st),
             TypeRef::Word(_) => quote!(u64),
+            TypeRef::Split { hi, lo } => prim_ty(TypeRef::split_value(*hi, *lo)),
             TypeRef::Struct { name, .. } => self.struct_ty(name),
             TypeRef::Array { elem, .. } => {
                 let e = self.rust_ty(elem);

@@ -48,7 +48,7 @@ fn ctx_only(e: &Expr) -> bool {
 /// reads only the context.
 fn ty_ctx_only(ty: &TypeRef) -> bool {
     match ty {
-        TypeRef::Scalar(_) | TypeRef::CStr => true,
+        TypeRef::Scalar(_) | TypeRef::CStr | TypeRef::Split { .. } => true,
         TypeRef::Struct { args, .. } => args.iter().all(ctx_only),
         TypeRef::Array { elem, len } => ty_ctx_only(elem) && len_ctx_only(len),
         TypeRef::Bytes(len) | TypeRef::Str(len) => len_ctx_only(len),

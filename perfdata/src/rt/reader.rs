@@ -170,6 +170,21 @@ impl<'a, E: Endian> Reader<'a, E> {
             _ => Err(bad_word_size(Some(self.offset()), size)),
         }
     }
+    /// Takes a `split[HI, LO]`: an unsigned integer of `hi` bytes, then one of `lo` bytes
+    /// (each 1, 2 or 4), the first the most significant part of the value.
+    #[inline]
+    pub fn split(&mut self, hi: u32, lo: u32) -> Result<u64> {
+        let high = self.part(hi)?;
+        let low = self.part(lo)?;
+        Ok(high << (8 * lo) | low)
+    }
+    fn part(&mut self, size: u32) -> Result<u64> {
+        match size {
+            1 => self.u8().map(u64::from),
+            2 => self.u16().map(u64::from),
+            _ => self.u32().map(u64::from),
+        }
+    }
     /// Takes 8 bytes as an IEEE 754 double: the bits of a `u64` in the reader's byte
     /// order (EVENT_UPDATE's scale).
     #[inline]

@@ -358,3 +358,28 @@ fn flag_sets_name_bits_ranges_and_unknown_bits() {
         r#"{"raw":"0x104002","names":["CPUMODE=2","EXACT","0x100000"]}"#
     );
 }
+
+#[test]
+fn splits_put_the_high_part_first_in_either_byte_order() {
+    // simpleperf's record size 0x0001_0010 over the halves of perf_event_header: high
+    // half where perf has `misc`, low half where perf has `size`.
+    let le = [0x01, 0x00, 0x10, 0x00];
+    let be = [0x00, 0x01, 0x00, 0x10];
+    assert_eq!(Reader::<LE>::new(&le, 0).split(2, 2).unwrap(), 0x0001_0010);
+    assert_eq!(Reader::<BE>::new(&be, 0).split(2, 2).unwrap(), 0x0001_0010);
+    let mut w = Writer::<LE>::new();
+    w.put_split(2, 2, 0x0001_0010);
+    assert_eq!(w.as_slice(), le);
+    let mut w = Writer::<BE>::new();
+    w.put_split(2, 2, 0x0001_0010);
+    assert_eq!(w.as_slice(), be);
+    // Uneven and wide parts; a cut part names its offset.
+    let mut w = Writer::<LE>::new();
+    w.put_split(1, 1, 0xabcd);
+    w.put_split(4, 4, 0x0123_4567_89ab_cdef);
+    let mut r = Reader::<LE>::new(w.as_slice(), 0);
+    assert_eq!(r.split(1, 1).unwrap(), 0xabcd);
+    assert_eq!(r.split(4, 4).unwrap(), 0x0123_4567_89ab_cdef);
+    let err = Reader::<LE>::new(&le[..3], 0x40).split(2, 2).unwrap_err();
+    assert!(err.to_string().contains("0x42"), "{err}");
+}

@@ -147,6 +147,18 @@ impl<E: Endian> Writer<E> {
         }
         Ok(())
     }
+    /// Appends a `split[HI, LO]` (see [`super::Reader::split`]): `v`'s high part in `hi`
+    /// bytes, then its low part in `lo` bytes. `v` is no wider than both parts (its type is).
+    pub fn put_split(&mut self, hi: u32, lo: u32, v: u64) {
+        let (high, low) = (v >> (8 * lo), v & ((1u64 << (8 * lo)) - 1));
+        for (size, part) in [(hi, high), (lo, low)] {
+            match size {
+                1 => self.put_u8(part as u8),
+                2 => self.put_u16(part as u16),
+                _ => self.put_u32(part as u32),
+            }
+        }
+    }
     /// Overwrites a word written earlier with [`Writer::put_word`].
     pub fn patch_word(&mut self, at: usize, size: u64, v: u64) -> Result<()> {
         match size {

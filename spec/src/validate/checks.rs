@@ -91,7 +91,7 @@ impl<'a> Validator<'a> {
                 spec.find_struct(&t.ty.name).and_then(|def| {
                     def.fields.iter().find_map(|f| {
                         let fixed = match &f.ty {
-                            TypeRef::Scalar(_) => true,
+                            TypeRef::Scalar(_) | TypeRef::Split { .. } => true,
                             TypeRef::Array {
                                 elem,
                                 len: ir::Len::Expr(len),

@@ -97,6 +97,7 @@ pub(super) fn describe_type(t: &TypeRef) -> String {
         TypeRef::Str(_) => "`str`".to_string(),
         TypeRef::CStr => "`cstr`".to_string(),
         TypeRef::Word(_) => "a `word`".to_string(),
+        TypeRef::Split { hi, lo } => format!("a `split[{}, {}]`", hi.name(), lo.name()),
         TypeRef::Switch(_) => "a `switch`".to_string(),
         TypeRef::FeatureById(_) => "`feature(…)`".to_string(),
     }

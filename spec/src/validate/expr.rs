@@ -339,7 +339,9 @@ impl<'a> Validator<'a> {
                     let t = self.scalar_ty(s, span, &format!("field `{n}`"));
                     (ir::Expr::Field(n.to_string()), t)
                 }
-                TypeRef::Word(_) => (ir::Expr::Field(n.to_string()), Ty::Int),
+                TypeRef::Word(_) | TypeRef::Split { .. } => {
+                    (ir::Expr::Field(n.to_string()), Ty::Int)
+                }
                 other => {
                     self.error_help(
                         span,
@@ -405,6 +407,9 @@ impl<'a> Validator<'a> {
                 Some(ScalarType::Enum(n) | ScalarType::Bitfield(n)) => format!("is a `{n}`"),
                 None if matches!(&v, ir::Expr::Field(n) if scope.visible.iter().any(|(f, t)| f == n && matches!(t, Some(TypeRef::Word(_))))) => {
                     "is a `word`".to_string()
+                }
+                None if matches!(&v, ir::Expr::Field(n) if scope.visible.iter().any(|(f, t)| f == n && matches!(t, Some(TypeRef::Split { .. })))) => {
+                    "is a `split`".to_string()
                 }
                 _ => "is not a field, parameter or `ctx` value".to_string(),
             };

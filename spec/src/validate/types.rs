@@ -30,6 +30,7 @@ impl<'a> Validator<'a> {
             TypeKind::Str(len) => self.len_expr(len, scope).map(TypeRef::Str),
             TypeKind::CStr => Some(TypeRef::CStr),
             TypeKind::Word(e) => self.word_size(e, scope).map(TypeRef::Word),
+            TypeKind::Split { hi, lo } => self.split(t.span, hi, lo),
             TypeKind::Feature(e) => {
                 if !scope.is_record {
                     self.error_help(
@@ -74,6 +75,43 @@ impl<'a> Validator<'a> {
             }
         }
         Some(size)
+    }
+
+    /// A `split[HI, LO]`: two unsigned primitives whose widths add up to one (16, 32 or
+    /// 64 bits), so that the value has a type of its own.
+    fn split(&mut self, span: Span, hi: &Ident, lo: &Ident) -> Option<TypeRef> {
+        let mut part = |p: &Ident| match prim_named(&p.name) {
+            Some(prim @ (Prim::U8 | Prim::U16 | Prim::U32)) => Some(prim),
+            other => {
+                let found = match other {
+                    Some(prim) => format!("`{}`", prim.name()),
+                    None => format!("`{}`", p.name),
+                };
+                self.error_help(
+                    p.span,
+                    format!("a part of a `split` is `u8`, `u16` or `u32`, not {found}"),
+                    "not an unsigned primitive narrower than 64 bits",
+                    Some("the parts are the stored halves of one unsigned integer, most significant first: `split[u16, u16]`".to_string()),
+                );
+                None
+            }
+        };
+        let (hi, lo) = (part(hi)?, part(lo)?);
+        if Prim::unsigned_of_size(hi.size() + lo.size()).is_none() {
+            self.error_help(
+                span,
+                format!(
+                    "a `split[{}, {}]` is {} bits wide; its parts must add up to 16, 32 or 64 bits",
+                    hi.name(),
+                    lo.name(),
+                    8 * (hi.size() + lo.size())
+                ),
+                "no integer type this wide",
+                Some("the value of a split is the unsigned integer of both parts, e.g. `split[u16, u16]` is a `u32`".to_string()),
+            );
+            return None;
+        }
+        Some(TypeRef::Split { hi, lo })
     }
 
     fn named_type(
