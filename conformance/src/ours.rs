@@ -187,7 +187,10 @@ pub fn decode(main: &[u8], streams: &[(String, Vec<u8>)]) -> Result<Decoded> {
         let ty = rec.record_type();
         let (offset, compressed) = match origin {
             Origin::Input => (rec.offset - base, false),
-            Origin::Compressed { record_offset } => (record_offset - base, true),
+            // Records not in the stream itself (perf writes no SPLIT records).
+            Origin::Compressed { record_offset } | Origin::Joined { record_offset } => {
+                (record_offset - base, true)
+            }
         };
         let body = data
             .decode(&rec, ctx)

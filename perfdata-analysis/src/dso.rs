@@ -1,6 +1,7 @@
 //! Shared objects (DSOs) and where their symbols come from: perf's search order, build
 //! ids checked, one cache per DSO (loaded on first use), source lines through `addr2line`.
 
+use crate::simpleperf::{RecordedFile, RecordedKind};
 use crate::symbol_sources::archive::ArchiveObjects;
 use crate::symbol_sources::debuginfod::{Artifact, Debuginfod};
 pub(crate) use crate::symbol_sources::hex;
@@ -51,6 +52,9 @@ pub struct Dso {
     /// The recorded build id (BUILD_ID feature, MMAP2); `None` when none was recorded
     /// (the file's own then finds its debug files).
     pub build_id: Option<Vec<u8>>,
+    /// Its symbols as the recording carries them (a simpleperf FILE feature): used
+    /// instead of any file.
+    recorded: Option<Box<RecordedFile>>,
     loaded: OnceCell<Loaded>,
 }
 
@@ -141,6 +145,8 @@ pub struct Dsos {
     archives: OnceCell<Vec<ArchiveObjects>>,
     /// The debuginfod client, made on first use when `DEBUGINFOD_URLS` names servers.
     debuginfod: OnceCell<Option<Debuginfod>>,
+    /// Symbols the recording carries, by path (a simpleperf FILE feature).
+    recorded: HashMap<String, RecordedFile>,
     /// The kernel's symbol file and why, decided on first use.
     kernel_source: OnceCell<(KernelFile, String)>,
 }
@@ -180,6 +186,7 @@ impl Dsos {
             archives: OnceCell::new(),
             debuginfod: OnceCell::new(),
             kernel_source: OnceCell::new(),
+            recorded: HashMap::new(),
         }
     }
 
@@ -359,6 +366,17 @@ impl Dsos {
         self.build_ids.entry(name.to_string()).or_insert(id);
     }
 
+    /// Symbols the recording carries for a file (a simpleperf FILE feature): that file's
+    /// DSO takes its symbols from them, not from any file. The kernel's are kept under
+    /// `[kernel.kallsyms]`, the name kernel maps get.
+    pub fn note_recorded_file(&mut self, file: RecordedFile) {
+        let name = match file.kind {
+            RecordedKind::Kernel => "[kernel.kallsyms]".to_string(),
+            _ => file.path.clone(),
+        };
+        self.recorded.insert(name, file);
+    }
+
     /// The build id noted for a file name ([`Dsos::note_build_id`]), if any.
     pub fn build_id_of(&self, name: &str) -> Option<&[u8]> {
         self.build_ids.get(name).map(Vec::as_slice)
@@ -378,6 +396,10 @@ impl Dsos {
             name: name.to_string(),
             short_name: short,
             build_id: self.build_ids.get(name).cloned(),
+            recorded: match &kind {
+                DsoKind::User | DsoKind::Kernel => self.recorded.get(name).cloned().map(Box::new),
+                _ => None,
+            },
             kind,
             loaded: OnceCell::new(),
         });
@@ -403,6 +425,13 @@ impl Dsos {
     /// perf-map JIT maps.
     pub fn lookup_address(&self, id: DsoId, map_ip: u64) -> u64 {
         let dso = self.get(id);
+        if let Some(r) = &dso.recorded {
+            // Recorded kernel symbols are at runtime addresses: no relocation.
+            return match dso.kind {
+                DsoKind::Kernel => map_ip,
+                _ => r.address_of_offset(map_ip),
+            };
+        }
         match dso.kind {
             DsoKind::User => self
                 .loaded(id)
@@ -588,6 +617,16 @@ impl Dsos {
         let dso = &self.dsos[id.0 as usize];
         dso.loaded.get_or_init(|| match &dso.kind {
             _ if !self.sources.read_files => Loaded::default(),
+            _ if dso.recorded.is_some() => {
+                let r = dso.recorded.as_deref().expect("checked");
+                Loaded {
+                    table: SymbolTable::from_ranges(r.symbols.iter().map(|(start, len, name)| {
+                        (*start, start.saturating_add(*len), name.as_str())
+                    })),
+                    origin: Some("the recording (simpleperf's FILE feature)".to_string()),
+                    ..Loaded::default()
+                }
+            }
             DsoKind::User => self.load_elf(dso),
             DsoKind::PerfMap => Loaded {
                 table: std::fs::read_to_string(&dso.name)

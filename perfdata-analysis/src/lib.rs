@@ -53,6 +53,7 @@ pub mod report;
 #[cfg(feature = "arrow")]
 pub mod sample_stream;
 pub mod sampled;
+pub mod simpleperf;
 pub mod speedscope;
 mod stack;
 pub mod stats;
@@ -191,6 +192,10 @@ pub struct Analyzer<'r> {
     jit: jit::JitDumps,
     /// [`AnalyzerOptions::stream`].
     stream: Option<usize>,
+    /// Notes from opening the recording (recorded symbols that could not be read).
+    open_notes: Vec<String>,
+    /// Notes from the last [`Analyzer::run`] (runs of SPLIT records that made no record).
+    run_notes: Vec<String>,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -288,6 +293,11 @@ impl<'r> Analyzer<'r> {
         for (name, id) in build_ids {
             dsos.note_build_id(&name, id);
         }
+        // A simpleperf recording carries the symbols of the files its samples hit.
+        let (recorded, open_notes) = simpleperf::recorded_files(&data);
+        for file in recorded {
+            dsos.note_recorded_file(file);
+        }
         let mut events = perfdata::events::event_names(&data);
         if data.format.layout == perfdata::Layout::Pipe {
             // Pipe mode names its events with EVENT_UPDATE records at the start of the
@@ -365,6 +375,8 @@ impl<'r> Analyzer<'r> {
             deliver_hidden: false,
             jit,
             stream: opts.stream,
+            open_notes,
+            run_notes: vec![],
         })
     }
 
@@ -393,10 +405,15 @@ impl<'r> Analyzer<'r> {
         self.recording
     }
 
-    /// What a user should know about the last [`Analyzer::run`] that did not stop it: a
-    /// jitdump the recording maps but that was not found or not used, and why.
-    pub fn notes(&self) -> &[String] {
-        self.jit.notes()
+    /// What a user should know about the recording and the last [`Analyzer::run`] that
+    /// did not stop it: a jitdump the recording maps but that was not found or not used,
+    /// and why; recorded symbols that could not be read; a run of SPLIT records that made
+    /// no record (its record is left out, the rest is read).
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = self.open_notes.clone();
+        notes.extend(self.run_notes.iter().cloned());
+        notes.extend(self.jit.notes().iter().cloned());
+        notes
     }
 
     /// Where kernel symbols come from, and why (for `info`).
@@ -434,12 +451,13 @@ impl<'r> Analyzer<'r> {
         machine.reset();
         jit.reset();
         last_read.clear();
+        let run_notes = &mut self.run_notes;
+        run_notes.clear();
         let result = if !self.recording.is_directory() {
             // The hot loop of every analysis: the walk in a compile-time byte order.
-            static_endian!(data.format.endian, |e| data
-                .records_as(e)
-                .time_ordered()
-                .for_each(|origin, rec, ctx| {
+            static_endian!(data.format.endian, |e| {
+                let mut walk = data.records_as(e).time_ordered();
+                let walked = walk.for_each(|origin, rec, ctx| {
                     if let Some(p) = progress.as_mut() {
                         p.tick(rec.offset);
                     }
@@ -459,7 +477,14 @@ impl<'r> Analyzer<'r> {
                     }
                     note_header_record(data, &rec, ctx, &mut machine.dsos, events)?;
                     deliver(machine, &item, last_read, expand_read, filter, &mut *f)
-                }))
+                });
+                run_notes.extend(
+                    walk.take_unjoined()
+                        .iter()
+                        .map(|e| format!("{e}: the record these SPLIT records held is left out")),
+                );
+                walked
+            })
         } else {
             self.run_directory(f)
         };

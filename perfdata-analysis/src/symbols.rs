@@ -67,6 +67,15 @@ impl SymbolTable {
         SymbolTable::new(vec![Symbol::new(start, end, name, Binding::Global)], false)
     }
 
+    /// A table of `(start, end, name)` symbols (symbols a recording carries).
+    pub fn from_ranges<'n>(symbols: impl IntoIterator<Item = (u64, u64, &'n str)>) -> Self {
+        let symbols = symbols
+            .into_iter()
+            .map(|(start, end, name)| Symbol::new(start, end, name, Binding::Global))
+            .collect();
+        SymbolTable::new(symbols, false)
+    }
+
     fn new(mut symbols: Vec<Symbol>, kallsyms: bool) -> Self {
         // Stable: among aliases the first inserted wins a tie, as in perf's rb-tree.
         symbols.sort_by_key(|s| s.start);

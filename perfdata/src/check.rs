@@ -364,7 +364,9 @@ impl Walk {
         let ty = rec.record_type();
         let at = match origin {
             Origin::Input => rec.offset,
-            Origin::Compressed { record_offset } => record_offset,
+            Origin::Compressed { record_offset } | Origin::Joined { record_offset } => {
+                record_offset
+            }
         };
         if ty.name().is_none() {
             let e = self.unknown.entry(ty.0).or_insert((0, at));

@@ -164,7 +164,7 @@ pub fn dump_recording(
         let attr = ctx.attr.map(|a| a as usize);
         let inside = matches!(origin, Origin::Compressed { .. });
         p.tracing_data(&rec);
-        if let Err(e) = p.record(&where_, inside, &rec.header, &body, attr) {
+        if let Err(e) = p.record(&where_, inside, &rec, &body, attr) {
             error = Some(e);
             return Ok(false);
         }
@@ -196,12 +196,13 @@ pub fn dump_recording(
     Ok(damaged)
 }
 
-/// Where a record is: its offset, or the compressed record's plus the offset within the
-/// decompressed stream.
+/// Where a record is: its offset, the compressed record's plus the offset within the
+/// decompressed stream, or the first SPLIT record's of the run that made it.
 fn location(origin: Origin, offset: u64) -> String {
     match origin {
         Origin::Input => format!("{offset:#x}"),
         Origin::Compressed { record_offset } => format!("{record_offset:#x}+z{offset:#x}"),
+        Origin::Joined { record_offset } => format!("{record_offset:#x}+split"),
     }
 }
 
@@ -460,10 +461,13 @@ impl<W: Write> Printer<W> {
         &mut self,
         offset: &str,
         in_compressed: bool,
-        header: &EventHeader,
+        rec: &RawRecord<'_>,
         body: &RecordBody<'_>,
         attr: Option<usize>,
     ) -> Result<(), Error> {
+        let header = &rec.header;
+        // A simpleperf record's size is 32 bits; `header.size` holds 16.
+        let size = (crate::HEADER_SIZE + rec.body.len()) as u64;
         let ty = RecordType(header.type_);
         self.in_compressed += u64::from(in_compressed);
         // The walk passes a COMPRESSED record, then the records its data completes: the
@@ -518,6 +522,7 @@ impl<W: Write> Printer<W> {
             name,
             ty,
             header,
+            size,
             event,
             value,
         };
@@ -638,6 +643,8 @@ struct RecordLine<'l, 'b> {
     name: &'l str,
     ty: RecordType,
     header: &'l EventHeader,
+    /// Bytes of the record, header included.
+    size: u64,
     event: Option<&'l str>,
     value: Body<'l, 'b>,
 }
@@ -652,7 +659,7 @@ impl RecordLine<'_, '_> {
                 record: &'l str,
                 #[serde(rename = "type")]
                 type_: u32,
-                size: u16,
+                size: u64,
                 misc: RecordMisc,
                 #[serde(skip_serializing_if = "Option::is_none")]
                 event: Option<&'l str>,
@@ -662,18 +669,14 @@ impl RecordLine<'_, '_> {
                 offset: self.offset,
                 record: self.name,
                 type_: self.ty.0,
-                size: self.header.size,
+                size: self.size,
                 misc: self.header.misc,
                 event: self.event,
                 body: &self.value,
             };
             serde_json::to_writer(&mut *out, &line).map_err(json)
         } else {
-            write!(
-                out,
-                "{} [{:#06x}] {}",
-                self.offset, self.header.size, self.name
-            )?;
+            write!(out, "{} [{:#06x}] {}", self.offset, self.size, self.name)?;
             if let Some(e) = self.event {
                 write!(out, " {e}")?;
             }
@@ -767,7 +770,7 @@ pub fn dump_pipe(
         let attr = rec.ctx.attr.map(|a| a as usize);
         let inside = matches!(rec.origin, Origin::Compressed { .. });
         p.tracing_data(&rec.raw);
-        p.record(&where_, inside, &rec.raw.header, &body, attr)?;
+        p.record(&where_, inside, &rec.raw, &body, attr)?;
         p.header_record(&body)?;
         count += 1;
     }

@@ -7,4 +7,5 @@ mod analyses;
 mod jit;
 mod parquet_export;
 mod sample_columns;
+mod simpleperf;
 mod viewers;

@@ -20,6 +20,7 @@ mod report_inline;
 mod shipped_sample;
 #[cfg(unix)]
 mod sigkill;
+mod simpleperf;
 mod symbol_sources;
 mod zero_size_record;
 

@@ -12,10 +12,11 @@ use super::decompress::{is_compressed, zstd_range, Inflater, InnerRecord};
 use super::framing::{
     bad_size, failed_record_label, payload_len, resync, resync_scan, RESYNC_NEAR,
 };
-use super::framing::{RawRecord, RecordFramer, HEADER_SIZE};
+use super::framing::{frame_header, RawRecord, RecordFramer, HEADER_SIZE};
 use super::origin::{Damage, Origin, Recovery};
+use super::split::{is_split, Joiner};
 use crate::generated::perf_data::{EventHeader, RecordType};
-use crate::rt::{Endian, Endianness, Error, FixedElem};
+use crate::rt::{Endian, Endianness, Error};
 use std::io::Read;
 use std::ops::Range;
 
@@ -134,6 +135,9 @@ pub struct ReadSource<R: Read> {
     /// Bytes of `buf` read (fewer than its length when the input ended inside a record).
     filled: usize,
     header: EventHeader,
+    /// The current record's size, header included (`header.size` is 16 bits; a
+    /// simpleperf record's size is 32).
+    size: usize,
     /// Offset of the current record, and of the next byte of `inner`.
     at: u64,
     offset: u64,
@@ -164,6 +168,7 @@ impl<R: Read> ReadSource<R> {
             buf: Vec::with_capacity(64 << 10),
             filled: 0,
             header: EventHeader::default(),
+            size: 0,
             at: offset,
             offset,
             stopped: false,
@@ -208,9 +213,9 @@ impl<R: Read> ReadSource<R> {
                     .in_field("perf_event_header"),
             );
         }
-        let header = <EventHeader as FixedElem>::decode_elem(&self.buf[..HEADER_SIZE], e);
+        let (header, size) = frame_header(&self.buf[..HEADER_SIZE], e);
         self.header = header;
-        let size = usize::from(header.size);
+        self.size = size;
         if size < HEADER_SIZE || !self.fill_to(size)? {
             return Err(bad_size(at, size, self.filled));
         }
@@ -268,7 +273,7 @@ impl<R: Read> RecordSource for ReadSource<R> {
     }
 
     fn current(&self) -> RawRecord<'_> {
-        let size = usize::from(self.header.size).min(self.buf.len());
+        let size = self.size.min(self.buf.len());
         RawRecord {
             offset: self.at,
             header: self.header,
@@ -403,6 +408,8 @@ enum Current {
         rec: InnerRecord,
         record_offset: u64,
     },
+    /// The record a run of SPLIT records made (held by the joiner).
+    Joined,
 }
 
 /// The compressed record being expanded: where its zstd data is in the source's current
@@ -428,9 +435,21 @@ pub struct RecordCursor<S: RecordSource> {
     index: u64,
     /// `Some` when salvaging: the damage gone past, in order.
     damage: Option<Vec<Damage>>,
-    /// `false`: compressed records are not expanded.
+    /// `false`: compressed records are not expanded, SPLIT records not joined.
     expand: bool,
+    /// simpleperf's SPLIT records being joined.
+    joiner: Joiner,
+    /// Runs of SPLIT records that made no record, when not salvaging (never fatal: the
+    /// walk goes on without the record they held).
+    unjoined: Vec<Error>,
     done: bool,
+}
+
+/// Records whose contents the cursor gives after them: compressed records, SPLIT runs.
+#[inline(always)]
+fn expands(ty: RecordType) -> bool {
+    // One comparison for the common types (all below COMPRESSED).
+    ty.0 >= RecordType::COMPRESSED.0 && (is_compressed(ty) || is_split(ty))
 }
 
 impl<S: RecordSource> RecordCursor<S> {
@@ -445,6 +464,8 @@ impl<S: RecordSource> RecordCursor<S> {
             index: 0,
             damage: None,
             expand: true,
+            joiner: Joiner::default(),
+            unjoined: Vec::new(),
             done: false,
         }
     }
@@ -475,6 +496,13 @@ impl<S: RecordSource> RecordCursor<S> {
         self.damage.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
+    /// The runs of simpleperf SPLIT records that made no record (no SPLIT_END, or pieces
+    /// that do not add up), when not salvaging (a salvaging walk gives them as damage):
+    /// each error names the run's first record. Taken: the next call gives only later ones.
+    pub fn take_unjoined(&mut self) -> Vec<Error> {
+        std::mem::take(&mut self.unjoined)
+    }
+
     /// Records of the source framed so far (compressed records' contents not counted).
     pub fn records_framed(&self) -> u64 {
         self.index
@@ -493,7 +521,7 @@ impl<S: RecordSource> RecordCursor<S> {
 
     /// Bytes of decompressed data held (for memory bounds checks).
     pub fn buffered_bytes(&self) -> usize {
-        self.inflater.as_ref().map_or(0, Inflater::buffered_bytes)
+        self.inflater.as_ref().map_or(0, Inflater::buffered_bytes) + self.joiner.buffered_bytes()
     }
 
     /// Moves to the next record: `Ok(false)` at the end. After an error (not salvaging),
@@ -506,7 +534,8 @@ impl<S: RecordSource> RecordCursor<S> {
             let moved = self.source.advance(self.index);
             if let Ok(true) = moved {
                 self.index += 1;
-                if !(self.expand && is_compressed(self.source.current().record_type())) {
+                let ty = self.source.current().record_type();
+                if !(self.expand && (expands(ty) || self.joiner.in_run())) {
                     return Ok(true);
                 }
             }
@@ -541,7 +570,21 @@ impl<S: RecordSource> RecordCursor<S> {
                     inflater.consume(rec);
                 }
             }
-            Current::Source { expand: true } => self.begin_expanding()?,
+            Current::Source { expand: true } => {
+                let rec = self.source.current();
+                if is_split(rec.record_type()) {
+                    match self.joiner.take(&rec, self.index - 1, self.source.order()) {
+                        Ok(true) => {
+                            self.current = Current::Joined;
+                            return Ok(true);
+                        }
+                        Ok(false) => {}
+                        Err(e) => self.join_failed(e)?,
+                    }
+                } else {
+                    self.begin_expanding()?
+                }
+            }
             _ => {}
         }
         if self.done {
@@ -590,7 +633,15 @@ impl<S: RecordSource> RecordCursor<S> {
     fn source_moved(&mut self, moved: Result<bool, Error>) -> Result<Option<bool>, Error> {
         match moved {
             Ok(true) => {
-                let expand = self.expand && is_compressed(self.source.current().record_type());
+                let rec = self.source.current();
+                let ty = rec.record_type();
+                if self.expand && self.joiner.in_run() && !is_split(ty) {
+                    let what = format!("a {} record", ty.label());
+                    if let Some(e) = self.joiner.interrupted(rec.offset, &what) {
+                        self.join_failed(e)?;
+                    }
+                }
+                let expand = self.expand && expands(ty);
                 self.current = Current::Source { expand };
                 Ok(Some(true))
             }
@@ -599,6 +650,9 @@ impl<S: RecordSource> RecordCursor<S> {
                 let end = self.source.end_offset();
                 if let Some(e) = self.inflater.as_ref().and_then(|i| i.unfinished(end)) {
                     self.went_past(e, Recovery::AtEnd)?;
+                }
+                if let Some(e) = self.joiner.interrupted(end, "the end of the records") {
+                    self.join_failed(e)?;
                 }
                 Ok(Some(false))
             }
@@ -622,6 +676,10 @@ impl<S: RecordSource> RecordCursor<S> {
                 Some(inflater) => (Origin::Compressed { record_offset }, inflater.record(rec)),
                 None => (Origin::Input, self.source.current()),
             },
+            Current::Joined => {
+                let (record_offset, rec) = self.joiner.record();
+                (Origin::Joined { record_offset }, rec)
+            }
             _ => (Origin::Input, self.source.current()),
         }
     }
@@ -665,6 +723,21 @@ impl<S: RecordSource> RecordCursor<S> {
                 self.went_past(e.with_record(index, ty.label()), recovery)
             }
         }
+    }
+
+    /// A run of SPLIT records that made no record: damage when salvaging, else noted
+    /// ([`RecordCursor::take_unjoined`]); the walk goes on either way.
+    #[cold]
+    fn join_failed(&mut self, error: Error) -> Result<(), Error> {
+        let record_offset = error.offset().unwrap_or(0);
+        match &mut self.damage {
+            Some(damage) => damage.push(Damage {
+                error,
+                recovery: Recovery::JoinDropped { record_offset },
+            }),
+            None => self.unjoined.push(error),
+        }
+        Ok(())
     }
 
     /// Damage: noted and gone past when salvaging, else the end of the walk.

@@ -147,8 +147,7 @@ impl Inflater {
     /// path of [`Inflater::next_record`] (`None` for anything else, which that handles).
     #[inline(always)]
     pub fn next_decompressed<E: Endian>(&self, e: E) -> Option<InnerRecord> {
-        let header = plain_record_header(&self.buf[self.start..], e)?;
-        let size = usize::from(header.size);
+        let (header, size) = plain_record_header(&self.buf[self.start..], e)?;
         Some(InnerRecord {
             offset: self.offset,
             header,

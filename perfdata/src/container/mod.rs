@@ -7,7 +7,8 @@
 //! Modules, lowest first: `origin` (the vocabulary of walks: where a record came from,
 //! damage and recovery), `framing` (one record at a time out of a contiguous buffer, and
 //! the decode functions), `format`, `session` (attrs and contexts), `decompress`,
-//! `cursor` (framing plus the expansion of compressed records over a source), `records`
+//! `split` (simpleperf's SPLIT records joined), `cursor` (framing plus the expansion of
+//! compressed records and the joining of SPLIT records over a source), `records`
 //! (the cursor plus contexts), `time_order`, `perf_data` (a whole input in memory),
 //! `recording` (a path: file or directory), `pipe_reader` (a pipe from any `Read`).
 
@@ -22,6 +23,7 @@ mod pipe_reader;
 mod recording;
 mod records;
 mod session;
+mod split;
 mod time_order;
 
 pub use cursor::{ReadSource, RecordCursor, RecordSource, SliceSource, SALVAGE_LOOKAHEAD};

@@ -16,6 +16,12 @@ pub enum Origin {
         /// in the file to name for this record, whose own offset is not one.
         record_offset: u64,
     },
+    /// Joined from a run of simpleperf SPLIT records (a record over 64 KiB);
+    /// `RawRecord::offset` is where its first byte is, in the first SPLIT record's data.
+    Joined {
+        /// Absolute offset in the input of the first SPLIT record of the run.
+        record_offset: u64,
+    },
 }
 
 /// Damage that a salvaging walk went past: the error where the damage is (offset, record,
@@ -55,6 +61,13 @@ pub enum Recovery {
     /// The damage is at the end (the compressed stream stops inside a record): nothing
     /// was left to skip.
     AtEnd,
+    /// A run of simpleperf SPLIT records did not make a record (no SPLIT_END after it, or
+    /// pieces that do not add up): the record they held is dropped; the SPLIT records
+    /// themselves and every record after them are read.
+    JoinDropped {
+        /// Absolute offset of the run's first SPLIT record.
+        record_offset: u64,
+    },
 }
 
 impl std::fmt::Display for Damage {
@@ -78,6 +91,10 @@ impl std::fmt::Display for Damage {
                 write!(f, "; salvage: dropped the decompressed bytes pending")
             }
             Recovery::AtEnd => Ok(()),
+            Recovery::JoinDropped { record_offset } => write!(
+                f,
+                "; salvage: dropped the record split from {record_offset:#x}"
+            ),
         }
     }
 }

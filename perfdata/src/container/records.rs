@@ -51,6 +51,12 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
         self.cursor.take_damage()
     }
 
+    /// The runs of simpleperf SPLIT records that made no record, when not salvaging (see
+    /// [`RecordCursor::take_unjoined`]): the walk went on without the record each held.
+    pub fn take_unjoined(&mut self) -> Vec<Error> {
+        self.cursor.take_unjoined()
+    }
+
     /// Bytes of decompressed data held (what a compressed record's expansion costs in
     /// memory: a record plus a step of zstd output, however far it expands).
     pub fn buffered_bytes(&self) -> usize {

@@ -30,14 +30,22 @@ struct Queued {
     time: u64,
     /// `RawRecord::offset` to report (in the input, or in the decompressed stream).
     offset: u64,
-    /// `Origin::Compressed`'s `record_offset`, or `u64::MAX` for a record of the input.
+    /// `Origin::Compressed`'s `record_offset`, `Origin::Joined`'s with [`JOINED`] set, or
+    /// `u64::MAX` for a record of the input.
     record_offset: u64,
     header: EventHeader,
     /// Start of the body: in the record stream for records of the input, else in the arena
     /// (as an arena position, see `Queue::arena_base`).
     body_at: u64,
-    attr: Option<u32>,
+    /// The attr's index, `u32::MAX` for none (with `body_len`, in one word).
+    attr: u32,
+    /// The body's length (a record's header says it in 16 bits, a simpleperf or joined
+    /// record's in more).
+    body_len: u32,
 }
+
+/// The bit of `Queued::record_offset` that says `Origin::Joined` (offsets stay below it).
+const JOINED: u64 = 1 << 63;
 
 /// The records waiting for their round, in arrival order until a flush sorts them.
 #[derive(Default)]
@@ -65,7 +73,12 @@ impl Queue {
             Origin::Compressed { record_offset } => {
                 let at = self.arena_base + self.arena.len() as u64;
                 self.arena.extend_from_slice(rec.body);
-                (record_offset, at)
+                (record_offset & !JOINED, at)
+            }
+            Origin::Joined { record_offset } => {
+                let at = self.arena_base + self.arena.len() as u64;
+                self.arena.extend_from_slice(rec.body);
+                ((record_offset & !JOINED) | JOINED, at)
             }
         };
         self.items.push(Queued {
@@ -74,7 +87,8 @@ impl Queue {
             record_offset,
             header: rec.header,
             body_at,
-            attr,
+            attr: attr.unwrap_or(u32::MAX),
+            body_len: rec.body.len() as u32,
         });
     }
 
@@ -92,18 +106,22 @@ impl Queue {
     #[inline]
     fn record<'q>(&'q self, i: usize, data: &'q [u8]) -> (Origin, RawRecord<'q>) {
         let q = &self.items[i];
-        let len = usize::from(q.header.size).saturating_sub(HEADER_SIZE);
+        let len = q.body_len as usize;
         let (body, origin) = if q.record_offset == u64::MAX {
             let at = q.body_at as usize;
             (&data[at..at + len], Origin::Input)
         } else {
             let at = (q.body_at - self.arena_base) as usize;
-            (
-                &self.arena[at..at + len],
+            let origin = if q.record_offset & JOINED != 0 {
+                Origin::Joined {
+                    record_offset: q.record_offset & !JOINED,
+                }
+            } else {
                 Origin::Compressed {
                     record_offset: q.record_offset,
-                },
-            )
+                }
+            };
+            (&self.arena[at..at + len], origin)
         };
         let rec = RawRecord {
             offset: q.offset,
@@ -201,6 +219,11 @@ impl<E: Endian> TimeOrdered<'_, '_, E> {
         self.records.take_damage()
     }
 
+    /// The runs of simpleperf SPLIT records that made no record ([`Records::take_unjoined`]).
+    pub fn take_unjoined(&mut self) -> Vec<Error> {
+        self.records.take_unjoined()
+    }
+
     /// Starts delivering the queued records with `time <= limit`, then `then`.
     fn flush(&mut self, limit: u64, then: Then) {
         self.deliver = self.queue.due(limit);
@@ -235,10 +258,10 @@ impl<E: Endian> RecordWalk for TimeOrdered<'_, '_, E> {
         loop {
             if let Some(i) = self.deliver.next() {
                 let q = &self.queue.items[i];
-                self.queued_ctx = self
-                    .records
-                    .session()
-                    .ctx_of(q.attr.map(|a| a as usize), q.header.misc);
+                self.queued_ctx = self.records.session().ctx_of(
+                    (q.attr != u32::MAX).then_some(q.attr as usize),
+                    q.header.misc,
+                );
                 self.current = Current::Queued(i);
                 return Ok(true);
             }

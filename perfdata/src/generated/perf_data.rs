@@ -89,6 +89,12 @@ pub const KSYM_NAME_LEN: u32 = 512;
 /// `BPF_TAG_SIZE`: bytes of a BPF program tag.
 pub const BPF_TAG_SIZE: u32 = 8;
 
+/// The first record type of simpleperf's own records (`SIMPLE_PERF_RECORD_TYPE_START`, AOSP
+/// `system/extras/simpleperf/record.h`): a record of this type or above has a
+/// `SimpleperfEventHeader`. perf's own types end far below (kernel 1-63, perf 64-99), so
+/// the type alone says which header a record has.
+pub const SIMPLEPERF_RECORD_TYPE_START: u32 = 32768;
+
 /// `perf_event_attr.type` (`enum perf_type_id`). Values >= 6 are dynamic PMU types
 /// (see the PMU_MAPPINGS feature).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -1052,6 +1058,85 @@ impl rt::ValueNames for CompressionType {
 }
 
 impl rt::FixedElem for CompressionType {
+    const SIZE: usize = 4;
+    #[inline]
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u32, E>(b, 0, e))
+    }
+
+    #[inline]
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        w.put_u32(self.0);
+    }
+}
+
+/// simpleperf's `DsoType`: what kind of file a FILE feature entry (or a DSO record) is.
+/// Files written before `SYMBOL_MAP_FILE` was added used 4 for `UNKNOWN_FILE`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfDsoType(pub u32);
+
+impl SimpleperfDsoType {
+    /// the kernel (`[kernel.kallsyms]`): symbols at their runtime addresses.
+    pub const KERNEL: Self = Self(0);
+    /// a kernel module.
+    pub const KERNEL_MODULE: Self = Self(1);
+    /// an ELF file: symbols at the file's virtual addresses.
+    pub const ELF_FILE: Self = Self(2);
+    /// a file holding dex files (`.vdex`, `.apk`): symbols at file offsets.
+    pub const DEX_FILE: Self = Self(3);
+    /// a symbol map file (older files: `UNKNOWN_FILE`).
+    pub const SYMBOL_MAP_FILE: Self = Self(4);
+    /// a file of unknown kind.
+    pub const UNKNOWN_FILE: Self = Self(5);
+    /// The variant's name, `None` for a value the spec does not name.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Self::KERNEL => Some("KERNEL"),
+            Self::KERNEL_MODULE => Some("KERNEL_MODULE"),
+            Self::ELF_FILE => Some("ELF_FILE"),
+            Self::DEX_FILE => Some("DEX_FILE"),
+            Self::SYMBOL_MAP_FILE => Some("SYMBOL_MAP_FILE"),
+            Self::UNKNOWN_FILE => Some("UNKNOWN_FILE"),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Debug for SimpleperfDsoType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "SimpleperfDsoType({})", self.0),
+        }
+    }
+}
+
+impl core::fmt::Display for SimpleperfDsoType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl rt::Serialize for SimpleperfDsoType {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.name() {
+            Some(n) => s.serialize_str(n),
+            None => s.serialize_u64(u64::from(self.0)),
+        }
+    }
+}
+
+impl rt::ValueNames for SimpleperfDsoType {
+    fn value_name(v: u64) -> Option<&'static str> {
+        u32::try_from(v).ok().and_then(|x| Self(x).name())
+    }
+}
+
+impl rt::FixedElem for SimpleperfDsoType {
     const SIZE: usize = 4;
     #[inline]
     fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
@@ -3973,6 +4058,43 @@ impl rt::FixedElem for EventHeader {
         rt::FixedElem::encode_elem(&self.type_, w);
         rt::FixedElem::encode_elem(&self.misc, w);
         rt::FixedElem::encode_elem(&self.size, w);
+    }
+}
+
+/// simpleperf's header of its own records (types from `SIMPLEPERF_RECORD_TYPE_START`,
+/// `simpleperf_record_header` in `record.h`): the 8 bytes of `perf_event_header`, whose
+/// `misc` and `size` halves hold one 32-bit size (`size1`, the high half, where perf has
+/// `misc`; `size0`, the low half, where perf has `size`). These records have no misc bits.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfEventHeader {
+    /// record type (`SIMPLE_PERF_RECORD_*`).
+    #[serde(rename = "type")]
+    pub type_: u32,
+    /// bytes of the whole record, header included.
+    pub size: u32,
+}
+
+impl SimpleperfEventHeader {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let type_ = r.u32().field("type")?;
+        let size = r.split(2u32, 2u32).map(|v| v as u32).field("size")?;
+        Ok(Self { type_, size })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.type_);
+        w.put_split(2u32, 2u32, u64::from(self.size));
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
     }
 }
 
@@ -14589,6 +14711,1668 @@ impl<'a> rt::IntoOwned for SchedstatDomain<'a> {
     }
 }
 
+/// SIMPLE_PERF_RECORD_KERNEL_SYMBOL (32769): the recording machine's `/proc/kallsyms`,
+/// written at the start of the data (usually as SPLIT records: it is larger than 64 KiB).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfKernelSymbol<'a> {
+    /// the text, exactly `kallsyms_size` bytes, no NUL.
+    #[serde(serialize_with = "rt::ser_text")]
+    pub kallsyms: rt::Bytes<'a>,
+    /// to `align(kallsyms_size, 8)` bytes of text (simpleperf does not zero it).
+    pub padding: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfKernelSymbol<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_KERNEL_SYMBOL;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let kallsyms_size = r.u32().field("kallsyms_size")?;
+        let kallsyms = r.bytes_field(u64::from(kallsyms_size)).field("kallsyms")?;
+        let padding = rt::in_field("padding", || {
+            r.bytes_field(rt::sub(
+                rt::align(u64::from(kallsyms_size), 8),
+                u64::from(kallsyms_size),
+            )?)
+        })?;
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            kallsyms,
+            padding,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        let kallsyms_size: u32 = rt::fit(self.kallsyms.len() as u64).field("kallsyms_size")?;
+        w.put_u32(kallsyms_size);
+        w.put_bytes(&self.kallsyms);
+        rt::check_len(
+            self.padding.len(),
+            rt::sub(
+                rt::align(u64::from(kallsyms_size), 8),
+                u64::from(kallsyms_size),
+            )?,
+            "bytes",
+            "align(kallsyms_size, 8) - kallsyms_size",
+        )
+        .field("padding")?;
+        w.put_bytes(&self.padding);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfKernelSymbol<'static> {
+        SimpleperfKernelSymbol {
+            kallsyms: rt::IntoOwned::into_owned(self.kallsyms),
+            padding: rt::IntoOwned::into_owned(self.padding),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfKernelSymbol<'a> {
+    type Owned = SimpleperfKernelSymbol<'static>;
+    fn into_owned(self) -> SimpleperfKernelSymbol<'static> {
+        SimpleperfKernelSymbol::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_DSO (32770): a DSO named by a later SYMBOL record's `dso_id` (old
+/// simpleperf, before the FILE feature).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfDso<'a> {
+    /// the DSO's kind.
+    pub dso_type: u64,
+    /// the id SYMBOL records refer to it by.
+    pub dso_id: u64,
+    /// the lowest executable virtual address of the file.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub min_vaddr: u64,
+    /// the DSO's path, NUL-terminated, padded to 8.
+    pub name: rt::Str<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfDso<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_DSO;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let dso_type = r.u64().field("dso_type")?;
+        let dso_id = r.u64().field("dso_id")?;
+        let min_vaddr = r.u64().field("min_vaddr")?;
+        let name = r.rest_str();
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            dso_type,
+            dso_id,
+            min_vaddr,
+            name,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u64(self.dso_type);
+        w.put_u64(self.dso_id);
+        w.put_u64(self.min_vaddr);
+        w.put_bytes(self.name.raw());
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfDso<'static> {
+        SimpleperfDso {
+            dso_type: self.dso_type,
+            dso_id: self.dso_id,
+            min_vaddr: self.min_vaddr,
+            name: rt::IntoOwned::into_owned(self.name),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfDso<'a> {
+    type Owned = SimpleperfDso<'static>;
+    fn into_owned(self) -> SimpleperfDso<'static> {
+        SimpleperfDso::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_SYMBOL (32771): a symbol of the DSO record `dso_id` (old simpleperf).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfSymbol<'a> {
+    /// start address (the file's virtual addresses).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub addr: u64,
+    /// length in bytes.
+    pub len: u64,
+    /// the DSO record's id.
+    pub dso_id: u64,
+    /// the symbol name, NUL-terminated, padded to 8.
+    pub name: rt::Str<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfSymbol<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_SYMBOL;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let addr = r.u64().field("addr")?;
+        let len = r.u64().field("len")?;
+        let dso_id = r.u64().field("dso_id")?;
+        let name = r.rest_str();
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            addr,
+            len,
+            dso_id,
+            name,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u64(self.addr);
+        w.put_u64(self.len);
+        w.put_u64(self.dso_id);
+        w.put_bytes(self.name.raw());
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfSymbol<'static> {
+        SimpleperfSymbol {
+            addr: self.addr,
+            len: self.len,
+            dso_id: self.dso_id,
+            name: rt::IntoOwned::into_owned(self.name),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfSymbol<'a> {
+    type Owned = SimpleperfSymbol<'static>;
+    fn into_owned(self) -> SimpleperfSymbol<'static> {
+        SimpleperfSymbol::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_SPLIT (32772): a piece (at most 65527 bytes) of a record over 65535
+/// bytes, header included; the pieces of one record come in a row and SPLIT_END ends them.
+/// Readers join them and read the record they make.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfSplit<'a> {
+    /// this piece of the split record's bytes.
+    pub data: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfSplit<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_SPLIT;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let data = r.rest_bytes();
+        let tail = r.tail(start, 1);
+        Ok(Self { data, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_bytes(&self.data);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfSplit<'static> {
+        SimpleperfSplit {
+            data: rt::IntoOwned::into_owned(self.data),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfSplit<'a> {
+    type Owned = SimpleperfSplit<'static>;
+    fn into_owned(self) -> SimpleperfSplit<'static> {
+        SimpleperfSplit::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_SPLIT_END (32773): ends a run of SPLIT records (8 bytes, no body).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfSplitEnd<'a> {
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfSplitEnd<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_SPLIT_END;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let tail = r.tail(start, 1);
+        Ok(Self { tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfSplitEnd<'static> {
+        SimpleperfSplitEnd {
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfSplitEnd<'a> {
+    type Owned = SimpleperfSplitEnd<'static>;
+    fn into_owned(self) -> SimpleperfSplitEnd<'static> {
+        SimpleperfSplitEnd::into_owned(self)
+    }
+}
+
+/// One event id of an EVENT_ID record.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfEventIdEntry {
+    /// the event's index in the attr section (0-based).
+    pub attr_index: u64,
+    /// the id the kernel gave the event (samples name it in ID / IDENTIFIER).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub event_id: u64,
+}
+
+impl SimpleperfEventIdEntry {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let attr_index = r.u64().field("attr_index")?;
+        let event_id = r.u64().field("event_id")?;
+        Ok(Self {
+            attr_index,
+            event_id,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u64(self.attr_index);
+        w.put_u64(self.event_id);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for SimpleperfEventIdEntry {
+    const SIZE: usize = 16;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            attr_index: rt::elem_at::<u64, E>(b, 0, e),
+            event_id: rt::elem_at::<u64, E>(b, 8, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.attr_index, w);
+        rt::FixedElem::encode_elem(&self.event_id, w);
+    }
+}
+
+/// SIMPLE_PERF_RECORD_EVENT_ID (32774): event ids of counters opened during the recording
+/// (a CPU coming online), added to their attrs' ids.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfEventId<'a> {
+    /// (attr index, event id) pairs.
+    pub entries: rt::Array<'a, SimpleperfEventIdEntry>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfEventId<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_EVENT_ID;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let count = r.u64().field("count")?;
+        let entries = rt::Array::decode(r, count).field("entries")?;
+        let tail = r.tail(start, 1);
+        Ok(Self { entries, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        let count: u64 = rt::fit(self.entries.len() as u64).field("count")?;
+        w.put_u64(count);
+        self.entries.encode(w);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfEventId<'static> {
+        SimpleperfEventId {
+            entries: rt::IntoOwned::into_owned(self.entries),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfEventId<'a> {
+    type Owned = SimpleperfEventId<'static>;
+    fn into_owned(self) -> SimpleperfEventId<'static> {
+        SimpleperfEventId::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_CALLCHAIN (32775): an unwound call chain (written by
+/// `simpleperf debug-unwind`, not by `record`, which rewrites samples in place).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfCallchain<'a> {
+    /// process id.
+    #[serde(serialize_with = "rt::ser_signed")]
+    pub pid: u32,
+    /// thread id.
+    #[serde(serialize_with = "rt::ser_signed")]
+    pub tid: u32,
+    /// which unwinding made the chain (`CallChainJoiner`'s chain type).
+    pub chain_type: u64,
+    /// the sample's timestamp.
+    pub time: u64,
+    /// the frames' addresses, innermost first.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub ips: rt::Array<'a, u64>,
+    /// the frames' stack pointers.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub sps: rt::Array<'a, u64>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfCallchain<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_CALLCHAIN;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let pid = r.u32().field("pid")?;
+        let tid = r.u32().field("tid")?;
+        let chain_type = r.u64().field("chain_type")?;
+        let time = r.u64().field("time")?;
+        let ip_nr = r.u64().field("ip_nr")?;
+        let ips = rt::Array::decode(r, ip_nr).field("ips")?;
+        let sps = rt::Array::decode(r, ip_nr).field("sps")?;
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            pid,
+            tid,
+            chain_type,
+            time,
+            ips,
+            sps,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u32(self.pid);
+        w.put_u32(self.tid);
+        w.put_u64(self.chain_type);
+        w.put_u64(self.time);
+        let ip_nr: u64 = rt::fit(self.ips.len() as u64).field("ip_nr")?;
+        w.put_u64(ip_nr);
+        self.ips.encode(w);
+        rt::check_len(self.sps.len(), ip_nr, "elements", "ip_nr").field("sps")?;
+        self.sps.encode(w);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfCallchain<'static> {
+        SimpleperfCallchain {
+            pid: self.pid,
+            tid: self.tid,
+            chain_type: self.chain_type,
+            time: self.time,
+            ips: rt::IntoOwned::into_owned(self.ips),
+            sps: rt::IntoOwned::into_owned(self.sps),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfCallchain<'a> {
+    type Owned = SimpleperfCallchain<'static>;
+    fn into_owned(self) -> SimpleperfCallchain<'static> {
+        SimpleperfCallchain::into_owned(self)
+    }
+}
+
+/// The registers and stack an UNWINDING_RESULT keeps for debugging (newer simpleperf).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfUnwindingDetails<'a> {
+    /// register ABI (`PERF_SAMPLE_REGS_ABI_*`).
+    pub abi: SampleRegsAbi,
+    /// which registers follow.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub reg_mask: u64,
+    /// register values.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub regs: rt::Array<'a, u64>,
+    /// the stack.
+    pub stack: rt::Bytes<'a>,
+    /// bytes of the stack that were valid (present when a stack is kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dyn_size: Option<u64>,
+    /// the frames unwound before the failure (absent in some writers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callchain: Option<SimpleperfUnwoundChain<'a>>,
+}
+
+impl<'a> SimpleperfUnwindingDetails<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let abi = r.u64().map(SampleRegsAbi).field("abi")?;
+        let reg_mask = r.u64().field("reg_mask")?;
+        let regs = rt::Array::decode(r, u64::from(reg_mask.count_ones())).field("regs")?;
+        let stack_size = r.u64().field("stack_size")?;
+        let stack = r.bytes_field(stack_size).field("stack")?;
+        let dyn_size = if stack_size > 0 {
+            Some(r.u64().field("dyn_size")?)
+        } else {
+            None
+        };
+        let callchain = if (r.remaining() as u64) > 0 {
+            Some(SimpleperfUnwoundChain::decode(r, ctx).field("callchain")?)
+        } else {
+            None
+        };
+        Ok(Self {
+            abi,
+            reg_mask,
+            regs,
+            stack,
+            dyn_size,
+            callchain,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        w.put_u64(self.abi.0);
+        w.put_u64(self.reg_mask);
+        let reg_mask = self.reg_mask;
+        rt::check_len(
+            self.regs.len(),
+            u64::from(reg_mask.count_ones()),
+            "elements",
+            "popcount(reg_mask)",
+        )
+        .field("regs")?;
+        self.regs.encode(w);
+        let stack_size: u64 = rt::fit(self.stack.len() as u64).field("stack_size")?;
+        w.put_u64(stack_size);
+        w.put_bytes(&self.stack);
+        rt::check_presence(self.dyn_size.is_some(), stack_size > 0, "stack_size > 0")
+            .field("dyn_size")?;
+        if let Some(v_) = &self.dyn_size {
+            w.put_u64(*v_);
+        }
+        if let Some(v_) = &self.callchain {
+            v_.encode(w, ctx).field("callchain")?;
+        }
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfUnwindingDetails<'static> {
+        SimpleperfUnwindingDetails {
+            abi: self.abi,
+            reg_mask: self.reg_mask,
+            regs: rt::IntoOwned::into_owned(self.regs),
+            stack: rt::IntoOwned::into_owned(self.stack),
+            dyn_size: self.dyn_size,
+            callchain: rt::IntoOwned::into_owned(self.callchain),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfUnwindingDetails<'a> {
+    type Owned = SimpleperfUnwindingDetails<'static>;
+    fn into_owned(self) -> SimpleperfUnwindingDetails<'static> {
+        SimpleperfUnwindingDetails::into_owned(self)
+    }
+}
+
+/// The frames an UNWINDING_RESULT's unwinding found.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfUnwoundChain<'a> {
+    /// the frames' addresses.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub ips: rt::Array<'a, u64>,
+    /// the frames' stack pointers.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub sps: rt::Array<'a, u64>,
+}
+
+impl<'a> SimpleperfUnwoundChain<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let callchain_len = r.u64().field("callchain_len")?;
+        let ips = rt::Array::decode(r, callchain_len).field("ips")?;
+        let sps = rt::Array::decode(r, callchain_len).field("sps")?;
+        Ok(Self { ips, sps })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let callchain_len: u64 = rt::fit(self.ips.len() as u64).field("callchain_len")?;
+        w.put_u64(callchain_len);
+        self.ips.encode(w);
+        rt::check_len(self.sps.len(), callchain_len, "elements", "callchain_len").field("sps")?;
+        self.sps.encode(w);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfUnwoundChain<'static> {
+        SimpleperfUnwoundChain {
+            ips: rt::IntoOwned::into_owned(self.ips),
+            sps: rt::IntoOwned::into_owned(self.sps),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfUnwoundChain<'a> {
+    type Owned = SimpleperfUnwoundChain<'static>;
+    fn into_owned(self) -> SimpleperfUnwoundChain<'static> {
+        SimpleperfUnwoundChain::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_UNWINDING_RESULT (32776): why the unwinding of the next sample
+/// failed (`record --keep-failed-unwinding-result`); written just before that sample.
+/// Older simpleperf wrote only the first six fields.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfUnwindingResult<'a> {
+    /// the sample's timestamp.
+    pub time: u64,
+    /// nanoseconds the unwinding took.
+    pub used_time: u64,
+    /// libunwindstack's error code (older simpleperf: the stop reason).
+    pub error_code: u64,
+    /// the address the error is about (older simpleperf: the stop info).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub error_addr: u64,
+    /// the stack's start address.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub stack_start: u64,
+    /// the stack's end address.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub stack_end: u64,
+    /// registers, stack and frames (newer simpleperf).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<SimpleperfUnwindingDetails<'a>>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfUnwindingResult<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_UNWINDING_RESULT;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let time = r.u64().field("time")?;
+        let used_time = r.u64().field("used_time")?;
+        let error_code = r.u64().field("error_code")?;
+        let error_addr = r.u64().field("error_addr")?;
+        let stack_start = r.u64().field("stack_start")?;
+        let stack_end = r.u64().field("stack_end")?;
+        let details = if (r.remaining() as u64) > 0 {
+            Some(SimpleperfUnwindingDetails::decode(r, ctx).field("details")?)
+        } else {
+            None
+        };
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            time,
+            used_time,
+            error_code,
+            error_addr,
+            stack_start,
+            stack_end,
+            details,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u64(self.time);
+        w.put_u64(self.used_time);
+        w.put_u64(self.error_code);
+        w.put_u64(self.error_addr);
+        w.put_u64(self.stack_start);
+        w.put_u64(self.stack_end);
+        if let Some(v_) = &self.details {
+            v_.encode(w, ctx).field("details")?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfUnwindingResult<'static> {
+        SimpleperfUnwindingResult {
+            time: self.time,
+            used_time: self.used_time,
+            error_code: self.error_code,
+            error_addr: self.error_addr,
+            stack_start: self.stack_start,
+            stack_end: self.stack_end,
+            details: rt::IntoOwned::into_owned(self.details),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfUnwindingResult<'a> {
+    type Owned = SimpleperfUnwindingResult<'static>;
+    fn into_owned(self) -> SimpleperfUnwindingResult<'static> {
+        SimpleperfUnwindingResult::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_TRACING_DATA (32777): the tracing data perf keeps in its
+/// TRACING_DATA feature (tracepoint formats), as a record at the start of the data.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfTracingData<'a> {
+    /// the tracing data.
+    pub data: rt::Bytes<'a>,
+    /// to `align(data_size, 64)` bytes of data (simpleperf does not zero it).
+    pub padding: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfTracingData<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_TRACING_DATA;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let data_size = r.u32().field("data_size")?;
+        let data = r.bytes_field(u64::from(data_size)).field("data")?;
+        let padding = rt::in_field("padding", || {
+            r.bytes_field(rt::sub(
+                rt::align(u64::from(data_size), 64),
+                u64::from(data_size),
+            )?)
+        })?;
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            data,
+            padding,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        let data_size: u32 = rt::fit(self.data.len() as u64).field("data_size")?;
+        w.put_u32(data_size);
+        w.put_bytes(&self.data);
+        rt::check_len(
+            self.padding.len(),
+            rt::sub(rt::align(u64::from(data_size), 64), u64::from(data_size))?,
+            "bytes",
+            "align(data_size, 64) - data_size",
+        )
+        .field("padding")?;
+        w.put_bytes(&self.padding);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfTracingData<'static> {
+        SimpleperfTracingData {
+            data: rt::IntoOwned::into_owned(self.data),
+            padding: rt::IntoOwned::into_owned(self.padding),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfTracingData<'a> {
+    type Owned = SimpleperfTracingData<'static>;
+    fn into_owned(self) -> SimpleperfTracingData<'static> {
+        SimpleperfTracingData::into_owned(self)
+    }
+}
+
+/// SIMPLE_PERF_RECORD_DEBUG (32778): a debug message with its time.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfDebug<'a> {
+    /// when.
+    pub time: u64,
+    /// the message, NUL-terminated, padded to 8.
+    pub message: rt::Str<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfDebug<'a> {
+    /// This record's `perf_event_header.type`.
+    pub const TYPE: RecordType = RecordType::SIMPLEPERF_DEBUG;
+    /// Decodes the record body (after the 8-byte header) from `r`, which holds exactly the body.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let time = r.u64().field("time")?;
+        let message = r.rest_str();
+        let tail = r.tail(start, 1);
+        Ok(Self {
+            time,
+            message,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_u64(self.time);
+        w.put_bytes(self.message.raw());
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfDebug<'static> {
+        SimpleperfDebug {
+            time: self.time,
+            message: rt::IntoOwned::into_owned(self.message),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfDebug<'a> {
+    type Owned = SimpleperfDebug<'static>;
+    fn into_owned(self) -> SimpleperfDebug<'static> {
+        SimpleperfDebug::into_owned(self)
+    }
+}
+
+/// One symbol of a FILE feature entry: only the symbols samples hit are written.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfFileSymbol<'a> {
+    /// start address (the file's virtual addresses; runtime addresses for the kernel).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub vaddr: u64,
+    /// length in bytes.
+    pub len: u32,
+    /// the symbol's name (demangled for Rust `_R` names by newer simpleperf).
+    pub name: rt::Str<'a>,
+}
+
+impl<'a> SimpleperfFileSymbol<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let vaddr = r.u64().field("vaddr")?;
+        let len = r.u32().field("len")?;
+        let name = r.cstr().field("name")?;
+        Ok(Self { vaddr, len, name })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u64(self.vaddr);
+        w.put_u32(self.len);
+        w.put_cstr(&self.name).field("name")?;
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfFileSymbol<'static> {
+        SimpleperfFileSymbol {
+            vaddr: self.vaddr,
+            len: self.len,
+            name: rt::IntoOwned::into_owned(self.name),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfFileSymbol<'a> {
+    type Owned = SimpleperfFileSymbol<'static>;
+    fn into_owned(self) -> SimpleperfFileSymbol<'static> {
+        SimpleperfFileSymbol::into_owned(self)
+    }
+}
+
+/// The offsets of the dex files inside a `DEX_FILE` entry's file.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfDexFileOffsets<'a> {
+    /// file offsets of the dex files.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub offsets: rt::Array<'a, u64>,
+}
+
+impl<'a> SimpleperfDexFileOffsets<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let count = r.u32().field("count")?;
+        let offsets = rt::Array::decode(r, u64::from(count)).field("offsets")?;
+        Ok(Self { offsets })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let count: u32 = rt::fit(self.offsets.len() as u64).field("count")?;
+        w.put_u32(count);
+        self.offsets.encode(w);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfDexFileOffsets<'static> {
+        SimpleperfDexFileOffsets {
+            offsets: rt::IntoOwned::into_owned(self.offsets),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfDexFileOffsets<'a> {
+    type Owned = SimpleperfDexFileOffsets<'static>;
+    fn into_owned(self) -> SimpleperfDexFileOffsets<'static> {
+        SimpleperfDexFileOffsets::into_owned(self)
+    }
+}
+
+/// One file of the FILE feature: its path, kind and the symbols samples hit. An entry
+/// is as long as its `size` says (plus those 4 bytes).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfFileEntry<'a> {
+    /// the file's path (as MMAP records name it; `[kernel.kallsyms]` for the kernel).
+    pub path: rt::Str<'a>,
+    /// the file's kind.
+    pub file_type: SimpleperfDsoType,
+    /// the lowest virtual address of the file's executable segments (0 for the kernel).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub min_vaddr: u64,
+    /// the symbols samples hit, by address.
+    pub symbols: Vec<SimpleperfFileSymbol<'a>>,
+    /// where the dex files are (`DEX_FILE` entries).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dex_file_offsets: Option<SimpleperfDexFileOffsets<'a>>,
+    /// the file offset of `min_vaddr` (`ELF_FILE`); a kernel module's memory offset
+    /// (`KERNEL_MODULE`). Absent in older files: addresses then map as `ip - start +
+    /// min_vaddr`.
+    #[serde(serialize_with = "rt::ser_hex")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_offset_of_min_vaddr: Option<u64>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> SimpleperfFileEntry<'a> {
+    /// Decodes from `r`; the structure limits itself to its `bounded_by` size.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let size = r.u32().field("size")?;
+        let r = &mut r.limit_to(start, u64::from(size).saturating_add(4))?;
+        let path = r.cstr().field("path")?;
+        let file_type = r.u32().map(SimpleperfDsoType).field("file_type")?;
+        let min_vaddr = r.u64().field("min_vaddr")?;
+        let symbol_count = r.u32().field("symbol_count")?;
+        let symbols = r
+            .read_count(u64::from(symbol_count), 13, |r| {
+                SimpleperfFileSymbol::decode(r, ctx)
+            })
+            .field("symbols")?;
+        let dex_file_offsets = if u64::from(file_type.0) == 3 {
+            Some(SimpleperfDexFileOffsets::decode(r, ctx).field("dex_file_offsets")?)
+        } else {
+            None
+        };
+        let file_offset_of_min_vaddr = if ((u64::from(file_type.0) == 2)
+            || (u64::from(file_type.0) == 1))
+            && ((r.remaining() as u64) >= 8)
+        {
+            Some(r.u64().field("file_offset_of_min_vaddr")?)
+        } else {
+            None
+        };
+        let tail = r.tail(start, 1);
+        let sizeof_self = r.offset() - start;
+        rt::check_computed(
+            u64::from(size),
+            sizeof_self.saturating_sub(4u64),
+            "sizeof(self) - 4",
+        )
+        .field("size")?;
+        Ok(Self {
+            path,
+            file_type,
+            min_vaddr,
+            symbols,
+            dex_file_offsets,
+            file_offset_of_min_vaddr,
+            tail,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        let size_at = w.len();
+        w.put_u32(0);
+        w.put_cstr(&self.path).field("path")?;
+        w.put_u32(self.file_type.0);
+        let file_type = self.file_type;
+        w.put_u64(self.min_vaddr);
+        let symbol_count: u32 = rt::fit(self.symbols.len() as u64).field("symbol_count")?;
+        w.put_u32(symbol_count);
+        for (i0, v0) in self.symbols.iter().enumerate() {
+            v0.encode(w, ctx).index(i0).field("symbols")?;
+        }
+        rt::check_presence(
+            self.dex_file_offsets.is_some(),
+            u64::from(file_type.0) == 3,
+            "file_type == 3",
+        )
+        .field("dex_file_offsets")?;
+        if let Some(v_) = &self.dex_file_offsets {
+            v_.encode(w, ctx).field("dex_file_offsets")?;
+        }
+        if let Some(v_) = &self.file_offset_of_min_vaddr {
+            w.put_u64(*v_);
+        }
+        w.put_tail(&self.tail, start, 1);
+        let sizeof_self = (w.len() - start) as u64;
+        let size: u32 = rt::fit(sizeof_self.saturating_sub(4u64)).field("size")?;
+        w.patch_u32(size_at, size);
+        rt::check_len(
+            w.len() - start,
+            u64::from(size).saturating_add(4),
+            "bytes",
+            "size + 4",
+        )?;
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfFileEntry<'static> {
+        SimpleperfFileEntry {
+            path: rt::IntoOwned::into_owned(self.path),
+            file_type: self.file_type,
+            min_vaddr: self.min_vaddr,
+            symbols: rt::IntoOwned::into_owned(self.symbols),
+            dex_file_offsets: rt::IntoOwned::into_owned(self.dex_file_offsets),
+            file_offset_of_min_vaddr: self.file_offset_of_min_vaddr,
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfFileEntry<'a> {
+    type Owned = SimpleperfFileEntry<'static>;
+    fn into_owned(self) -> SimpleperfFileEntry<'static> {
+        SimpleperfFileEntry::into_owned(self)
+    }
+}
+
+/// FEAT_FILE (128): the symbols of every file samples hit, so that a report needs no
+/// binaries (simpleperf's "file" feature, format version 1; FILE2 replaced it).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfFile<'a> {
+    /// one entry per file.
+    pub files: Vec<SimpleperfFileEntry<'a>>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfFile<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.files, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfFile", 2)?;
+                st.serialize_field("files", &self.files)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfFile<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_FILE;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let files = r
+            .read_to_end(|r| SimpleperfFileEntry::decode(r, ctx))
+            .field("files")?;
+        let tail = r.tail(start, 1);
+        Ok(Self { files, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        for (i0, v0) in self.files.iter().enumerate() {
+            v0.encode(w, ctx).index(i0).field("files")?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfFile<'static> {
+        SimpleperfFile {
+            files: rt::IntoOwned::into_owned(self.files),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfFile<'a> {
+    type Owned = SimpleperfFile<'static>;
+    fn into_owned(self) -> SimpleperfFile<'static> {
+        SimpleperfFile::into_owned(self)
+    }
+}
+
+/// One key and value of META_INFO.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfMetaInfoEntry<'a> {
+    /// the key (`simpleperf_version`, `clockid`, `event_type_info`…).
+    pub key: rt::Str<'a>,
+    /// its value.
+    pub value: rt::Str<'a>,
+}
+
+impl<'a> SimpleperfMetaInfoEntry<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let key = r.cstr().field("key")?;
+        let value = r.cstr().field("value")?;
+        Ok(Self { key, value })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_cstr(&self.key).field("key")?;
+        w.put_cstr(&self.value).field("value")?;
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfMetaInfoEntry<'static> {
+        SimpleperfMetaInfoEntry {
+            key: rt::IntoOwned::into_owned(self.key),
+            value: rt::IntoOwned::into_owned(self.value),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfMetaInfoEntry<'a> {
+    type Owned = SimpleperfMetaInfoEntry<'static>;
+    fn into_owned(self) -> SimpleperfMetaInfoEntry<'static> {
+        SimpleperfMetaInfoEntry::into_owned(self)
+    }
+}
+
+/// FEAT_META_INFO (129): key/value strings about the recording (simpleperf version,
+/// system-wide or not, clock, Android build, app package…).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfMetaInfo<'a> {
+    /// the pairs, in no particular order.
+    pub entries: Vec<SimpleperfMetaInfoEntry<'a>>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfMetaInfo<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.entries, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfMetaInfo", 2)?;
+                st.serialize_field("entries", &self.entries)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfMetaInfo<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_META_INFO;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let entries = r
+            .read_to_end(|r| SimpleperfMetaInfoEntry::decode(r, ctx))
+            .field("entries")?;
+        let tail = r.tail(start, 1);
+        Ok(Self { entries, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        for (i0, v0) in self.entries.iter().enumerate() {
+            v0.encode(w, ctx).index(i0).field("entries")?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfMetaInfo<'static> {
+        SimpleperfMetaInfo {
+            entries: rt::IntoOwned::into_owned(self.entries),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfMetaInfo<'a> {
+    type Owned = SimpleperfMetaInfo<'static>;
+    fn into_owned(self) -> SimpleperfMetaInfo<'static> {
+        SimpleperfMetaInfo::into_owned(self)
+    }
+}
+
+/// FEAT_DEBUG_UNWIND (130): one protobuf `DebugUnwindFeature` (record_file.proto): the
+/// files of DEBUG_UNWIND_FILE, by path and size.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfDebugUnwind<'a> {
+    /// the serialized message.
+    pub message: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfDebugUnwind<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.message, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfDebugUnwind", 2)?;
+                st.serialize_field("message", &self.message)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfDebugUnwind<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_DEBUG_UNWIND;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let message = r.rest_bytes();
+        let tail = r.tail(start, 1);
+        Ok(Self { message, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_bytes(&self.message);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfDebugUnwind<'static> {
+        SimpleperfDebugUnwind {
+            message: rt::IntoOwned::into_owned(self.message),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfDebugUnwind<'a> {
+    type Owned = SimpleperfDebugUnwind<'static>;
+    fn into_owned(self) -> SimpleperfDebugUnwind<'static> {
+        SimpleperfDebugUnwind::into_owned(self)
+    }
+}
+
+/// FEAT_DEBUG_UNWIND_FILE (131): the bytes of the ELF files DEBUG_UNWIND lists, one after
+/// the other (`record --keep-failed-unwinding-debug-info`).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfDebugUnwindFile<'a> {
+    /// the files' bytes.
+    pub files: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfDebugUnwindFile<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.files, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfDebugUnwindFile", 2)?;
+                st.serialize_field("files", &self.files)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfDebugUnwindFile<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_DEBUG_UNWIND_FILE;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let files = r.rest_bytes();
+        let tail = r.tail(start, 1);
+        Ok(Self { files, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_bytes(&self.files);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfDebugUnwindFile<'static> {
+        SimpleperfDebugUnwindFile {
+            files: rt::IntoOwned::into_owned(self.files),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfDebugUnwindFile<'a> {
+    type Owned = SimpleperfDebugUnwindFile<'static>;
+    fn into_owned(self) -> SimpleperfDebugUnwindFile<'static> {
+        SimpleperfDebugUnwindFile::into_owned(self)
+    }
+}
+
+/// One file of FILE2: a protobuf `FileFeature` (record_file.proto: path, type, min_vaddr,
+/// symbols, and the dex offsets, ELF file offset or module memory offset).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfFile2Entry<'a> {
+    /// the serialized `FileFeature`.
+    pub message: rt::Bytes<'a>,
+}
+
+impl<'a> SimpleperfFile2Entry<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let size = r.u32().field("size")?;
+        let message = r.bytes_field(u64::from(size)).field("message")?;
+        Ok(Self { message })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let size: u32 = rt::fit(self.message.len() as u64).field("size")?;
+        w.put_u32(size);
+        w.put_bytes(&self.message);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfFile2Entry<'static> {
+        SimpleperfFile2Entry {
+            message: rt::IntoOwned::into_owned(self.message),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfFile2Entry<'a> {
+    type Owned = SimpleperfFile2Entry<'static>;
+    fn into_owned(self) -> SimpleperfFile2Entry<'static> {
+        SimpleperfFile2Entry::into_owned(self)
+    }
+}
+
+/// FEAT_FILE2 (132): the FILE feature's contents as protobuf messages (what simpleperf
+/// writes today).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfFile2<'a> {
+    /// one entry per file.
+    pub files: Vec<SimpleperfFile2Entry<'a>>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfFile2<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.files, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfFile2", 2)?;
+                st.serialize_field("files", &self.files)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfFile2<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_FILE2;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let files = r
+            .read_to_end(|r| SimpleperfFile2Entry::decode(r, ctx))
+            .field("files")?;
+        let tail = r.tail(start, 1);
+        Ok(Self { files, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        for (i0, v0) in self.files.iter().enumerate() {
+            v0.encode(w, ctx).index(i0).field("files")?;
+        }
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfFile2<'static> {
+        SimpleperfFile2 {
+            files: rt::IntoOwned::into_owned(self.files),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfFile2<'a> {
+    type Owned = SimpleperfFile2<'static>;
+    fn into_owned(self) -> SimpleperfFile2<'static> {
+        SimpleperfFile2::into_owned(self)
+    }
+}
+
+/// FEAT_ETM_BRANCH_LIST (133): ETM branch data decoded during the recording, a protobuf
+/// `BranchList` (branch_list.proto).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfEtmBranchList<'a> {
+    /// the serialized message.
+    pub message: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfEtmBranchList<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.message, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfEtmBranchList", 2)?;
+                st.serialize_field("message", &self.message)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfEtmBranchList<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_ETM_BRANCH_LIST;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let message = r.rest_bytes();
+        let tail = r.tail(start, 1);
+        Ok(Self { message, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_bytes(&self.message);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfEtmBranchList<'static> {
+        SimpleperfEtmBranchList {
+            message: rt::IntoOwned::into_owned(self.message),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfEtmBranchList<'a> {
+    type Owned = SimpleperfEtmBranchList<'static>;
+    fn into_owned(self) -> SimpleperfEtmBranchList<'static> {
+        SimpleperfEtmBranchList::into_owned(self)
+    }
+}
+
+/// FEAT_INIT_MAP (134): MMAP, MMAP2 and COMM records of the processes present when a
+/// system-wide recording started (compressed records when recorded with `-z`).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct SimpleperfInitMap<'a> {
+    /// the records, as in the data section.
+    pub records: rt::Bytes<'a>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    pub tail: rt::Tail<'a>,
+}
+
+impl<'a> rt::Serialize for SimpleperfInitMap<'a> {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.tail {
+            None => rt::Serialize::serialize(&self.records, s),
+            Some(tail) => {
+                use rt::serde::ser::SerializeStruct;
+                let mut st = s.serialize_struct("SimpleperfInitMap", 2)?;
+                st.serialize_field("records", &self.records)?;
+                st.serialize_field("tail", tail)?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'a> SimpleperfInitMap<'a> {
+    /// This feature's id.
+    pub const ID: FeatureId = FeatureId::SIMPLEPERF_INIT_MAP;
+    /// Decodes the feature section from `r`, which holds exactly the section.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let start = r.offset();
+        let records = r.rest_bytes();
+        let tail = r.tail(start, 1);
+        Ok(Self { records, tail })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let start = w.len();
+        w.put_bytes(&self.records);
+        w.put_tail(&self.tail, start, 1);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfInitMap<'static> {
+        SimpleperfInitMap {
+            records: rt::IntoOwned::into_owned(self.records),
+            tail: self.tail.map(rt::Bytes::into_owned),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfInitMap<'a> {
+    type Owned = SimpleperfInitMap<'static>;
+    fn into_owned(self) -> SimpleperfInitMap<'static> {
+        SimpleperfInitMap::into_owned(self)
+    }
+}
+
 /// The choice made by `switch ctx.read_format has GROUP`.
 #[derive(Debug, Clone, PartialEq, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -14943,6 +16727,26 @@ impl RecordType {
     pub const SCHEDSTAT_CPU: Self = Self(85);
     /// PERF_RECORD_SCHEDSTAT_DOMAIN (86): a /proc/schedstat `domain<N>` line of the preceding CPU. header.size is sizeof(struct) aligned to 8 (208) for every version, the union being as large as the largest version (v17, 180 bytes): the zero bytes after the version's counters (40 for v15/v16, 4 of struct padding for v17) are `union_rest`. perf has no cross-endian swap for it.
     pub const SCHEDSTAT_DOMAIN: Self = Self(86);
+    /// SIMPLE_PERF_RECORD_KERNEL_SYMBOL (32769): the recording machine's `/proc/kallsyms`, written at the start of the data (usually as SPLIT records: it is larger than 64 KiB).
+    pub const SIMPLEPERF_KERNEL_SYMBOL: Self = Self(32769);
+    /// SIMPLE_PERF_RECORD_DSO (32770): a DSO named by a later SYMBOL record's `dso_id` (old simpleperf, before the FILE feature).
+    pub const SIMPLEPERF_DSO: Self = Self(32770);
+    /// SIMPLE_PERF_RECORD_SYMBOL (32771): a symbol of the DSO record `dso_id` (old simpleperf).
+    pub const SIMPLEPERF_SYMBOL: Self = Self(32771);
+    /// SIMPLE_PERF_RECORD_SPLIT (32772): a piece (at most 65527 bytes) of a record over 65535 bytes, header included; the pieces of one record come in a row and SPLIT_END ends them. Readers join them and read the record they make.
+    pub const SIMPLEPERF_SPLIT: Self = Self(32772);
+    /// SIMPLE_PERF_RECORD_SPLIT_END (32773): ends a run of SPLIT records (8 bytes, no body).
+    pub const SIMPLEPERF_SPLIT_END: Self = Self(32773);
+    /// SIMPLE_PERF_RECORD_EVENT_ID (32774): event ids of counters opened during the recording (a CPU coming online), added to their attrs' ids.
+    pub const SIMPLEPERF_EVENT_ID: Self = Self(32774);
+    /// SIMPLE_PERF_RECORD_CALLCHAIN (32775): an unwound call chain (written by `simpleperf debug-unwind`, not by `record`, which rewrites samples in place).
+    pub const SIMPLEPERF_CALLCHAIN: Self = Self(32775);
+    /// SIMPLE_PERF_RECORD_UNWINDING_RESULT (32776): why the unwinding of the next sample failed (`record --keep-failed-unwinding-result`); written just before that sample. Older simpleperf wrote only the first six fields.
+    pub const SIMPLEPERF_UNWINDING_RESULT: Self = Self(32776);
+    /// SIMPLE_PERF_RECORD_TRACING_DATA (32777): the tracing data perf keeps in its TRACING_DATA feature (tracepoint formats), as a record at the start of the data.
+    pub const SIMPLEPERF_TRACING_DATA: Self = Self(32777);
+    /// SIMPLE_PERF_RECORD_DEBUG (32778): a debug message with its time.
+    pub const SIMPLEPERF_DEBUG: Self = Self(32778);
     /// True for the record types followed by a payload outside `header.size`
     /// (the container must read `payload_len()` more bytes).
     pub fn has_payload(self) -> bool {
@@ -14997,6 +16801,16 @@ impl RecordType {
             Self::SAMPLE => Some("SAMPLE"),
             Self::SCHEDSTAT_CPU => Some("SCHEDSTAT_CPU"),
             Self::SCHEDSTAT_DOMAIN => Some("SCHEDSTAT_DOMAIN"),
+            Self::SIMPLEPERF_KERNEL_SYMBOL => Some("SIMPLEPERF_KERNEL_SYMBOL"),
+            Self::SIMPLEPERF_DSO => Some("SIMPLEPERF_DSO"),
+            Self::SIMPLEPERF_SYMBOL => Some("SIMPLEPERF_SYMBOL"),
+            Self::SIMPLEPERF_SPLIT => Some("SIMPLEPERF_SPLIT"),
+            Self::SIMPLEPERF_SPLIT_END => Some("SIMPLEPERF_SPLIT_END"),
+            Self::SIMPLEPERF_EVENT_ID => Some("SIMPLEPERF_EVENT_ID"),
+            Self::SIMPLEPERF_CALLCHAIN => Some("SIMPLEPERF_CALLCHAIN"),
+            Self::SIMPLEPERF_UNWINDING_RESULT => Some("SIMPLEPERF_UNWINDING_RESULT"),
+            Self::SIMPLEPERF_TRACING_DATA => Some("SIMPLEPERF_TRACING_DATA"),
+            Self::SIMPLEPERF_DEBUG => Some("SIMPLEPERF_DEBUG"),
             _ => None,
         }
     }
@@ -15124,6 +16938,26 @@ pub enum RecordBody<'a> {
     SchedstatCpu(SchedstatCpu<'a>),
     /// `SCHEDSTAT_DOMAIN` (86).
     SchedstatDomain(SchedstatDomain<'a>),
+    /// `SIMPLEPERF_KERNEL_SYMBOL` (32769).
+    SimpleperfKernelSymbol(SimpleperfKernelSymbol<'a>),
+    /// `SIMPLEPERF_DSO` (32770).
+    SimpleperfDso(SimpleperfDso<'a>),
+    /// `SIMPLEPERF_SYMBOL` (32771).
+    SimpleperfSymbol(SimpleperfSymbol<'a>),
+    /// `SIMPLEPERF_SPLIT` (32772).
+    SimpleperfSplit(SimpleperfSplit<'a>),
+    /// `SIMPLEPERF_SPLIT_END` (32773).
+    SimpleperfSplitEnd(SimpleperfSplitEnd<'a>),
+    /// `SIMPLEPERF_EVENT_ID` (32774).
+    SimpleperfEventId(SimpleperfEventId<'a>),
+    /// `SIMPLEPERF_CALLCHAIN` (32775).
+    SimpleperfCallchain(SimpleperfCallchain<'a>),
+    /// `SIMPLEPERF_UNWINDING_RESULT` (32776).
+    SimpleperfUnwindingResult(SimpleperfUnwindingResult<'a>),
+    /// `SIMPLEPERF_TRACING_DATA` (32777).
+    SimpleperfTracingData(SimpleperfTracingData<'a>),
+    /// `SIMPLEPERF_DEBUG` (32778).
+    SimpleperfDebug(SimpleperfDebug<'a>),
     /// A record this spec does not describe: its bytes as they are.
     Unknown(rt::Bytes<'a>),
 }
@@ -15193,6 +17027,30 @@ impl<'a> RecordBody<'a> {
             RecordType::SAMPLE => Self::Sample(Sample::decode(r, ctx)?),
             RecordType::SCHEDSTAT_CPU => Self::SchedstatCpu(SchedstatCpu::decode(r, ctx)?),
             RecordType::SCHEDSTAT_DOMAIN => Self::SchedstatDomain(SchedstatDomain::decode(r, ctx)?),
+            RecordType::SIMPLEPERF_KERNEL_SYMBOL => {
+                Self::SimpleperfKernelSymbol(SimpleperfKernelSymbol::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_DSO => Self::SimpleperfDso(SimpleperfDso::decode(r, ctx)?),
+            RecordType::SIMPLEPERF_SYMBOL => {
+                Self::SimpleperfSymbol(SimpleperfSymbol::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_SPLIT => Self::SimpleperfSplit(SimpleperfSplit::decode(r, ctx)?),
+            RecordType::SIMPLEPERF_SPLIT_END => {
+                Self::SimpleperfSplitEnd(SimpleperfSplitEnd::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_EVENT_ID => {
+                Self::SimpleperfEventId(SimpleperfEventId::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_CALLCHAIN => {
+                Self::SimpleperfCallchain(SimpleperfCallchain::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_UNWINDING_RESULT => {
+                Self::SimpleperfUnwindingResult(SimpleperfUnwindingResult::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_TRACING_DATA => {
+                Self::SimpleperfTracingData(SimpleperfTracingData::decode(r, ctx)?)
+            }
+            RecordType::SIMPLEPERF_DEBUG => Self::SimpleperfDebug(SimpleperfDebug::decode(r, ctx)?),
             _ => Self::Unknown(r.rest_bytes()),
         })
     }
@@ -15245,6 +17103,16 @@ impl<'a> RecordBody<'a> {
             Self::Sample(x) => x.encode(w, ctx),
             Self::SchedstatCpu(x) => x.encode(w, ctx),
             Self::SchedstatDomain(x) => x.encode(w, ctx),
+            Self::SimpleperfKernelSymbol(x) => x.encode(w, ctx),
+            Self::SimpleperfDso(x) => x.encode(w, ctx),
+            Self::SimpleperfSymbol(x) => x.encode(w, ctx),
+            Self::SimpleperfSplit(x) => x.encode(w, ctx),
+            Self::SimpleperfSplitEnd(x) => x.encode(w, ctx),
+            Self::SimpleperfEventId(x) => x.encode(w, ctx),
+            Self::SimpleperfCallchain(x) => x.encode(w, ctx),
+            Self::SimpleperfUnwindingResult(x) => x.encode(w, ctx),
+            Self::SimpleperfTracingData(x) => x.encode(w, ctx),
+            Self::SimpleperfDebug(x) => x.encode(w, ctx),
             Self::Unknown(b) => {
                 w.put_bytes(b);
                 Ok(())
@@ -15300,6 +17168,16 @@ impl<'a> RecordBody<'a> {
             Self::Sample(_) => Some(RecordType::SAMPLE),
             Self::SchedstatCpu(_) => Some(RecordType::SCHEDSTAT_CPU),
             Self::SchedstatDomain(_) => Some(RecordType::SCHEDSTAT_DOMAIN),
+            Self::SimpleperfKernelSymbol(_) => Some(RecordType::SIMPLEPERF_KERNEL_SYMBOL),
+            Self::SimpleperfDso(_) => Some(RecordType::SIMPLEPERF_DSO),
+            Self::SimpleperfSymbol(_) => Some(RecordType::SIMPLEPERF_SYMBOL),
+            Self::SimpleperfSplit(_) => Some(RecordType::SIMPLEPERF_SPLIT),
+            Self::SimpleperfSplitEnd(_) => Some(RecordType::SIMPLEPERF_SPLIT_END),
+            Self::SimpleperfEventId(_) => Some(RecordType::SIMPLEPERF_EVENT_ID),
+            Self::SimpleperfCallchain(_) => Some(RecordType::SIMPLEPERF_CALLCHAIN),
+            Self::SimpleperfUnwindingResult(_) => Some(RecordType::SIMPLEPERF_UNWINDING_RESULT),
+            Self::SimpleperfTracingData(_) => Some(RecordType::SIMPLEPERF_TRACING_DATA),
+            Self::SimpleperfDebug(_) => Some(RecordType::SIMPLEPERF_DEBUG),
             Self::Unknown(_) => None,
         }
     }
@@ -15413,6 +17291,16 @@ impl<'a> RecordBody<'a> {
             Self::Sample(x) => x.tail.as_deref(),
             Self::SchedstatCpu(x) => x.tail.as_deref(),
             Self::SchedstatDomain(x) => x.tail.as_deref(),
+            Self::SimpleperfKernelSymbol(x) => x.tail.as_deref(),
+            Self::SimpleperfDso(x) => x.tail.as_deref(),
+            Self::SimpleperfSymbol(x) => x.tail.as_deref(),
+            Self::SimpleperfSplit(x) => x.tail.as_deref(),
+            Self::SimpleperfSplitEnd(x) => x.tail.as_deref(),
+            Self::SimpleperfEventId(x) => x.tail.as_deref(),
+            Self::SimpleperfCallchain(x) => x.tail.as_deref(),
+            Self::SimpleperfUnwindingResult(x) => x.tail.as_deref(),
+            Self::SimpleperfTracingData(x) => x.tail.as_deref(),
+            Self::SimpleperfDebug(x) => x.tail.as_deref(),
             _ => None,
         }
     }
@@ -15465,6 +17353,18 @@ impl<'a> RecordBody<'a> {
             Self::Sample(x) => RecordBody::Sample(x.into_owned()),
             Self::SchedstatCpu(x) => RecordBody::SchedstatCpu(x.into_owned()),
             Self::SchedstatDomain(x) => RecordBody::SchedstatDomain(x.into_owned()),
+            Self::SimpleperfKernelSymbol(x) => RecordBody::SimpleperfKernelSymbol(x.into_owned()),
+            Self::SimpleperfDso(x) => RecordBody::SimpleperfDso(x.into_owned()),
+            Self::SimpleperfSymbol(x) => RecordBody::SimpleperfSymbol(x.into_owned()),
+            Self::SimpleperfSplit(x) => RecordBody::SimpleperfSplit(x.into_owned()),
+            Self::SimpleperfSplitEnd(x) => RecordBody::SimpleperfSplitEnd(x.into_owned()),
+            Self::SimpleperfEventId(x) => RecordBody::SimpleperfEventId(x.into_owned()),
+            Self::SimpleperfCallchain(x) => RecordBody::SimpleperfCallchain(x.into_owned()),
+            Self::SimpleperfUnwindingResult(x) => {
+                RecordBody::SimpleperfUnwindingResult(x.into_owned())
+            }
+            Self::SimpleperfTracingData(x) => RecordBody::SimpleperfTracingData(x.into_owned()),
+            Self::SimpleperfDebug(x) => RecordBody::SimpleperfDebug(x.into_owned()),
             Self::Unknown(b) => RecordBody::Unknown(b.into_owned()),
         }
     }
@@ -15747,6 +17647,66 @@ impl<'a> From<SchedstatDomain<'a>> for RecordBody<'a> {
     }
 }
 
+impl<'a> From<SimpleperfKernelSymbol<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfKernelSymbol<'a>) -> Self {
+        Self::SimpleperfKernelSymbol(x)
+    }
+}
+
+impl<'a> From<SimpleperfDso<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfDso<'a>) -> Self {
+        Self::SimpleperfDso(x)
+    }
+}
+
+impl<'a> From<SimpleperfSymbol<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfSymbol<'a>) -> Self {
+        Self::SimpleperfSymbol(x)
+    }
+}
+
+impl<'a> From<SimpleperfSplit<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfSplit<'a>) -> Self {
+        Self::SimpleperfSplit(x)
+    }
+}
+
+impl<'a> From<SimpleperfSplitEnd<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfSplitEnd<'a>) -> Self {
+        Self::SimpleperfSplitEnd(x)
+    }
+}
+
+impl<'a> From<SimpleperfEventId<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfEventId<'a>) -> Self {
+        Self::SimpleperfEventId(x)
+    }
+}
+
+impl<'a> From<SimpleperfCallchain<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfCallchain<'a>) -> Self {
+        Self::SimpleperfCallchain(x)
+    }
+}
+
+impl<'a> From<SimpleperfUnwindingResult<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfUnwindingResult<'a>) -> Self {
+        Self::SimpleperfUnwindingResult(x)
+    }
+}
+
+impl<'a> From<SimpleperfTracingData<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfTracingData<'a>) -> Self {
+        Self::SimpleperfTracingData(x)
+    }
+}
+
+impl<'a> From<SimpleperfDebug<'a>> for RecordBody<'a> {
+    fn from(x: SimpleperfDebug<'a>) -> Self {
+        Self::SimpleperfDebug(x)
+    }
+}
+
 /// A header feature id (feature bit): an open enum over every `feature` of the spec.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -15817,6 +17777,20 @@ impl FeatureId {
     pub const PMU_CAPS: Self = Self(31);
     /// HEADER_CPU_DOMAIN_INFO (32) (`perf sched stats record`; also sent in pipe mode). The writer emits one entry per CPU listed in /proc/schedstat (the online CPUs); perf's reader reads `nr_cpus_online` (NRCPUS) entries, and so does this spec: anything after them (e.g. the zero padding of a HEADER_FEATURE record) stays in the tail.
     pub const CPU_DOMAIN_INFO: Self = Self(32);
+    /// FEAT_FILE (128): the symbols of every file samples hit, so that a report needs no binaries (simpleperf's "file" feature, format version 1; FILE2 replaced it).
+    pub const SIMPLEPERF_FILE: Self = Self(128);
+    /// FEAT_META_INFO (129): key/value strings about the recording (simpleperf version, system-wide or not, clock, Android build, app package…).
+    pub const SIMPLEPERF_META_INFO: Self = Self(129);
+    /// FEAT_DEBUG_UNWIND (130): one protobuf `DebugUnwindFeature` (record_file.proto): the files of DEBUG_UNWIND_FILE, by path and size.
+    pub const SIMPLEPERF_DEBUG_UNWIND: Self = Self(130);
+    /// FEAT_DEBUG_UNWIND_FILE (131): the bytes of the ELF files DEBUG_UNWIND lists, one after the other (`record --keep-failed-unwinding-debug-info`).
+    pub const SIMPLEPERF_DEBUG_UNWIND_FILE: Self = Self(131);
+    /// FEAT_FILE2 (132): the FILE feature's contents as protobuf messages (what simpleperf writes today).
+    pub const SIMPLEPERF_FILE2: Self = Self(132);
+    /// FEAT_ETM_BRANCH_LIST (133): ETM branch data decoded during the recording, a protobuf `BranchList` (branch_list.proto).
+    pub const SIMPLEPERF_ETM_BRANCH_LIST: Self = Self(133);
+    /// FEAT_INIT_MAP (134): MMAP, MMAP2 and COMM records of the processes present when a system-wide recording started (compressed records when recorded with `-z`).
+    pub const SIMPLEPERF_INIT_MAP: Self = Self(134);
     /// The name, `None` for a value the spec does not name.
     pub fn name(self) -> Option<&'static str> {
         match self {
@@ -15852,6 +17826,13 @@ impl FeatureId {
             Self::HYBRID_TOPOLOGY => Some("HYBRID_TOPOLOGY"),
             Self::PMU_CAPS => Some("PMU_CAPS"),
             Self::CPU_DOMAIN_INFO => Some("CPU_DOMAIN_INFO"),
+            Self::SIMPLEPERF_FILE => Some("SIMPLEPERF_FILE"),
+            Self::SIMPLEPERF_META_INFO => Some("SIMPLEPERF_META_INFO"),
+            Self::SIMPLEPERF_DEBUG_UNWIND => Some("SIMPLEPERF_DEBUG_UNWIND"),
+            Self::SIMPLEPERF_DEBUG_UNWIND_FILE => Some("SIMPLEPERF_DEBUG_UNWIND_FILE"),
+            Self::SIMPLEPERF_FILE2 => Some("SIMPLEPERF_FILE2"),
+            Self::SIMPLEPERF_ETM_BRANCH_LIST => Some("SIMPLEPERF_ETM_BRANCH_LIST"),
+            Self::SIMPLEPERF_INIT_MAP => Some("SIMPLEPERF_INIT_MAP"),
             _ => None,
         }
     }
@@ -15953,6 +17934,20 @@ pub enum FeatureBody<'a> {
     PmuCaps(PmuCaps<'a>),
     /// `CPU_DOMAIN_INFO` (32).
     CpuDomainInfo(CpuDomainInfo<'a>),
+    /// `SIMPLEPERF_FILE` (128).
+    SimpleperfFile(SimpleperfFile<'a>),
+    /// `SIMPLEPERF_META_INFO` (129).
+    SimpleperfMetaInfo(SimpleperfMetaInfo<'a>),
+    /// `SIMPLEPERF_DEBUG_UNWIND` (130).
+    SimpleperfDebugUnwind(SimpleperfDebugUnwind<'a>),
+    /// `SIMPLEPERF_DEBUG_UNWIND_FILE` (131).
+    SimpleperfDebugUnwindFile(SimpleperfDebugUnwindFile<'a>),
+    /// `SIMPLEPERF_FILE2` (132).
+    SimpleperfFile2(SimpleperfFile2<'a>),
+    /// `SIMPLEPERF_ETM_BRANCH_LIST` (133).
+    SimpleperfEtmBranchList(SimpleperfEtmBranchList<'a>),
+    /// `SIMPLEPERF_INIT_MAP` (134).
+    SimpleperfInitMap(SimpleperfInitMap<'a>),
     /// A feature this spec does not describe: its bytes as they are.
     Unknown(rt::Bytes<'a>),
 }
@@ -16003,6 +17998,23 @@ impl<'a> FeatureBody<'a> {
             FeatureId::HYBRID_TOPOLOGY => Self::HybridTopology(HybridTopology::decode(r, ctx)?),
             FeatureId::PMU_CAPS => Self::PmuCaps(PmuCaps::decode(r, ctx)?),
             FeatureId::CPU_DOMAIN_INFO => Self::CpuDomainInfo(CpuDomainInfo::decode(r, ctx)?),
+            FeatureId::SIMPLEPERF_FILE => Self::SimpleperfFile(SimpleperfFile::decode(r, ctx)?),
+            FeatureId::SIMPLEPERF_META_INFO => {
+                Self::SimpleperfMetaInfo(SimpleperfMetaInfo::decode(r, ctx)?)
+            }
+            FeatureId::SIMPLEPERF_DEBUG_UNWIND => {
+                Self::SimpleperfDebugUnwind(SimpleperfDebugUnwind::decode(r, ctx)?)
+            }
+            FeatureId::SIMPLEPERF_DEBUG_UNWIND_FILE => {
+                Self::SimpleperfDebugUnwindFile(SimpleperfDebugUnwindFile::decode(r, ctx)?)
+            }
+            FeatureId::SIMPLEPERF_FILE2 => Self::SimpleperfFile2(SimpleperfFile2::decode(r, ctx)?),
+            FeatureId::SIMPLEPERF_ETM_BRANCH_LIST => {
+                Self::SimpleperfEtmBranchList(SimpleperfEtmBranchList::decode(r, ctx)?)
+            }
+            FeatureId::SIMPLEPERF_INIT_MAP => {
+                Self::SimpleperfInitMap(SimpleperfInitMap::decode(r, ctx)?)
+            }
             _ => Self::Unknown(r.rest_bytes()),
         })
     }
@@ -16042,6 +18054,13 @@ impl<'a> FeatureBody<'a> {
             Self::HybridTopology(x) => x.encode(w, ctx),
             Self::PmuCaps(x) => x.encode(w, ctx),
             Self::CpuDomainInfo(x) => x.encode(w, ctx),
+            Self::SimpleperfFile(x) => x.encode(w, ctx),
+            Self::SimpleperfMetaInfo(x) => x.encode(w, ctx),
+            Self::SimpleperfDebugUnwind(x) => x.encode(w, ctx),
+            Self::SimpleperfDebugUnwindFile(x) => x.encode(w, ctx),
+            Self::SimpleperfFile2(x) => x.encode(w, ctx),
+            Self::SimpleperfEtmBranchList(x) => x.encode(w, ctx),
+            Self::SimpleperfInitMap(x) => x.encode(w, ctx),
             Self::Unknown(b) => {
                 w.put_bytes(b);
                 Ok(())
@@ -16084,6 +18103,13 @@ impl<'a> FeatureBody<'a> {
             Self::HybridTopology(_) => Some(FeatureId::HYBRID_TOPOLOGY),
             Self::PmuCaps(_) => Some(FeatureId::PMU_CAPS),
             Self::CpuDomainInfo(_) => Some(FeatureId::CPU_DOMAIN_INFO),
+            Self::SimpleperfFile(_) => Some(FeatureId::SIMPLEPERF_FILE),
+            Self::SimpleperfMetaInfo(_) => Some(FeatureId::SIMPLEPERF_META_INFO),
+            Self::SimpleperfDebugUnwind(_) => Some(FeatureId::SIMPLEPERF_DEBUG_UNWIND),
+            Self::SimpleperfDebugUnwindFile(_) => Some(FeatureId::SIMPLEPERF_DEBUG_UNWIND_FILE),
+            Self::SimpleperfFile2(_) => Some(FeatureId::SIMPLEPERF_FILE2),
+            Self::SimpleperfEtmBranchList(_) => Some(FeatureId::SIMPLEPERF_ETM_BRANCH_LIST),
+            Self::SimpleperfInitMap(_) => Some(FeatureId::SIMPLEPERF_INIT_MAP),
             Self::Unknown(_) => None,
         }
     }
@@ -16124,6 +18150,13 @@ impl<'a> FeatureBody<'a> {
             Self::HybridTopology(x) => x.tail.as_deref(),
             Self::PmuCaps(x) => x.tail.as_deref(),
             Self::CpuDomainInfo(x) => x.tail.as_deref(),
+            Self::SimpleperfFile(x) => x.tail.as_deref(),
+            Self::SimpleperfMetaInfo(x) => x.tail.as_deref(),
+            Self::SimpleperfDebugUnwind(x) => x.tail.as_deref(),
+            Self::SimpleperfDebugUnwindFile(x) => x.tail.as_deref(),
+            Self::SimpleperfFile2(x) => x.tail.as_deref(),
+            Self::SimpleperfEtmBranchList(x) => x.tail.as_deref(),
+            Self::SimpleperfInitMap(x) => x.tail.as_deref(),
             _ => None,
         }
     }
@@ -16163,6 +18196,17 @@ impl<'a> FeatureBody<'a> {
             Self::HybridTopology(x) => FeatureBody::HybridTopology(x.into_owned()),
             Self::PmuCaps(x) => FeatureBody::PmuCaps(x.into_owned()),
             Self::CpuDomainInfo(x) => FeatureBody::CpuDomainInfo(x.into_owned()),
+            Self::SimpleperfFile(x) => FeatureBody::SimpleperfFile(x.into_owned()),
+            Self::SimpleperfMetaInfo(x) => FeatureBody::SimpleperfMetaInfo(x.into_owned()),
+            Self::SimpleperfDebugUnwind(x) => FeatureBody::SimpleperfDebugUnwind(x.into_owned()),
+            Self::SimpleperfDebugUnwindFile(x) => {
+                FeatureBody::SimpleperfDebugUnwindFile(x.into_owned())
+            }
+            Self::SimpleperfFile2(x) => FeatureBody::SimpleperfFile2(x.into_owned()),
+            Self::SimpleperfEtmBranchList(x) => {
+                FeatureBody::SimpleperfEtmBranchList(x.into_owned())
+            }
+            Self::SimpleperfInitMap(x) => FeatureBody::SimpleperfInitMap(x.into_owned()),
             Self::Unknown(b) => FeatureBody::Unknown(b.into_owned()),
         }
     }
@@ -16364,6 +18408,48 @@ impl<'a> From<PmuCaps<'a>> for FeatureBody<'a> {
 impl<'a> From<CpuDomainInfo<'a>> for FeatureBody<'a> {
     fn from(x: CpuDomainInfo<'a>) -> Self {
         Self::CpuDomainInfo(x)
+    }
+}
+
+impl<'a> From<SimpleperfFile<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfFile<'a>) -> Self {
+        Self::SimpleperfFile(x)
+    }
+}
+
+impl<'a> From<SimpleperfMetaInfo<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfMetaInfo<'a>) -> Self {
+        Self::SimpleperfMetaInfo(x)
+    }
+}
+
+impl<'a> From<SimpleperfDebugUnwind<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfDebugUnwind<'a>) -> Self {
+        Self::SimpleperfDebugUnwind(x)
+    }
+}
+
+impl<'a> From<SimpleperfDebugUnwindFile<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfDebugUnwindFile<'a>) -> Self {
+        Self::SimpleperfDebugUnwindFile(x)
+    }
+}
+
+impl<'a> From<SimpleperfFile2<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfFile2<'a>) -> Self {
+        Self::SimpleperfFile2(x)
+    }
+}
+
+impl<'a> From<SimpleperfEtmBranchList<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfEtmBranchList<'a>) -> Self {
+        Self::SimpleperfEtmBranchList(x)
+    }
+}
+
+impl<'a> From<SimpleperfInitMap<'a>> for FeatureBody<'a> {
+    fn from(x: SimpleperfInitMap<'a>) -> Self {
+        Self::SimpleperfInitMap(x)
     }
 }
 
@@ -22504,6 +24590,999 @@ impl<'a> SchedstatDomainView<'a> {
     pub fn domain(&self) -> u16 {
         let o = self.layout.domain;
         rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfKernelSymbol`] sit for one context: computed once per event with [`SimpleperfKernelSymbolLayout::new`] and shared by every [`SimpleperfKernelSymbolView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfKernelSymbolLayout {
+    /// Offset of `kallsyms_size`.
+    pub kallsyms_size: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfKernelSymbolLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let kallsyms_size = at;
+        at += 4u16;
+        Self {
+            kallsyms_size,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfKernelSymbol`] body: fixed-position fields are read at the offsets of a [`SimpleperfKernelSymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfKernelSymbol::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfKernelSymbolView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfKernelSymbolLayout,
+}
+
+impl<'a> SimpleperfKernelSymbolView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfKernelSymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfKernelSymbolLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfKernelSymbol));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// bytes of kallsyms text.
+    #[inline]
+    pub fn kallsyms_size(&self) -> u32 {
+        let o = self.layout.kallsyms_size;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfDso`] sit for one context: computed once per event with [`SimpleperfDsoLayout::new`] and shared by every [`SimpleperfDsoView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfDsoLayout {
+    /// Offset of `dso_type`.
+    pub dso_type: u16,
+    /// Offset of `dso_id`.
+    pub dso_id: u16,
+    /// Offset of `min_vaddr`.
+    pub min_vaddr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfDsoLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let dso_type = at;
+        at += 8u16;
+        let dso_id = at;
+        at += 8u16;
+        let min_vaddr = at;
+        at += 8u16;
+        Self {
+            dso_type,
+            dso_id,
+            min_vaddr,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfDso`] body: fixed-position fields are read at the offsets of a [`SimpleperfDsoLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfDso::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfDsoView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfDsoLayout,
+}
+
+impl<'a> SimpleperfDsoView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfDsoLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfDsoLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfDso));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// the DSO's kind.
+    #[inline]
+    pub fn dso_type(&self) -> u64 {
+        let o = self.layout.dso_type;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the id SYMBOL records refer to it by.
+    #[inline]
+    pub fn dso_id(&self) -> u64 {
+        let o = self.layout.dso_id;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the lowest executable virtual address of the file.
+    #[inline]
+    pub fn min_vaddr(&self) -> u64 {
+        let o = self.layout.min_vaddr;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the DSO's path, NUL-terminated, padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn name(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfDso::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfSymbol`] sit for one context: computed once per event with [`SimpleperfSymbolLayout::new`] and shared by every [`SimpleperfSymbolView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfSymbolLayout {
+    /// Offset of `addr`.
+    pub addr: u16,
+    /// Offset of `len`.
+    pub len: u16,
+    /// Offset of `dso_id`.
+    pub dso_id: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfSymbolLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let addr = at;
+        at += 8u16;
+        let len = at;
+        at += 8u16;
+        let dso_id = at;
+        at += 8u16;
+        Self {
+            addr,
+            len,
+            dso_id,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfSymbol`] body: fixed-position fields are read at the offsets of a [`SimpleperfSymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfSymbol::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfSymbolView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfSymbolLayout,
+}
+
+impl<'a> SimpleperfSymbolView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfSymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfSymbolLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfSymbol));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// start address (the file's virtual addresses).
+    #[inline]
+    pub fn addr(&self) -> u64 {
+        let o = self.layout.addr;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// length in bytes.
+    #[inline]
+    pub fn len(&self) -> u64 {
+        let o = self.layout.len;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the DSO record's id.
+    #[inline]
+    pub fn dso_id(&self) -> u64 {
+        let o = self.layout.dso_id;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the symbol name, NUL-terminated, padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn name(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfSymbol::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfEventId`] sit for one context: computed once per event with [`SimpleperfEventIdLayout::new`] and shared by every [`SimpleperfEventIdView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfEventIdLayout {
+    /// Offset of `count`.
+    pub count: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfEventIdLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let count = at;
+        at += 8u16;
+        Self {
+            count,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfEventId`] body: fixed-position fields are read at the offsets of a [`SimpleperfEventIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfEventId::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfEventIdView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfEventIdLayout,
+}
+
+impl<'a> SimpleperfEventIdView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfEventIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfEventIdLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfEventId));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// number of entries.
+    #[inline]
+    pub fn count(&self) -> u64 {
+        let o = self.layout.count;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfCallchain`] sit for one context: computed once per event with [`SimpleperfCallchainLayout::new`] and shared by every [`SimpleperfCallchainView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfCallchainLayout {
+    /// Offset of `pid`.
+    pub pid: u16,
+    /// Offset of `tid`.
+    pub tid: u16,
+    /// Offset of `chain_type`.
+    pub chain_type: u16,
+    /// Offset of `time`.
+    pub time: u16,
+    /// Offset of `ip_nr`.
+    pub ip_nr: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfCallchainLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let pid = at;
+        at += 4u16;
+        let tid = at;
+        at += 4u16;
+        let chain_type = at;
+        at += 8u16;
+        let time = at;
+        at += 8u16;
+        let ip_nr = at;
+        at += 8u16;
+        Self {
+            pid,
+            tid,
+            chain_type,
+            time,
+            ip_nr,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfCallchain`] body: fixed-position fields are read at the offsets of a [`SimpleperfCallchainLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfCallchain::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfCallchainView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfCallchainLayout,
+}
+
+impl<'a> SimpleperfCallchainView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfCallchainLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfCallchainLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfCallchain));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// process id.
+    #[inline]
+    pub fn pid(&self) -> u32 {
+        let o = self.layout.pid;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// thread id.
+    #[inline]
+    pub fn tid(&self) -> u32 {
+        let o = self.layout.tid;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// which unwinding made the chain (`CallChainJoiner`'s chain type).
+    #[inline]
+    pub fn chain_type(&self) -> u64 {
+        let o = self.layout.chain_type;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the sample's timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// number of frames.
+    #[inline]
+    pub fn ip_nr(&self) -> u64 {
+        let o = self.layout.ip_nr;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfUnwindingResult`] sit for one context: computed once per event with [`SimpleperfUnwindingResultLayout::new`] and shared by every [`SimpleperfUnwindingResultView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfUnwindingResultLayout {
+    /// Offset of `time`.
+    pub time: u16,
+    /// Offset of `used_time`.
+    pub used_time: u16,
+    /// Offset of `error_code`.
+    pub error_code: u16,
+    /// Offset of `error_addr`.
+    pub error_addr: u16,
+    /// Offset of `stack_start`.
+    pub stack_start: u16,
+    /// Offset of `stack_end`.
+    pub stack_end: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfUnwindingResultLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let time = at;
+        at += 8u16;
+        let used_time = at;
+        at += 8u16;
+        let error_code = at;
+        at += 8u16;
+        let error_addr = at;
+        at += 8u16;
+        let stack_start = at;
+        at += 8u16;
+        let stack_end = at;
+        at += 8u16;
+        Self {
+            time,
+            used_time,
+            error_code,
+            error_addr,
+            stack_start,
+            stack_end,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfUnwindingResult`] body: fixed-position fields are read at the offsets of a [`SimpleperfUnwindingResultLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfUnwindingResult::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfUnwindingResultView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfUnwindingResultLayout,
+}
+
+impl<'a> SimpleperfUnwindingResultView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfUnwindingResultLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfUnwindingResultLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfUnwindingResult));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// the sample's timestamp.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// nanoseconds the unwinding took.
+    #[inline]
+    pub fn used_time(&self) -> u64 {
+        let o = self.layout.used_time;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// libunwindstack's error code (older simpleperf: the stop reason).
+    #[inline]
+    pub fn error_code(&self) -> u64 {
+        let o = self.layout.error_code;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the address the error is about (older simpleperf: the stop info).
+    #[inline]
+    pub fn error_addr(&self) -> u64 {
+        let o = self.layout.error_addr;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the stack's start address.
+    #[inline]
+    pub fn stack_start(&self) -> u64 {
+        let o = self.layout.stack_start;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the stack's end address.
+    #[inline]
+    pub fn stack_end(&self) -> u64 {
+        let o = self.layout.stack_end;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfTracingData`] sit for one context: computed once per event with [`SimpleperfTracingDataLayout::new`] and shared by every [`SimpleperfTracingDataView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfTracingDataLayout {
+    /// Offset of `data_size`.
+    pub data_size: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfTracingDataLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let data_size = at;
+        at += 4u16;
+        Self {
+            data_size,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfTracingData`] body: fixed-position fields are read at the offsets of a [`SimpleperfTracingDataLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfTracingData::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfTracingDataView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfTracingDataLayout,
+}
+
+impl<'a> SimpleperfTracingDataView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfTracingDataLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfTracingDataLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfTracingData));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// bytes of tracing data.
+    #[inline]
+    pub fn data_size(&self) -> u32 {
+        let o = self.layout.data_size;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+}
+
+/// Where the fixed-position fields of [`SimpleperfDebug`] sit for one context: computed once per event with [`SimpleperfDebugLayout::new`] and shared by every [`SimpleperfDebugView`] of that event.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimpleperfDebugLayout {
+    /// Offset of `time`.
+    pub time: u16,
+    /// Bytes of the fixed-position fields (where the first field whose position
+    /// depends on the data begins).
+    pub fixed_len: u16,
+}
+
+impl SimpleperfDebugLayout {
+    /// The offsets for records decoded in context `ctx`.
+    pub fn new(ctx: &Ctx) -> Self {
+        let _ = ctx;
+        let mut at: u16 = 0;
+        let time = at;
+        at += 8u16;
+        Self {
+            time,
+            fixed_len: at,
+        }
+    }
+}
+
+/// A zero-copy view of a [`SimpleperfDebug`] body: fixed-position fields are read at the offsets of a [`SimpleperfDebugLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfDebug::decode`] gives the owned value.
+#[derive(Clone, Copy, Debug)]
+pub struct SimpleperfDebugView<'a> {
+    bytes: &'a [u8],
+    base: u64,
+    endian: rt::Endianness,
+    ctx: &'a Ctx,
+    layout: &'a SimpleperfDebugLayout,
+}
+
+impl<'a> SimpleperfDebugView<'a> {
+    /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfDebugLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
+    #[inline]
+    pub fn new(
+        body: &'a [u8],
+        base: u64,
+        endian: rt::Endianness,
+        ctx: &'a Ctx,
+        layout: &'a SimpleperfDebugLayout,
+    ) -> rt::Result<Self> {
+        let _ = ctx;
+        let trailer = 0usize;
+        let need = usize::from(layout.fixed_len) + trailer;
+        if body.len() < need {
+            return Err(rt::Error::unexpected_end(
+                base,
+                need as u64,
+                body.len() as u64,
+            ))
+            .field(stringify!(SimpleperfDebug));
+        }
+        Ok(Self {
+            bytes: &body[..body.len() - trailer],
+            base,
+            endian,
+            ctx,
+            layout,
+        })
+    }
+
+    /// The body bytes this view reads (the trailer excluded).
+    pub fn view_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Absolute offset of the body.
+    pub fn view_offset(&self) -> u64 {
+        self.base
+    }
+
+    /// The context the view decodes with.
+    pub fn view_ctx(&self) -> &'a Ctx {
+        self.ctx
+    }
+
+    /// when.
+    #[inline]
+    pub fn time(&self) -> u64 {
+        let o = self.layout.time;
+        rt::FixedElem::decode_elem(self.bytes.get(o as usize..).unwrap_or(&[]), self.endian)
+    }
+
+    /// the message, NUL-terminated, padded to 8.
+    ///
+    /// Decoded from the bytes on demand (the fields before it are skipped).
+    #[inline]
+    pub fn message(&self) -> rt::Result<rt::Str<'a>> {
+        match self.endian {
+            rt::Endianness::Little => self.message_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.message_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn message_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        Ok(r.rest_str())
+    }
+
+    /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfDebug::decode`] makes, without building the value.
+    #[inline]
+    pub fn validate(&self) -> rt::Result<()> {
+        match self.endian {
+            rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
+            rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
+        }
+    }
+
+    #[inline]
+    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+        let ctx = self.ctx;
+        let _ = ctx;
+        let r = &mut self.walk_reader::<E>();
+        let _: rt::Str<'a> = r.rest_str();
+        Ok(())
+    }
+
+    /// A reader over the bytes after the fixed prefix (the trailer excluded).
+    #[inline]
+    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+        let start = usize::from(self.layout.fixed_len);
+        rt::Reader::new(
+            self.bytes.get(start..).unwrap_or(&[]),
+            self.base + start as u64,
+        )
     }
 }
 

@@ -4,7 +4,8 @@
 use super::model::{Builder, FeatureData, RecordData, RecordItem};
 use crate::container::{decode_body, decode_feature, record_ctx, EventAttr, HEADER_SIZE};
 use crate::generated::perf_data::{
-    Ctx, EventHeader, FeatureBody, FeatureId, RecordBody, RecordType,
+    Ctx, EventHeader, FeatureBody, FeatureId, RecordBody, RecordType, SimpleperfEventHeader,
+    SIMPLEPERF_RECORD_TYPE_START,
 };
 use crate::rt::{Endianness, Error, StaticEndian, Writer};
 use std::io::Write;
@@ -98,13 +99,31 @@ impl<E: StaticEndian> RecordEncoder<E> {
         // The body is encoded first: the header's size follows from it.
         let body = as_is.unwrap_or(self.body.as_slice());
         let size = HEADER_SIZE + body.len();
+        self.header.clear();
+        if item.ty.0 >= SIMPLEPERF_RECORD_TYPE_START {
+            // simpleperf's own records: a 32-bit size over `misc` and `size`.
+            let size = u32::try_from(size).map_err(|_| {
+                Error::inconsistent(format!(
+                    "a {} record of {size} bytes does not fit simpleperf's 32-bit record size",
+                    item.ty
+                ))
+            })?;
+            SimpleperfEventHeader {
+                type_: item.ty.0,
+                size,
+            }
+            .encode(&mut self.header, &Ctx::default())?;
+            out.write_all(self.header.as_slice())?;
+            out.write_all(body)?;
+            out.write_all(payload)?;
+            return Ok(u64::from(size) + payload.len() as u64);
+        }
         let size = u16::try_from(size).map_err(|_| {
             Error::inconsistent(format!(
                 "a {} record of {size} bytes does not fit perf_event_header.size (at most 65535)",
                 item.ty
             ))
         })?;
-        self.header.clear();
         EventHeader {
             type_: item.ty.0,
             misc: item.misc,

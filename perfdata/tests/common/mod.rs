@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod simpleperf;
+
 /// The workspace root.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

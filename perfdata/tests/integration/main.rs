@@ -20,6 +20,7 @@ mod placement;
 mod real_files_roundtrip;
 mod record_cursor;
 mod rewrite;
+mod simpleperf;
 mod streaming;
 mod streaming_convert;
 mod views;

@@ -158,6 +158,9 @@ fn check_as<E: StaticEndian + Swap>(
                 "{name}: record at +{:#x} in the stream decompressed at {record_offset:#x} ({ty:?})",
                 rec.offset
             ),
+            Origin::Joined { record_offset } => format!(
+                "{name}: record joined from the SPLIT records at {record_offset:#x} ({ty:?})"
+            ),
         };
         let mut value = roundtrip!(E, rec.body, what.clone(),
             |r| RecordBody::decode(ty, &mut r, ctx),
