@@ -5,7 +5,8 @@
 
 use crate::common;
 use crate::common::simpleperf::{
-    craft, file_offset, symbol_name, user_maps, vaddr_of_offset, Craft, Symbols,
+    craft, file_offset, kernel_symbols, symbol_name, user_maps, vaddr_of_offset, Craft, Symbols,
+    KERNEL_IP,
 };
 use perfdata::{PerfData, Recording};
 use perfdata_analysis::report::{self, ReportOptions, SortKey};
@@ -36,24 +37,57 @@ fn report_rows(path: &PathBuf) -> (BTreeMap<(String, String), u64>, Vec<String>)
     (rows, a.notes())
 }
 
+/// The crafted kernel symbol at `addr`.
+fn kernel_name(addr: u64) -> Option<String> {
+    kernel_symbols()
+        .into_iter()
+        .find(|(v, l, _)| (*v..v + u64::from(*l)).contains(&addr))
+        .map(|(_, _, n)| n)
+}
+
+/// The samples of the base recording (ip and call chain, context markers dropped) as the
+/// crafted file has them: the first one taken in the kernel.
+fn crafted_samples() -> Vec<(u64, Vec<u64>, u64)> {
+    let base = common::fixture("callchain.data");
+    let data = PerfData::open(&base).unwrap();
+    let mut samples = vec![];
+    data.for_each_record(&mut |_, rec, ctx| {
+        if let Some(s) = data.sample(&rec, ctx)? {
+            let mut chain: Vec<u64> = s.callchain()?.unwrap().ips.iter().collect();
+            let mut ip = s.ip().unwrap();
+            if samples.is_empty() {
+                ip = KERNEL_IP;
+                chain.splice(0..0, [KERNEL_IP, KERNEL_IP + 0x48]);
+            }
+            chain.retain(|&a| a < perfdata::types::CallchainContext::MAX.0);
+            samples.push((ip, chain, s.period().unwrap()));
+        }
+        Ok(true)
+    })
+    .unwrap();
+    samples
+}
+
 /// What the rows must be: each sample of the base recording named by its ip's synthetic
 /// symbol, from the maps and the crafted `min_vaddr` and file offset (not through the
 /// library's lookup).
 fn expected_rows() -> BTreeMap<(String, String), u64> {
     let base = common::fixture("callchain.data");
-    let data = PerfData::open(&base).unwrap();
-    let maps = user_maps(&data);
+    let maps = user_maps(&PerfData::open(&base).unwrap());
     let mut rows = BTreeMap::new();
-    data.for_each_record(&mut |_, rec, ctx| {
-        if let Some(s) = data.sample(&rec, ctx)? {
-            let (path, off) = file_offset(&maps, s.ip().unwrap()).expect("user samples");
-            let dso = path.rsplit('/').next().unwrap().to_string();
-            let sym = format!("[.] {}", symbol_name(path, vaddr_of_offset(off)));
-            *rows.entry((dso, sym)).or_insert(0) += 1;
-        }
-        Ok(true)
-    })
-    .unwrap();
+    for (ip, _, _) in crafted_samples() {
+        let row = match file_offset(&maps, ip) {
+            Some((path, off)) => (
+                path.rsplit('/').next().unwrap().to_string(),
+                format!("[.] {}", symbol_name(path, vaddr_of_offset(off))),
+            ),
+            None => (
+                "[kernel.kallsyms]".to_string(),
+                format!("[k] {}", kernel_name(ip).expect("a crafted kernel ip")),
+            ),
+        };
+        *rows.entry(row).or_insert(0) += 1;
+    }
     assert_eq!(rows.values().sum::<u64>(), 13);
     rows
 }
@@ -63,27 +97,19 @@ fn expected_rows() -> BTreeMap<(String, String), u64> {
 /// `[unknown]`, weighted by the sample's period.
 fn expected_stacks() -> BTreeMap<String, u64> {
     let base = common::fixture("callchain.data");
-    let data = PerfData::open(&base).unwrap();
-    let maps = user_maps(&data);
+    let maps = user_maps(&PerfData::open(&base).unwrap());
     let mut stacks = BTreeMap::new();
-    data.for_each_record(&mut |_, rec, ctx| {
-        if let Some(s) = data.sample(&rec, ctx)? {
-            let chain = s.callchain()?.unwrap();
-            let names: Vec<String> = chain
-                .ips
-                .iter()
-                .filter(|&ip| ip < perfdata::types::CallchainContext::MAX.0)
-                .map(|ip| match file_offset(&maps, ip) {
-                    Some((path, off)) => symbol_name(path, vaddr_of_offset(off)),
-                    None => "[unknown]".to_string(),
-                })
-                .collect();
-            let stack: Vec<&str> = names.iter().rev().map(String::as_str).collect();
-            *stacks.entry(format!("sh;{}", stack.join(";"))).or_insert(0) += s.period().unwrap();
-        }
-        Ok(true)
-    })
-    .unwrap();
+    for (_, chain, period) in crafted_samples() {
+        let names: Vec<String> = chain
+            .iter()
+            .map(|&ip| match file_offset(&maps, ip) {
+                Some((path, off)) => symbol_name(path, vaddr_of_offset(off)),
+                None => kernel_name(ip).unwrap_or_else(|| "[unknown]".to_string()),
+            })
+            .collect();
+        let stack: Vec<&str> = names.iter().rev().map(String::as_str).collect();
+        *stacks.entry(format!("sh;{}", stack.join(";"))).or_insert(0) += period;
+    }
     stacks
 }
 

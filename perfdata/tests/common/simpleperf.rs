@@ -42,6 +42,23 @@ pub const MIN_VADDR: u64 = 0x40_0000;
 pub const FILE_OFFSET_OF_MIN_VADDR: u64 = 0x2000;
 /// Each synthetic function covers this many bytes.
 pub const FUNCTION_SIZE: u64 = 0x40;
+/// The kernel's symbols in the FILE features (runtime addresses, as simpleperf records
+/// them).
+pub fn kernel_symbols() -> Vec<(u64, u32, String)> {
+    (0..2)
+        .map(|i| {
+            (
+                0xffff_ffff_8100_0000 + 0x40 * i,
+                0x40,
+                format!("crafted_kernel_function_{i}"),
+            )
+        })
+        .collect()
+}
+
+/// The crafted kernel ip of the first sample, in `crafted_kernel_function_0`; its caller
+/// 0x48 bytes on is in `crafted_kernel_function_1` (the kernel's FILE entry).
+pub const KERNEL_IP: u64 = 0xffff_ffff_8100_0010;
 
 /// The maps of user files in `data` (start, end, pgoff, path), from MMAP and MMAP2.
 pub fn user_maps(data: &PerfData<'_>) -> Vec<(u64, u64, u64, String)> {
@@ -144,6 +161,11 @@ pub struct Craft {
     /// End the SPLIT run with its SPLIT_END (simpleperf always does).
     pub split_end: bool,
     pub endian: Endianness,
+    /// Lines of the crafted kallsyms ([`kallsyms_text`]).
+    pub kallsyms_lines: usize,
+    /// Bytes per SPLIT record (simpleperf: 65527, for records over 65535 bytes; smaller
+    /// pieces make small files with SPLIT runs, for fuzzing seeds).
+    pub piece: usize,
 }
 
 impl Default for Craft {
@@ -152,21 +174,26 @@ impl Default for Craft {
             symbols: Symbols::File,
             split_end: true,
             endian: Endianness::Little,
+            kallsyms_lines: KALLSYMS_LINES,
+            piece: 65527,
         }
     }
 }
 
-/// The kallsyms text of the crafted KERNEL_SYMBOL: over 64 KiB, so it is split.
-pub fn kallsyms_text() -> String {
-    (0..4000)
+/// Lines of the crafted kallsyms by default: over 64 KiB, so that it is split.
+pub const KALLSYMS_LINES: usize = 4000;
+
+/// The kallsyms text of the crafted KERNEL_SYMBOL, `lines` lines.
+pub fn kallsyms_text(lines: usize) -> String {
+    (0..lines)
         .map(|i| format!("ffffffff81{:06x} T crafted_kernel_function_{i}\n", i * 0x40))
         .collect()
 }
 
 /// The crafted KERNEL_SYMBOL record, header included, in byte order `e`: what the SPLIT
 /// records carry.
-pub fn kallsyms_record(e: Endianness) -> Vec<u8> {
-    let text = kallsyms_text();
+pub fn kallsyms_record(e: Endianness, lines: usize) -> Vec<u8> {
+    let text = kallsyms_text(lines);
     let ks = RecordBody::SimpleperfKernelSymbol(SimpleperfKernelSymbol {
         kallsyms: Bytes::from(text.clone().into_bytes()),
         // simpleperf does not zero its padding.
@@ -191,9 +218,8 @@ pub fn craft(c: Craft) -> Vec<u8> {
     };
     let mut head: Vec<RecordItem<'static>> = vec![];
     // KERNEL_SYMBOL in SPLIT records (as simpleperf writes records over 64 KiB).
-    let whole = kallsyms_record(c.endian);
-    assert!(whole.len() > 65535, "the kallsyms record must be split");
-    for piece in whole.chunks(65527) {
+    let whole = kallsyms_record(c.endian, c.kallsyms_lines);
+    for piece in whole.chunks(c.piece) {
         head.push(simpleperf(RecordBody::SimpleperfSplit(SimpleperfSplit {
             data: Bytes::from(piece.to_vec()),
             ..Default::default()
@@ -285,6 +311,30 @@ pub fn craft(c: Craft) -> Vec<u8> {
         message: Str::padded("crafted debug message", 8),
         ..Default::default()
     })));
+    // The first sample taken in the kernel: its ip and a kernel part before its user
+    // call chain, named by the FILE feature's kernel entry.
+    let first = b
+        .records
+        .iter()
+        .position(|r| r.ty == RecordType::SAMPLE)
+        .unwrap();
+    let ctx = b.record_ctx(&b.records[first]);
+    let RecordData::Raw { body, .. } = &b.records[first].data else {
+        unreachable!("read raw")
+    };
+    let RecordBody::Sample(mut s) =
+        perfdata::decode_body(b.endian, RecordType::SAMPLE, body, 0, &ctx)
+            .unwrap()
+            .into_owned()
+    else {
+        unreachable!()
+    };
+    let mut ips = vec![CallchainContext::KERNEL.0, KERNEL_IP, KERNEL_IP + 0x48];
+    ips.extend(s.callchain.as_ref().unwrap().ips.iter());
+    s.ip = Some(KERNEL_IP);
+    s.callchain = Some(Callchain { ips: ips.into() });
+    b.records[first].misc = RecordMisc(1); // PERF_RECORD_MISC_KERNEL
+    b.records[first].data = RecordData::Typed(Box::new(RecordBody::Sample(s)));
     head.append(&mut b.records);
     b.records = head;
 
@@ -320,11 +370,10 @@ pub fn craft(c: Craft) -> Vec<u8> {
             files.push(SimpleperfFileEntry {
                 path: Str::cstr("[kernel.kallsyms]"),
                 file_type: SimpleperfDsoType::KERNEL,
-                symbols: vec![file_symbol(
-                    0xffff_ffff_8100_0000,
-                    0x40,
-                    "crafted_kernel_function_0",
-                )],
+                symbols: kernel_symbols()
+                    .iter()
+                    .map(|(v, l, n)| file_symbol(*v, *l, n))
+                    .collect(),
                 ..Default::default()
             });
             add(
@@ -340,8 +389,18 @@ pub fn craft(c: Craft) -> Vec<u8> {
             FeatureBody::SimpleperfFile2(SimpleperfFile2 {
                 files: syms
                     .iter()
-                    .map(|f| SimpleperfFile2Entry {
-                        message: Bytes::from(file_feature_message(f)),
+                    .map(|f| file_feature_message(f, 2))
+                    .chain([file_feature_message(
+                        &FileSymbols {
+                            path: "[kernel.kallsyms]".into(),
+                            min_vaddr: 0,
+                            file_offset_of_min_vaddr: 0,
+                            symbols: kernel_symbols(),
+                        },
+                        0,
+                    )])
+                    .map(|m| SimpleperfFile2Entry {
+                        message: Bytes::from(m),
                     })
                     .collect(),
                 ..Default::default()
@@ -446,7 +505,7 @@ pub fn encode_record(body: &RecordBody<'_>, e: Endianness) -> Vec<u8> {
 
 /// A protobuf `FileFeature` (simpleperf's record_file.proto) for `f`, encoded by hand —
 /// independently of the prost types the library decodes it with.
-pub fn file_feature_message(f: &FileSymbols) -> Vec<u8> {
+pub fn file_feature_message(f: &FileSymbols, dso_type: u64) -> Vec<u8> {
     fn varint(out: &mut Vec<u8>, mut v: u64) {
         while v >= 0x80 {
             out.push((v as u8) | 0x80);
@@ -468,7 +527,7 @@ pub fn file_feature_message(f: &FileSymbols) -> Vec<u8> {
     }
     let mut m = vec![];
     bytes(&mut m, 1, f.path.as_bytes());
-    uint(&mut m, 2, 2); // DSO_ELF_FILE
+    uint(&mut m, 2, dso_type);
     uint(&mut m, 3, f.min_vaddr);
     for (v, l, n) in &f.symbols {
         let mut s = vec![];
@@ -477,8 +536,11 @@ pub fn file_feature_message(f: &FileSymbols) -> Vec<u8> {
         bytes(&mut s, 3, n.as_bytes());
         bytes(&mut m, 4, &s);
     }
-    let mut elf = vec![];
-    uint(&mut elf, 1, f.file_offset_of_min_vaddr);
-    bytes(&mut m, 6, &elf);
+    if dso_type == 2 {
+        // DSO_ELF_FILE: its `elf_file` message.
+        let mut elf = vec![];
+        uint(&mut elf, 1, f.file_offset_of_min_vaddr);
+        bytes(&mut m, 6, &elf);
+    }
     m
 }

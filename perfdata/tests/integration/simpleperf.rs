@@ -3,7 +3,9 @@
 //! byte in either byte order, dumps and checks clean; SPLIT records join into the record
 //! they cut, and a run that does not make one is reported without stopping the walk.
 
-use crate::common::simpleperf::{craft, kallsyms_record, kallsyms_text, Craft, Symbols};
+use crate::common::simpleperf::{
+    craft, kallsyms_record, kallsyms_text, Craft, Symbols, KALLSYMS_LINES,
+};
 use perfdata::rt::Endianness;
 use perfdata::types::{RecordBody, RecordType};
 use perfdata::write::{Builder, WriteOptions};
@@ -118,7 +120,9 @@ fn split_records_give_the_record_they_cut_after_their_split_end() {
             .filter(|&i| types[i].0 == RecordType::SIMPLEPERF_SPLIT)
             .collect();
         // The record's bytes in pieces of 65,527.
-        let pieces = kallsyms_record(endian).len().div_ceil(65527);
+        let pieces = kallsyms_record(endian, KALLSYMS_LINES)
+            .len()
+            .div_ceil(65527);
         assert_eq!(splits, (0..pieces).collect::<Vec<_>>(), "{endian:?}");
         assert!(pieces >= 2);
         assert_eq!(types[pieces].0, RecordType::SIMPLEPERF_SPLIT_END);
@@ -142,7 +146,10 @@ fn split_records_give_the_record_they_cut_after_their_split_end() {
                 text = Some(String::from_utf8(k.kallsyms.to_vec()).unwrap());
             }
         }
-        assert_eq!(text.as_deref(), Some(kallsyms_text().as_str()));
+        assert_eq!(
+            text.as_deref(),
+            Some(kallsyms_text(KALLSYMS_LINES).as_str())
+        );
         // Every sample of the base recording is still there, after the joined record.
         let samples = types
             .iter()
@@ -184,7 +191,7 @@ fn a_split_run_without_its_end_drops_its_record_and_the_walk_goes_on() {
         note.contains("expected a SPLIT_END after the run of SPLIT records"),
         "{note}"
     );
-    let held = kallsyms_record(Endianness::Little).len();
+    let held = kallsyms_record(Endianness::Little, KALLSYMS_LINES).len();
     assert!(
         note.contains(&format!(
             "SIMPLEPERF_TRACING_DATA record after {held} bytes of pieces"
@@ -205,4 +212,40 @@ fn a_split_run_without_its_end_drops_its_record_and_the_walk_goes_on() {
     );
     let report = perfdata::check::check_bytes(&bytes);
     assert_eq!(report.problems.len(), 1, "{:#?}", report.problems);
+}
+
+/// `PERFDATA_SIMPLEPERF_SEEDS=DIR`: writes small crafted simpleperf files (SPLIT runs of
+/// a short record, each symbol feature, both byte orders, one without SPLIT_END) into DIR,
+/// to seed a fuzzing campaign's corpus. Without it, checks that they read.
+#[test]
+fn small_crafted_files_for_fuzzing_seeds_read() {
+    let mut n = 0;
+    for endian in [Endianness::Little, Endianness::Big] {
+        for symbols in [Symbols::File, Symbols::File2] {
+            for split_end in [true, false] {
+                let bytes = craft(Craft {
+                    endian,
+                    symbols,
+                    split_end,
+                    kallsyms_lines: 6,
+                    piece: 100,
+                });
+                assert!(bytes.len() < 64 << 10, "{} bytes", bytes.len());
+                let (types, notes) = walk(&bytes);
+                assert_eq!(notes.len(), usize::from(!split_end));
+                assert_eq!(
+                    types
+                        .iter()
+                        .filter(|(t, _)| *t == RecordType::SIMPLEPERF_KERNEL_SYMBOL)
+                        .count(),
+                    usize::from(split_end)
+                );
+                if let Some(dir) = std::env::var_os("PERFDATA_SIMPLEPERF_SEEDS") {
+                    let name = format!("simpleperf-{n}.data");
+                    std::fs::write(std::path::Path::new(&dir).join(name), &bytes).unwrap();
+                }
+                n += 1;
+            }
+        }
+    }
 }
