@@ -22,6 +22,14 @@ pub struct Info {
     pub perf_version: Option<String>,
     /// HOSTNAME feature.
     pub hostname: Option<String>,
+    /// The simpleperf that recorded it (its META_INFO feature's `simpleperf_version`),
+    /// when simpleperf did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simpleperf_version: Option<String>,
+    /// What simpleperf's META_INFO says of the device and the recording (Android
+    /// version, product, app, clock), `key=value` in that order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub simpleperf_meta: Vec<String>,
     /// ARCH feature (`uname -m`).
     pub arch: Option<String>,
     /// The kernel release (OSRELEASE feature, `uname -r`).
@@ -178,14 +186,29 @@ pub fn render(i: &Info) -> String {
         "file:        {} ({} bytes, {} layout, {}-endian)",
         i.path, i.size, i.layout, i.endian
     );
-    let _ = writeln!(
-        s,
-        "recorded:    perf {} on {} ({}, kernel {})",
-        or(&i.perf_version),
-        or(&i.hostname),
-        or(&i.arch),
-        or(&i.kernel)
-    );
+    match &i.simpleperf_version {
+        Some(v) => {
+            let _ = writeln!(
+                s,
+                "recorded:    simpleperf {v} ({}, kernel {})",
+                or(&i.arch),
+                or(&i.kernel)
+            );
+            if !i.simpleperf_meta.is_empty() {
+                let _ = writeln!(s, "device:      {}", i.simpleperf_meta.join(", "));
+            }
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "recorded:    perf {} on {} ({}, kernel {})",
+                or(&i.perf_version),
+                or(&i.hostname),
+                or(&i.arch),
+                or(&i.kernel)
+            );
+        }
+    }
     let _ = writeln!(s, "command:     {}", or(&i.command_line));
     if let (Some(a), Some(b)) = (i.first_time, i.last_time) {
         let _ = writeln!(
@@ -241,6 +264,19 @@ pub fn render(i: &Info) -> String {
     s
 }
 
+/// The META_INFO keys `info` shows, in this order (what `simpleperf record` writes about
+/// the device, the app and the clock).
+const SIMPLEPERF_META_SHOWN: &[&str] = &[
+    "product_props",
+    "android_version",
+    "android_build_type",
+    "app_package_name",
+    "app_type",
+    "system_wide_collection",
+    "trace_offcpu",
+    "clockid",
+];
+
 /// The producer fields of [`Info`] (version, host, arch, kernel, command line,
 /// compression), from the features.
 pub(crate) fn describe_features(data: &perfdata::PerfData<'_>, out: &mut Info) {
@@ -253,6 +289,19 @@ pub(crate) fn describe_features(data: &perfdata::PerfData<'_>, out: &mut Info) {
             Ok(FeatureBody::Osrelease(v)) => out.kernel = Some(text(&v.value)),
             Ok(FeatureBody::Cmdline(c)) => {
                 out.command_line = Some(c.args.iter().map(text).collect::<Vec<_>>().join(" "))
+            }
+            Ok(FeatureBody::SimpleperfMetaInfo(m)) => {
+                let value = |key: &str| {
+                    m.entries
+                        .iter()
+                        .find(|e| e.key.text() == key.as_bytes())
+                        .map(|e| e.value.to_str_lossy().into_owned())
+                };
+                out.simpleperf_version = value("simpleperf_version");
+                out.simpleperf_meta = SIMPLEPERF_META_SHOWN
+                    .iter()
+                    .filter_map(|k| value(k).map(|v| format!("{k}={v}")))
+                    .collect();
             }
             Ok(FeatureBody::CompressedFeature(c)) => {
                 out.compression = Some(format!(

@@ -139,6 +139,13 @@ fn a_simpleperf_file_is_symbolized_from_its_file_or_file2_feature() {
             text.contains("the recording (simpleperf's FILE feature)"),
             "{text}"
         );
+        assert!(
+            text.contains("recorded:    simpleperf 1.build.crafted (x86_64, kernel ")
+                && text.contains(
+                    "device:      system_wide_collection=false, trace_offcpu=false, clockid=perf"
+                ),
+            "{text}"
+        );
     }
     // Without them, other sources name the same samples differently.
     let (_dir, path) = write(Craft {
