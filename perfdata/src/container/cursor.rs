@@ -546,14 +546,19 @@ impl<S: RecordSource> RecordCursor<S> {
             };
         }
         // Inside a compressed record's contents: the next record when it is already
-        // decompressed whole.
+        // decompressed whole (SPLIT records, which simpleperf compresses too, and the
+        // records after them are joined on the slow path).
         if let Current::Inner { rec, record_offset } = self.current {
-            if let Some(inflater) = &mut self.inflater {
-                inflater.consume(rec);
-                self.current = Current::None;
-                if let Some(rec) = inflater.next_decompressed(self.source.order()) {
-                    self.current = Current::Inner { rec, record_offset };
-                    return Ok(true);
+            if !is_split(RecordType(rec.header.type_)) {
+                if let Some(inflater) = &mut self.inflater {
+                    inflater.consume(rec);
+                    self.current = Current::None;
+                    if let Some(rec) = inflater.next_decompressed(self.source.order()) {
+                        if !(is_split(RecordType(rec.header.type_)) || self.joiner.in_run()) {
+                            self.current = Current::Inner { rec, record_offset };
+                            return Ok(true);
+                        }
+                    }
                 }
             }
         }
@@ -565,9 +570,27 @@ impl<S: RecordSource> RecordCursor<S> {
     #[inline(never)]
     fn advance_slow(&mut self) -> Result<bool, Error> {
         match std::mem::replace(&mut self.current, Current::None) {
-            Current::Inner { rec, .. } => {
+            Current::Inner { rec, record_offset } => {
+                let mut joined = None;
                 if let Some(inflater) = &mut self.inflater {
+                    if is_split(RecordType(rec.header.type_)) {
+                        // Named by the compressed record that completed it.
+                        let raw = RawRecord {
+                            offset: record_offset,
+                            ..inflater.record(rec)
+                        };
+                        let index = self.index - 1;
+                        joined = Some(self.joiner.take(&raw, index, self.source.order()));
+                    }
                     inflater.consume(rec);
+                }
+                match joined {
+                    Some(Ok(true)) => {
+                        self.current = Current::Joined;
+                        return Ok(true);
+                    }
+                    Some(Err(e)) => self.join_failed(e)?,
+                    _ => {}
                 }
             }
             Current::Source { expand: true } => {
@@ -601,10 +624,14 @@ impl<S: RecordSource> RecordCursor<S> {
                 let inflater = self.inflater.get_or_insert_with(Inflater::new);
                 match inflater.next_record(input, self.source.order()) {
                     Ok(Some(rec)) => {
-                        self.current = Current::Inner {
-                            rec,
-                            record_offset: x.record_offset,
-                        };
+                        let (record_offset, ty) = (x.record_offset, RecordType(rec.header.type_));
+                        if self.joiner.in_run() && !is_split(ty) {
+                            let what = format!("a {} record", ty.label());
+                            if let Some(e) = self.joiner.interrupted(record_offset, &what) {
+                                self.join_failed(e)?;
+                            }
+                        }
+                        self.current = Current::Inner { rec, record_offset };
                         return Ok(true);
                     }
                     Ok(None) => self.expanding = None,

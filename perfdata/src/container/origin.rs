@@ -17,9 +17,12 @@ pub enum Origin {
         record_offset: u64,
     },
     /// Joined from a run of simpleperf SPLIT records (a record over 64 KiB);
-    /// `RawRecord::offset` is where its first byte is, in the first SPLIT record's data.
+    /// `RawRecord::offset` is where its first byte is, in the first SPLIT record's data
+    /// (8 bytes after `record_offset`).
     Joined {
-        /// Absolute offset in the input of the first SPLIT record of the run.
+        /// Absolute offset in the input of the first SPLIT record of the run, or, when
+        /// the run is inside compressed records (`simpleperf record -z`), of the
+        /// compressed record that completed its first SPLIT record.
         record_offset: u64,
     },
 }

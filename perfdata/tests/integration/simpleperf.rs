@@ -214,6 +214,91 @@ fn a_split_run_without_its_end_drops_its_record_and_the_walk_goes_on() {
     assert_eq!(report.problems.len(), 1, "{:#?}", report.problems);
 }
 
+/// simpleperf compresses its SPLIT records with the rest (`record -z`: one zstd stream
+/// over COMPRESSED records): a run inside compressed records is joined the same way, and
+/// one without its end is noted.
+#[test]
+fn split_runs_inside_compressed_records_are_joined_too() {
+    use perfdata::types::{Compressed, RecordMisc};
+    use perfdata::write::{RecordData, RecordItem};
+    for split_end in [true, false] {
+        let bytes = craft(Craft {
+            split_end,
+            ..Craft::default()
+        });
+        let data = PerfData::open(&bytes).unwrap();
+        let mut b = Builder::read(&data).unwrap();
+        // The records up to the first EVENT_ID (the SPLIT run, its end, TRACING_DATA),
+        // as they are in the file, compressed as simpleperf does, in COMPRESSED records.
+        let n = b
+            .records
+            .iter()
+            .position(|r| r.ty == RecordType::SIMPLEPERF_EVENT_ID)
+            .unwrap();
+        let mut stream = vec![];
+        let mut records = perfdata::RecordCursor::framing_only(perfdata::SliceSource::new(
+            data.data(),
+            data.data_offset(),
+            data.format.endian,
+        ));
+        for _ in 0..n {
+            let r = records.next_in_input().unwrap().unwrap();
+            let at = (r.offset - data.data_offset()) as usize;
+            stream.extend_from_slice(&data.data()[at..at + r.stream_len()]);
+        }
+        let zstd = zstd::bulk::compress(&stream, 3).unwrap();
+        let compressed: Vec<RecordItem<'static>> = zstd
+            .chunks(65536 - 16)
+            .map(|chunk| RecordItem {
+                ty: RecordType::COMPRESSED,
+                misc: RecordMisc(0),
+                attr: None,
+                data: RecordData::Typed(Box::new(RecordBody::Compressed(Compressed {
+                    data: chunk.to_vec().into(),
+                    ..Default::default()
+                }))),
+            })
+            .collect();
+        b.records.splice(0..n, compressed);
+        b.placement = None;
+        let mut out = std::io::Cursor::new(Vec::new());
+        b.write_to(&mut out, WriteOptions::default()).unwrap();
+        let inside = out.into_inner();
+
+        let (plain, plain_notes) = walk(&bytes);
+        let (types, notes) = walk(&inside);
+        // The SPLIT records are in the compressed stream; the same records come out.
+        let splits: Vec<&Origin> = types
+            .iter()
+            .filter(|(t, _)| *t == RecordType::SIMPLEPERF_SPLIT)
+            .map(|(_, o)| o)
+            .collect();
+        assert!(splits.len() >= 2);
+        assert!(splits
+            .iter()
+            .all(|o| matches!(o, Origin::Compressed { .. })));
+        let kinds = |t: &[(RecordType, Origin)]| -> Vec<RecordType> {
+            t.iter()
+                .map(|(t, _)| *t)
+                .filter(|t| *t != RecordType::COMPRESSED)
+                .collect()
+        };
+        assert_eq!(kinds(&types), kinds(&plain), "split_end {split_end}");
+        let joined = types
+            .iter()
+            .filter(|(t, o)| {
+                *t == RecordType::SIMPLEPERF_KERNEL_SYMBOL && matches!(o, Origin::Joined { .. })
+            })
+            .count();
+        assert_eq!(joined, usize::from(split_end));
+        assert_eq!(notes.len(), plain_notes.len(), "{notes:?}");
+        assert!(
+            notes.iter().all(|n| n.contains("expected a SPLIT_END")),
+            "{notes:?}"
+        );
+    }
+}
+
 /// `PERFDATA_SIMPLEPERF_SEEDS=DIR`: writes small crafted simpleperf files (SPLIT runs of
 /// a short record, each symbol feature, both byte orders, one without SPLIT_END) into DIR,
 /// to seed a fuzzing campaign's corpus. Without it, checks that they read.
