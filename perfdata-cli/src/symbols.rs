@@ -69,6 +69,7 @@ impl SymbolArgs {
             filter: Default::default(),
             jitdumps: self.jitdump.clone(),
             stream: None,
+            byte_range: None,
             stacks: StackOptions {
                 call_graph: self.call_graph,
                 max_unwound: self.max_stack,

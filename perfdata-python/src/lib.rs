@@ -200,6 +200,16 @@ impl NativeRecording {
         Ok(1 + open(&self.path)?.stream_paths().count())
     }
 
+    /// Byte ranges of the file that cover its records, each of about `split_bytes` or
+    /// more, cut after FINISHED_ROUND records (`perfdata_analysis::partition`).
+    fn byte_ranges(&self, py: Python<'_>, split_bytes: u64) -> PyResult<Vec<(u64, u64)>> {
+        py.detach(|| -> Result<Vec<(u64, u64)>, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            perfdata_analysis::partition::byte_ranges(&rec, split_bytes)
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
     /// The event names, by attr index (a pipe's EVENT_UPDATE names applied).
     fn events(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let opts = AnalyzerOptions {
@@ -241,7 +251,8 @@ impl NativeRecording {
     /// The samples as Arrow batches (the Parquet export's `samples` schema, plus the
     /// `dso_name`, `symbol` and `stack` columns), streamed: an object with
     /// `__arrow_c_stream__`.
-    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH, stream=None))]
+    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH, stream=None, byte_range=None))]
+    #[allow(clippy::too_many_arguments)]
     fn samples(
         &self,
         py: Python<'_>,
@@ -250,10 +261,12 @@ impl NativeRecording {
         unwind: Option<&str>,
         batch_size: usize,
         stream: Option<usize>,
+        byte_range: Option<(u64, u64)>,
     ) -> PyResult<SampleStream> {
         let mut opts = self.symbols.options(unwind, symbolize)?;
         opts.no_symbols |= !symbolize;
         opts.stream = stream;
+        opts.byte_range = byte_range;
         let rec = open(&self.path)?;
         // The header and attrs parse: errors there are raised here, not mid-stream.
         let events = py

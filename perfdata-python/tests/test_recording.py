@@ -458,3 +458,26 @@ def test_the_streams_of_a_threads_directory_are_its_samples_in_parts():
     assert perfdata.open(WORDFREQ).streams == 1
     with pytest.raises(Exception, match="stream 9"):
         rec.samples(stream=9).read_all()
+
+
+def test_byte_ranges_cut_a_file_into_parts_whose_samples_are_its_samples():
+    path = ROOT / "conformance" / "fixtures" / "tracepoint.data"
+    rec = perfdata.open(path)
+    ranges = rec.byte_ranges(1)
+    # tracepoint.data has three rounds: a range per round.
+    assert len(ranges) == 3, ranges
+    assert all(a < b for a, b in ranges)
+    assert all(x[1] == y[0] for x, y in zip(ranges, ranges[1:]))
+    assert rec.byte_ranges(1 << 30) == [(ranges[0][0], ranges[-1][1])]
+    columns = ["time", "tid", "ip", "period", "stack_id", "symbol"]
+    whole = rec.samples(columns=columns).read_all()
+    parts = [rec.samples(columns=columns, byte_range=r).read_all() for r in ranges]
+    assert all(p.num_rows > 0 for p in parts)
+    assert sum(p.num_rows for p in parts) == whole.num_rows
+
+    def rows(t):
+        return sorted(tuple(r.values()) for r in t.to_pylist())
+
+    assert rows(pa.concat_tables(parts)) == rows(whole)
+    with pytest.raises(Exception, match="by stream"):
+        perfdata.open(ROOT / "conformance" / "fixtures" / "threads.data").byte_ranges(1)

@@ -70,6 +70,25 @@ def test_spark_reads_the_fixtures_one_partition_per_file_or_stream(spark):
         assert ours.get(path, {}) == theirs, path
 
 
+def test_spark_reads_a_large_file_in_byte_ranges(spark):
+    # splitBytes below the file's size: one partition per range (cut after each round),
+    # and the same totals as one partition.
+    path = ROOT / "conformance" / "fixtures" / "tracepoint.data"
+    ranges = perfdata.open(path).byte_ranges(1)
+    assert len(ranges) > 1
+    df = spark.read.format("perfdata").option("splitBytes", "1").load(str(path))
+    assert df.rdd.getNumPartitions() == len(ranges)
+    rows = (
+        df.groupBy("event", "dso_name", "symbol")
+        .agg(F.count("*").alias("samples"), F.sum("period").alias("period"))
+        .collect()
+    )
+    ours = {(r["event"], r["dso_name"], r["symbol"]): (r["samples"], int(r["period"])) for r in rows}
+    assert ours == report_rows(str(path), "dso,sym")
+    whole = spark.read.format("perfdata").option("splitBytes", "0").load(str(path))
+    assert whole.rdd.getNumPartitions() == 1
+
+
 def test_spark_schema_and_columns(spark):
     df = spark.read.format("perfdata").load(str(WORDFREQ))
     assert df.columns[:3] == ["event", "time", "pid"]

@@ -6,6 +6,7 @@ mod common;
 mod analyses;
 mod jit;
 mod parquet_export;
+mod partition;
 mod sample_columns;
 mod simpleperf;
 mod viewers;

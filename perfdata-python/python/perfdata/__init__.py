@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import PerfDataError
@@ -158,6 +158,13 @@ class Recording:
         directory, its main file's (0) and each ``data.N`` file's (1, 2, …)."""
         return self._native.streams()
 
+    def byte_ranges(self, split_bytes: int) -> List[Tuple[int, int]]:
+        """Byte ranges ``(start, end)`` of the file that cover its records, each of about
+        ``split_bytes`` or more (cut after ``FINISHED_ROUND`` records, where perf's time
+        order flushes): ``samples(byte_range=r)`` over each gives every sample once.
+        One range for a file no larger than ``split_bytes``. Framing only: fast."""
+        return [tuple(r) for r in self._native.byte_ranges(split_bytes)]
+
     def info(self, top: int = 5) -> Dict[str, Any]:
         """``perfdata info --json``: producer, duration, events (samples and period each),
         losses, top processes and shared objects."""
@@ -173,6 +180,7 @@ class Recording:
         unwind: Optional[str] = None,
         batch_size: int = 65536,
         stream: Optional[int] = None,
+        byte_range: Optional[Tuple[int, int]] = None,
     ) -> "_native.SampleStream":
         """The samples as an object of the Arrow PyCapsule interface
         (``__arrow_c_stream__``), for consumers that take one without pyarrow."""
@@ -182,6 +190,7 @@ class Recording:
             unwind=unwind,
             batch_size=batch_size,
             stream=stream,
+            byte_range=None if byte_range is None else (int(byte_range[0]), int(byte_range[1])),
         )
 
     def samples(
@@ -192,6 +201,7 @@ class Recording:
         unwind: Optional[str] = None,
         batch_size: int = 65536,
         stream: Optional[int] = None,
+        byte_range: Optional[Tuple[int, int]] = None,
     ):
         """The samples, one row each, as a ``pyarrow.RecordBatchReader``: the columns of
         the Parquet export's ``samples`` table (:data:`SAMPLE_COLUMNS`), then
@@ -215,6 +225,10 @@ class Recording:
         see :attr:`streams`), every process and map still known from the others: a
         ``perf record --threads`` directory read in parallel, one stream per worker.
 
+        ``byte_range``: the samples whose records lie in these bytes of the file only
+        (``start, end``, from :meth:`byte_ranges`), every process and map still known from
+        the whole file: one large file read in parallel, one range per worker.
+
         A damaged record met while streaming ends the stream with a pyarrow error whose
         message says where (offset, record, field); a damaged header or attr raises
         :class:`PerfDataError` here.
@@ -227,6 +241,7 @@ class Recording:
             unwind=unwind,
             batch_size=batch_size,
             stream=stream,
+            byte_range=byte_range,
         )
         return pa.RecordBatchReader.from_stream(native)
 

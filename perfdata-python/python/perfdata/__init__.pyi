@@ -42,6 +42,7 @@ class Recording:
     def events(self) -> List[str]: ...
     @property
     def streams(self) -> int: ...
+    def byte_ranges(self, split_bytes: int) -> List[Tuple[int, int]]: ...
     def info(self, top: int = ...) -> Dict[str, Any]: ...
     def sample_stream(
         self,
@@ -51,6 +52,7 @@ class Recording:
         unwind: Optional[str] = ...,
         batch_size: int = ...,
         stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
     ) -> SampleStream: ...
     def samples(
         self,
@@ -60,6 +62,7 @@ class Recording:
         unwind: Optional[str] = ...,
         batch_size: int = ...,
         stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
     ) -> pyarrow.RecordBatchReader: ...
     def records(
         self, *, limit: Optional[int] = ..., salvage: bool = ..., all_lines: bool = ...

@@ -8,7 +8,9 @@
 ``load`` takes a path, a glob or a comma-separated list of them (``paths`` option: the
 same). The driver expands them and plans one partition per recording (a
 ``perf record --threads`` directory: one per stream of records, its main file's and each
-``data.N`` file's); each executor's
+``data.N`` file's; a file larger than ``splitBytes``: one per byte range of about that
+size, cut after ``FINISHED_ROUND`` records, each executor replaying the whole file's
+processes and maps and yielding its range's samples); each executor's
 Python worker opens its recording with ``perfdata`` (this package must be installed
 there, and the files readable at the same path: a shared file system) and yields the
 samples as Arrow batches: the Parquet export's ``samples`` columns, the ``dso_name``,
@@ -17,14 +19,16 @@ samples as Arrow batches: the Parquet export's ``samples`` columns, the ``dso_na
 uint32 ones ``bigint``, as Spark reads them from the Parquet export.
 
 Options: ``symbolize`` (``true``/``false``, default true), ``unwind``
-(``fp``/``dwarf``/``auto``), ``batchSize`` (rows per Arrow batch, default 65536).
+(``fp``/``dwarf``/``auto``), ``batchSize`` (rows per Arrow batch, default 65536),
+``splitBytes`` (a file larger than this is read in several partitions, default
+268435456, 256 MiB; ``0``: never split).
 """
 
 from __future__ import annotations
 
 import glob
 import os
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
@@ -62,13 +66,20 @@ def expand(spec: str) -> List[str]:
 
 
 class RecordingPartition(InputPartition):
-    """One Spark partition: a recording, or one stream of records of a
-    ``perf record --threads`` directory (``stream``; ``None``: the whole recording)."""
+    """One Spark partition: a recording, one stream of records of a
+    ``perf record --threads`` directory (``stream``), or one byte range of a large file
+    (``byte_range``); ``None`` for both: the whole recording."""
 
-    def __init__(self, path: str, stream: Optional[int] = None) -> None:
-        super().__init__((path, stream))
+    def __init__(
+        self,
+        path: str,
+        stream: Optional[int] = None,
+        byte_range: Optional[Tuple[int, int]] = None,
+    ) -> None:
+        super().__init__((path, stream, byte_range))
         self.path = path
         self.stream = stream
+        self.byte_range = byte_range
 
 
 class PerfDataSource(DataSource):
@@ -94,6 +105,7 @@ class PerfDataReader(DataSourceReader):
         self.symbolize = str(options.get("symbolize", "true")).lower() in ("true", "1", "yes")
         self.unwind = options.get("unwind")
         self.batch_size = int(options.get("batchSize", 65536))
+        self.split_bytes = int(options.get("splitBytes", 256 << 20))
         self.schema = schema
 
     def partitions(self) -> List[RecordingPartition]:
@@ -104,9 +116,14 @@ class PerfDataReader(DataSourceReader):
 
         out: List[RecordingPartition] = []
         for p in self.paths:
-            streams = perfdata.open(p).streams if os.path.isdir(p) else 1
-            if streams > 1:
+            if os.path.isdir(p):
+                streams = perfdata.open(p).streams
                 out.extend(RecordingPartition(p, s) for s in range(streams))
+            elif 0 < self.split_bytes < os.path.getsize(p):
+                # A large file: byte ranges cut after FINISHED_ROUND records (a framing
+                # walk on the driver, no decoding).
+                ranges = perfdata.open(p).byte_ranges(self.split_bytes)
+                out.extend(RecordingPartition(p, byte_range=r) for r in ranges)
             else:
                 out.append(RecordingPartition(p))
         return out
@@ -127,6 +144,7 @@ class PerfDataReader(DataSourceReader):
             unwind=self.unwind,
             batch_size=self.batch_size,
             stream=partition.stream,
+            byte_range=partition.byte_range,
         )
         path = os.fspath(partition.path)
         for batch in reader:

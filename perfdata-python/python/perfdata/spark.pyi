@@ -1,4 +1,4 @@
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Optional, Tuple
 
 import pyarrow
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -12,7 +12,13 @@ def expand(spec: str) -> List[str]: ...
 class RecordingPartition(InputPartition):
     path: str
     stream: Optional[int]
-    def __init__(self, path: str, stream: Optional[int] = ...) -> None: ...
+    byte_range: Optional[Tuple[int, int]]
+    def __init__(
+        self,
+        path: str,
+        stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
+    ) -> None: ...
 
 class PerfDataSource(DataSource):
     @classmethod
@@ -22,5 +28,6 @@ class PerfDataSource(DataSource):
 
 class PerfDataReader(DataSourceReader):
     paths: List[str]
+    split_bytes: int
     def partitions(self) -> List[RecordingPartition]: ...
     def read(self, partition: RecordingPartition) -> Iterator[pyarrow.RecordBatch]: ...  # type: ignore[override]
