@@ -615,40 +615,41 @@ impl Dsos {
 
     fn loaded(&self, id: DsoId) -> &Loaded {
         let dso = &self.dsos[id.0 as usize];
-        dso.loaded.get_or_init(|| match &dso.kind {
-            _ if !self.sources.read_files => Loaded::default(),
-            _ if dso.recorded.is_some() => {
-                let r = dso.recorded.as_deref().expect("checked");
-                Loaded {
+        dso.loaded
+            .get_or_init(|| match (&dso.kind, dso.recorded.as_deref()) {
+                _ if !self.sources.read_files => Loaded::default(),
+                (_, Some(r)) => Loaded {
                     table: SymbolTable::from_ranges(r.symbols.iter().map(|(start, len, name)| {
                         (*start, start.saturating_add(*len), name.as_str())
                     })),
                     origin: Some("the recording (simpleperf's FILE feature)".to_string()),
                     ..Loaded::default()
-                }
-            }
-            DsoKind::User => self.load_elf(dso),
-            DsoKind::PerfMap => Loaded {
-                table: std::fs::read_to_string(&dso.name)
-                    .map(|t| parse_perf_map(&t))
-                    .unwrap_or_default(),
-                symbols_from: Some(PathBuf::from(&dso.name)),
-                origin: Some(dso.name.clone()),
-                ..Loaded::default()
-            },
-            DsoKind::Jit {
-                symbol,
-                size,
-                jitdump,
-            } => Loaded {
-                table: SymbolTable::single(0, *size, symbol),
-                symbols_from: Some(PathBuf::from(jitdump)),
-                origin: Some(jitdump.clone()),
-                ..Loaded::default()
-            },
-            DsoKind::Kernel => self.load_kernel(None),
-            DsoKind::Module(m) => self.load_kernel(Some(m)),
-        })
+                },
+                (DsoKind::User, None) => self.load_elf(dso),
+                (DsoKind::PerfMap, None) => Loaded {
+                    table: std::fs::read_to_string(&dso.name)
+                        .map(|t| parse_perf_map(&t))
+                        .unwrap_or_default(),
+                    symbols_from: Some(PathBuf::from(&dso.name)),
+                    origin: Some(dso.name.clone()),
+                    ..Loaded::default()
+                },
+                (
+                    DsoKind::Jit {
+                        symbol,
+                        size,
+                        jitdump,
+                    },
+                    None,
+                ) => Loaded {
+                    table: SymbolTable::single(0, *size, symbol),
+                    symbols_from: Some(PathBuf::from(jitdump)),
+                    origin: Some(jitdump.clone()),
+                    ..Loaded::default()
+                },
+                (DsoKind::Kernel, None) => self.load_kernel(None),
+                (DsoKind::Module(m), None) => self.load_kernel(Some(m)),
+            })
     }
 
     fn load_kernel(&self, module: Option<&str>) -> Loaded {
