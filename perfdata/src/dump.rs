@@ -185,7 +185,16 @@ pub fn dump_recording(
                 }
             })
     } else {
-        recording.for_each_record(&mut visit)
+        // A run of SPLIT records that made no record is left out: a problem, not the end.
+        recording
+            .for_each_record_noting(&mut visit)
+            .map(|unjoined| {
+                for e in unjoined {
+                    record_damage.push(format!(
+                        "{e}: the record these SPLIT records held is left out"
+                    ));
+                }
+            })
     };
     if let Some(e) = error {
         return Err(e);

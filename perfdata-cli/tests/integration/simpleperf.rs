@@ -81,6 +81,14 @@ fn dump_report_and_check_read_a_simpleperf_recording() {
             && err.contains("expected a SPLIT_END after the run of SPLIT records"),
         "{err}"
     );
+    // dump prints every record and names the one left out (status 1: not all printed).
+    let (ok, cut_dump, err) = perfdata(&["dump"], &cut);
+    assert!(!ok, "dump says nothing of the record left out");
+    assert!(cut_dump.contains("SIMPLEPERF_SPLIT") && !cut_dump.contains("+split"));
+    assert!(
+        err.contains("expected a SPLIT_END") && err.contains("is left out"),
+        "{err}"
+    );
     let (ok, out, err) = perfdata(&["check"], &cut);
     assert!(!ok, "check passes a SPLIT run without its end");
     assert!(

@@ -131,6 +131,7 @@ impl Recording {
             records: data.records_as(e),
             salvage: false,
             damage: vec![],
+            unjoined: vec![],
         }
     }
 
@@ -141,6 +142,17 @@ impl Recording {
         static_endian!(data.format.endian, |e| self
             .records_as(&data, e)
             .for_each(&mut *f))
+    }
+
+    /// [`Recording::for_each_record`], returning the runs of simpleperf SPLIT records that
+    /// made no record (see [`Records::take_unjoined`]): the walk went on without them.
+    pub fn for_each_record_noting(&self, f: &mut RecordVisitor<'_>) -> Result<Vec<Error>, Error> {
+        let data = self.data()?;
+        static_endian!(data.format.endian, |e| {
+            let mut records = self.records_as(&data, e);
+            records.for_each(&mut *f)?;
+            Ok(records.take_unjoined())
+        })
     }
 
     /// [`Recording::for_each_record`] going on past damage where the framing allows (see
@@ -167,9 +179,17 @@ pub struct ChainedRecords<'d, 'a, E: Endian = Endianness> {
     records: Records<'d, 'a, E>,
     salvage: bool,
     damage: Vec<Damage>,
+    unjoined: Vec<Error>,
 }
 
 impl<E: Endian> ChainedRecords<'_, '_, E> {
+    /// The runs of simpleperf SPLIT records that made no record so far (see
+    /// [`Records::take_unjoined`]); in a `data.N` stream, the error names its path.
+    pub fn take_unjoined(&mut self) -> Vec<Error> {
+        self.collect_damage();
+        std::mem::take(&mut self.unjoined)
+    }
+
     /// Goes on past damage where the framing allows (see [`Records::salvaging`]);
     /// [`ChainedRecords::take_damage`] gives it. Damage in a `data.N` stream names its
     /// path.
@@ -253,6 +273,10 @@ impl<E: Endian> ChainedRecords<'_, '_, E> {
     }
 
     fn collect_damage(&mut self) {
+        for e in self.records.take_unjoined() {
+            let e = self.in_file(e);
+            self.unjoined.push(e);
+        }
         for d in self.records.take_damage() {
             let error = self.in_file(d.error);
             self.damage.push(Damage {
