@@ -281,7 +281,21 @@ impl<W: Write + Seek, E: StaticEndian> Sink for FileSink<W, E> {
         let ids: Vec<FeatureId> = sorted.iter().map(|f| f.id).collect();
         let after_data = std::mem::take(&mut self.after_data);
         let canonical: Vec<(Bytes<'_>, Part)>;
-        let placed = !after_data.is_empty() && after_data_fits(&after_data, &ids);
+        // An empty data section is read as a recording that never finished (its records
+        // running to the end of the file) unless the feature table follows it at once, as
+        // perf reads it: the input's gaps and trailing bytes are not kept then.
+        let empty = self.data.size == 0;
+        if empty {
+            self.trailing = Bytes::default();
+        }
+        // Nor unused table entries after a table of no feature: they would be the first
+        // bytes after an empty data section.
+        let slack = if empty && features.is_empty() {
+            &[][..]
+        } else {
+            slack
+        };
+        let placed = !empty && !after_data.is_empty() && after_data_fits(&after_data, &ids);
         let order = match placed {
             true => &after_data[..],
             false => {
