@@ -320,6 +320,19 @@ fn check_data(data: &PerfData<'_>, streams: &[&[u8]]) -> Report {
             ));
         }
         if let Ok(p) = placed {
+            // Parts the writer does not put before the data (a feature section there):
+            // a rewrite lays them out after it.
+            let event_types = h.event_types.size > 0;
+            if p.before_data_for(data.session.attrs.len(), event_types)
+                .is_none()
+            {
+                problems.push(Problem::new(
+                    ProblemKind::SectionLayout,
+                    Some(h.data.offset),
+                    "sections",
+                    "a section other than the ids, attrs and event types before the data section: a rewrite lays the file out anew (not byte for byte)".to_string(),
+                ));
+            }
             if !p.trailing.is_empty() {
                 let at = data.bytes.len() - p.trailing.len();
                 problems.push(Problem::new(

@@ -282,20 +282,21 @@ impl<W: Write + Seek, E: StaticEndian> Sink for FileSink<W, E> {
         let after_data = std::mem::take(&mut self.after_data);
         let canonical: Vec<(Bytes<'_>, Part)>;
         // An empty data section is read as a recording that never finished (its records
-        // running to the end of the file) unless the feature table follows it at once, as
-        // perf reads it: the input's gaps and trailing bytes are not kept then.
+        // running to the end of the file) unless a feature table follows it at once, or
+        // nothing does, as perf reads it. So after an empty data section: the input's
+        // layout only when its table comes first, and without features nothing at all
+        // (no unused table entries, no trailing bytes).
         let empty = self.data.size == 0;
-        if empty {
-            self.trailing = Bytes::default();
-        }
-        // Nor unused table entries after a table of no feature: they would be the first
-        // bytes after an empty data section.
         let slack = if empty && features.is_empty() {
+            self.trailing = Bytes::default();
             &[][..]
         } else {
             slack
         };
-        let placed = !empty && !after_data.is_empty() && after_data_fits(&after_data, &ids);
+        let table_first =
+            matches!(after_data.first(), Some((gap, Part::FeatureTable)) if gap.is_empty());
+        let placed =
+            !after_data.is_empty() && after_data_fits(&after_data, &ids) && (!empty || table_first);
         let order = match placed {
             true => &after_data[..],
             false => {
