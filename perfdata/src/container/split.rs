@@ -51,9 +51,15 @@ impl Joiner {
                 self.buf.clear();
                 self.first = Some((rec.offset, index));
             }
-            let piece = match decode(rec, e)? {
-                RecordBody::SimpleperfSplit(s) => s.data,
-                _ => return Ok(false),
+            let piece = match decode(rec, e) {
+                Ok(RecordBody::SimpleperfSplit(s)) => s.data,
+                Ok(_) => return Ok(false),
+                Err(err) => {
+                    // A piece that does not decode: the run cannot make its record.
+                    self.first = None;
+                    self.buf.clear();
+                    return Err(err);
+                }
             };
             self.buf.extend_from_slice(&piece);
             // The joined record's header states its size: pieces past it cannot make it.

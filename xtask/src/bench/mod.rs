@@ -216,13 +216,17 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 d.input, d.markdown
             );
         }
-        if let Some(p) = &py {
-            doc = with_section(&doc, PYTHON_SECTION, &python_section(&input, p));
-        }
-        if let Some(b) = &big {
-            doc = with_section(&doc, BIG_SECTION, &big_section(b));
-        }
+        // The sections measured by runs of their own (`--big-gb`, `--python`) are kept from
+        // the document as it was when this run did not measure them.
         let out = root.join(out);
+        let old = std::fs::read_to_string(&out).unwrap_or_default();
+        let big_text = big.as_ref().map(big_section);
+        let py_text = py.as_ref().map(|p| python_section(&input, p));
+        for (heading, new) in [(BIG_SECTION, big_text), (PYTHON_SECTION, py_text)] {
+            if let Some(section) = new.or_else(|| section_of(&old, heading).map(str::to_string)) {
+                doc = with_section(&doc, heading, &section);
+            }
+        }
         std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
         println!("\nwrote {}", out.display());
     }
@@ -256,6 +260,15 @@ fn big_section(b: &big::BigTable) -> String {
          * input: {}\n\n{}",
         b.input, b.markdown
     )
+}
+
+/// The section of `doc` under `heading`, heading included, up to the next `## ` heading.
+fn section_of<'d>(doc: &'d str, heading: &str) -> Option<&'d str> {
+    let start = doc.find(&format!("\n{heading}\n"))? + 1;
+    let end = doc[start + heading.len()..]
+        .find("\n## ")
+        .map_or(doc.len(), |i| start + heading.len() + i + 1);
+    Some(doc[start..end].trim_end())
 }
 
 /// `doc` with its section under `heading` (up to the next `## ` heading) replaced by
@@ -907,6 +920,28 @@ mod tests {
         assert_eq!(
             with_section("# P\n\ntable\n", "## Big inputs", "## Big inputs\n\nnew"),
             "# P\n\ntable\n\n## Big inputs\n\nnew\n"
+        );
+    }
+
+    #[test]
+    fn a_section_not_measured_again_is_kept_from_the_old_document() {
+        let old = "# P\n\nold table\n\n## Big inputs\n\nbig\n\n## From Python\n\npy\n";
+        assert_eq!(
+            section_of(old, "## Big inputs"),
+            Some("## Big inputs\n\nbig")
+        );
+        assert_eq!(
+            section_of(old, "## From Python"),
+            Some("## From Python\n\npy")
+        );
+        assert_eq!(section_of("# P\n", "## Big inputs"), None);
+        let mut doc = "# P\n\nnew table\n".to_string();
+        for h in ["## Big inputs", "## From Python"] {
+            doc = with_section(&doc, h, section_of(old, h).unwrap());
+        }
+        assert_eq!(
+            doc,
+            "# P\n\nnew table\n\n## Big inputs\n\nbig\n\n## From Python\n\npy\n"
         );
     }
 
