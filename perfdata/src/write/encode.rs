@@ -100,40 +100,37 @@ impl<E: StaticEndian> RecordEncoder<E> {
         let body = as_is.unwrap_or(self.body.as_slice());
         let size = HEADER_SIZE + body.len();
         self.header.clear();
-        if item.ty.0 >= SIMPLEPERF_RECORD_TYPE_START {
+        let too_big = |limit: &str| {
+            Error::inconsistent(format!(
+                "a {} record of {size} bytes does not fit {limit}",
+                item.ty
+            ))
+        };
+        let size = if item.ty.0 >= SIMPLEPERF_RECORD_TYPE_START {
             // simpleperf's own records: a 32-bit size over `misc` and `size`.
-            let size = u32::try_from(size).map_err(|_| {
-                Error::inconsistent(format!(
-                    "a {} record of {size} bytes does not fit simpleperf's 32-bit record size",
-                    item.ty
-                ))
-            })?;
+            let size =
+                u32::try_from(size).map_err(|_| too_big("simpleperf's 32-bit record size"))?;
             SimpleperfEventHeader {
                 type_: item.ty.0,
                 size,
             }
             .encode(&mut self.header, &Ctx::default())?;
-            out.write_all(self.header.as_slice())?;
-            out.write_all(body)?;
-            out.write_all(payload)?;
-            return Ok(u64::from(size) + payload.len() as u64);
-        }
-        let size = u16::try_from(size).map_err(|_| {
-            Error::inconsistent(format!(
-                "a {} record of {size} bytes does not fit perf_event_header.size (at most 65535)",
-                item.ty
-            ))
-        })?;
-        EventHeader {
-            type_: item.ty.0,
-            misc: item.misc,
-            size,
-        }
-        .encode(&mut self.header, &Ctx::default())?;
+            u64::from(size)
+        } else {
+            let size = u16::try_from(size)
+                .map_err(|_| too_big("perf_event_header.size (at most 65535)"))?;
+            EventHeader {
+                type_: item.ty.0,
+                misc: item.misc,
+                size,
+            }
+            .encode(&mut self.header, &Ctx::default())?;
+            u64::from(size)
+        };
         out.write_all(self.header.as_slice())?;
         out.write_all(body)?;
         out.write_all(payload)?;
-        Ok((usize::from(size) + payload.len()) as u64)
+        Ok(size + payload.len() as u64)
     }
 
     /// Appends one feature payload to `w`.
