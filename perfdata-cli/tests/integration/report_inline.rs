@@ -196,11 +196,27 @@ fn inlined_functions_and_source_lines_as_perf_reports_them() {
             eprintln!("skipped: perf report cannot read the recording");
             return;
         };
-        assert_eq!(
-            ours(data, dir, view),
-            perf,
-            "perf report {}",
-            view.join(" ")
-        );
+        let ours = ours(data, dir, view);
+        if ours != perf {
+            keep_for_analysis(dir, view, &ours, &perf);
+        }
+        assert_eq!(ours, perf, "perf report {}", view.join(" "));
     }
+}
+
+/// A view that differs from perf's depends on where this run's samples fell: the program,
+/// both recordings and both outputs are kept in `target/report-inline-mismatch/` of the
+/// checkout that ran the test, so that the difference can be studied after the run.
+fn keep_for_analysis(dir: &Path, view: &[&str], ours: &str, perf: &str) {
+    let keep = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/report-inline-mismatch");
+    let _ = std::fs::create_dir_all(&keep);
+    for name in ["prog", "prog.c", "dwarf.data", "fp.data"] {
+        let _ = std::fs::copy(dir.join(name), keep.join(name));
+    }
+    let text = format!(
+        "view: {}\n--- ours\n{ours}\n--- perf\n{perf}",
+        view.join(" ")
+    );
+    let _ = std::fs::write(keep.join("outputs.txt"), text);
+    eprintln!("kept the recordings and outputs in {}", keep.display());
 }
