@@ -614,13 +614,7 @@ impl Filtering<'_> {
         f: &mut dyn FnMut(&Machine, &Replayed<'_>) -> Result<bool, Error>,
     ) -> Result<bool, Error> {
         if let (Some((start, end)), Some(_)) = (self.byte_range, &item.sample) {
-            let at = match item.origin {
-                Origin::Input => item.rec.offset,
-                Origin::Compressed { record_offset } | Origin::Joined { record_offset } => {
-                    record_offset
-                }
-            };
-            if !(start..end).contains(&at) {
+            if !(start..end).contains(&item.origin.input_offset(item.rec.offset)) {
                 return Ok(true);
             }
         }

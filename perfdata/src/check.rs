@@ -375,12 +375,7 @@ impl Walk {
         let index = self.records;
         self.records += 1;
         let ty = rec.record_type();
-        let at = match origin {
-            Origin::Input => rec.offset,
-            Origin::Compressed { record_offset } | Origin::Joined { record_offset } => {
-                record_offset
-            }
-        };
+        let at = origin.input_offset(rec.offset);
         if ty.name().is_none() {
             let e = self.unknown.entry(ty.0).or_insert((0, at));
             e.0 += 1;

@@ -23,17 +23,16 @@ pub fn frame_header<E: Endian>(head: &[u8], e: E) -> (EventHeader, usize) {
     if header.type_ < SIMPLEPERF_RECORD_TYPE_START {
         (header, usize::from(header.size))
     } else {
-        simpleperf_header(head, e)
+        simpleperf_header(header, head, e)
     }
 }
 
 #[cold]
 #[inline(never)]
-fn simpleperf_header<E: Endian>(head: &[u8], e: E) -> (EventHeader, usize) {
+fn simpleperf_header<E: Endian>(header: EventHeader, head: &[u8], e: E) -> (EventHeader, usize) {
     // The 8 bytes are there (the caller decoded a header from them): this cannot fail.
     let size = SimpleperfEventHeader::decode(&mut Reader::in_order(head, 0, e), &Ctx::default())
         .map_or(0, |h| h.size);
-    let header = <EventHeader as FixedElem>::decode_elem(head, e);
     let header = EventHeader {
         misc: RecordMisc(0),
         size: size as u16,

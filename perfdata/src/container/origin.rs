@@ -27,6 +27,19 @@ pub enum Origin {
     },
 }
 
+impl Origin {
+    /// The offset in the input to name for a record at `offset` of this origin: its own,
+    /// or the compressed record's (or the first SPLIT record's) that holds it.
+    pub fn input_offset(self, offset: u64) -> u64 {
+        match self {
+            Origin::Input => offset,
+            Origin::Compressed { record_offset } | Origin::Joined { record_offset } => {
+                record_offset
+            }
+        }
+    }
+}
+
 /// Damage that a salvaging walk went past: the error where the damage is (offset, record,
 /// field) and how the walk went on after it.
 #[derive(Debug)]
