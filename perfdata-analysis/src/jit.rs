@@ -15,6 +15,10 @@
 //! timestamps are cycle counts (`JITDUMP_FLAGS_ARCH_TIMESTAMP`, which perf converts with
 //! the TIME_CONV feature: not done here). [`JitDumps::notes`] says why a file was not
 //! used.
+//!
+//! A load preceded by JIT_CODE_UNWINDING_INFO carries its `.eh_frame`: `--call-graph
+//! dwarf` stacks are unwound through that code with it, as perf unwinds through the
+//! `jitted-PID-N.so` that `perf inject --jit` writes it into.
 
 use perfdata::jitdump::types::{JitFlags, RecordBody};
 use perfdata::jitdump::JitDump;
@@ -39,6 +43,23 @@ pub struct JitCode {
     pub dso: String,
     /// The jitdump it comes from.
     pub jitdump: String,
+    /// Its unwinding tables, from the JIT_CODE_UNWINDING_INFO before its load.
+    pub unwinding: Option<JitUnwinding>,
+}
+
+/// The DWARF unwinding tables a jitdump gives one function's code (JIT_CODE_UNWINDING_INFO,
+/// which applies to the next CODE_LOAD). The producer lays them out right after the code,
+/// `.eh_frame` from the code's start plus its size rounded up to 8 bytes, `.eh_frame_hdr`
+/// after it — V8's `EhFrameWriter` encodes its pc-relative pointers so, and `perf inject
+/// --jit` places the sections of its `jitted-PID-N.so` so (`genelf.c`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JitUnwinding {
+    /// `.eh_frame`.
+    pub eh_frame: std::sync::Arc<[u8]>,
+    /// `.eh_frame_hdr` (may be empty: `.eh_frame` is then searched whole).
+    pub eh_frame_hdr: std::sync::Arc<[u8]>,
+    /// The code is 32-bit (the jitdump's `elf_mach` is i386 or arm).
+    pub is_32: bool,
 }
 
 /// The jitdump files of a replay and the code loads still to apply.
@@ -183,21 +204,51 @@ impl JitDumps {
         }
         let dir = path.parent().unwrap_or(Path::new(""));
         let pid = pid.unwrap_or(dump.header.pid as i32);
-        let mut by_index: HashMap<u64, (String, u64)> = HashMap::new();
+        // EM_386, EM_ARM: the tables' addresses are 4 bytes wide.
+        let is_32 = matches!(dump.header.elf_mach, 3 | 40);
+        let mut by_index: HashMap<u64, (String, Option<JitUnwinding>)> = HashMap::new();
         let mut loads = vec![];
+        // The tables of the next code load (perf's `jit_repipe_unwinding_info` keeps them
+        // for it alone).
+        let mut next_tables: Option<JitUnwinding> = None;
+        let mut bad_tables = 0usize;
         for r in &dump.records {
             let time = r.timestamp;
-            let (index, start, size, name) = match &r.body {
-                RecordBody::CodeLoad(c) => {
-                    let name = c.name.to_str_lossy().into_owned();
-                    by_index.insert(c.code_index, (name.clone(), c.code_size));
-                    (c.code_index, c.code_addr, c.code_size, name)
-                }
-                RecordBody::CodeMove(m) => {
-                    let Some((name, _)) = by_index.get(&m.code_index) else {
+            let (index, start, size, name, unwinding) = match &r.body {
+                RecordBody::UnwindingInfo(u) => {
+                    next_tables = None;
+                    let data: &[u8] = &u.unwinding_data;
+                    // `.eh_frame` first, `.eh_frame_hdr` at the end (genelf.c's
+                    // `jit_add_eh_frame_info`); V8 writes a header alone for code it has
+                    // no tables for.
+                    let Some(split) = usize::try_from(u.eh_frame_hdr_size)
+                        .ok()
+                        .and_then(|h| data.len().checked_sub(h))
+                    else {
+                        bad_tables += 1;
                         continue;
                     };
-                    (m.code_index, m.new_code_addr, m.code_size, name.clone())
+                    if split > 0 {
+                        next_tables = Some(JitUnwinding {
+                            eh_frame: data[..split].into(),
+                            eh_frame_hdr: data[split..].into(),
+                            is_32,
+                        });
+                    }
+                    continue;
+                }
+                RecordBody::CodeLoad(c) => {
+                    let name = c.name.to_str_lossy().into_owned();
+                    let tables = next_tables.take();
+                    by_index.insert(c.code_index, (name.clone(), tables.clone()));
+                    (c.code_index, c.code_addr, c.code_size, name, tables)
+                }
+                RecordBody::CodeMove(m) => {
+                    let Some((name, tables)) = by_index.get(&m.code_index) else {
+                        continue;
+                    };
+                    let (name, tables) = (name.clone(), tables.clone());
+                    (m.code_index, m.new_code_addr, m.code_size, name, tables)
                 }
                 _ => continue,
             };
@@ -215,7 +266,14 @@ impl JitDumps {
                     .to_string_lossy()
                     .into_owned(),
                 jitdump: path.to_string_lossy().into_owned(),
+                unwinding,
             });
+        }
+        if bad_tables > 0 {
+            self.notes.push(format!(
+                "{}: {bad_tables} JIT_CODE_UNWINDING_INFO records say their .eh_frame_hdr is longer than all their tables: not used",
+                path.display()
+            ));
         }
         // Stable: loads of one time stay in file order (a later one replaces an earlier).
         let mut all: Vec<JitCode> = self.pending.drain(..).chain(loads).collect();

@@ -5,7 +5,7 @@
 
 use crate::dso::{DsoId, DsoKind, Dsos, SymbolId};
 use crate::stack::{Stack, StackOptions};
-use crate::unwind::{Arch, MappedObject, StackEnd, UnwindStats, Unwinding};
+use crate::unwind::{Arch, MappedObject, StackEnd, UnwindStats, UnwindTables, Unwinding};
 use crate::SampleInfo;
 use perfdata::types::{Mmap2FileId, RecordBody, RecordType};
 use perfdata::Error;
@@ -244,6 +244,8 @@ pub struct Machine {
     noted: Option<(i32, u64)>,
     stack_options: StackOptions,
     unwinding: RefCell<Unwinding>,
+    /// The unwinding tables of JIT code from jitdumps, by the DSO its loads map.
+    jit_tables: FxHashMap<DsoId, std::sync::Arc<UnwindTables>>,
     /// A stack reused by [`Machine::frames`].
     scratch: RefCell<Stack>,
 }
@@ -265,6 +267,7 @@ impl Machine {
             noted: None,
             stack_options: StackOptions::default(),
             unwinding: RefCell::new(Unwinding::new(Arch::host())),
+            jit_tables: FxHashMap::default(),
             scratch: RefCell::new(Stack::default()),
         };
         m.reset();
@@ -307,9 +310,14 @@ impl Machine {
             return vec![];
         };
         maps.values()
-            .filter(|m| self.dsos.get(m.dso).kind == DsoKind::User)
             .filter_map(|m| {
-                let (tables, vaddr_of_pgoff) = self.dsos.unwind_tables(m.dso, m.pgoff)?;
+                let (tables, vaddr_of_pgoff) = match self.dsos.get(m.dso).kind {
+                    DsoKind::User => self.dsos.unwind_tables(m.dso, m.pgoff)?,
+                    // JIT code's tables count from the code's start (pgoff 0 where
+                    // mapped whole).
+                    DsoKind::Jit { .. } => (self.jit_tables.get(&m.dso)?.clone(), m.pgoff),
+                    _ => return None,
+                };
                 Some(MappedObject {
                     avma: m.start..m.end,
                     base_avma: m.start.wrapping_sub(vaddr_of_pgoff),
@@ -568,6 +576,15 @@ impl Machine {
                 jitdump: code.jitdump.clone(),
             },
         );
+        match &code.unwinding {
+            Some(u) => {
+                let tables = UnwindTables::jitted(code.size, u);
+                self.jit_tables.insert(dso, std::sync::Arc::new(tables));
+            }
+            None => {
+                self.jit_tables.remove(&dso);
+            }
+        }
         insert_map(
             self.maps.entry(code.pid).or_default(),
             Map {

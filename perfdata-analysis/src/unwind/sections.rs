@@ -53,6 +53,19 @@ pub(crate) struct UnwindTables {
     pub signal_trampolines: Vec<Range<u64>>,
 }
 
+impl std::fmt::Debug for UnwindTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let len = |s: &Option<Section>| s.as_ref().map(|s| s.bytes.len());
+        f.debug_struct("UnwindTables")
+            .field("eh_frame", &len(&self.eh_frame))
+            .field("eh_frame_hdr", &len(&self.eh_frame_hdr))
+            .field("debug_frame", &len(&self.debug_frame))
+            .field("text", &self.text)
+            .field("is_32", &self.is_32)
+            .finish()
+    }
+}
+
 /// Maps `path` read-only.
 fn map(path: &Path) -> Option<Arc<memmap2::Mmap>> {
     let file = std::fs::File::open(path).ok()?;
@@ -98,7 +111,13 @@ impl UnwindTables {
             tables.is_32 |= !obj.is_64();
             if tables.eh_frame.is_none() {
                 tables.eh_frame = section(&map, &obj, ".eh_frame");
-                tables.eh_frame_hdr = section(&map, &obj, ".eh_frame_hdr");
+                // An index without a table indexes nothing (`perf inject --jit` writes
+                // one for JIT code V8 gave no tables for): leave the object to the frame
+                // pointer fallback, as when it has neither.
+                tables.eh_frame_hdr = tables
+                    .eh_frame
+                    .as_ref()
+                    .and_then(|_| section(&map, &obj, ".eh_frame_hdr"));
             }
             if tables.debug_frame.is_none() {
                 tables.debug_frame = section(&map, &obj, ".debug_frame");
@@ -112,6 +131,29 @@ impl UnwindTables {
         }
         tables.signal_trampolines = tables.find_signal_trampolines();
         read_any.then_some(tables)
+    }
+
+    /// The tables of one function's JIT code, in addresses relative to the code's start:
+    /// the code at 0, `.eh_frame` at its size rounded up to 8, `.eh_frame_hdr` right
+    /// after (where the producer's pc-relative pointers expect them; see
+    /// [`crate::jit::JitUnwinding`]).
+    pub fn jitted(code_size: u64, jit: &crate::jit::JitUnwinding) -> Self {
+        let eh_frame_at = code_size.saturating_add(7) & !7;
+        let hdr_at = eh_frame_at.saturating_add(jit.eh_frame.len() as u64);
+        let section = |bytes: &std::sync::Arc<[u8]>, at: u64| Section {
+            svma: at..at.saturating_add(bytes.len() as u64),
+            bytes: SectionBytes::Owned(bytes.clone()),
+        };
+        let mut tables = UnwindTables {
+            eh_frame: Some(section(&jit.eh_frame, eh_frame_at)),
+            eh_frame_hdr: (!jit.eh_frame_hdr.is_empty())
+                .then(|| section(&jit.eh_frame_hdr, hdr_at)),
+            text: Some(0..code_size),
+            is_32: jit.is_32,
+            ..UnwindTables::default()
+        };
+        tables.signal_trampolines = tables.find_signal_trampolines();
+        tables
     }
 
     /// The code ranges of the FDEs marked as signal trampolines, in the CFI the

@@ -4,7 +4,7 @@
 //! earlier, even across records without a timestamp (FINISHED_ROUND). A recording on the
 //! JIT's clock (`-k mono`, the `clock-mono` fixture) with a crafted jitdump.
 
-use perfdata::jitdump::types::{CodeLoad, Record, RecordBody, RecordId};
+use perfdata::jitdump::types::{CodeLoad, CodeMove, Record, RecordBody, RecordId, UnwindingInfo};
 use perfdata::jitdump::JitDump;
 use perfdata::rt::{Bytes, Endianness, Str};
 use perfdata::Recording;
@@ -146,6 +146,89 @@ fn a_recording_off_the_jits_clock_does_not_use_its_jitdump_and_says_why() {
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
         notes[0].contains("not used") && notes[0].contains("-k mono"),
+        "{notes:?}"
+    );
+}
+
+/// JIT_CODE_UNWINDING_INFO before a load: `.eh_frame` then `.eh_frame_hdr` (its last
+/// `eh_frame_hdr_size` bytes), `hdr` of them the header.
+fn tables(time: u64, data: &[u8], hdr: u64) -> Record<'static> {
+    Record {
+        id: RecordId::CODE_UNWINDING_INFO,
+        timestamp: time,
+        body: RecordBody::UnwindingInfo(UnwindingInfo {
+            eh_frame_hdr_size: hdr,
+            mapped_size: data.len() as u64,
+            unwinding_data: Bytes::from(data.to_vec()),
+        }),
+        tail: None,
+    }
+}
+
+#[test]
+fn unwinding_tables_go_to_the_next_load_alone_and_move_with_their_code() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("jit-7.dump");
+    let eh_frame: Vec<u8> = (1..=12).collect();
+    let hdr = [0xa1, 0xa2, 0xa3, 0xa4];
+    let both = [eh_frame.as_slice(), &hdr].concat();
+    let dump = JitDump {
+        endian: Endianness::Little,
+        header: JitDump::header(7, 62),
+        records: vec![
+            tables(1, &both, 4),
+            load(2, 7, 0x1000, 29, 1, "with"),
+            // V8's "no tables": a header alone.
+            tables(3, &hdr, 4),
+            load(4, 7, 0x2000, 16, 2, "header-only"),
+            // A header said longer than the whole: not used, said.
+            tables(5, &both, 100),
+            load(6, 7, 0x3000, 16, 3, "bad"),
+            // No tables before it: the ones before the earlier load do not carry over.
+            load(7, 7, 0x4000, 16, 4, "none"),
+            Record {
+                id: RecordId::CODE_MOVE,
+                timestamp: 8,
+                body: RecordBody::CodeMove(CodeMove {
+                    pid: 7,
+                    tid: 7,
+                    vma: 0x5000,
+                    old_code_addr: 0x1000,
+                    new_code_addr: 0x5000,
+                    code_size: 29,
+                    code_index: 1,
+                }),
+                tail: None,
+            },
+        ],
+    };
+    std::fs::write(&file, dump.encode().unwrap()).unwrap();
+    let mut jit = perfdata_analysis::jit::JitDumps::new(&[file], Path::new("perf.data"), true);
+    jit.reset();
+    let loads = jit.take_all();
+    let by_name = |n: &str, at: u64| {
+        loads
+            .iter()
+            .find(|c| c.name == n && c.start == at)
+            .unwrap_or_else(|| panic!("{n} at {at:#x}: {loads:#?}"))
+    };
+    let tables_of = |c: &perfdata_analysis::jit::JitCode| {
+        let u = c.unwinding.as_ref().expect("tables");
+        (u.eh_frame.to_vec(), u.eh_frame_hdr.to_vec(), u.is_32)
+    };
+    let with = tables_of(by_name("with", 0x1000));
+    assert_eq!(with.0, eh_frame);
+    assert_eq!(with.1, hdr);
+    assert!(!with.2, "EM_X86_64: 64-bit");
+    assert_eq!(tables_of(by_name("with", 0x5000)), with, "moved along");
+    for n in ["header-only", "bad", "none"] {
+        let at = loads.iter().find(|c| c.name == n).unwrap().start;
+        assert_eq!(by_name(n, at).unwinding, None, "{n}");
+    }
+    let notes = jit.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("1 JIT_CODE_UNWINDING_INFO") && notes[0].contains("not used"),
         "{notes:?}"
     );
 }

@@ -248,3 +248,188 @@ fn rows_total(rows: &[String]) -> f64 {
         })
         .sum()
 }
+
+/// The folded stacks of `perfdata collapse FILE EXTRA…`, from `main` down (what is above
+/// `main` is named differently by perf and perfdata: libc's inlined start frames), with
+/// their sample counts.
+fn from_main(folded: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in folded.lines() {
+        let (stack, weight) = line.rsplit_once(' ').unwrap();
+        let Some(at) = stack.find(";main;") else {
+            continue;
+        };
+        *out.entry(stack[at + 1..].to_string()).or_insert(0) += weight.parse::<u64>().unwrap();
+    }
+    out
+}
+
+/// perf script's stacks (`perf script -F comm,period,ip,sym`), folded and weighted as
+/// [`from_main`] folds ours.
+fn perf_from_main(script: &str) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    for sample in script.split("\n\n") {
+        let mut lines = sample.lines().skip_while(|l| l.trim().is_empty());
+        let Some(period) = lines
+            .next()
+            .and_then(|h| h.split_whitespace().last()?.parse::<u64>().ok())
+        else {
+            continue;
+        };
+        let frames: Vec<&str> = lines
+            .filter_map(|l| {
+                let mut words = l.split_whitespace();
+                words.next()?; // the address
+                words.next().map(|sym| sym.split('+').next().unwrap_or(sym))
+            })
+            .collect();
+        let Some(main) = frames.iter().position(|&f| f == "main") else {
+            continue;
+        };
+        let stack: Vec<&str> = frames[..=main].iter().rev().copied().collect();
+        *out.entry(stack.join(";")).or_insert(0) += period;
+    }
+    out
+}
+
+/// A jitdump's unwinding tables (JIT_CODE_UNWINDING_INFO) carry `--call-graph dwarf`
+/// stacks through the JIT code they describe, as perf carries them after `perf inject
+/// --jit`. The producer is `conformance/programs/jit_unwind.c`: a small JIT whose code
+/// keeps no frame pointer and calls back into C, so its caller is found only through its
+/// `.eh_frame`. Without the tables (the same jitdump, the record left out) every stack
+/// through it stops at the JIT frame; with them, ours are perf's, and the same as those
+/// of the injected recording (whose `jitted-PID-N.so` holds the tables where perf's
+/// `genelf.c` placed them).
+#[test]
+fn jit_code_is_unwound_through_with_its_jitdump_tables() {
+    if !cfg!(target_arch = "x86_64") {
+        eprintln!("skipped: the test's JIT writes x86_64 code");
+        return;
+    }
+    if let Some(why) = missing("perf").or_else(|| missing("gcc")) {
+        eprintln!("skipped: {why} (`.ci/run` installs perf and gcc)");
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/programs/jit_unwind.c");
+    let (ok, _, err) = run(Command::new("gcc")
+        .args(["-O2", "-fomit-frame-pointer", "-o"])
+        .arg(dir.join("jit_unwind"))
+        .arg(&source));
+    assert!(ok, "gcc: {err}");
+    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
+        "record",
+        "-q",
+        "-k",
+        "mono",
+        "--call-graph",
+        "dwarf",
+        "-F",
+        "999",
+        "-o",
+        "perf.data",
+        "--",
+        "./jit_unwind",
+        "500",
+    ]));
+    if !ok {
+        eprintln!("skipped: perf record cannot record here: {err}");
+        return;
+    }
+    let data = dir.join("perf.data");
+    let collapse = |f: &Path, extra: &[&str]| {
+        let mut args = vec!["collapse", f.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = perfdata(&args);
+        assert!(ok, "{err}");
+        (out, err)
+    };
+
+    // Ours: every stack through the JIT code goes on to its callers.
+    let (folded, err) = collapse(&data, &[]);
+    assert!(!err.contains("note"), "{err}");
+    let ours = from_main(&folded);
+    let through = |stacks: &std::collections::BTreeMap<String, u64>| -> u64 {
+        stacks
+            .iter()
+            .filter(|(s, _)| s.contains("jit_spin_and_call"))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let jit_samples: u64 = folded
+        .lines()
+        .filter(|l| l.contains("jit_spin_and_call"))
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        jit_samples > 0,
+        "samples in or under the JIT code: {folded}"
+    );
+    assert_eq!(
+        through(&ours),
+        jit_samples,
+        "every stack through the JIT code reaches main: {folded}"
+    );
+    assert!(
+        ours.keys()
+            .any(|s| s == "main;run;jit_spin_and_call;leaf_work"),
+        "the JIT frame between its caller and its callee: {ours:#?}"
+    );
+
+    // Without the tables: the same names, but no stack gets past the JIT frame (its
+    // code zeroes rbp, so frame pointers do not help).
+    let bytes = std::fs::read(
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("jit-"))
+            .expect("the program wrote its jitdump"),
+    )
+    .unwrap();
+    let mut dump = perfdata::jitdump::JitDump::parse(&bytes).unwrap();
+    let before = dump.records.len();
+    dump.records.retain(|r| {
+        !matches!(
+            r.body,
+            perfdata::jitdump::types::RecordBody::UnwindingInfo(_)
+        )
+    });
+    assert_eq!(dump.records.len(), before - 1, "one unwinding record");
+    let stripped = dir.join("stripped.dump");
+    std::fs::write(&stripped, dump.encode().unwrap()).unwrap();
+    let (without, _) = collapse(&data, &["--jitdump", stripped.to_str().unwrap()]);
+    assert!(without.contains("jit_spin_and_call"), "{without}");
+    assert_eq!(through(&from_main(&without)), 0, "{without}");
+
+    // perf's: inject, then script (its unwinder reads the jitted-*.so's .eh_frame).
+    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
+        "inject",
+        "--jit",
+        "-i",
+        "perf.data",
+        "-o",
+        "perf.jit.data",
+    ]));
+    assert!(ok, "perf inject --jit: {err}");
+    let injected = dir.join("perf.jit.data");
+    let (ok, script, err) = run(Command::new("perf")
+        .args(["script", "-F", "comm,period,ip,sym", "-i"])
+        .arg(&injected));
+    assert!(ok, "perf script: {err}");
+    // (Stacks elsewhere may name libc's aliases differently: `clock_gettime@@GLIBC_2.17`
+    // is perf's `__GI___clock_gettime`.)
+    let jit_only = |m: std::collections::BTreeMap<String, u64>| {
+        m.into_iter()
+            .filter(|(s, _)| s.contains("jit_spin_and_call"))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let perfs = jit_only(perf_from_main(&script));
+    assert_eq!(
+        jit_only(ours),
+        perfs,
+        "the stacks through the JIT code from main down, ours and perf's"
+    );
+    // And ours from the injected recording: the tables from its ELF objects.
+    assert_eq!(collapse(&injected, &[]).0, folded);
+}

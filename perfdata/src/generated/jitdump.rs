@@ -702,11 +702,13 @@ impl Close {
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(crate = "::perfdata::rt::serde")]
 pub struct UnwindingInfo<'a> {
-    /// Bytes of `.eh_frame_hdr` at the start of `unwinding_data`.
+    /// Bytes of `.eh_frame_hdr` at the end of `unwinding_data` (perf's `genelf.c` and V8's
+    /// `EhFrameWriter` put it after `.eh_frame`).
     pub eh_frame_hdr_size: u64,
     /// Bytes of the tables as mapped (0: the tables are not in the process's memory).
     pub mapped_size: u64,
-    /// `.eh_frame_hdr` then `.eh_frame`.
+    /// `.eh_frame` then `.eh_frame_hdr`, as laid out after the code: `.eh_frame` from
+    /// the code's start plus its size rounded up to 8.
     pub unwinding_data: rt::Bytes<'a>,
 }
 
