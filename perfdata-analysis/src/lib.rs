@@ -303,9 +303,15 @@ impl<'r> Analyzer<'r> {
             dsos.note_build_id(&name, id);
         }
         // A simpleperf recording carries the symbols of the files its samples hit.
-        let (recorded, open_notes) = simpleperf::recorded_files(&data);
+        let (recorded, mut open_notes) = simpleperf::recorded_files(&data);
         for file in recorded {
             dsos.note_recorded_file(file);
+        }
+        // And the kallsyms of the recording machine (a KERNEL_SYMBOL record).
+        let (kallsyms, notes) = simpleperf::recorded_kallsyms(&data);
+        open_notes.extend(notes);
+        if let Some(kallsyms) = kallsyms {
+            dsos.note_recorded_kallsyms(kallsyms);
         }
         let mut events = perfdata::events::event_names(&data);
         if data.format.layout == perfdata::Layout::Pipe {
