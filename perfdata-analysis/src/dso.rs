@@ -147,6 +147,9 @@ pub struct Dsos {
     debuginfod: OnceCell<Option<Debuginfod>>,
     /// Symbols the recording carries, by path (a simpleperf FILE feature).
     recorded: HashMap<String, RecordedFile>,
+    /// The recording machine's kallsyms, carried by the recording (a simpleperf
+    /// KERNEL_SYMBOL record).
+    recorded_kallsyms: Option<String>,
     /// The kernel's symbol file and why, decided on first use.
     kernel_source: OnceCell<(KernelFile, String)>,
 }
@@ -157,6 +160,8 @@ enum KernelFile {
     None,
     Kallsyms(PathBuf),
     Vmlinux(PathBuf),
+    /// The kallsyms the recording carries ([`Dsos::note_recorded_kallsyms`]).
+    RecordedKallsyms,
 }
 
 /// The short name perf shows: the file name, `[module]` for kernel modules.
@@ -187,6 +192,7 @@ impl Dsos {
             debuginfod: OnceCell::new(),
             kernel_source: OnceCell::new(),
             recorded: HashMap::new(),
+            recorded_kallsyms: None,
         }
     }
 
@@ -201,11 +207,14 @@ impl Dsos {
         let (file, why) = self.kernel_source();
         match file {
             KernelFile::Kallsyms(p) => (Some(p.clone()), why.clone()),
-            KernelFile::None | KernelFile::Vmlinux(_) => (None, why.clone()),
+            KernelFile::None | KernelFile::Vmlinux(_) | KernelFile::RecordedKallsyms => {
+                (None, why.clone())
+            }
         }
     }
 
-    /// The kernel's symbol file and why: the caller's choice, else perf's — the
+    /// The kernel's symbol file and why: the caller's choice, else the kallsyms the
+    /// recording carries (simpleperf's KERNEL_SYMBOL), else perf's — the
     /// build-id caches' saved kallsyms for the recorded kernel (the recording's, the
     /// archives', perf's), else this machine's `/proc/kallsyms` when it runs that kernel
     /// (same build id, or, with none recorded, the same host name and release), else a
@@ -222,6 +231,17 @@ impl Dsos {
                 (None, None) => KernelFile::None,
             };
             return (f, why.clone());
+        }
+        // The recording's own kallsyms come from the very kernel and boot it recorded
+        // (no build id or KASLR offset to check), so they go before any file found for
+        // it and before this machine's /proc/kallsyms, which may be another kernel's.
+        // simpleperf's `KernelDso::LoadSymbols` takes them after a given vmlinux and
+        // before /proc/kallsyms (read only when asked, or when the build id matches).
+        if self.recorded_kallsyms.is_some() {
+            return (
+                KernelFile::RecordedKallsyms,
+                "the recording (simpleperf's KERNEL_SYMBOL record)".into(),
+            );
         }
         let proc = PathBuf::from("/proc/kallsyms");
         let running = std::fs::read("/sys/kernel/notes")
@@ -343,6 +363,10 @@ impl Dsos {
 
     fn kernel_reloc(&self) -> u64 {
         *self.kernel_reloc.get_or_init(|| {
+            // The recording's own kallsyms are at the addresses of the boot it recorded.
+            if matches!(self.kernel_source().0, KernelFile::RecordedKallsyms) {
+                return 0;
+            }
             let text = self.kernel_symbols().and_then(|k| {
                 k.kernel
                     .iter()
@@ -375,6 +399,14 @@ impl Dsos {
             _ => file.path.clone(),
         };
         self.recorded.insert(name, file);
+    }
+
+    /// The recording machine's kallsyms, carried by the recording (simpleperf's
+    /// KERNEL_SYMBOL record): the kernel's symbols unless the caller chose others
+    /// ([`Dsos::set_kernel_choice`]) or the recording's FILE feature names the kernel's
+    /// symbols itself (a kernel entry: its DSO takes those, as it does without this).
+    pub fn note_recorded_kallsyms(&mut self, text: String) {
+        self.recorded_kallsyms = Some(text);
     }
 
     /// The build id noted for a file name ([`Dsos::note_build_id`]), if any.
@@ -662,7 +694,7 @@ impl Dsos {
         };
         let from = match &self.kernel_source().0 {
             KernelFile::Kallsyms(p) | KernelFile::Vmlinux(p) => Some(p.clone()),
-            KernelFile::None => None,
+            KernelFile::None | KernelFile::RecordedKallsyms => None,
         };
         Loaded {
             table,
@@ -687,6 +719,9 @@ impl Dsos {
                 KernelFile::Kallsyms(file) => {
                     let text = std::fs::read_to_string(file).ok()?;
                     Some(parse_kallsyms(&text))
+                }
+                KernelFile::RecordedKallsyms => {
+                    self.recorded_kallsyms.as_deref().map(parse_kallsyms)
                 }
                 KernelFile::None => None,
             })

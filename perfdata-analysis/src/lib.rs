@@ -55,6 +55,7 @@ pub mod report;
 pub mod sample_stream;
 pub mod sampled;
 pub mod simpleperf;
+mod simpleperf_unwinding;
 pub mod speedscope;
 mod stack;
 pub mod stats;
@@ -150,6 +151,10 @@ pub struct SampleInfo<'a> {
     /// Of a thread, object or symbol the filter leaves out: delivered only when
     /// [`Analyzer::deliver_hidden`] asks for it (`report` counts it in its totals).
     pub hidden: bool,
+    /// User frames that replace the user part of the sample's own callchain, innermost
+    /// first: the ips of the simpleperf CALLCHAIN record written for it (`simpleperf
+    /// debug-unwind`). [`Machine::stack`] keeps the callchain's kernel part before them.
+    pub user_callchain: Option<&'a [u64]>,
 }
 
 /// One record as [`Analyzer::run`] gives it: replayed against the machine state, with
@@ -205,6 +210,9 @@ pub struct Analyzer<'r> {
     open_notes: Vec<String>,
     /// Notes from the last [`Analyzer::run`] (runs of SPLIT records that made no record).
     run_notes: Vec<String>,
+    /// simpleperf's CALLCHAIN records waiting for their samples, and its UNWINDING_RESULT
+    /// records counted, in the last [`Analyzer::run`].
+    unwinding: simpleperf_unwinding::SimpleperfUnwinding,
 }
 
 /// How far [`Analyzer::run`] has come: bytes of the recording walked, of the total.
@@ -303,9 +311,15 @@ impl<'r> Analyzer<'r> {
             dsos.note_build_id(&name, id);
         }
         // A simpleperf recording carries the symbols of the files its samples hit.
-        let (recorded, open_notes) = simpleperf::recorded_files(&data);
+        let (recorded, mut open_notes) = simpleperf::recorded_files(&data);
         for file in recorded {
             dsos.note_recorded_file(file);
+        }
+        // And the kallsyms of the recording machine (a KERNEL_SYMBOL record).
+        let (kallsyms, notes) = simpleperf::recorded_kallsyms(&data);
+        open_notes.extend(notes);
+        if let Some(kallsyms) = kallsyms {
+            dsos.note_recorded_kallsyms(kallsyms);
         }
         let mut events = perfdata::events::event_names(&data);
         if data.format.layout == perfdata::Layout::Pipe {
@@ -392,6 +406,7 @@ impl<'r> Analyzer<'r> {
             byte_range: opts.byte_range,
             open_notes,
             run_notes: vec![],
+            unwinding: Default::default(),
         })
     }
 
@@ -423,10 +438,12 @@ impl<'r> Analyzer<'r> {
     /// What a user should know about the recording and the last [`Analyzer::run`] that
     /// did not stop it: a jitdump the recording maps but that was not found or not used,
     /// and why; recorded symbols that could not be read; a run of SPLIT records that made
-    /// no record (its record is left out, the rest is read).
+    /// no record (its record is left out, the rest is read); the samples simpleperf could
+    /// not unwind when recording, and simpleperf CALLCHAIN records no sample took.
     pub fn notes(&self) -> Vec<String> {
         let mut notes = self.open_notes.clone();
         notes.extend(self.run_notes.iter().cloned());
+        notes.extend(self.unwinding.notes());
         notes.extend(self.jit.notes().iter().cloned());
         notes
     }
@@ -464,8 +481,10 @@ impl<'r> Analyzer<'r> {
         };
         let events = &mut self.events;
         let jit = &mut self.jit;
+        let unwinding = &mut self.unwinding;
         machine.reset();
         jit.reset();
+        unwinding.reset();
         last_read.clear();
         let run_notes = &mut self.run_notes;
         run_notes.clear();
@@ -478,6 +497,8 @@ impl<'r> Analyzer<'r> {
                         p.tick(rec.offset);
                     }
                     let item = item(data, Place::Main, origin, &rec, ctx)?;
+                    let user_chain = apply_simpleperf_unwinding(unwinding, &item);
+                    let item = with_user_chain(item, user_chain.as_deref());
                     if let Some(ev) = side_event(data, &rec, ctx)? {
                         machine.apply(&ev);
                         if let SideEvent::Mmap { pid, filename, .. } = &ev {
@@ -520,6 +541,7 @@ impl<'r> Analyzer<'r> {
         let data = &self.data;
         let machine = &mut self.machine;
         let last_read = &mut self.last_read;
+        let unwinding = &mut self.unwinding;
         let expand_read = self.expand_read;
         let filter = Filtering {
             filter: self.filter.as_ref(),
@@ -557,6 +579,8 @@ impl<'r> Analyzer<'r> {
             let (mut next, mut next_jit) = (0, 0);
             let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
                 let item = item(data, place, origin, &rec, ctx)?;
+                let user_chain = apply_simpleperf_unwinding(unwinding, &item);
+                let item = with_user_chain(item, user_chain.as_deref());
                 let upto = item.time.unwrap_or(0);
                 // Side-band records and JIT code up to this record, in time order.
                 loop {
@@ -714,6 +738,42 @@ fn sample_time_span(
     Ok(span)
 }
 
+/// simpleperf's CALLCHAIN and UNWINDING_RESULT records go to `unwinding`; a sample gets
+/// the user frames of the CALLCHAIN written for it, if one is waiting
+/// (the module `simpleperf_unwinding` says how they are matched). Samples the filter or a byte
+/// range leaves out take theirs too, so that no chain is left waiting for them.
+fn apply_simpleperf_unwinding(
+    unwinding: &mut simpleperf_unwinding::SimpleperfUnwinding,
+    item: &Replayed<'_>,
+) -> Option<Vec<u64>> {
+    if let Some(s) = &item.sample {
+        return unwinding.take(s.pid, s.tid, s.time);
+    }
+    let ty = item.rec.record_type();
+    if ty == RecordType::SIMPLEPERF_CALLCHAIN || ty == RecordType::SIMPLEPERF_UNWINDING_RESULT {
+        match item.decode() {
+            Ok(body) => unwinding.on_record(&body),
+            // Only a stack or a note depends on it: the rest of the replay goes on.
+            Err(e) => unwinding.undecodable(e),
+        }
+    }
+    None
+}
+
+/// `item` with `user` as its sample's user frames ([`SampleInfo::user_callchain`]).
+fn with_user_chain<'a>(item: Replayed<'a>, user: Option<&'a [u64]>) -> Replayed<'a> {
+    match (item.sample, user) {
+        (Some(s), Some(user)) => Replayed {
+            sample: Some(SampleInfo {
+                user_callchain: Some(user),
+                ..s
+            }),
+            ..item
+        },
+        _ => item,
+    }
+}
+
 /// Pipe mode: build ids, features (host, release) and event names arrive as records.
 fn note_header_record(
     data: &PerfData<'_>,
@@ -805,6 +865,7 @@ fn item<'a>(
                 endian: data.format.endian,
                 view,
                 hidden: false,
+                user_callchain: None,
             })
         }
         None => None,

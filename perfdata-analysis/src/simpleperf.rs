@@ -1,10 +1,42 @@
 //! Symbols a simpleperf recording carries: its FILE feature (format version 1, laid out in
 //! the spec) or FILE2 feature (protobuf `FileFeature` messages), with the symbols of every
 //! file samples hit, so that a report needs no binaries — as `simpleperf report` does
-//! (`RecordFileReader::LoadBuildIdAndFileFeatures`, `ThreadTree::AddDsoInfo`).
+//! (`RecordFileReader::LoadBuildIdAndFileFeatures`, `ThreadTree::AddDsoInfo`); and the
+//! recording machine's `/proc/kallsyms`, in its KERNEL_SYMBOL record.
 
 use perfdata::types::{FeatureBody, FeatureId, SimpleperfDsoType, SimpleperfFileEntry};
+use perfdata::types::{RecordBody, RecordType};
 use perfdata::PerfData;
+
+/// The kallsyms text of the recording's KERNEL_SYMBOL record (usually joined from SPLIT
+/// records), and a note when it could not be read. simpleperf record writes it first in
+/// the data (`CreateAndInitRecordFile` → `DumpKernelSymbol`), and `ThreadTree::Update`
+/// hands it to the kernel DSO (`Dso::SetKallsyms`) when met: only the records before the
+/// first sample are looked at, so a perf recording costs a look at its prologue.
+pub fn recorded_kallsyms(data: &PerfData<'_>) -> (Option<String>, Vec<String>) {
+    let (mut text, mut notes) = (None, vec![]);
+    // A walk that fails here fails the replay too, which says so: nothing to add.
+    let _ = data.for_each_record(&mut |_, rec, ctx| {
+        let ty = rec.record_type();
+        if ty == RecordType::SAMPLE {
+            return Ok(false);
+        }
+        if ty != RecordType::SIMPLEPERF_KERNEL_SYMBOL {
+            return Ok(true);
+        }
+        match data.decode(&rec, ctx) {
+            Ok(RecordBody::SimpleperfKernelSymbol(k)) => {
+                text = Some(String::from_utf8_lossy(&k.kallsyms).into_owned());
+            }
+            Ok(_) => {}
+            Err(e) => notes.push(format!(
+                "{e}: the recorded kallsyms (KERNEL_SYMBOL) are not used"
+            )),
+        }
+        Ok(false)
+    });
+    (text, notes)
+}
 
 /// The kind of file a FILE entry describes (simpleperf's `DsoType`), as far as address
 /// lookup goes.

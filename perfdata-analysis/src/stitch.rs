@@ -23,6 +23,9 @@ impl Machine {
         out.addrs.clear();
         out.unwound = None;
         out.user_from = 0;
+        if let Some(user) = s.user_callchain {
+            return self.stack_with_user_chain(s, user, out);
+        }
         let chain = s.view.callchain()?;
         let opts = self.stack_options();
         // A sample with user registers and a stack copy (the mask says the event
@@ -81,6 +84,48 @@ impl Machine {
         if out.addrs.is_empty() {
             out.addrs.push((s.ip, s.kernel));
             out.user_from = 0;
+        }
+        Ok(())
+    }
+
+    /// [`Machine::stack`] of a sample given its user frames ([`SampleInfo::user_callchain`],
+    /// a simpleperf CALLCHAIN record's): the kernel part of its own callchain, then those,
+    /// as simpleperf's `SampleRecord::UpdateUserCallChain` rewrites the sample (the entries
+    /// before the first `PERF_CONTEXT_USER` kept, the rest replaced). Nothing is unwound:
+    /// the frames are an unwinding's result already.
+    fn stack_with_user_chain(
+        &self,
+        s: &SampleInfo<'_>,
+        user: &[u64],
+        out: &mut Stack,
+    ) -> Result<(), Error> {
+        match s.view.callchain()? {
+            Some(chain) => {
+                // perf starts a callchain in user mode: entries before any marker are
+                // user frames, replaced like the rest of the user part.
+                let mut context = None;
+                for ip in chain.ips.iter() {
+                    if ip == PERF_CONTEXT_USER {
+                        break;
+                    }
+                    if ip >= PERF_CONTEXT_MAX {
+                        context = Some(ip);
+                        continue;
+                    }
+                    // Guest and hypervisor frames cannot be resolved here.
+                    if let Some(c) = context {
+                        out.addrs.push((ip, c == PERF_CONTEXT_KERNEL));
+                    }
+                }
+            }
+            // No callchain: a sample taken in the kernel has its ip as its kernel part.
+            None if s.kernel => out.addrs.push((s.ip, true)),
+            None => {}
+        }
+        out.user_from = out.addrs.len();
+        out.addrs.extend(user.iter().map(|&ip| (ip, false)));
+        if out.addrs.is_empty() {
+            out.addrs.push((s.ip, s.kernel));
         }
         Ok(())
     }
@@ -224,6 +269,7 @@ mod tests {
             endian: Endianness::Little,
             view,
             hidden: false,
+            user_callchain: None,
         };
         let mut out = Stack::default();
         m.stack(&info, &mut out).unwrap();

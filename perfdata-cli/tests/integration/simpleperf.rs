@@ -1,9 +1,16 @@
 //! The commands on a simpleperf recording (crafted, see `common::simpleperf`): `dump`
 //! names its records and the one its SPLIT records make, `report` names the samples from
 //! the symbols it carries, `check` finds nothing wrong; a run of SPLIT records without its
-//! SPLIT_END is a note on stderr and the same report, and `check` names it.
+//! SPLIT_END is a note on stderr and the same report, and `check` names it. `collapse`
+//! gives a sample the user frames of its CALLCHAIN record and says on stderr how many
+//! samples simpleperf could not unwind.
 
-use crate::common::simpleperf::{craft, Craft};
+use crate::common;
+use crate::common::simpleperf::{
+    craft, file_offset, replaced_user_chain, symbol_name, user_maps, user_part, vaddr_of_offset,
+    Craft,
+};
+use perfdata::PerfData;
 use std::path::Path;
 use std::process::Command;
 
@@ -51,7 +58,8 @@ fn dump_report_and_check_read_a_simpleperf_recording() {
         .expect("a joined record");
     assert!(joined.contains("SIMPLEPERF_KERNEL_SYMBOL"), "{joined}");
     let (ok, report, err) = perfdata(&["report", "--stdio", "--no-children"], &path);
-    assert!(ok && err.is_empty(), "{err}");
+    // Notes only: the crafted records' unwinding failures and a CALLCHAIN of no sample.
+    assert!(ok && err.lines().all(|l| l.contains(": note: ")), "{err}");
     assert!(report.contains("[.] sp_dash_"), "{report}");
     assert!(report.contains("[.] sp_libc_so_6_"), "{report}");
     let (ok, out, err) = perfdata(&["check"], &path);
@@ -94,5 +102,63 @@ fn dump_report_and_check_read_a_simpleperf_recording() {
     assert!(
         out.contains("SPLIT_END") || err.contains("SPLIT_END"),
         "{out}{err}"
+    );
+}
+
+#[test]
+fn collapse_takes_a_samples_user_frames_from_its_callchain_record_and_notes_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("perf.data");
+    // The fifth sample gets a CALLCHAIN record; the second and third failed to unwind.
+    const SAMPLE: usize = 4;
+    std::fs::write(
+        &path,
+        craft(Craft {
+            callchains: &[SAMPLE],
+            unwinding_failures: &[(1, 1), (2, 7)],
+            ..Craft::default()
+        }),
+    )
+    .unwrap();
+    // The folded stack of that sample's CALLCHAIN frames, named from the crafted symbols
+    // (not through the library): `sh;root;…;leaf`.
+    let base = common::fixture("callchain.data");
+    let base = PerfData::open(&base).unwrap();
+    let maps = user_maps(&base);
+    let mut own = vec![];
+    base.for_each_record(&mut |_, rec, ctx| {
+        if let Some(s) = base.sample(&rec, ctx)? {
+            own.push(user_part(s.callchain()?.unwrap().ips.iter()));
+        }
+        Ok(true)
+    })
+    .unwrap();
+    // Frame-pointer chains of `sh` end in garbage, in no map: `[unknown]`, as perf.
+    let name = |ip: u64| match file_offset(&maps, ip) {
+        Some((p, off)) => symbol_name(p, vaddr_of_offset(off)),
+        None => "[unknown]".to_string(),
+    };
+    let fold = |leaf_first: &[u64]| {
+        let names: Vec<String> = leaf_first.iter().rev().map(|&ip| name(ip)).collect();
+        format!("sh;{} ", names.join(";"))
+    };
+    let replaced = fold(&replaced_user_chain(&own[SAMPLE]));
+    let before = fold(&own[SAMPLE]);
+    assert_ne!(replaced, before);
+
+    let (ok, out, err) = perfdata(&["collapse"], &path);
+    assert!(ok, "{err}");
+    assert!(
+        out.lines().any(|l| l.starts_with(&replaced)),
+        "no `{replaced}…` in:\n{out}"
+    );
+    // The crafted records add an old-layout failure (stop reason 3) and a new one
+    // (INVALID_MAP) to these two.
+    assert!(
+        err.contains(
+            "note: simpleperf could not unwind 4 samples when recording (UNWINDING_RESULT records): \
+             1 MEMORY_INVALID, 1 INVALID_MAP, 1 INVALID_ELF, 1 with stop reason 3 (older simpleperf)"
+        ),
+        "{err}"
     );
 }

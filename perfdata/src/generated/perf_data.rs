@@ -1149,6 +1149,102 @@ impl rt::FixedElem for SimpleperfDsoType {
     }
 }
 
+/// libunwindstack's `ErrorCode` (AOSP system/unwinding/libunwindstack/include/unwindstack
+/// /Error.h): why an unwinding stopped, as an UNWINDING_RESULT's `error_code` of newer
+/// simpleperf records it (`UnwindingResult::error_code = unwinder.LastErrorCode()`).
+/// Later libunwindstack releases append codes after SYSTEM_CALL; they print by number.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct UnwindstackErrorCode(pub u64);
+
+impl UnwindstackErrorCode {
+    /// no error.
+    pub const NONE: Self = Self(0);
+    /// a memory read failed (usually: the stack copy ended).
+    pub const MEMORY_INVALID: Self = Self(1);
+    /// the unwind information could not be used.
+    pub const UNWIND_INFO: Self = Self(2);
+    /// an unsupported feature was met.
+    pub const UNSUPPORTED: Self = Self(3);
+    /// the unwinding reached an address in no valid map.
+    pub const INVALID_MAP: Self = Self(4);
+    /// the frame limit was reached.
+    pub const MAX_FRAMES_EXCEEDED: Self = Self(5);
+    /// a frame had the same pc and sp as the one before.
+    pub const REPEATED_FRAME: Self = Self(6);
+    /// the unwinding reached an invalid ELF file.
+    pub const INVALID_ELF: Self = Self(7);
+    /// the (local) thread to unwind did not exist.
+    pub const THREAD_DOES_NOT_EXIST: Self = Self(8);
+    /// unwinding a local thread timed out.
+    pub const THREAD_TIMEOUT: Self = Self(9);
+    /// a system call failed while unwinding.
+    pub const SYSTEM_CALL: Self = Self(10);
+    /// The variant's name, `None` for a value the spec does not name.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            Self::NONE => Some("NONE"),
+            Self::MEMORY_INVALID => Some("MEMORY_INVALID"),
+            Self::UNWIND_INFO => Some("UNWIND_INFO"),
+            Self::UNSUPPORTED => Some("UNSUPPORTED"),
+            Self::INVALID_MAP => Some("INVALID_MAP"),
+            Self::MAX_FRAMES_EXCEEDED => Some("MAX_FRAMES_EXCEEDED"),
+            Self::REPEATED_FRAME => Some("REPEATED_FRAME"),
+            Self::INVALID_ELF => Some("INVALID_ELF"),
+            Self::THREAD_DOES_NOT_EXIST => Some("THREAD_DOES_NOT_EXIST"),
+            Self::THREAD_TIMEOUT => Some("THREAD_TIMEOUT"),
+            Self::SYSTEM_CALL => Some("SYSTEM_CALL"),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Debug for UnwindstackErrorCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "UnwindstackErrorCode({})", self.0),
+        }
+    }
+}
+
+impl core::fmt::Display for UnwindstackErrorCode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl rt::Serialize for UnwindstackErrorCode {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.name() {
+            Some(n) => s.serialize_str(n),
+            None => s.serialize_u64(self.0),
+        }
+    }
+}
+
+impl rt::ValueNames for UnwindstackErrorCode {
+    fn value_name(v: u64) -> Option<&'static str> {
+        Self(v).name()
+    }
+}
+
+impl rt::FixedElem for UnwindstackErrorCode {
+    const SIZE: usize = 8;
+    #[inline]
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self(rt::elem_at::<u64, E>(b, 0, e))
+    }
+
+    #[inline]
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        w.put_u64(self.0);
+    }
+}
+
 /// The values of [`CallchainContext`] by their names prefixed with `PERF_CONTEXT_`.
 #[allow(non_camel_case_types)]
 pub enum CallchainContextNames_PERF_CONTEXT_ {}

@@ -166,6 +166,18 @@ pub struct Craft {
     /// Bytes per SPLIT record (simpleperf: 65527, for records over 65535 bytes; smaller
     /// pieces make small files with SPLIT runs, for fuzzing seeds).
     pub piece: usize,
+    /// The samples (indices among the SAMPLE records) `simpleperf debug-unwind` gave
+    /// CALLCHAIN records: before each, as debug-unwind writes them, an original chain
+    /// ([`DECOY_IP`] alone) then the joined one, with the sample's pid, tid and time
+    /// ([`replaced_user_chain`] gives the joined chain's ips).
+    pub callchains: &'static [usize],
+    /// UNWINDING_RESULT records (newer layout, no registers or stack, as `record
+    /// --keep-failed-unwinding-result` writes them) before these samples (indices among
+    /// the SAMPLE records), with these libunwindstack error codes.
+    pub unwinding_failures: &'static [(usize, u64)],
+    /// FILE/FILE2 name the kernel's symbols (a `[kernel.kallsyms]` entry); without it,
+    /// only the KERNEL_SYMBOL record's kallsyms name kernel addresses.
+    pub kernel_entry: bool,
 }
 
 impl Default for Craft {
@@ -176,6 +188,9 @@ impl Default for Craft {
             endian: Endianness::Little,
             kallsyms_lines: KALLSYMS_LINES,
             piece: 65527,
+            callchains: &[],
+            unwinding_failures: &[],
+            kernel_entry: true,
         }
     }
 }
@@ -188,6 +203,104 @@ pub fn kallsyms_text(lines: usize) -> String {
     (0..lines)
         .map(|i| format!("ffffffff81{:06x} T crafted_kernel_function_{i}\n", i * 0x40))
         .collect()
+}
+
+/// The ips of the original chain written before each joined CALLCHAIN (in no map: a
+/// stack that took it would show `[unknown]`).
+pub const DECOY_IP: u64 = 0x1234;
+
+/// The user frames of a sample's call chain (after its `PERF_CONTEXT_USER`, or before
+/// any marker), context markers dropped.
+pub fn user_part(ips: impl IntoIterator<Item = u64>) -> Vec<u64> {
+    let mut user = true;
+    let mut out = vec![];
+    for ip in ips {
+        if ip >= CallchainContext::MAX.0 {
+            user = ip == CallchainContext::USER.0;
+        } else if user {
+            out.push(ip);
+        }
+    }
+    out
+}
+
+/// The joined chain the crafted CALLCHAIN gives a sample whose user frames are `user`:
+/// the same frames, outermost first — other addresses of the crafted symbols than the
+/// sample's own stack, so that a stack built from them is told from the sample's.
+pub fn replaced_user_chain(user: &[u64]) -> Vec<u64> {
+    user.iter().rev().copied().collect()
+}
+
+/// Inserts, before the samples `c` names, the CALLCHAIN and UNWINDING_RESULT records
+/// simpleperf writes before a sample (same pid, tid and time).
+fn add_unwinding_records(b: &mut Builder<'static>, c: &Craft) {
+    let simpleperf = |body: RecordBody<'static>| RecordItem {
+        ty: body.record_type().unwrap(),
+        misc: RecordMisc(0),
+        attr: None,
+        data: RecordData::Typed(Box::new(body)),
+    };
+    let mut out = Vec::with_capacity(b.records.len());
+    let mut index = 0;
+    for r in std::mem::take(&mut b.records) {
+        if r.ty != RecordType::SAMPLE {
+            out.push(r);
+            continue;
+        }
+        let s = match &r.data {
+            RecordData::Raw { body, .. } => {
+                let ctx = b.record_ctx(&r);
+                match perfdata::decode_body(b.endian, RecordType::SAMPLE, body, 0, &ctx)
+                    .unwrap()
+                    .into_owned()
+                {
+                    RecordBody::Sample(s) => s,
+                    _ => unreachable!(),
+                }
+            }
+            RecordData::Typed(body) => match &**body {
+                RecordBody::Sample(s) => s.clone(),
+                _ => unreachable!(),
+            },
+        };
+        let (pid, tid, time) = (s.pid.unwrap(), s.tid.unwrap(), s.time.unwrap());
+        for &(_, error_code) in c.unwinding_failures.iter().filter(|(i, _)| *i == index) {
+            out.push(simpleperf(RecordBody::SimpleperfUnwindingResult(
+                SimpleperfUnwindingResult {
+                    time,
+                    used_time: 1000,
+                    error_code,
+                    error_addr: 0x7ffc_0000_0000,
+                    stack_start: 0x7ffc_0000_0000,
+                    stack_end: 0x7ffc_0000_2000,
+                    details: Some(SimpleperfUnwindingDetails {
+                        callchain: Some(SimpleperfUnwoundChain::default()),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+            )));
+        }
+        if c.callchains.contains(&index) {
+            let user = user_part(s.callchain.as_ref().unwrap().ips.iter());
+            for (chain_type, ips) in [(0, vec![DECOY_IP]), (2, replaced_user_chain(&user))] {
+                out.push(simpleperf(RecordBody::SimpleperfCallchain(
+                    SimpleperfCallchain {
+                        pid,
+                        tid,
+                        chain_type,
+                        time,
+                        sps: vec![0x7ffc_0000_1000; ips.len()].into(),
+                        ips: ips.into(),
+                        ..Default::default()
+                    },
+                )));
+            }
+        }
+        out.push(r);
+        index += 1;
+    }
+    b.records = out;
 }
 
 /// The crafted KERNEL_SYMBOL record, header included, in byte order `e`: what the SPLIT
@@ -335,6 +448,7 @@ pub fn craft(c: Craft) -> Vec<u8> {
     s.callchain = Some(Callchain { ips: ips.into() });
     b.records[first].misc = RecordMisc(1); // PERF_RECORD_MISC_KERNEL
     b.records[first].data = RecordData::Typed(Box::new(RecordBody::Sample(s)));
+    add_unwinding_records(&mut b, &c);
     head.append(&mut b.records);
     b.records = head;
 
@@ -367,15 +481,17 @@ pub fn craft(c: Craft) -> Vec<u8> {
                 symbols: vec![file_symbol(0x100, 0x10, "module_function")],
                 ..Default::default()
             });
-            files.push(SimpleperfFileEntry {
-                path: Str::cstr("[kernel.kallsyms]"),
-                file_type: SimpleperfDsoType::KERNEL,
-                symbols: kernel_symbols()
-                    .iter()
-                    .map(|(v, l, n)| file_symbol(*v, *l, n))
-                    .collect(),
-                ..Default::default()
-            });
+            if c.kernel_entry {
+                files.push(SimpleperfFileEntry {
+                    path: Str::cstr("[kernel.kallsyms]"),
+                    file_type: SimpleperfDsoType::KERNEL,
+                    symbols: kernel_symbols()
+                        .iter()
+                        .map(|(v, l, n)| file_symbol(*v, *l, n))
+                        .collect(),
+                    ..Default::default()
+                });
+            }
             add(
                 FeatureId::SIMPLEPERF_FILE,
                 FeatureBody::SimpleperfFile(SimpleperfFile {
@@ -390,15 +506,17 @@ pub fn craft(c: Craft) -> Vec<u8> {
                 files: syms
                     .iter()
                     .map(|f| file_feature_message(f, 2))
-                    .chain([file_feature_message(
-                        &FileSymbols {
-                            path: "[kernel.kallsyms]".into(),
-                            min_vaddr: 0,
-                            file_offset_of_min_vaddr: 0,
-                            symbols: kernel_symbols(),
-                        },
-                        0,
-                    )])
+                    .chain(c.kernel_entry.then(|| {
+                        file_feature_message(
+                            &FileSymbols {
+                                path: "[kernel.kallsyms]".into(),
+                                min_vaddr: 0,
+                                file_offset_of_min_vaddr: 0,
+                                symbols: kernel_symbols(),
+                            },
+                            0,
+                        )
+                    }))
                     .map(|m| SimpleperfFile2Entry {
                         message: Bytes::from(m),
                     })

@@ -314,6 +314,7 @@ fn small_crafted_files_for_fuzzing_seeds_read() {
                     split_end,
                     kallsyms_lines: 6,
                     piece: 100,
+                    ..Craft::default()
                 });
                 assert!(bytes.len() < 64 << 10, "{} bytes", bytes.len());
                 let (types, notes) = walk(&bytes);
