@@ -496,9 +496,9 @@ impl<'r> Analyzer<'r> {
                     if let Some(p) = progress.as_mut() {
                         p.tick(rec.offset);
                     }
-                    let item = item(data, Place::Main, origin, &rec, ctx)?;
+                    let mut item = item(data, Place::Main, origin, &rec, ctx)?;
                     let user_chain = apply_simpleperf_unwinding(unwinding, &item);
-                    let item = with_user_chain(item, user_chain.as_deref());
+                    set_user_chain(&mut item, user_chain.as_deref());
                     if let Some(ev) = side_event(data, &rec, ctx)? {
                         machine.apply(&ev);
                         if let SideEvent::Mmap { pid, filename, .. } = &ev {
@@ -578,9 +578,9 @@ impl<'r> Analyzer<'r> {
             machine.reset();
             let (mut next, mut next_jit) = (0, 0);
             let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
-                let item = item(data, place, origin, &rec, ctx)?;
+                let mut item = item(data, place, origin, &rec, ctx)?;
                 let user_chain = apply_simpleperf_unwinding(unwinding, &item);
-                let item = with_user_chain(item, user_chain.as_deref());
+                set_user_chain(&mut item, user_chain.as_deref());
                 let upto = item.time.unwrap_or(0);
                 // Side-band records and JIT code up to this record, in time order.
                 loop {
@@ -760,17 +760,12 @@ fn apply_simpleperf_unwinding(
     None
 }
 
-/// `item` with `user` as its sample's user frames ([`SampleInfo::user_callchain`]).
-fn with_user_chain<'a>(item: Replayed<'a>, user: Option<&'a [u64]>) -> Replayed<'a> {
-    match (item.sample, user) {
-        (Some(s), Some(user)) => Replayed {
-            sample: Some(SampleInfo {
-                user_callchain: Some(user),
-                ..s
-            }),
-            ..item
-        },
-        _ => item,
+/// Gives `item`'s sample `user` as its user frames ([`SampleInfo::user_callchain`]), in
+/// place: a replayed sample is large, and this runs for every record.
+#[inline]
+fn set_user_chain<'a>(item: &mut Replayed<'a>, user: Option<&'a [u64]>) {
+    if let (Some(s), Some(user)) = (item.sample.as_mut(), user) {
+        s.user_callchain = Some(user);
     }
 }
 

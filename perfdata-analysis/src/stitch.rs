@@ -8,6 +8,7 @@ use crate::machine::{Frame, Machine};
 use crate::stack::Stack;
 use crate::unwind::{CallGraph, StackEnd};
 use crate::SampleInfo;
+use perfdata::types::Callchain;
 use perfdata::Error;
 
 const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
@@ -23,10 +24,11 @@ impl Machine {
         out.addrs.clear();
         out.unwound = None;
         out.user_from = 0;
-        if let Some(user) = s.user_callchain {
-            return self.stack_with_user_chain(s, user, out);
-        }
+        // Decoded here only: a second call site (below) would leave it out of line.
         let chain = s.view.callchain()?;
+        if let Some(user) = s.user_callchain {
+            return Self::stack_with_user_chain(s, chain, user, out);
+        }
         let opts = self.stack_options();
         // A sample with user registers and a stack copy (the mask says the event
         // samples registers; a kernel thread's dump is empty and unwinds nothing).
@@ -92,14 +94,18 @@ impl Machine {
     /// a simpleperf CALLCHAIN record's): the kernel part of its own callchain, then those,
     /// as simpleperf's `SampleRecord::UpdateUserCallChain` rewrites the sample (the entries
     /// before the first `PERF_CONTEXT_USER` kept, the rest replaced). Nothing is unwound:
-    /// the frames are an unwinding's result already.
+    /// the frames are an unwinding's result already. Cold and kept out of line: only
+    /// simpleperf's `debug-unwind` output has such samples, and inlined here it cost every
+    /// other recording a tenth of `report`'s time.
+    #[cold]
+    #[inline(never)]
     fn stack_with_user_chain(
-        &self,
         s: &SampleInfo<'_>,
+        chain: Option<Callchain<'_>>,
         user: &[u64],
         out: &mut Stack,
     ) -> Result<(), Error> {
-        match s.view.callchain()? {
+        match chain {
             Some(chain) => {
                 // perf starts a callchain in user mode: entries before any marker are
                 // user frames, replaced like the rest of the user part.
