@@ -20,6 +20,7 @@
 //! dwarf` stacks are unwound through that code with it, as perf unwinds through the
 //! `jitted-PID-N.so` that `perf inject --jit` writes it into.
 
+use crate::unwind::UnwindTables;
 use perfdata::jitdump::types::{JitFlags, RecordBody};
 use perfdata::jitdump::JitDump;
 use std::collections::{BTreeSet, HashMap, VecDeque};
@@ -212,6 +213,7 @@ impl JitDumps {
         // for it alone).
         let mut next_tables: Option<JitUnwinding> = None;
         let mut bad_tables = 0usize;
+        let mut misplaced: Vec<String> = vec![];
         for r in &dump.records {
             let time = r.timestamp;
             let (index, start, size, name, unwinding) = match &r.body {
@@ -239,7 +241,21 @@ impl JitDumps {
                 }
                 RecordBody::CodeLoad(c) => {
                     let name = c.name.to_str_lossy().into_owned();
-                    let tables = next_tables.take();
+                    // Tables that describe no code at the load's start were laid out
+                    // otherwise than the format says: unwinding with them would be wrong.
+                    let tables = next_tables.take().filter(|t| {
+                        let placed = UnwindTables::jitted(
+                            c.code_size,
+                            t.eh_frame.clone(),
+                            t.eh_frame_hdr.clone(),
+                            t.is_32,
+                        );
+                        let fits = placed.eh_frame_covers(0);
+                        if !fits {
+                            misplaced.push(name.clone());
+                        }
+                        fits
+                    });
                     by_index.insert(c.code_index, (name.clone(), tables.clone()));
                     (c.code_index, c.code_addr, c.code_size, name, tables)
                 }
@@ -268,6 +284,13 @@ impl JitDumps {
                 jitdump: path.to_string_lossy().into_owned(),
                 unwinding,
             });
+        }
+        if let Some(first) = misplaced.first() {
+            self.notes.push(format!(
+                "{}: the unwinding tables of {} code load(s) (the first: {first}) describe no code at the load's address, so they are not used (.eh_frame is expected after the code, at its size rounded up to 8)",
+                path.display(),
+                misplaced.len()
+            ));
         }
         if bad_tables > 0 {
             self.notes.push(format!(

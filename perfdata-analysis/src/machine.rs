@@ -578,7 +578,12 @@ impl Machine {
         );
         match &code.unwinding {
             Some(u) => {
-                let tables = UnwindTables::jitted(code.size, u);
+                let tables = UnwindTables::jitted(
+                    code.size,
+                    u.eh_frame.clone(),
+                    u.eh_frame_hdr.clone(),
+                    u.is_32,
+                );
                 self.jit_tables.insert(dso, std::sync::Arc::new(tables));
             }
             None => {

@@ -321,7 +321,13 @@ pub fn unwind_stack(
             name: String::new(),
             tables: Arc::new({
                 let mut t = UnwindTables {
-                    eh_frame: o.eh_frame.as_ref().map(|(b, at)| section(b, *at)),
+                    // As from an object: a CIE gimli refuses rewritten (V8's tables).
+                    eh_frame: o.eh_frame.as_ref().map(
+                        |(b, at)| match sections::without_omitted_lsda(b) {
+                            Some(fixed) => section(&fixed, *at),
+                            None => section(b, *at),
+                        },
+                    ),
                     eh_frame_hdr: o.eh_frame_hdr.as_ref().map(|(b, at)| section(b, *at)),
                     debug_frame: o.debug_frame.as_ref().map(|b| section(b, 0)),
                     text: o.text.clone(),

@@ -110,7 +110,12 @@ impl UnwindTables {
             read_any = true;
             tables.is_32 |= !obj.is_64();
             if tables.eh_frame.is_none() {
-                tables.eh_frame = section(&map, &obj, ".eh_frame");
+                tables.eh_frame = section(&map, &obj, ".eh_frame").map(|mut s| {
+                    if let Some(fixed) = without_omitted_lsda(&s.bytes) {
+                        s.bytes = SectionBytes::Owned(fixed.into());
+                    }
+                    s
+                });
                 // An index without a table indexes nothing (`perf inject --jit` writes
                 // one for JIT code V8 gave no tables for): leave the object to the frame
                 // pointer fallback, as when it has neither.
@@ -135,25 +140,54 @@ impl UnwindTables {
 
     /// The tables of one function's JIT code, in addresses relative to the code's start:
     /// the code at 0, `.eh_frame` at its size rounded up to 8, `.eh_frame_hdr` right
-    /// after (where the producer's pc-relative pointers expect them; see
-    /// [`crate::jit::JitUnwinding`]).
-    pub fn jitted(code_size: u64, jit: &crate::jit::JitUnwinding) -> Self {
+    /// after — where the producer's pc-relative pointers expect them (a jitdump's
+    /// JIT_CODE_UNWINDING_INFO; `perf inject --jit` places them so in its ELF objects).
+    pub fn jitted(
+        code_size: u64,
+        eh_frame: Arc<[u8]>,
+        eh_frame_hdr: Arc<[u8]>,
+        is_32: bool,
+    ) -> Self {
         let eh_frame_at = code_size.saturating_add(7) & !7;
-        let hdr_at = eh_frame_at.saturating_add(jit.eh_frame.len() as u64);
-        let section = |bytes: &std::sync::Arc<[u8]>, at: u64| Section {
+        let hdr_at = eh_frame_at.saturating_add(eh_frame.len() as u64);
+        let section = |bytes: Arc<[u8]>, at: u64| Section {
             svma: at..at.saturating_add(bytes.len() as u64),
-            bytes: SectionBytes::Owned(bytes.clone()),
+            bytes: SectionBytes::Owned(bytes),
         };
+        let eh_frame = without_omitted_lsda(&eh_frame).map_or(eh_frame, Arc::from);
         let mut tables = UnwindTables {
-            eh_frame: Some(section(&jit.eh_frame, eh_frame_at)),
-            eh_frame_hdr: (!jit.eh_frame_hdr.is_empty())
-                .then(|| section(&jit.eh_frame_hdr, hdr_at)),
+            eh_frame: Some(section(eh_frame, eh_frame_at)),
+            eh_frame_hdr: (!eh_frame_hdr.is_empty()).then(|| section(eh_frame_hdr, hdr_at)),
             text: Some(0..code_size),
-            is_32: jit.is_32,
+            is_32,
             ..UnwindTables::default()
         };
         tables.signal_trampolines = tables.find_signal_trampolines();
         tables
+    }
+
+    /// Whether an FDE of the `.eh_frame` covers `addr` (in the tables' own addresses).
+    pub fn eh_frame_covers(&self, addr: u64) -> bool {
+        let Some(eh) = &self.eh_frame else {
+            return false;
+        };
+        let mut bases = BaseAddresses::default().set_eh_frame(eh.svma.start);
+        if let Some(t) = &self.text {
+            bases = bases.set_text(t.start);
+        }
+        let mut cfi = EhFrame::new(&eh.bytes, LittleEndian);
+        cfi.set_address_size(if self.is_32 { 4 } else { 8 });
+        let mut entries = cfi.entries(&bases);
+        while let Ok(Some(entry)) = entries.next() {
+            if let CieOrFde::Fde(partial) = entry {
+                if let Ok(fde) = partial.parse(EhFrame::cie_from_offset) {
+                    if fde.contains(addr) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
     }
 
     /// The code ranges of the FDEs marked as signal trampolines, in the CFI the
@@ -185,6 +219,109 @@ impl UnwindTables {
     pub fn section_info(&self) -> SectionInfo<'_> {
         SectionInfo(self)
     }
+}
+
+/// `.eh_frame` with every CIE whose LSDA encoding is DW_EH_PE_omit (augmentation
+/// `zLR`, `L` = 0xff: V8's tables for its JIT code, and so `perf inject --jit`'s objects)
+/// rewritten without its `L`; `None` when there is none. gimli (0.33), and so framehop,
+/// refuses the FDEs of such a CIE (`CannotParseOmitPointerEncoding`), where libgcc and
+/// libunwind read "no LSDA". The rewrite keeps every offset: the CIE loses the `L` of its
+/// augmentation string and the encoding byte of its augmentation data, and gains two
+/// DW_CFA_nop at the end of its instructions. Only CIEs whose augmentation is made of
+/// `z`, `L`, `R` and `S` are touched (a personality routine's pointer, `P`, may be
+/// relative to its place, which the rewrite moves).
+pub(crate) fn without_omitted_lsda(eh_frame: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut at = 0usize;
+    while at + 8 <= eh_frame.len() {
+        let len = u32::from_le_bytes(eh_frame[at..at + 4].try_into().ok()?) as usize;
+        // The terminator, or 64-bit DWARF (no JIT writes it): stop looking.
+        if len == 0 || len == 0xffff_ffff {
+            break;
+        }
+        let end = at.checked_add(4)?.checked_add(len)?;
+        // An entry shorter than its id, or past the end: not tables to rewrite.
+        if end < at + 8 || end > eh_frame.len() {
+            break;
+        }
+        let is_cie = eh_frame[at + 4..at + 8] == [0, 0, 0, 0];
+        if is_cie {
+            if let Some(cie) = cie_without_omitted_lsda(&eh_frame[at + 8..end]) {
+                let buf = out.get_or_insert_with(|| eh_frame.to_vec());
+                buf[at + 8..end].copy_from_slice(&cie);
+            }
+        }
+        at = end;
+    }
+    out
+}
+
+/// One CIE's body after its id (version onwards) rewritten as [`without_omitted_lsda`]
+/// says, or `None` when it has no omitted LSDA encoding (or is not understood).
+fn cie_without_omitted_lsda(body: &[u8]) -> Option<Vec<u8>> {
+    let leb = |at: &mut usize| -> Option<()> {
+        while *body.get(*at)? & 0x80 != 0 {
+            *at += 1;
+        }
+        *at += 1;
+        Some(())
+    };
+    let version = *body.first()?;
+    let aug_end = 1 + body[1..].iter().position(|&b| b == 0)?;
+    let aug = &body[1..aug_end];
+    if aug.first() != Some(&b'z') || !aug.contains(&b'L') {
+        return None;
+    }
+    if !aug[1..].iter().all(|c| matches!(c, b'L' | b'R' | b'S')) {
+        return None;
+    }
+    let mut at = aug_end + 1;
+    leb(&mut at)?; // code alignment
+    leb(&mut at)?; // data alignment
+    if version == 1 {
+        at += 1;
+    } else {
+        leb(&mut at)?;
+    }
+    // The augmentation data's length, in one byte (a few encoding bytes).
+    let data_len = usize::from(*body.get(at)?);
+    if data_len >= 0x80 {
+        return None;
+    }
+    let data_at = at + 1;
+    let data = body.get(data_at..data_at + data_len)?;
+    // Each of `L` and `R` has one encoding byte, in the string's order; `S` none.
+    let mut byte = 0;
+    let mut lsda_byte = None;
+    for c in &aug[1..] {
+        match c {
+            b'L' => {
+                lsda_byte = Some(byte);
+                byte += 1;
+            }
+            b'R' => byte += 1,
+            _ => {}
+        }
+    }
+    let lsda_byte = lsda_byte?;
+    if byte != data_len || data[lsda_byte] != 0xff {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len());
+    out.push(version);
+    out.extend(aug.iter().filter(|&&c| c != b'L'));
+    out.extend_from_slice(&body[aug_end..data_at - 1]);
+    out.push((data_len - 1) as u8);
+    out.extend(
+        data.iter()
+            .enumerate()
+            .filter(|&(i, _)| i != lsda_byte)
+            .map(|(_, &b)| b),
+    );
+    out.extend_from_slice(&body[data_at + data_len..]);
+    out.extend([0, 0]); // DW_CFA_nop, twice: the CIE keeps its length.
+    debug_assert_eq!(out.len(), body.len());
+    Some(out)
 }
 
 /// Pushes the code range of every FDE of `cfi` whose CIE says "signal trampoline". An
@@ -236,5 +373,98 @@ impl framehop::ModuleSectionInfo<SectionBytes> for SectionInfo<'_> {
             _ => None,
         }?;
         Some(s.bytes.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parses hex digits into bytes.
+    fn bytes(hex: &str) -> Arc<[u8]> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// V8's `.eh_frame` for an optimized function of 384 bytes: a CIE `zLR` (no LSDA:
+    /// 0xff), an FDE, the terminator.
+    const V8_EH_FRAME: &str = "1800000000000000037a4c520001781002ff1b0c07089001000000002800000020000000\
+                               5cfeffff7e010000004f0e108602430d060304010d07410e08520c061000000000000000\
+                               00000000";
+
+    /// The tables Node.js 20 (`--perf-prof --perf-prof-unwinding-info`) wrote before the
+    /// load of an optimized function of 384 bytes (`JS:*fib`): placed after the code,
+    /// their FDE covers it from its first byte.
+    #[test]
+    fn v8s_tables_cover_their_code_where_the_format_places_them() {
+        let eh_frame = bytes(V8_EH_FRAME);
+        let hdr = bytes("011b033bb0ffffff0100000034feffffd0ffffff");
+        assert_eq!((eh_frame.len(), hdr.len()), (76, 20));
+        let t = UnwindTables::jitted(384, eh_frame, hdr, false);
+        // (Its FDE covers 382 bytes: the code's last two are padding.)
+        assert!(t.eh_frame_covers(0));
+        assert!(t.eh_frame_covers(381));
+        assert!(!t.eh_frame_covers(382));
+        // As gimli reads V8's own bytes: no FDE at all.
+        let v8 = UnwindTables {
+            eh_frame: t.eh_frame.as_ref().map(|s| Section {
+                bytes: SectionBytes::Owned(bytes(V8_EH_FRAME)),
+                ..s.clone()
+            }),
+            ..t.clone()
+        };
+        assert!(
+            !v8.eh_frame_covers(0),
+            "gimli still refuses them: drop the rewrite?"
+        );
+    }
+
+    #[test]
+    fn only_an_omitted_lsda_encoding_is_rewritten() {
+        let v8 = bytes(V8_EH_FRAME);
+        let fixed = without_omitted_lsda(&v8).expect("V8's CIE is rewritten");
+        assert_eq!(fixed.len(), v8.len());
+        // "zR", one encoding byte (pcrel|sdata4), the same instructions, two nops.
+        assert_eq!(&fixed[8..12], &[3, b'z', b'R', 0]);
+        assert_eq!(&fixed[12..17], &[0x01, 0x78, 0x10, 0x01, 0x1b]);
+        assert_eq!(
+            &fixed[17..28],
+            &[0x0c, 0x07, 0x08, 0x90, 0x01, 0, 0, 0, 0, 0, 0]
+        );
+        // The FDE is untouched.
+        assert_eq!(&fixed[28..], &v8[28..]);
+        assert_eq!(
+            without_omitted_lsda(&fixed),
+            None,
+            "nothing left to rewrite"
+        );
+        // An LSDA that is there (absptr) is left alone, and so is `P`.
+        let mut with_lsda = v8.to_vec();
+        with_lsda[17] = 0x00;
+        assert_eq!(without_omitted_lsda(&with_lsda), None);
+        let mut personality = v8.to_vec();
+        personality[11] = b'P';
+        assert_eq!(without_omitted_lsda(&personality), None);
+    }
+
+    #[test]
+    fn the_rewrite_takes_any_bytes() {
+        let v8 = bytes(V8_EH_FRAME);
+        // Every cut, and every byte of the CIE set to each value: no panic, and a
+        // rewrite keeps the length.
+        for cut in 0..=v8.len() {
+            let _ = without_omitted_lsda(&v8[..cut]);
+        }
+        for at in 0..28 {
+            for value in 0..=255u8 {
+                let mut b = v8.to_vec();
+                b[at] = value;
+                if let Some(fixed) = without_omitted_lsda(&b) {
+                    assert_eq!(fixed.len(), b.len());
+                }
+            }
+        }
     }
 }

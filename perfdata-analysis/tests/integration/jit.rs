@@ -151,7 +151,7 @@ fn a_recording_off_the_jits_clock_does_not_use_its_jitdump_and_says_why() {
 }
 
 /// JIT_CODE_UNWINDING_INFO before a load: `.eh_frame` then `.eh_frame_hdr` (its last
-/// `eh_frame_hdr_size` bytes), `hdr` of them the header.
+/// `hdr` bytes).
 fn tables(time: u64, data: &[u8], hdr: u64) -> Record<'static> {
     Record {
         id: RecordId::CODE_UNWINDING_INFO,
@@ -165,30 +165,61 @@ fn tables(time: u64, data: &[u8], hdr: u64) -> Record<'static> {
     }
 }
 
+/// An `.eh_frame` (one CIE, one FDE of `size` bytes of code, the terminator) for code
+/// `eh_frame_at` bytes before it, its pointers pc-relative; and an `.eh_frame_hdr`.
+fn eh_frame(size: u32, eh_frame_at: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut e = vec![];
+    // CIE: length 20, id 0, version 1, "zR", code align 1, data align -8, ra r16,
+    // pointers pcrel|sdata4, cfa rsp+8, ra at cfa-8, two nops.
+    e.extend([
+        20, 0, 0, 0, 0, 0, 0, 0, 1, b'z', b'R', 0, 1, 0x78, 0x10, 1, 0x1b,
+    ]);
+    e.extend([0x0c, 0x07, 0x08, 0x90, 0x01, 0, 0]);
+    // FDE at 24: length 20, back to the CIE, pc_begin (from its own field at 32), range.
+    e.extend(20u32.to_le_bytes());
+    e.extend(28u32.to_le_bytes());
+    e.extend((-(eh_frame_at as i32) - 32).to_le_bytes());
+    e.extend(size.to_le_bytes());
+    e.extend([0, 0, 0, 0, 0, 0, 0, 0]);
+    e.extend([0, 0, 0, 0]);
+    let len = e.len() as i32;
+    let mut h = vec![1, 0x1b, 0x03, 0x3b];
+    h.extend((-len - 4).to_le_bytes());
+    h.extend(1u32.to_le_bytes());
+    h.extend((-(eh_frame_at as i32) - len).to_le_bytes());
+    h.extend((24 - len).to_le_bytes());
+    (e, h)
+}
+
 #[test]
 fn unwinding_tables_go_to_the_next_load_alone_and_move_with_their_code() {
     let t = tempfile::tempdir().unwrap();
     let file = t.path().join("jit-7.dump");
-    let eh_frame: Vec<u8> = (1..=12).collect();
-    let hdr = [0xa1, 0xa2, 0xa3, 0xa4];
-    let both = [eh_frame.as_slice(), &hdr].concat();
+    // 29 bytes of code: `.eh_frame` at 32.
+    let (eh, hdr) = eh_frame(29, 32);
+    let both = [eh.as_slice(), &hdr].concat();
+    // Laid out right after the code (at 29): its FDE misses the code's start.
+    let (off_eh, off_hdr) = eh_frame(29, 29);
+    let misplaced = [off_eh.as_slice(), &off_hdr].concat();
     let dump = JitDump {
         endian: Endianness::Little,
         header: JitDump::header(7, 62),
         records: vec![
-            tables(1, &both, 4),
+            tables(1, &both, hdr.len() as u64),
             load(2, 7, 0x1000, 29, 1, "with"),
             // V8's "no tables": a header alone.
-            tables(3, &hdr, 4),
+            tables(3, &hdr, hdr.len() as u64),
             load(4, 7, 0x2000, 16, 2, "header-only"),
             // A header said longer than the whole: not used, said.
-            tables(5, &both, 100),
-            load(6, 7, 0x3000, 16, 3, "bad"),
+            tables(5, &both, 1000),
+            load(6, 7, 0x3000, 29, 3, "bad"),
             // No tables before it: the ones before the earlier load do not carry over.
-            load(7, 7, 0x4000, 16, 4, "none"),
+            load(7, 7, 0x4000, 29, 4, "none"),
+            tables(8, &misplaced, off_hdr.len() as u64),
+            load(9, 7, 0x6000, 29, 5, "misplaced"),
             Record {
                 id: RecordId::CODE_MOVE,
-                timestamp: 8,
+                timestamp: 10,
                 body: RecordBody::CodeMove(CodeMove {
                     pid: 7,
                     tid: 7,
@@ -217,18 +248,22 @@ fn unwinding_tables_go_to_the_next_load_alone_and_move_with_their_code() {
         (u.eh_frame.to_vec(), u.eh_frame_hdr.to_vec(), u.is_32)
     };
     let with = tables_of(by_name("with", 0x1000));
-    assert_eq!(with.0, eh_frame);
+    assert_eq!(with.0, eh);
     assert_eq!(with.1, hdr);
     assert!(!with.2, "EM_X86_64: 64-bit");
     assert_eq!(tables_of(by_name("with", 0x5000)), with, "moved along");
-    for n in ["header-only", "bad", "none"] {
+    for n in ["header-only", "bad", "none", "misplaced"] {
         let at = loads.iter().find(|c| c.name == n).unwrap().start;
         assert_eq!(by_name(n, at).unwinding, None, "{n}");
     }
     let notes = jit.notes();
-    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert_eq!(notes.len(), 2, "{notes:?}");
     assert!(
-        notes[0].contains("1 JIT_CODE_UNWINDING_INFO") && notes[0].contains("not used"),
+        notes[0].contains("1 code load(s) (the first: misplaced)") && notes[0].contains("not used"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[1].contains("1 JIT_CODE_UNWINDING_INFO") && notes[1].contains("not used"),
         "{notes:?}"
     );
 }
