@@ -515,6 +515,28 @@ case!(
     "record R = 1 pad_to 6 {\n  a: u32\n}\n"
 );
 
+// A bounded struct's generated type has a member `tail` (the bytes after its last field),
+// and a record's trailer is the member named after its struct.
+case!(
+    member_named_tail_in_a_record,
+    "record R = 1 {\n  tail: u32\n}\n"
+);
+
+case!(
+    member_named_tail_in_a_bounded_struct,
+    "struct S bounded_by n {\n  n: u32\n  tail: u32\n}\n"
+);
+
+case!(
+    trailer_named_tail,
+    "struct Tail {\n  id: u64\n}\nrecord R = 1 trailer Tail {\n  a: u32\n}\n"
+);
+
+case!(
+    trailer_named_like_a_field,
+    "struct SampleId {\n  id: u64\n}\nrecord R = 1 trailer SampleId {\n  sample_id: u32\n}\n"
+);
+
 // ------------------------------------------------------------------ several errors at once
 
 case!(

@@ -132,6 +132,66 @@ impl<'a> Validator<'a> {
         }
     }
 
+    /// The generated Rust struct of a bounded struct (every record and feature) has a
+    /// member `tail` for the bytes after its last field, and a record's trailer is the
+    /// member named after its struct (`SampleId` → `sample_id`): a field or a trailer that
+    /// takes one of those names would make two members of one name.
+    pub(super) fn check_member_names(&mut self, items: &[&ast::Item]) {
+        for item in items {
+            let ast::Item::Struct(s) = item else { continue };
+            let bounded = s.keyword != ast::StructKeyword::Struct || s.bounded_by.is_some();
+            let members: Vec<&Ident> = s
+                .members
+                .iter()
+                .map(|m| match m {
+                    ast::Member::Field(f) => &f.name,
+                    ast::Member::Payload(p) => &p.name,
+                })
+                .collect();
+            if bounded {
+                for m in members.iter().filter(|m| m.name == "tail") {
+                    self.error_help(
+                        m.span,
+                        match s.keyword {
+                            ast::StructKeyword::Struct => {
+                                "a `bounded_by` struct cannot have a member named `tail`".into()
+                            }
+                            k => format!("a {} cannot have a member named `tail`", k.as_str()),
+                        },
+                        "reserved in a bounded struct",
+                        Some("`tail` holds the bytes after the last field of a record, a feature or a `bounded_by` struct: rename the field".to_string()),
+                    );
+                }
+            }
+            let Some(t) = &s.trailer else { continue };
+            let member = crate::names::snake(&t.ty.name);
+            if bounded && member == "tail" {
+                self.error_help(
+                    t.ty.span,
+                    format!(
+                        "the trailer `{}` would be the member `tail` of `{}`",
+                        t.ty.name, s.name.name
+                    ),
+                    "clashes with the bytes after the last field",
+                    Some("a trailer is the member named after its struct, and `tail` holds the bytes after a record's last field: rename the struct".to_string()),
+                );
+            } else if let Some(m) = members.iter().find(|m| m.name == member) {
+                self.error_help(
+                    t.ty.span,
+                    format!(
+                        "the trailer `{}` would be the member `{member}` of `{}`, the name of one of its fields",
+                        t.ty.name, s.name.name
+                    ),
+                    "clashes with a field",
+                    Some(format!(
+                        "a trailer is the member named after its struct: rename the field `{}` or the struct",
+                        m.name
+                    )),
+                );
+            }
+        }
+    }
+
     /// A struct may not contain itself other than through an array: its Rust type would
     /// have an infinite size.
     pub(super) fn check_recursion(&mut self, spec: &ir::Spec) {

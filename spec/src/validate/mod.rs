@@ -219,6 +219,7 @@ impl<'a> Validator<'a> {
         self.check_recursion(&spec);
         self.check_ids(items);
         self.check_trailers(items, &spec);
+        self.check_member_names(items);
         self.check_switch_names();
         spec
     }
