@@ -192,6 +192,10 @@ fn evaluate<'a, S: UnwindSection<Slice<'a>>>(
     cx: &mut Ctx<'_>,
 ) -> Option<Result<u64, ()>> {
     let mut eval = expr.get(section).ok()?.evaluation(encoding);
+    // A branch back makes a loop, each turn may push a value: without a bound, hostile
+    // CFI hangs the walk and grows its stack without end (fuzzing found one). Real CFI
+    // expressions run a dozen operations (a PLT entry's, a signal frame's).
+    eval.set_max_iterations(1000);
     if let Some(cfa) = push_cfa {
         eval.set_initial_value(cfa);
     }
