@@ -127,16 +127,7 @@ fn node_jit_code_is_named_from_its_jitdump_as_perf_inject_names_it() {
     assert_eq!(parsed.encode().unwrap(), bytes, "the jitdump round-trips");
 
     // perf's answer: inject, then report.
-    let injected = dir.join("perf.jit.data");
-    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
-        "inject",
-        "--jit",
-        "-i",
-        "perf.data",
-        "-o",
-        "perf.jit.data",
-    ]));
-    assert!(ok, "perf inject --jit: {err}");
+    let injected = inject_jit(dir);
     let (ok, perf_out, err) = run(Command::new("perf")
         .args(["report", "--stdio", "-i"])
         .arg(&injected)
@@ -270,32 +261,47 @@ fn from_main(folded: &str) -> std::collections::BTreeMap<String, u64> {
     out
 }
 
-/// perf script's stacks (`perf script -F comm,period,ip,sym`), folded and weighted as
-/// [`from_main`] folds ours.
-fn perf_from_main(script: &str) -> std::collections::BTreeMap<String, u64> {
-    let mut out = std::collections::BTreeMap::new();
+/// `perf inject --jit -i perf.data -o perf.jit.data` in `dir`: the injected recording.
+fn inject_jit(dir: &Path) -> std::path::PathBuf {
+    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
+        "inject",
+        "--jit",
+        "-i",
+        "perf.data",
+        "-o",
+        "perf.jit.data",
+    ]));
+    assert!(ok, "perf inject --jit: {err}");
+    dir.join("perf.jit.data")
+}
+
+/// perf script's stacks of `file` folded as `collapse` folds them (`comm;root;…;leaf
+/// period`, offsets dropped), from `perf script -F comm,period,ip,sym`.
+fn perf_script_folded(file: &Path) -> String {
+    let (ok, script, err) = run(Command::new("perf")
+        .args(["script", "-F", "comm,period,ip,sym", "-i"])
+        .arg(file));
+    assert!(ok, "perf script: {err}");
+    let mut folded = String::new();
     for sample in script.split("\n\n") {
-        let mut lines = sample.lines().skip_while(|l| l.trim().is_empty());
-        let Some(period) = lines
-            .next()
-            .and_then(|h| h.split_whitespace().last()?.parse::<u64>().ok())
-        else {
+        let mut lines = sample.lines().filter(|l| !l.trim().is_empty());
+        let Some(head) = lines.next() else { continue };
+        let (Some(comm), Some(period)) = (
+            head.split_whitespace().next(),
+            head.split_whitespace().last(),
+        ) else {
             continue;
         };
-        let frames: Vec<&str> = lines
+        let mut frames: Vec<&str> = lines
             .filter_map(|l| {
-                let mut words = l.split_whitespace();
-                words.next()?; // the address
-                words.next().map(|sym| sym.split('+').next().unwrap_or(sym))
+                let sym = l.trim().split_once(' ')?.1;
+                Some(sym.rsplit_once("+0x").map_or(sym, |(s, _)| s))
             })
             .collect();
-        let Some(main) = frames.iter().position(|&f| f == "main") else {
-            continue;
-        };
-        let stack: Vec<&str> = frames[..=main].iter().rev().copied().collect();
-        *out.entry(stack.join(";")).or_insert(0) += period;
+        frames.reverse();
+        folded += &format!("{comm};{} {period}\n", frames.join(";"));
     }
-    out
+    folded
 }
 
 /// A jitdump's unwinding tables (JIT_CODE_UNWINDING_INFO) carry `--call-graph dwarf`
@@ -409,20 +415,8 @@ fn jit_code_is_unwound_through_with_its_jitdump_tables() {
     assert_eq!(through(&from_main(&without)), 0, "{without}");
 
     // perf's: inject, then script (its unwinder reads the jitted-*.so's .eh_frame).
-    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
-        "inject",
-        "--jit",
-        "-i",
-        "perf.data",
-        "-o",
-        "perf.jit.data",
-    ]));
-    assert!(ok, "perf inject --jit: {err}");
-    let injected = dir.join("perf.jit.data");
-    let (ok, script, err) = run(Command::new("perf")
-        .args(["script", "-F", "comm,period,ip,sym", "-i"])
-        .arg(&injected));
-    assert!(ok, "perf script: {err}");
+    let injected = inject_jit(dir);
+    let script = perf_script_folded(&injected);
     // (Stacks elsewhere may name libc's aliases differently: `clock_gettime@@GLIBC_2.17`
     // is perf's `__GI___clock_gettime`.)
     let jit_only = |m: std::collections::BTreeMap<String, u64>| {
@@ -430,7 +424,7 @@ fn jit_code_is_unwound_through_with_its_jitdump_tables() {
             .filter(|(s, _)| s.contains("jit_spin_and_call"))
             .collect::<std::collections::BTreeMap<_, _>>()
     };
-    let perfs = jit_only(perf_from_main(&script));
+    let perfs = jit_only(from_main(&script));
     assert_eq!(
         jit_only(ours),
         perfs,
@@ -485,36 +479,13 @@ fn v8s_unwinding_tables_give_perfs_stacks_through_optimized_code() {
         eprintln!("skipped: perf record cannot record here: {e}");
         return;
     }
-    let (ok, _, err) = run(Command::new("perf").current_dir(dir).args([
-        "inject",
-        "--jit",
-        "-i",
-        "perf.data",
-        "-o",
-        "perf.jit.data",
-    ]));
-    assert!(ok, "perf inject --jit: {err}");
-    let (ok, script, err) = run(Command::new("perf")
-        .args(["script", "-F", "comm,period,ip,sym", "-i"])
-        .arg(dir.join("perf.jit.data")));
-    assert!(ok, "perf script: {err}");
-    // perf's stacks folded as `collapse` folds them (root first, offsets dropped).
-    let mut perf_folded = String::new();
-    for sample in script.split("\n\n") {
-        let mut lines = sample.lines().filter(|l| !l.trim().is_empty());
-        let Some(head) = lines.next() else { continue };
-        let period = head.split_whitespace().last().unwrap();
-        let mut frames: Vec<&str> = lines
-            .filter_map(|l| {
-                let sym = l.trim().split_once(' ')?.1;
-                Some(sym.rsplit_once("+0x").map_or(sym, |(s, _)| s))
-            })
-            .collect();
-        frames.reverse();
-        perf_folded += &format!("node;{} {period}\n", frames.join(";"));
-    }
+    let injected = inject_jit(dir);
+    let perf_folded = perf_script_folded(&injected);
     let perfs = through_optimized_js(&perf_folded);
-    assert!(!perfs.is_empty(), "samples in optimized code: {script}");
+    assert!(
+        !perfs.is_empty(),
+        "samples in optimized code: {perf_folded}"
+    );
 
     let (ok, folded, err) = perfdata(&["collapse", dir.join("perf.data").to_str().unwrap()]);
     assert!(ok, "{err}");
@@ -522,9 +493,9 @@ fn v8s_unwinding_tables_give_perfs_stacks_through_optimized_code() {
     let ours = through_optimized_js(&folded);
     same_stacks(&ours, &perfs, "from the jitdump");
     // From the injected objects' tables: the same stacks as from the jitdump's.
-    let (ok, injected, err) = perfdata(&["collapse", dir.join("perf.jit.data").to_str().unwrap()]);
+    let (ok, from_injected, err) = perfdata(&["collapse", injected.to_str().unwrap()]);
     assert!(ok, "{err}");
-    assert_eq!(through_optimized_js(&injected), ours);
+    assert_eq!(through_optimized_js(&from_injected), ours);
 }
 
 /// Ours and perf's stacks agree on 99% of perf's weight at least (without the tables,
