@@ -269,7 +269,8 @@ fn cie_without_omitted_lsda(body: &[u8]) -> Option<Vec<u8>> {
     let version = *body.first()?;
     let aug_end = 1 + body[1..].iter().position(|&b| b == 0)?;
     let aug = &body[1..aug_end];
-    if aug.first() != Some(&b'z') || !aug.contains(&b'L') {
+    // One `L` exactly (two would be two encodings to drop).
+    if aug.first() != Some(&b'z') || aug.iter().filter(|&&c| c == b'L').count() != 1 {
         return None;
     }
     if !aug[1..].iter().all(|c| matches!(c, b'L' | b'R' | b'S')) {
@@ -452,6 +453,11 @@ mod tests {
     #[test]
     fn the_rewrite_takes_any_bytes() {
         let v8 = bytes(V8_EH_FRAME);
+        // `zLL`, both encodings "omitted": not one `L` to drop, left alone.
+        let mut two = v8.to_vec();
+        two[11] = b'L';
+        two[18] = 0xff;
+        assert_eq!(without_omitted_lsda(&two), None);
         // Every cut, and every byte of the CIE set to each value: no panic, and a
         // rewrite keeps the length.
         for cut in 0..=v8.len() {
