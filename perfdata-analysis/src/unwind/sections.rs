@@ -246,7 +246,9 @@ pub(crate) fn without_omitted_lsda(eh_frame: &[u8]) -> Option<Vec<u8>> {
         }
         let is_cie = eh_frame[at + 4..at + 8] == [0, 0, 0, 0];
         if is_cie {
-            if let Some(cie) = cie_without_omitted_lsda(&eh_frame[at + 8..end]) {
+            let body = &eh_frame[at + 8..end];
+            // (A rewrite keeps the length; checked again, as the input is hostile.)
+            if let Some(cie) = cie_without_omitted_lsda(body).filter(|c| c.len() == body.len()) {
                 let buf = out.get_or_insert_with(|| eh_frame.to_vec());
                 buf[at + 8..end].copy_from_slice(&cie);
             }
