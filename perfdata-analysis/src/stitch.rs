@@ -8,7 +8,6 @@ use crate::machine::{Frame, Machine};
 use crate::stack::Stack;
 use crate::unwind::{CallGraph, StackEnd};
 use crate::SampleInfo;
-use perfdata::types::Callchain;
 use perfdata::Error;
 
 const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
@@ -24,44 +23,51 @@ impl Machine {
         out.addrs.clear();
         out.unwound = None;
         out.user_from = 0;
-        // Decoded here only: a second call site (below) would leave it out of line.
         let chain = s.view.callchain()?;
-        if let Some(user) = s.user_callchain {
-            return Self::stack_with_user_chain(s, chain, user, out);
-        }
-        let opts = self.stack_options();
-        // A sample with user registers and a stack copy (the mask says the event
-        // samples registers; a kernel thread's dump is empty and unwinds nothing).
-        let wanted = s.regs_user_mask != 0
-            && match opts.call_graph {
-                CallGraph::Fp => false,
-                CallGraph::Dwarf => true,
-                // Only where the callchain has no user part (`exclude_callchain_user`).
-                CallGraph::Auto => chain.as_ref().is_none_or(|c| !has_user_part(c.ips.iter())),
-            };
         let mut user = std::mem::take(&mut out.unwound_ips);
         user.clear();
-        if wanted {
-            out.unwound = self.unwind_user(s, opts.max_unwound, &mut user)?;
-            // Nothing calls the function at an entry point (`_start`): a walk that
-            // reaches it has reached the root, though the dynamic loader's has no CFI to
-            // say so. Sampled at its first instruction, the walk takes the word at the
-            // stack pointer (argc) for a return address: that one frame beyond goes.
-            if out.unwound.is_some() {
-                let is_entry = |ip: u64| {
-                    let f = self.resolve(s.pid, false, ip);
-                    f.symbol.is_some_and(|sym| self.dsos.is_entry_function(sym))
-                };
-                let n = user.len();
-                if n >= 1 && is_entry(user[n - 1]) {
-                    out.unwound = Some(StackEnd::Complete);
-                } else if n >= 2 && is_entry(user[n - 2]) {
-                    user.truncate(n - 1);
-                    out.unwound = Some(StackEnd::Complete);
+        // The user frames replace the callchain's user part: unwound here, or given with
+        // the sample (a simpleperf CALLCHAIN record's, an unwinding's result already).
+        let replaced = match s.user_callchain {
+            Some(given) => take_given(given, &mut user),
+            None => {
+                let opts = self.stack_options();
+                // A sample with user registers and a stack copy (the mask says the
+                // event samples registers; a kernel thread's dump is empty and unwinds
+                // nothing).
+                let wanted = s.regs_user_mask != 0
+                    && match opts.call_graph {
+                        CallGraph::Fp => false,
+                        CallGraph::Dwarf => true,
+                        // Where the callchain has no user part (`exclude_callchain_user`).
+                        CallGraph::Auto => {
+                            chain.as_ref().is_none_or(|c| !has_user_part(c.ips.iter()))
+                        }
+                    };
+                if wanted {
+                    out.unwound = self.unwind_user(s, opts.max_unwound, &mut user)?;
+                    // Nothing calls the function at an entry point (`_start`): a walk
+                    // that reaches it has reached the root, though the dynamic loader's
+                    // has no CFI to say so. Sampled at its first instruction, the walk
+                    // takes the word at the stack pointer (argc) for a return address:
+                    // that one frame beyond goes.
+                    if out.unwound.is_some() {
+                        let is_entry = |ip: u64| {
+                            let f = self.resolve(s.pid, false, ip);
+                            f.symbol.is_some_and(|sym| self.dsos.is_entry_function(sym))
+                        };
+                        let n = user.len();
+                        if n >= 1 && is_entry(user[n - 1]) {
+                            out.unwound = Some(StackEnd::Complete);
+                        } else if n >= 2 && is_entry(user[n - 2]) {
+                            user.truncate(n - 1);
+                            out.unwound = Some(StackEnd::Complete);
+                        }
+                    }
                 }
+                out.unwound.is_some()
             }
-        }
-        let unwound = out.unwound.is_some();
+        };
         if let Some(chain) = &chain {
             // perf starts a callchain in user mode; the kernel's chains open with a marker.
             let mut kernel = false;
@@ -74,11 +80,14 @@ impl Machine {
                     }
                     continue;
                 }
-                if unwound && !kernel {
+                if replaced && !kernel {
                     continue;
                 }
                 out.addrs.push((ip, kernel));
             }
+        } else if replaced && s.kernel {
+            // No callchain: a sample taken in the kernel has its ip as its kernel part.
+            out.addrs.push((s.ip, true));
         }
         out.user_from = out.addrs.len();
         out.addrs.extend(user.iter().map(|&a| (a, false)));
@@ -86,52 +95,6 @@ impl Machine {
         if out.addrs.is_empty() {
             out.addrs.push((s.ip, s.kernel));
             out.user_from = 0;
-        }
-        Ok(())
-    }
-
-    /// [`Machine::stack`] of a sample given its user frames ([`SampleInfo::user_callchain`],
-    /// a simpleperf CALLCHAIN record's): the kernel part of its own callchain, then those,
-    /// as simpleperf's `SampleRecord::UpdateUserCallChain` rewrites the sample (the entries
-    /// before the first `PERF_CONTEXT_USER` kept, the rest replaced). Nothing is unwound:
-    /// the frames are an unwinding's result already. Cold and kept out of line: only
-    /// simpleperf's `debug-unwind` output has such samples, and inlined here it cost every
-    /// other recording a tenth of `report`'s time.
-    #[cold]
-    #[inline(never)]
-    fn stack_with_user_chain(
-        s: &SampleInfo<'_>,
-        chain: Option<Callchain<'_>>,
-        user: &[u64],
-        out: &mut Stack,
-    ) -> Result<(), Error> {
-        match chain {
-            Some(chain) => {
-                // perf starts a callchain in user mode: entries before any marker are
-                // user frames, replaced like the rest of the user part.
-                let mut context = None;
-                for ip in chain.ips.iter() {
-                    if ip == PERF_CONTEXT_USER {
-                        break;
-                    }
-                    if ip >= PERF_CONTEXT_MAX {
-                        context = Some(ip);
-                        continue;
-                    }
-                    // Guest and hypervisor frames cannot be resolved here.
-                    if let Some(c) = context {
-                        out.addrs.push((ip, c == PERF_CONTEXT_KERNEL));
-                    }
-                }
-            }
-            // No callchain: a sample taken in the kernel has its ip as its kernel part.
-            None if s.kernel => out.addrs.push((s.ip, true)),
-            None => {}
-        }
-        out.user_from = out.addrs.len();
-        out.addrs.extend(user.iter().map(|&ip| (ip, false)));
-        if out.addrs.is_empty() {
-            out.addrs.push((s.ip, s.kernel));
         }
         Ok(())
     }
@@ -160,6 +123,16 @@ impl Machine {
             out.push(Frame::truncated());
         }
     }
+}
+
+/// `given` as a sample's user frames. Cold and out of line: only simpleperf's
+/// `debug-unwind` output gives them, and the hot path of every other recording stays
+/// as it was (inlined, this branch made `report` a tenth slower).
+#[cold]
+#[inline(never)]
+fn take_given(given: &[u64], user: &mut Vec<u64>) -> bool {
+    user.extend_from_slice(given);
+    true
 }
 
 /// What a sample's thread and resolved stack follow from: its thread, its stack's
