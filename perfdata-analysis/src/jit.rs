@@ -25,6 +25,10 @@ use perfdata::jitdump::types::{JitFlags, RecordBody};
 use perfdata::jitdump::JitDump;
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Table bytes shared by the loads (and moves) that use them.
+type Bytes = Arc<[u8]>;
 
 /// One function's code in a process, from a CODE_LOAD (or CODE_MOVE).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,15 +57,28 @@ pub struct JitCode {
 /// `.eh_frame` from the code's start plus its size rounded up to 8 bytes, `.eh_frame_hdr`
 /// after it — V8's `EhFrameWriter` encodes its pc-relative pointers so, and `perf inject
 /// --jit` places the sections of its `jitted-PID-N.so` so (`genelf.c`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct JitUnwinding {
     /// `.eh_frame`.
-    pub eh_frame: std::sync::Arc<[u8]>,
+    pub eh_frame: Arc<[u8]>,
     /// `.eh_frame_hdr` (may be empty: `.eh_frame` is then searched whole).
-    pub eh_frame_hdr: std::sync::Arc<[u8]>,
+    pub eh_frame_hdr: Arc<[u8]>,
     /// The code is 32-bit (the jitdump's `elf_mach` is i386 or arm).
     pub is_32: bool,
+    /// The tables placed after the code, as the unwinders read them (built once, when
+    /// checked against the load).
+    pub(crate) placed: Arc<UnwindTables>,
 }
+
+/// The tables as the jitdump gives them (`placed` follows from them and the load).
+impl PartialEq for JitUnwinding {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.eh_frame, &self.eh_frame_hdr, self.is_32)
+            == (&other.eh_frame, &other.eh_frame_hdr, other.is_32)
+    }
+}
+
+impl Eq for JitUnwinding {}
 
 /// The jitdump files of a replay and the code loads still to apply.
 #[derive(Debug, Default)]
@@ -210,8 +227,8 @@ impl JitDumps {
         let mut by_index: HashMap<u64, (String, Option<JitUnwinding>)> = HashMap::new();
         let mut loads = vec![];
         // The tables of the next code load (perf's `jit_repipe_unwinding_info` keeps them
-        // for it alone).
-        let mut next_tables: Option<JitUnwinding> = None;
+        // for it alone): `.eh_frame`, `.eh_frame_hdr`.
+        let mut next_tables: Option<(Bytes, Bytes)> = None;
         let mut bad_tables = 0usize;
         let mut misplaced: Vec<String> = vec![];
         for r in &dump.records {
@@ -231,11 +248,7 @@ impl JitDumps {
                         continue;
                     };
                     if split > 0 {
-                        next_tables = Some(JitUnwinding {
-                            eh_frame: data[..split].into(),
-                            eh_frame_hdr: data[split..].into(),
-                            is_32,
-                        });
+                        next_tables = Some((data[..split].into(), data[split..].into()));
                     }
                     continue;
                 }
@@ -243,18 +256,23 @@ impl JitDumps {
                     let name = c.name.to_str_lossy().into_owned();
                     // Tables that describe no code at the load's start were laid out
                     // otherwise than the format says: unwinding with them would be wrong.
-                    let tables = next_tables.take().filter(|t| {
+                    let tables = next_tables.take().and_then(|(eh_frame, eh_frame_hdr)| {
                         let placed = UnwindTables::jitted(
                             c.code_size,
-                            t.eh_frame.clone(),
-                            t.eh_frame_hdr.clone(),
-                            t.is_32,
+                            eh_frame.clone(),
+                            eh_frame_hdr.clone(),
+                            is_32,
                         );
-                        let fits = placed.eh_frame_covers(0);
-                        if !fits {
+                        if !placed.eh_frame_covers(0) {
                             misplaced.push(name.clone());
+                            return None;
                         }
-                        fits
+                        Some(JitUnwinding {
+                            eh_frame,
+                            eh_frame_hdr,
+                            is_32,
+                            placed: Arc::new(placed),
+                        })
                     });
                     by_index.insert(c.code_index, (name.clone(), tables.clone()));
                     (c.code_index, c.code_addr, c.code_size, name, tables)

@@ -578,13 +578,7 @@ impl Machine {
         );
         match &code.unwinding {
             Some(u) => {
-                let tables = UnwindTables::jitted(
-                    code.size,
-                    u.eh_frame.clone(),
-                    u.eh_frame_hdr.clone(),
-                    u.is_32,
-                );
-                self.jit_tables.insert(dso, std::sync::Arc::new(tables));
+                self.jit_tables.insert(dso, u.placed.clone());
             }
             None => {
                 self.jit_tables.remove(&dso);
