@@ -2,10 +2,11 @@
 //! (`perfdata-python`), called as the package calls them, on a recording the reader
 //! opens — the samples' Arrow stream with a column selection and batch size taken from
 //! the input, `info`, `report` (self and children), `collapse` and the header and record
-//! dumps as JSON. Each gives an output or an error, never a panic; and the samples
-//! streamed with a selection of columns, in the order and with the repeats asked, are the
-//! whole table's columns, batch for batch (as far as the whole table's walk went: a
-//! sample damaged past the chosen columns' fields stops only that one).
+//! dumps as JSON. Each gives an output or an error, never a panic; the samples streamed
+//! with a selection of columns, in the order and with the repeats asked, are the whole
+//! table's columns, batch for batch (as far as the whole table's walk went: a sample
+//! damaged past the chosen columns' fields stops only that one); and streamed on two
+//! worker threads they are the single walk's batches, ending with its error.
 //!
 //! Input: a byte `n`, then `n % 8` column bytes (each an index into the samples' columns,
 //! modulo their number; none: every column), then the recording. The batch size is
@@ -33,27 +34,28 @@ fn input_path() -> &'static PathBuf {
     PATH.get_or_init(|| scratch::input_path("python"))
 }
 
-/// The batches of the samples' stream with `columns`, and whether the walk ended
-/// without an error.
+/// The batches of the samples' stream with `columns` (on `workers` threads; 1: the
+/// single walk), and whether the walk ended without an error.
 fn stream(
     rec: &Recording,
     opts: &AnalyzerOptions,
     events: &[String],
     columns: Option<&[String]>,
     batch_size: usize,
-) -> (Vec<RecordBatch>, bool) {
+    workers: usize,
+) -> (Vec<RecordBatch>, Result<(), String>) {
     let selection =
         SampleSelection::new(events.to_vec(), false, columns).expect("every column name is known");
     let schema = selection.schema();
     let mut batches = vec![];
-    let ok = selection
-        .stream(rec, opts, batch_size, &mut |b| {
+    let result = selection
+        .stream_parallel(rec, opts, batch_size, workers, &mut |b| {
             assert_eq!(b.schema(), schema, "a batch of another schema");
             batches.push(b);
             true
         })
-        .is_ok();
-    (batches, ok)
+        .map_err(|e| e.to_string());
+    (batches, result)
 }
 
 /// The body; returns how many batches of a column selection it compared with the whole
@@ -107,8 +109,14 @@ fn samples(
             .map(|&p| all[usize::from(p) % all.len()].clone())
             .collect()
     });
-    let (whole, whole_ok) = stream(rec, opts, events, None, batch_size);
-    let (chosen, chosen_ok) = stream(rec, opts, events, columns.as_deref(), batch_size);
+    let (whole, whole_result) = stream(rec, opts, events, None, batch_size, 1);
+    let (chosen, chosen_result) = stream(rec, opts, events, columns.as_deref(), batch_size, 1);
+    // On two threads: the same batches (ids merged as one walk numbers them), the same
+    // error.
+    let (parallel, parallel_result) = stream(rec, opts, events, columns.as_deref(), batch_size, 2);
+    assert_eq!(parallel_result, chosen_result, "two workers end otherwise");
+    assert!(parallel == chosen, "two workers give other batches");
+    let (whole_ok, chosen_ok) = (whole_result.is_ok(), chosen_result.is_ok());
     // Samples are decoded as far as the columns need: a sample damaged past the fields
     // of the chosen columns stops the whole table's walk only. Never the other way round.
     assert!(

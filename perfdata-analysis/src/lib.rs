@@ -832,6 +832,7 @@ fn side_event(
     Ok(SideEvent::from_record(rec.header.misc.0, &body))
 }
 
+#[inline(always)]
 fn item<'a>(
     data: &'a PerfData<'a>,
     place: Place,

@@ -343,8 +343,20 @@ struct NameCols {
 }
 
 /// Frame identity: kernel or not, the object plus offset (or the bare address), and
-/// whether it is the `[truncated]` end of a stack cut short.
-type FrameKey = (bool, Option<dso::DsoId>, u64, bool);
+/// whether it is the `[truncated]` end of a stack cut short. The same in every builder fed
+/// the same recording: object ids are given as the side band is replayed.
+pub(crate) type FrameKey = (bool, Option<dso::DsoId>, u64, bool);
+
+/// The frames and stacks a builder met first since it was last asked
+/// ([`TableBuilder::take_new_ids`]), in id order: what merging the ids of builders that
+/// were each fed a part of one recording's samples needs.
+#[derive(Default)]
+pub(crate) struct NewIds {
+    /// Each new frame's identity; the first has the id after the last one handed over.
+    pub(crate) frames: Vec<FrameKey>,
+    /// Each new stack's frame ids, leaf first; numbered on from the last handed over.
+    pub(crate) stacks: Vec<Vec<u64>>,
+}
 
 /// The export's tables of one recording, built as it is replayed: feed it every record
 /// [`Analyzer::run`] delivers ([`TableBuilder::add`]) and take the rows out as batches
@@ -391,6 +403,9 @@ pub struct TableBuilder {
     /// Which of the samples' columns are built, by index in the unprojected
     /// [`TableBuilder::samples_schema`] (`None`: all).
     keep: Option<Vec<bool>>,
+    /// The frames and stacks met since [`TableBuilder::take_new_ids`], when asked to keep
+    /// them ([`TableBuilder::with_new_ids`]).
+    new_ids: Option<NewIds>,
 }
 
 /// Indices of the samples' columns in [`samples_schema`], then [`sample_name_fields`].
@@ -445,7 +460,23 @@ impl TableBuilder {
             first: None,
             last: None,
             keep: None,
+            new_ids: None,
         }
+    }
+
+    /// Keeps the frames and stacks met first, for [`TableBuilder::take_new_ids`].
+    pub(crate) fn with_new_ids(mut self) -> Self {
+        self.new_ids = Some(NewIds::default());
+        self
+    }
+
+    /// The frames and stacks met first since the last call (none unless
+    /// [`TableBuilder::with_new_ids`]).
+    pub(crate) fn take_new_ids(&mut self) -> NewIds {
+        self.new_ids
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The samples' builders sized for batches of `rows` rows (at most [`BATCH`], the
@@ -656,6 +687,7 @@ impl TableBuilder {
                 let f = &mut self.f;
                 let frame_ids = &mut self.frame_ids;
                 let mut frame_names = self.names_cols.as_mut().map(|n| &mut n.frames);
+                let mut new_frames = self.new_ids.as_mut().map(|n| &mut n.frames);
                 let mut frame_id = |fr: &Frame| -> u64 {
                     let key: FrameKey = match fr.dso {
                         Some((d, off)) => (fr.kernel, Some(d), off, false),
@@ -666,6 +698,9 @@ impl TableBuilder {
                     }
                     let id = frame_ids.len() as u64;
                     frame_ids.insert(key, id);
+                    if let Some(n) = new_frames.as_mut() {
+                        n.push(key);
+                    }
                     f.id.append_value(id);
                     f.kernel.append_value(fr.kernel);
                     f.address.append_value(fr.ip);
@@ -731,6 +766,9 @@ impl TableBuilder {
                             self.stack_frame_rows.3 += 1;
                         }
                         if let Some(n) = self.names_cols.as_mut() {
+                            n.stacks.push(self.chain.clone());
+                        }
+                        if let Some(n) = self.new_ids.as_mut() {
                             n.stacks.push(self.chain.clone());
                         }
                         id

@@ -251,7 +251,7 @@ impl NativeRecording {
     /// The samples as Arrow batches (the Parquet export's `samples` schema, plus the
     /// `dso_name`, `symbol` and `stack` columns), streamed: an object with
     /// `__arrow_c_stream__`.
-    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH, stream=None, byte_range=None))]
+    #[pyo3(signature = (columns=None, symbolize=true, unwind=None, batch_size=BATCH, stream=None, byte_range=None, workers=None))]
     #[allow(clippy::too_many_arguments)]
     fn samples(
         &self,
@@ -262,7 +262,13 @@ impl NativeRecording {
         batch_size: usize,
         stream: Option<usize>,
         byte_range: Option<(u64, u64)>,
+        workers: Option<usize>,
     ) -> PyResult<SampleStream> {
+        let workers = match workers {
+            Some(0) => return Err(bad("workers: at least 1 (None: one per core, up to 4)")),
+            Some(n) => n,
+            None => default_workers(),
+        };
         let mut opts = self.symbols.options(unwind, symbolize)?;
         opts.no_symbols |= !symbolize;
         opts.stream = stream;
@@ -280,7 +286,9 @@ impl NativeRecording {
         let path = self.path.clone();
         spawn_walk(tx.clone(), path, move || {
             // A closed channel (the reader was dropped) stops the walk.
-            selection.stream(&rec, &opts, batch_size, &mut |b| tx.send(Ok(b)).is_ok())
+            selection.stream_parallel(&rec, &opts, batch_size, workers, &mut |b| {
+                tx.send(Ok(b)).is_ok()
+            })
         });
         Ok(SampleStream {
             reader: Mutex::new(Some(SampleReader { schema, rx })),
@@ -505,6 +513,12 @@ fn write_beside(
     perfdata::write::set_output_permissions(&file, path).map_err(at)?;
     tmp.persist(path).map_err(|e| at(e.error))?;
     Ok(())
+}
+
+/// The samples' walk threads when not told: one per core, up to 4 (each replays the
+/// whole recording, so more gain little: `SampleSelection::stream_parallel`).
+fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// Runs a walk on a thread of its own; its error (or panic: a bug, which must not look

@@ -460,6 +460,30 @@ def test_the_streams_of_a_threads_directory_are_its_samples_in_parts():
         rec.samples(stream=9).read_all()
 
 
+@pytest.mark.parametrize(
+    "path",
+    [WORDFREQ] + [ROOT / "conformance" / "fixtures" / n for n in ("dwarf.data", "threads.data", "group-read.data")],
+    ids=lambda p: p.name,
+)
+def test_workers_give_the_same_batches_as_one_walk(path):
+    """The samples built on several threads are the single walk's: the same rows in the
+    same order, cut into the same batches, with the same stack and frame ids."""
+    rec = perfdata.open(path)
+
+    def batches(workers, batch_size):
+        return [b for b in rec.samples(workers=workers, batch_size=batch_size)]
+
+    for batch_size in (3, 65536):
+        one = batches(1, batch_size)
+        assert sum(b.num_rows for b in one) > 0
+        for workers in (2, 3):
+            many = batches(workers, batch_size)
+            assert [b.num_rows for b in many] == [b.num_rows for b in one]
+            assert all(a.equals(b) for a, b in zip(one, many)), (workers, batch_size)
+    with pytest.raises(ValueError, match="workers"):
+        rec.samples(workers=0)
+
+
 def test_byte_ranges_cut_a_file_into_parts_whose_samples_are_its_samples():
     path = ROOT / "conformance" / "fixtures" / "tracepoint.data"
     rec = perfdata.open(path)

@@ -5,6 +5,7 @@ mod common;
 
 mod analyses;
 mod jit;
+mod parallel_stream;
 mod parquet_export;
 mod partition;
 mod sample_columns;

@@ -53,6 +53,7 @@ class Recording:
         batch_size: int = ...,
         stream: Optional[int] = ...,
         byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
     ) -> SampleStream: ...
     def samples(
         self,
@@ -63,6 +64,7 @@ class Recording:
         batch_size: int = ...,
         stream: Optional[int] = ...,
         byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
     ) -> pyarrow.RecordBatchReader: ...
     def records(
         self, *, limit: Optional[int] = ..., salvage: bool = ..., all_lines: bool = ...

@@ -47,6 +47,7 @@ class NativeRecording:
         batch_size: int = ...,
         stream: Optional[int] = ...,
         byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
     ) -> SampleStream: ...
     def report_json(
         self,

@@ -145,6 +145,9 @@ class PerfDataReader(DataSourceReader):
             batch_size=self.batch_size,
             stream=partition.stream,
             byte_range=partition.byte_range,
+            # Spark runs a task per core already: a second walk thread would replay the
+            # recording again for little.
+            workers=1,
         )
         path = os.fspath(partition.path)
         for batch in reader:
