@@ -176,7 +176,7 @@ impl SampleSelection {
     /// stacks and frames each of its batches met first, and the first to be met in the
     /// whole sequence gets the next id, as in one walk. The replay is about a third of a
     /// single walk's time (on a frame-pointer recording, addresses only), so two workers
-    /// take about 0.7 of it. Memory: each worker holds at most a chunk ahead, and its own
+    /// take about 0.7 of it (0.8 with the batches read into Python). Memory: each worker holds at most a chunk ahead, and its own
     /// processes, maps and symbols.
     pub fn stream_parallel(
         self,

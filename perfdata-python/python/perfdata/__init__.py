@@ -221,7 +221,7 @@ class Recording:
         ``1``: one). Each replays the whole recording and builds every
         ``workers``-th chunk of 4 batches; the batches, their order and the
         ``stack_id`` and ``leaf_frame`` ids are the same whatever their number. Two take
-        about 0.7 of one's time; give ``1`` where the cores are busy already (a Spark
+        about 0.8 of one's time; give ``1`` where the cores are busy already (a Spark
         executor's tasks).
 
         ``symbolize``: functions from the objects' symbols (and DWARF lines); off, frames
