@@ -195,6 +195,22 @@ def test_to_pandas_and_duckdb_read_the_stream():
     assert sum(n for _, n, _ in got) == len(df)
 
 
+def test_polars_reads_the_stream_with_and_without_pyarrow():
+    """polars takes the reader (``from_arrow``) and the native stream object alone (the
+    Arrow PyCapsule interface): the same rows, and the top function's period is the
+    report's."""
+    pl = pytest.importorskip("polars")
+    rec = perfdata.open(WORDFREQ)
+    columns = ["time", "tid", "symbol", "period", "stack_id"]
+    via_pyarrow = pl.from_arrow(rec.samples(columns=columns))
+    direct = pl.DataFrame(rec.sample_stream(columns))
+    assert via_pyarrow.columns == direct.columns == columns
+    assert via_pyarrow.equals(direct) and via_pyarrow.height == 1295
+    top = via_pyarrow.group_by("symbol").agg(pl.col("period").sum()).sort("period", descending=True)
+    report = rec.report(sort="sym").to_pylist()
+    assert (top["symbol"][0], top["period"][0]) == (report[0]["sym"][4:], report[0]["period"])
+
+
 def test_convert_round_trips(tmp_path):
     rec = perfdata.open(WORDFREQ)
     big = rec.convert(tmp_path / "big.data", endian="big")
