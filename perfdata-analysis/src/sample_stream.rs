@@ -176,8 +176,8 @@ impl SampleSelection {
     /// stacks and frames each of its batches met first, and the first to be met in the
     /// whole sequence gets the next id, as in one walk. The replay is about a third of a
     /// single walk's time (on a frame-pointer recording, addresses only), so two workers
-    /// take about 0.7 of it (0.8 with the batches read into Python). Memory: each worker holds at most a chunk ahead, and its own
-    /// processes, maps and symbols.
+    /// take about 0.7 of it (0.8 with the batches read into Python). Memory: each worker
+    /// holds at most a chunk ahead, and its own processes, maps and symbols.
     pub fn stream_parallel(
         self,
         rec: &Recording,
@@ -201,7 +201,7 @@ impl SampleSelection {
                 let chunk = Chunking {
                     worker: w as u64,
                     workers: workers as u64,
-                    rows: (batch_size * CHUNK_BATCHES) as u64,
+                    rows: (batch_size as u64).saturating_mul(CHUNK_BATCHES as u64),
                 };
                 scope.spawn(move || {
                     let outcome = this.walk_chunks(rec, opts, batch_size, chunk, ids.any(), &tx);

@@ -265,8 +265,12 @@ impl NativeRecording {
         workers: Option<usize>,
     ) -> PyResult<SampleStream> {
         let workers = match workers {
-            Some(0) => return Err(bad("workers: at least 1 (None: one per core, up to 4)")),
-            Some(n) => n,
+            Some(n @ 1..=MAX_WORKERS) => n,
+            Some(n) => {
+                return Err(bad(format!(
+                    "workers: {n}; from 1 to {MAX_WORKERS} (None: one per core, up to 4)"
+                )))
+            }
             None => default_workers(),
         };
         let mut opts = self.symbols.options(unwind, symbolize)?;
@@ -514,6 +518,10 @@ fn write_beside(
     tmp.persist(path).map_err(|e| at(e.error))?;
     Ok(())
 }
+
+/// The most walk threads `samples(workers=…)` takes: each holds its own processes, maps,
+/// symbols and a chunk of batches.
+const MAX_WORKERS: usize = 64;
 
 /// The samples' walk threads when not told: one per core, up to 4 (each replays the
 /// whole recording, so more gain little: `SampleSelection::stream_parallel`).

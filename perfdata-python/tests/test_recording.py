@@ -496,8 +496,9 @@ def test_workers_give_the_same_batches_as_one_walk(path):
             many = batches(workers, batch_size)
             assert [b.num_rows for b in many] == [b.num_rows for b in one]
             assert all(a.equals(b) for a, b in zip(one, many)), (workers, batch_size)
-    with pytest.raises(ValueError, match="workers"):
-        rec.samples(workers=0)
+    for bad in (0, 65):
+        with pytest.raises(ValueError, match="workers: .*from 1 to 64"):
+            rec.samples(workers=bad)
 
 
 def test_byte_ranges_cut_a_file_into_parts_whose_samples_are_its_samples():

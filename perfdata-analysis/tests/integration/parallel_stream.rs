@@ -63,8 +63,9 @@ fn check(path: &Path, opts: &AnalyzerOptions) -> usize {
     }
     let mut rows = 0;
     for columns in [all_columns(), ids_only()] {
-        // Batches of 1 and 3 rows make chunks of 4 and 12: many chunks per worker.
-        for batch_size in [1, 3, 65536] {
+        // Batches of 1 and 3 rows make chunks of 4 and 12: many chunks per worker; the
+        // largest batch makes one chunk of everything (its row count saturates).
+        for batch_size in [1, 3, 65536, usize::MAX] {
             let (one, one_err) = batches(&rec, opts, Some(&columns), batch_size, 1);
             for workers in [2, 3] {
                 let (many, many_err) = batches(&rec, opts, Some(&columns), batch_size, workers);

@@ -218,7 +218,7 @@ class Recording:
         DuckDB query over it).
 
         ``workers``: the threads that build the rows (``None``: one per core, up to 4;
-        ``1``: one). Each replays the whole recording and builds every
+        ``1``: one; at most 64). Each replays the whole recording and builds every
         ``workers``-th chunk of 4 batches; the batches, their order and the
         ``stack_id`` and ``leaf_frame`` ids are the same whatever their number. Two take
         about 0.8 of one's time; give ``1`` where the cores are busy already (a Spark
