@@ -47,19 +47,22 @@ impl SampleSelection {
         let names = sample_name_fields();
         let with_names =
             columns.is_none_or(|cols| cols.iter().any(|c| names.iter().any(|f| f.name() == c)));
+        // The builder's schema (`TableBuilder::samples_schema`), without building one.
+        let mut fields: Vec<arrow_schema::FieldRef> = samples_schema().fields().to_vec();
+        if with_names {
+            fields.extend(names.iter().cloned().map(Arc::new));
+        }
+        let full = Arc::new(arrow_schema::Schema::new(fields));
         let mut selection = SampleSelection {
             events,
             symbolize,
             with_names,
             built: None,
-            built_schema: Arc::new(samples_schema()),
-            schema: Arc::new(samples_schema()),
+            built_schema: full.clone(),
+            schema: full.clone(),
             order: None,
         };
-        let full = Arc::new(selection.builder().samples_schema());
         let Some(cols) = columns else {
-            selection.built_schema = full.clone();
-            selection.schema = full;
             return Ok(selection);
         };
         let known = || -> String {
