@@ -4,18 +4,19 @@
 
 /// `SampleId` → `SAMPLE_ID`.
 pub fn screaming_snake(name: &str) -> String {
-    words(name)
-        .iter()
-        .map(|w| w.to_ascii_uppercase())
-        .collect::<Vec<_>>()
-        .join("_")
+    joined(name, str::to_ascii_uppercase)
 }
 
 /// `SampleId` → `sample_id`.
 pub fn snake(name: &str) -> String {
+    joined(name, str::to_ascii_lowercase)
+}
+
+/// The words of `name`, each in `case`, joined by `_`.
+fn joined(name: &str, case: fn(&str) -> String) -> String {
     words(name)
         .iter()
-        .map(|w| w.to_ascii_lowercase())
+        .map(|w| case(w))
         .collect::<Vec<_>>()
         .join("_")
 }

@@ -43,6 +43,18 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
 }
 
 /// `perf record ARGS -- node --perf-prof …` in `dir` (where node writes its jitdump).
+/// A scratch directory holding `hot.js`, or `None` (said why) where perf or Node.js is
+/// missing.
+fn node_script_dir() -> Option<tempfile::TempDir> {
+    if let Some(why) = missing("perf").or_else(|| missing("node")) {
+        eprintln!("skipped: {why} (`.ci/run` installs perf and nodejs)");
+        return None;
+    }
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("hot.js"), SCRIPT).unwrap();
+    Some(t)
+}
+
 fn record(dir: &Path, out: &str, args: &[&str]) -> Result<(), String> {
     record_node(dir, out, args, &[])
 }
@@ -100,13 +112,8 @@ fn jit_rows(rows: &[String]) -> Vec<String> {
 
 #[test]
 fn node_jit_code_is_named_from_its_jitdump_as_perf_inject_names_it() {
-    if let Some(why) = missing("perf").or_else(|| missing("node")) {
-        eprintln!("skipped: {why} (`.ci/run` installs perf and nodejs)");
-        return;
-    }
-    let t = tempfile::tempdir().unwrap();
+    let Some(t) = node_script_dir() else { return };
     let dir = t.path();
-    std::fs::write(dir.join("hot.js"), SCRIPT).unwrap();
     if let Err(e) = record(dir, "perf.data", &["-k", "mono", "-g", "-F", "999"]) {
         eprintln!("skipped: perf record cannot record here: {e}");
         return;
@@ -467,13 +474,8 @@ fn through_optimized_js(folded: &str) -> std::collections::BTreeMap<String, u64>
 /// and no note says the tables were not used.
 #[test]
 fn v8s_unwinding_tables_give_perfs_stacks_through_optimized_code() {
-    if let Some(why) = missing("perf").or_else(|| missing("node")) {
-        eprintln!("skipped: {why} (`.ci/run` installs perf and nodejs)");
-        return;
-    }
-    let t = tempfile::tempdir().unwrap();
+    let Some(t) = node_script_dir() else { return };
     let dir = t.path();
-    std::fs::write(dir.join("hot.js"), SCRIPT).unwrap();
     let args = ["-k", "mono", "--call-graph", "dwarf", "-F", "499"];
     if let Err(e) = record_node(dir, "perf.data", &args, &["--perf-prof-unwinding-info"]) {
         eprintln!("skipped: perf record cannot record here: {e}");
