@@ -1,8 +1,10 @@
 //! The Python table (issue 23; `--python`, full bench only): the `perfdata` package built
 //! as a release wheel (maturin) into `target/bench/py/`, then, on the bench recording:
 //! `samples()` into a pandas DataFrame against the path people take today (`perf script`
-//! text parsed by pandas) and against the Rust Parquet export, and the Spark data source
-//! (`local[2]`) over copies of the recording. Each row is a whole `python3` process.
+//! text parsed by pandas) and against the Rust Parquet export; the floor under it (the same
+//! DataFrame from an Arrow file: Python, pyarrow and pandas without the walk); and the Spark
+//! data source (`local[2]`) over copies of the recording. Each row is a whole `python3`
+//! process.
 
 use super::runner::{check_status, field, measure_workload, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
@@ -18,6 +20,23 @@ const OURS: &str = r#"
 import sys, perfdata
 cols = ["ip", "time", "pid", "tid", "period", "stack_id"]
 df = perfdata.open(sys.argv[1]).samples(columns=cols, symbolize=False).read_pandas()
+print(f"rows={len(df)} period={int(df['period'].sum())}")
+"#;
+
+/// The same table, written to an Arrow file once (the floor's input).
+const TO_ARROW: &str = r#"
+import sys, perfdata, pyarrow as pa
+cols = ["ip", "time", "pid", "tid", "period", "stack_id"]
+table = perfdata.open(sys.argv[1]).samples(columns=cols, symbolize=False).read_all()
+with pa.OSFile(sys.argv[2], "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+    w.write_table(table)
+"#;
+
+/// [`OURS`] without the walk: the table read from that file, memory-mapped (no copy), into
+/// pandas. Interpreter, imports, `to_pandas` and exit: the Python part of the row.
+const FLOOR: &str = r#"
+import sys, pyarrow as pa
+df = pa.ipc.open_file(pa.memory_map(sys.argv[1])).read_pandas()
 print(f"rows={len(df)} period={int(df['period'].sum())}")
 "#;
 
@@ -193,12 +212,67 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
     if spark_ok {
         results.insert("spark", measure_workload(env, &python(&spark, &glob), 1)?);
     }
+    // The same on one walk thread.
+    let one_thread = OURS.replace("symbolize=False)", "symbolize=False, workers=1)");
+    let one_thread = measure_workload(
+        env,
+        &python(&script("bench_samples_one_thread.py", &one_thread)?, file),
+        runs,
+    )?;
+    // The floor: what the samples row spends in Python, pyarrow and pandas alone.
+    let arrow = env.scratch.join("samples.arrow");
+    check_status(
+        Command::new(&py)
+            .env("PYTHONPATH", &site)
+            .args([&script("bench_to_arrow.py", TO_ARROW)?, file])
+            .arg(&arrow),
+        "writing the samples to an Arrow file",
+    )?;
+    let floor_script = script("bench_floor.py", FLOOR)?;
+    let floor = measure_workload(env, &python(&floor_script, &arrow.to_string_lossy()), runs);
+    let _ = std::fs::remove_file(&arrow);
+    let floor = floor?;
+    for (what, other) in [("Arrow file", &floor), ("one thread", &one_thread)] {
+        if other.stdout.trim() != results["samples"].stdout.trim() {
+            bail!(
+                "the {what}'s DataFrame differs: {:?}, ours {:?}",
+                other.stdout.trim(),
+                results["samples"].stdout.trim()
+            );
+        }
+    }
     let samples = field(&results["samples"].stdout, "rows")?;
     let input_bytes = std::fs::metadata(input)?.len();
     let mut md = render(&rows, &results, input_bytes, samples)?;
     if !perf {
         md += "\n`perf` does not run here: the `perf script` + pandas row is left out.\n";
     }
+    let (ours, floor) = (
+        results["samples"].wall.as_secs_f64(),
+        floor.wall.as_secs_f64(),
+    );
+    let one = one_thread.wall.as_secs_f64();
+    write!(
+        md,
+        "\nThe same DataFrame from the same table in an Arrow file (memory-mapped, no walk): \
+         {floor:.3} s. That is the interpreter, pyarrow, pandas, `to_pandas` and exit: the \
+         walk adds {:.3} s to it ({:.3} s on one walk thread, `workers=1`: {one:.3} s in all).",
+        ours - floor,
+        one - floor,
+    )?;
+    if let Some(peer) = results.get("perf-script") {
+        let budget = peer.wall.as_secs_f64() / 20.0 - floor;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        write!(
+            md,
+            " At 20× `perf script` + pandas ({:.3} s), the walk would have {budget:.3} s; \
+             the one thread's walk shared out perfectly over this machine's {cores} cores, \
+             with nothing repeated, would take {:.3} s.",
+            peer.wall.as_secs_f64() / 20.0,
+            (one - floor) / cores as f64,
+        )?;
+    }
+    md += "\n";
     match results.get("spark") {
         Some(s) => {
             let rows = field(&s.stdout, "rows")?;
