@@ -214,6 +214,9 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
     }
     // The same on one walk thread.
     let one_thread = OURS.replace("symbolize=False)", "symbolize=False, workers=1)");
+    if one_thread == OURS {
+        bail!("the one-thread script is the samples row's: `workers=1` was not put in");
+    }
     let one_thread = measure_workload(
         env,
         &python(&script("bench_samples_one_thread.py", &one_thread)?, file),
