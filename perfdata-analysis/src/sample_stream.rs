@@ -5,7 +5,8 @@
 //! package runs is the one the tests and the fuzz target run.
 
 use crate::tables::{
-    sample_name_fields, samples_schema, FrameKey, NewIds, TableBuilder, TableKind,
+    full_samples_schema, sample_name_fields, samples_schema, FrameKey, NewIds, TableBuilder,
+    TableKind,
 };
 use crate::{Analyzer, AnalyzerOptions};
 use arrow_array::{RecordBatch, UInt64Array};
@@ -47,12 +48,7 @@ impl SampleSelection {
         let names = sample_name_fields();
         let with_names =
             columns.is_none_or(|cols| cols.iter().any(|c| names.iter().any(|f| f.name() == c)));
-        // The builder's schema (`TableBuilder::samples_schema`), without building one.
-        let mut fields: Vec<arrow_schema::FieldRef> = samples_schema().fields().to_vec();
-        if with_names {
-            fields.extend(names.iter().cloned().map(Arc::new));
-        }
-        let full = Arc::new(arrow_schema::Schema::new(fields));
+        let full = Arc::new(full_samples_schema(with_names));
         let mut selection = SampleSelection {
             events,
             symbolize,

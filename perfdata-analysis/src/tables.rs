@@ -12,7 +12,7 @@ use arrow_array::builder::{
     UInt64Builder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use perfdata::types::RecordType;
 use perfdata::Error;
 use rustc_hash::FxHashMap;
@@ -95,6 +95,20 @@ fn u64_field(name: &str, nullable: bool) -> Field {
 
 fn str_field(name: &str, nullable: bool) -> Field {
     Field::new(name, DataType::Utf8, nullable)
+}
+
+/// [`samples_schema`], followed by the name columns ([`sample_name_fields`]) when `names`:
+/// every column a [`TableBuilder`] can build.
+pub fn full_samples_schema(names: bool) -> Schema {
+    let mut fields: Vec<Field> = samples_schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    if names {
+        fields.extend(sample_name_fields());
+    }
+    Schema::new(fields)
 }
 
 /// The `samples` table's columns.
@@ -519,22 +533,18 @@ impl TableBuilder {
     /// The schema of the samples' batches: [`samples_schema`], plus
     /// [`sample_name_fields`] with [`TableBuilder::with_names`].
     pub fn samples_schema(&self) -> Schema {
-        let mut fields: Vec<Field> = samples_schema()
+        let full = full_samples_schema(self.names_cols.is_some());
+        let Some(keep) = &self.keep else {
+            return full;
+        };
+        let kept: Vec<FieldRef> = full
             .fields()
             .iter()
-            .map(|f| f.as_ref().clone())
+            .zip(keep)
+            .filter(|&(_, &k)| k)
+            .map(|(f, _)| f.clone())
             .collect();
-        if self.names_cols.is_some() {
-            fields.extend(sample_name_fields());
-        }
-        if let Some(keep) = &self.keep {
-            fields = fields
-                .into_iter()
-                .zip(keep)
-                .filter_map(|(f, &k)| k.then_some(f))
-                .collect();
-        }
-        Schema::new(fields)
+        Schema::new(kept)
     }
 
     /// Samples added so far.

@@ -42,7 +42,6 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-/// `perf record ARGS -- node --perf-prof …` in `dir` (where node writes its jitdump).
 /// A scratch directory holding `hot.js`, or `None` (said why) where perf or Node.js is
 /// missing.
 fn node_script_dir() -> Option<tempfile::TempDir> {
@@ -55,6 +54,7 @@ fn node_script_dir() -> Option<tempfile::TempDir> {
     Some(t)
 }
 
+/// `perf record ARGS -- node --perf-prof …` in `dir` (where node writes its jitdump).
 fn record(dir: &Path, out: &str, args: &[&str]) -> Result<(), String> {
     record_node(dir, out, args, &[])
 }
