@@ -13,7 +13,8 @@
 use crate::checks::{Outcome, SHOW};
 use crate::record::perf;
 use perfdata::Recording;
-use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::{collapse, report};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -510,7 +511,9 @@ fn our_report(path: &Path, dir: &Path) -> Result<Rows, String> {
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
     let reports = report::report(
         &mut a,
-        &report::ReportOptions::table(report::SortKey::parse("comm,dso,sym")?),
+        &report::ReportOptions::table(
+            report::SortKey::parse("comm,dso,sym").map_err(|e| e.to_string())?,
+        ),
     )
     .map_err(|e| e.to_string())?;
     let mut rows = Rows::new();

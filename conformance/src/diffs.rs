@@ -17,7 +17,7 @@ use crate::analyses::{options, perf_stdout};
 use crate::checks::Outcome;
 use crate::filters;
 use perfdata::Recording;
-use perfdata_analysis::diff::{self, Compute, DiffKey, DiffOptions};
+use perfdata_analysis::analyses::diff::{self, Compute, DiffKey, DiffOptions};
 use perfdata_analysis::filter::{SampleFilter, TimeSpec};
 use perfdata_analysis::Analyzer;
 use std::path::Path;
@@ -79,7 +79,7 @@ fn filtered(old: &Path, new: &Path, dir: &Path) -> Result<Vec<Case>, String> {
         if args[0] == "--time" && !args[1].contains('%') {
             // An absolute window of the new recording selects nothing of the old one.
             let Some(w) = &old_window else { continue };
-            old_filter.time = Some(TimeSpec::parse(w, false)?);
+            old_filter.time = Some(TimeSpec::parse(w, false).map_err(|e| e.to_string())?);
             args[1] = format!("{w}:{}", args[1]);
         }
         let sort = match args[0].as_str() {
@@ -176,8 +176,7 @@ fn our_diff(old: &Path, new: &Path, dir: &Path, c: &Case) -> Result<String, Stri
         let mut o = options(dir);
         o.filter = filter.clone();
         let mut a = Analyzer::open(&rec, &o).map_err(|e| e.to_string())?;
-        a.deliver_hidden = !c.opts.relative;
-        diff::profile(&mut a, &c.opts.sort).map_err(|e| e.to_string())
+        diff::profile(&mut a, &c.opts.sort, !c.opts.relative).map_err(|e| e.to_string())
     };
     let diffs = diff::diff(
         &profile(old, &c.filters.0)?,

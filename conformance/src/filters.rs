@@ -16,9 +16,10 @@
 use crate::analyses::{options, os_args, parse_folded, perf_folded, perf_stdout};
 use crate::checks::Outcome;
 use perfdata::Recording;
+use perfdata_analysis::analyses::collapse;
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
 use perfdata_analysis::filter::{SampleFilter, TimeSpec};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::{collapse, Analyzer};
+use perfdata_analysis::Analyzer;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -210,7 +211,7 @@ pub(crate) fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>),
                 add(
                     vec!["--time".into(), t.into()],
                     SampleFilter {
-                        time: Some(TimeSpec::parse(t, false)?),
+                        time: Some(TimeSpec::parse(t, false).map_err(|e| e.to_string())?),
                         ..SampleFilter::default()
                     },
                 );
@@ -220,7 +221,7 @@ pub(crate) fn cases(path: &Path, dir: &Path) -> Result<(Vec<Case>, Vec<String>),
         add(
             vec!["--time".into(), t.clone()],
             SampleFilter {
-                time: Some(TimeSpec::parse(&t, false)?),
+                time: Some(TimeSpec::parse(&t, false).map_err(|e| e.to_string())?),
                 ..SampleFilter::default()
             },
         );
@@ -251,19 +252,22 @@ pub(crate) fn sample_facts(rec: &Recording, a: &mut Analyzer<'_>) -> Result<Samp
             if t.first_sample_time != 0)
     });
     let (mut cpu, mut span) = (None, None::<(u64, u64)>);
-    a.run(&mut |_, item| {
-        if let Some(s) = &item.sample {
-            if cpu.is_none() {
-                cpu = s.cpu;
+    a.run(
+        Default::default(),
+        |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(s) = &item.sample {
+                if cpu.is_none() {
+                    cpu = s.cpu;
+                }
+                if let Some(t) = s.time {
+                    let (lo, hi) = span.get_or_insert((t, t));
+                    *lo = (*lo).min(t);
+                    *hi = (*hi).max(t);
+                }
             }
-            if let Some(t) = s.time {
-                let (lo, hi) = span.get_or_insert((t, t));
-                *lo = (*lo).min(t);
-                *hi = (*hi).max(t);
-            }
-        }
-        Ok(true)
-    })
+            Ok(true)
+        },
+    )
     .map_err(|e| e.to_string())?;
     Ok((cpu.filter(|_| all_cpu), span, has_feature))
 }
@@ -293,7 +297,7 @@ fn compare_report(
     let mut o = options(dir);
     o.filter = c.filter.clone();
     let mut a = Analyzer::open(&rec, &o).map_err(|e| format!("our report: {e}"))?;
-    let sort = SortKey::parse(c.sort)?;
+    let sort = SortKey::parse(c.sort).map_err(|e| e.to_string())?;
     let opts = ReportOptions {
         elide: report::elided(&c.filter, &sort),
         sort,

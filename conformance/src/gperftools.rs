@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 use perfdata::gperftools::types::{Header, Record};
 use perfdata::gperftools::{self, Profile, SlotFormat, ToPerfOptions};
 use perfdata::Recording;
-use perfdata_analysis::gperftools::{FromPerfOptions, FromPerfSummary};
+use perfdata_analysis::export::gperftools::{FromPerfOptions, FromPerfSummary};
 
 use crate::checks::Outcome;
 use crate::record::perf_run;
@@ -750,28 +750,27 @@ fn check_fixture(tools: &Tools, row: &mut Row, fixture: &Path, work: &Path) {
     }
     // One address space: the process with the most samples (pprof merges locations by
     // mapped file, so several processes' stacks in one profile would be ambiguous).
-    let converted = Recording::open(fixture).and_then(|r| {
-        let (p, summary) = perfdata_analysis::gperftools::from_perf(
-            &r,
-            &FromPerfOptions::default(),
-            &perfdata_analysis::AnalyzerOptions::default(),
-        )?;
+    let converted = (|| -> Result<_, perfdata_analysis::AnalysisError> {
+        let r = Recording::open(fixture)?;
+        let from = |opts: &FromPerfOptions| {
+            let mut a = perfdata_analysis::Analyzer::open(
+                &r,
+                &perfdata_analysis::AnalyzerOptions::default(),
+            )?;
+            perfdata_analysis::export::gperftools::from_perf(&mut a, opts)
+        };
+        let (p, summary) = from(&FromPerfOptions::default())?;
         match summary.pids.iter().max_by_key(|(_, n)| **n) {
             Some((&pid, _)) if summary.pids.len() > 1 => {
                 let opts = FromPerfOptions {
                     pid: Some(pid),
                     ..FromPerfOptions::default()
                 };
-                perfdata_analysis::gperftools::from_perf(
-                    &r,
-                    &opts,
-                    &perfdata_analysis::AnalyzerOptions::default(),
-                )
-                .map(|(p, s)| (p, s, Some(pid)))
+                from(&opts).map(|(p, s)| (p, s, Some(pid)))
             }
             _ => Ok((p, summary, None)),
         }
-    });
+    })();
     let (p, summary, pid) = match converted {
         Ok(x) => x,
         Err(e) => return row.set("ours", Outcome::Fail(vec![e.to_string()])),

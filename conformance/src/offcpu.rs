@@ -40,10 +40,11 @@
 use crate::analyses::{options, perf_stdout};
 use crate::checks::Outcome;
 use perfdata::Recording;
+use perfdata_analysis::analyses::collapse;
+use perfdata_analysis::analyses::offcpu::{self, OffCpu, OffCpuOptions, Source};
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
 use perfdata_analysis::filter::SampleFilter;
-use perfdata_analysis::offcpu::{self, OffCpu, OffCpuOptions, Source};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::{collapse, Analyzer};
+use perfdata_analysis::Analyzer;
 use std::collections::HashMap;
 use std::path::Path;
 

@@ -1,4 +1,4 @@
-//! Check 16 (pprof): our pprof export (`perfdata_analysis::pprof`, what `perfdata export
+//! Check 16 (pprof): our pprof export (`perfdata_analysis::export::pprof`, what `perfdata export
 //! --to pprof` writes) read by the real `go tool pprof`, without the binaries
 //! (`-symbolize=none`), for every event with samples:
 //! * `-top -nodecount=1000 -nodefraction=0` (no node dropped as small) of the export without inline frames: the total equals
@@ -11,10 +11,12 @@
 use crate::checks::{Outcome, SHOW};
 use crate::gperftools::Tools;
 use perfdata::Recording;
-use perfdata_analysis::collapse::{self, tidy_generic, CollapseOptions};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::sampled::{self, GatherOptions};
-use perfdata_analysis::{pprof, Analyzer};
+use perfdata_analysis::analyses::collapse::{self, CollapseOptions};
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
+use perfdata_analysis::export::pprof;
+use perfdata_analysis::export::sampled::{self, GatherOptions};
+use perfdata_analysis::symbols::naming::tidy_generic;
+use perfdata_analysis::Analyzer;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -192,9 +194,10 @@ fn export(
     if events.is_empty() {
         return Ok(None);
     }
-    let profile = pprof::profile(&g, &pprof::PprofOptions::default());
+    let profile = pprof::Pprof::from_sampled(g, &pprof::PprofOptions::default());
     let file = std::fs::File::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    pprof::write(&profile, std::io::BufWriter::new(file))
+    profile
+        .write(std::io::BufWriter::new(file))
         .map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(Some((events, out.to_path_buf())))
 }

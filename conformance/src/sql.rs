@@ -20,10 +20,12 @@
 use crate::analyses::options;
 use crate::checks::{Outcome, SHOW};
 use perfdata::Recording;
+use perfdata_analysis::analyses::collapse;
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
+use perfdata_analysis::export::parquet::{self, ExportOptions};
 use perfdata_analysis::filter::{SampleFilter, TimeSpec};
-use perfdata_analysis::parquet::{export_recording, ExportOptions};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::{collapse, Analyzer};
+use perfdata_analysis::AnalysisError;
+use perfdata_analysis::Analyzer;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,12 +56,17 @@ pub fn check_sql(files: &[PathBuf], work: &Path, workspace: &Path) -> Vec<Outcom
     let _ = std::fs::remove_dir_all(&out);
     let opts = ExportOptions {
         symbolize: true,
-        symbols: options(work),
         ..ExportOptions::default()
     };
+    let symbols = opts.analyzer_options(&options(work));
     let mut exported = vec![];
     for (i, f) in files.iter().enumerate() {
-        exported.push(export_recording(f, i as u32, &out, &opts).map_err(|e| e.to_string()));
+        let one = || -> Result<_, AnalysisError> {
+            let recording = Recording::open(f)?;
+            let mut a = Analyzer::open(&recording, &symbols)?;
+            parquet::export(&mut a, i as u32, &opts, &mut parquet::Directory::new(&out))
+        };
+        exported.push(one().map_err(|e| e.to_string()));
     }
     // engine → query → result, or why the engine was not run.
     let mut results: BTreeMap<&str, Result<Results, String>> = BTreeMap::new();
@@ -341,12 +348,15 @@ impl Reference {
         }
         let mut ips = std::collections::BTreeSet::new();
         let mut a = Analyzer::open(&rec, &options(work)).map_err(|e| e.to_string())?;
-        a.run(&mut |_, item| {
-            if let Some(s) = &item.sample {
-                ips.insert(s.ip);
-            }
-            Ok(true)
-        })
+        a.run(
+            Default::default(),
+            |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+                if let Some(s) = &item.sample {
+                    ips.insert(s.ip);
+                }
+                Ok(true)
+            },
+        )
         .map_err(|e| e.to_string())?;
         Ok(Reference {
             functions,
@@ -479,7 +489,7 @@ impl Reference {
             let time = match TimeSpec::parse(&window, false) {
                 Ok(t) => t,
                 Err(e) => {
-                    why.push(e);
+                    why.push(e.to_string());
                     continue;
                 }
             };
@@ -523,12 +533,15 @@ fn first_sample_time(path: &Path, work: &Path) -> Result<Option<u64>, String> {
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(work)).map_err(|e| e.to_string())?;
     let mut first = None::<u64>;
-    a.run(&mut |_, item| {
-        if let Some(t) = item.sample.as_ref().and_then(|s| s.time) {
-            first = Some(first.map_or(t, |f| f.min(t)));
-        }
-        Ok(true)
-    })
+    a.run(
+        Default::default(),
+        |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(t) = item.sample.as_ref().and_then(|s| s.time) {
+                first = Some(first.map_or(t, |f| f.min(t)));
+            }
+            Ok(true)
+        },
+    )
     .map_err(|e| e.to_string())?;
     Ok(first)
 }

@@ -25,7 +25,8 @@ use crate::analyses::{
 use crate::checks::Outcome;
 use crate::cut_short;
 use perfdata::Recording;
-use perfdata_analysis::{collapse, report, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::{collapse, report};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -63,9 +64,14 @@ pub fn check_unwind(path: &Path, dir: &Path) -> Outcome {
 /// Check 12.
 pub fn check_unwound(path: &Path, dir: &Path, task_32: bool) -> Outcome {
     let out = path.with_extension("unwound.data");
-    if let Err(e) =
-        perfdata_analysis::unwound::convert_unwound(path, &out, &AnalyzerOptions::default())
-    {
+    let rewrite = || -> Result<(), perfdata_analysis::AnalysisError> {
+        let recording = Recording::open(path)?;
+        let mut a = Analyzer::open(&recording, &AnalyzerOptions::default())?;
+        perfdata::write::save_checked_as(&out, |w| {
+            perfdata_analysis::rewrite::unwound::unwound(&mut a, w).map(|(_, damaged)| damaged)
+        })
+    };
+    if let Err(e) = rewrite() {
         return Outcome::Fail(vec![format!("perfdata convert --unwind: {e}")]);
     }
     let converted = match perf_folded(&out, dir, &["--no-inline"]) {
@@ -272,8 +278,11 @@ pub fn compare_folded(theirs: &Folded, ours: &Folded) -> Outcome {
 fn our_chains(path: &Path, dir: &Path) -> Result<ChainRows, String> {
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let mut a = Analyzer::open(&rec, &options(dir)).map_err(|e| e.to_string())?;
-    let mut opts = report::ReportOptions::table(report::SortKey::parse("comm,dso,sym")?);
-    opts.call_graph = report::CallGraphOptions::parse("folded,0,caller")?;
+    let mut opts = report::ReportOptions::table(
+        report::SortKey::parse("comm,dso,sym").map_err(|e| e.to_string())?,
+    );
+    opts.call_graph =
+        report::CallGraphOptions::parse("folded,0,caller").map_err(|e| e.to_string())?;
     let reports = report::report(&mut a, &opts).map_err(|e| e.to_string())?;
     let mut rows = ChainRows::new();
     for r in reports {

@@ -16,11 +16,12 @@ use crate::scratch;
 use arrow_array::RecordBatch;
 use perfdata::dump::{dump_recording, DumpOptions};
 use perfdata::{PerfData, Recording};
-use perfdata_analysis::collapse::{self, CollapseOptions};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::sample_stream::SampleSelection;
-use perfdata_analysis::tables::{sample_name_fields, samples_schema};
-use perfdata_analysis::{info, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::collapse::{self, CollapseOptions};
+use perfdata_analysis::analyses::info;
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
+use perfdata_analysis::export::sample_stream::SampleSelection;
+use perfdata_analysis::export::tables::{sample_name_fields, samples_schema};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 

@@ -3,7 +3,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use perfdata::types::SampleRegsAbi;
-use perfdata_analysis::unwind::{unwind_stack, Arch, ObjectCfi};
+use perfdata_analysis::stack::unwind::{unwind_stack, Arch, ObjectCfi};
 
 /// At most this many frames: what the analyses ask for.
 const MAX_FRAMES: usize = 127;

@@ -4,9 +4,10 @@
 
 use crate::scratch;
 use perfdata::{PerfData, Recording};
-use perfdata_analysis::pprof::{self, PprofOptions};
-use perfdata_analysis::sampled::{self, GatherOptions};
-use perfdata_analysis::{firefox, speedscope, Analyzer, AnalyzerOptions};
+use perfdata_analysis::export::pprof::{self, PprofOptions};
+use perfdata_analysis::export::sampled::GatherOptions;
+use perfdata_analysis::export::{firefox, speedscope};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -41,13 +42,13 @@ pub fn viewers(bytes: &[u8]) {
         markers: true,
     };
     if let Ok(mut a) = Analyzer::open(&rec, &opts) {
-        if let Ok(t) = speedscope::gather(&mut a, &timeline) {
-            t.write("fuzz", std::io::sink()).expect("writing to a sink");
+        if let Ok(t) = speedscope::gather(&mut a, &timeline, "fuzz") {
+            t.write(std::io::sink()).expect("writing to a sink");
         }
     }
     if let Ok(mut a) = Analyzer::open(&rec, &opts) {
-        if let Ok(p) = firefox::export(&mut a, &timeline, "fuzz") {
-            firefox::write(&p, std::io::sink()).expect("writing to a sink");
+        if let Ok(p) = firefox::gather(&mut a, &timeline, "fuzz") {
+            p.write(std::io::sink()).expect("writing to a sink");
         }
     }
     if let Ok(mut a) = Analyzer::open(&rec, &opts) {
@@ -55,13 +56,13 @@ pub fn viewers(bytes: &[u8]) {
             each_sample: false,
             ..timeline
         };
-        if let Ok(s) = sampled::gather(&mut a, &aggregated) {
-            let popts = PprofOptions {
-                pid: None,
-                cpu_label: true,
-                time_label: false,
-            };
-            pprof::write(&pprof::profile(&s, &popts), std::io::sink()).expect("writing to a sink");
+        let popts = PprofOptions {
+            pid: None,
+            cpu_label: true,
+            time_label: false,
+        };
+        if let Ok(p) = pprof::gather(&mut a, &aggregated, &popts) {
+            p.write(std::io::sink()).expect("writing to a sink");
         }
     };
 }

@@ -8,8 +8,13 @@ use std::path::{Path, PathBuf};
 /// What a command failed with.
 #[derive(Debug)]
 pub enum CliError {
-    /// A library error; it names its file when it is about one.
+    /// A format error; it names its file when it is about one.
     Perfdata(perfdata::Error),
+    /// An analysis error, and the recording it is about (when it says no file itself).
+    Analysis {
+        path: Option<PathBuf>,
+        error: perfdata_analysis::AnalysisError,
+    },
     /// An I/O error about `path` (`None`: standard input or output).
     Io {
         path: Option<PathBuf>,
@@ -37,6 +42,7 @@ impl CliError {
                 perfdata::rt::ErrorKind::Io(error) => Some(error),
                 _ => None,
             },
+            CliError::Analysis { error, .. } => return error.is_broken_pipe(),
             _ => None,
         };
         io.is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
@@ -47,6 +53,11 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Perfdata(e) => write!(f, "{e}"),
+            CliError::Analysis {
+                path: Some(p),
+                error,
+            } => write!(f, "{}: {error}", p.display()),
+            CliError::Analysis { path: None, error } => write!(f, "{error}"),
             CliError::Io {
                 path: Some(p),
                 error,
@@ -72,6 +83,22 @@ impl From<perfdata::Error> for CliError {
     }
 }
 
+impl From<perfdata_analysis::AnalysisError> for CliError {
+    fn from(error: perfdata_analysis::AnalysisError) -> Self {
+        match error {
+            // A format error names its file and place itself.
+            perfdata_analysis::AnalysisError::Format(e) => CliError::Perfdata(e),
+            error => CliError::Analysis { path: None, error },
+        }
+    }
+}
+
+impl From<perfdata_analysis::BadOption> for CliError {
+    fn from(b: perfdata_analysis::BadOption) -> Self {
+        CliError::Usage(b.to_string())
+    }
+}
+
 impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         CliError::Io { path: None, error }
@@ -93,6 +120,23 @@ impl<T> At<T> for Result<T, perfdata::Error> {
             } else {
                 CliError::Perfdata(e.in_file(path))
             }
+        })
+    }
+}
+
+impl<T> At<T> for Result<T, perfdata_analysis::AnalysisError> {
+    fn at(self, path: &Path) -> Result<T, CliError> {
+        use perfdata_analysis::AnalysisError;
+        self.map_err(|error| match error {
+            AnalysisError::Format(e) => Err::<(), _>(e).at(path).unwrap_err(),
+            // A bad option is the user's, not the file's.
+            AnalysisError::BadOption(b) => CliError::Usage(b.to_string()),
+            // An I/O error that names its own file keeps it.
+            AnalysisError::Io { path: Some(_), .. } => CliError::Analysis { path: None, error },
+            error => CliError::Analysis {
+                path: Some(path.to_path_buf()),
+                error,
+            },
         })
     }
 }

@@ -65,7 +65,7 @@ impl FilterArgs {
             v.as_deref()
                 .map(|t| filter::parse_ids(flag, t))
                 .transpose()
-                .map_err(CliError::usage)
+                .map_err(CliError::from)
         };
         Ok(SampleFilter {
             pids: ids("pid", &self.pids)?,
@@ -73,18 +73,12 @@ impl FilterArgs {
             comms: self.comms.as_deref().map(filter::parse_names),
             dsos: self.dsos.as_deref().map(filter::parse_names),
             symbols: self.symbols.as_deref().map(filter::parse_names),
-            cpus: self
-                .cpus
-                .as_deref()
-                .map(filter::parse_cpus)
-                .transpose()
-                .map_err(CliError::usage)?,
+            cpus: self.cpus.as_deref().map(filter::parse_cpus).transpose()?,
             time: self
                 .time
                 .as_deref()
                 .map(|t| TimeSpec::parse(t, self.reltime))
-                .transpose()
-                .map_err(CliError::usage)?,
+                .transpose()?,
         })
     }
 }

@@ -7,7 +7,7 @@ use crate::values::EndianArg;
 use perfdata::gperftools::{self, Profile, SlotFormat, ToPerfOptions};
 use perfdata::write::WriteOptions;
 use perfdata::{Endianness, Recording};
-use perfdata_analysis::gperftools::{from_perf, FromPerfOptions};
+use perfdata_analysis::export::gperftools::{from_perf, FromPerfOptions};
 use perfdata_analysis::AnalyzerOptions;
 use std::path::Path;
 
@@ -188,6 +188,7 @@ fn perf_to_profile(
     analysis: &AnalyzerOptions,
 ) -> Result<(), CliError> {
     let recording = Recording::open(input).at(input)?;
+    let mut analyzer = perfdata_analysis::Analyzer::open(&recording, analysis).at(input)?;
     let opts = FromPerfOptions {
         pid: args.pid,
         comm: args.comm.clone(),
@@ -197,7 +198,8 @@ fn perf_to_profile(
             endian.unwrap_or(Endianness::Little),
         )),
     };
-    let (profile, summary) = from_perf(&recording, &opts, analysis).at(input)?;
+    let (profile, summary) = from_perf(&mut analyzer, &opts).at(input)?;
+    crate::symbols::print_notes(input, &analyzer);
     let layout = profile.layout;
     gperftools::save(&profile, output, layout).at(output)?;
     eprintln!(

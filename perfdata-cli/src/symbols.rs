@@ -1,7 +1,7 @@
 //! Where symbols come from and how stacks are put together: the options every analysis
 //! command shares.
 
-use perfdata_analysis::unwind::CallGraph;
+use perfdata_analysis::stack::unwind::CallGraph;
 use perfdata_analysis::{AnalyzerOptions, StackOptions};
 use std::path::PathBuf;
 

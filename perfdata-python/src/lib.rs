@@ -12,10 +12,10 @@
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
-use perfdata::Error;
-use perfdata_analysis::sample_stream::SampleSelection;
-use perfdata_analysis::tables::BATCH;
-use perfdata_analysis::unwind::CallGraph;
+use perfdata_analysis::export::sample_stream::SampleSelection;
+use perfdata_analysis::export::tables::BATCH;
+use perfdata_analysis::stack::unwind::CallGraph;
+use perfdata_analysis::AnalysisError as Error;
 use perfdata_analysis::{Analyzer, AnalyzerOptions, StackOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
@@ -36,8 +36,18 @@ create_exception!(
      (the header feature, or None) and `file`."
 );
 
-/// The Python exception of a library error, with where it happened as attributes.
-fn py_err(e: Error) -> PyErr {
+/// The Python exception of a library error: a bad argument is a `ValueError`; anything
+/// else a `PerfDataError` with where it happened as attributes.
+fn py_err(e: impl Into<Error>) -> PyErr {
+    let e = match e.into() {
+        Error::Format(e) => e,
+        Error::BadOption(b) => return bad(b.to_string()),
+        Error::Io {
+            path: Some(path),
+            source,
+        } => perfdata::Error::from(source).in_file(&path),
+        other => perfdata::Error::other(other.to_string()),
+    };
     Python::attach(|py| {
         let err = PerfDataError::new_err(e.to_string());
         let value = err.value(py);
@@ -80,7 +90,7 @@ impl Symbols {
     fn options(&self, unwind: Option<&str>, lines: bool) -> PyResult<AnalyzerOptions> {
         let call_graph = match unwind {
             None => CallGraph::Auto,
-            Some(u) => u.parse::<CallGraph>().map_err(bad)?,
+            Some(u) => u.parse::<CallGraph>().map_err(py_err)?,
         };
         Ok(AnalyzerOptions {
             kallsyms: self.kallsyms.clone(),
@@ -112,11 +122,10 @@ fn open(path: &Path) -> PyResult<perfdata::Recording> {
     perfdata::Recording::open(path).map_err(|e| py_err(with_file(e, path)))
 }
 
-fn with_file(e: Error, path: &Path) -> Error {
-    if e.file().is_some() {
-        e
-    } else {
-        e.in_file(path)
+fn with_file(e: impl Into<Error>, path: &Path) -> Error {
+    match e.into() {
+        Error::Format(e) if e.file().is_none() => Error::Format(e.in_file(path)),
+        e => e,
     }
 }
 
@@ -169,8 +178,8 @@ impl NativeRecording {
         py.detach(|| -> Result<String, Error> {
             let rec = perfdata::Recording::open(&self.path)?;
             let mut a = Analyzer::open(&rec, &opts)?;
-            let info = perfdata_analysis::info::info(&mut a, top)?;
-            serde_json::to_string(&info).map_err(|e| Error::other(e.to_string()))
+            let info = perfdata_analysis::analyses::info::info(&mut a, top)?;
+            serde_json::to_string(&info).map_err(|e| Error::from(std::io::Error::from(e)))
         })
         .map_err(|e| py_err(with_file(e, &self.path)))
     }
@@ -282,7 +291,8 @@ impl NativeRecording {
         let events = py
             .detach(|| Analyzer::open(&rec, &opts).map(|a| a.events))
             .map_err(|e| py_err(with_file(e, &self.path)))?;
-        let selection = SampleSelection::new(events, symbolize, columns.as_deref()).map_err(bad)?;
+        let selection =
+            SampleSelection::new(events, symbolize, columns.as_deref()).map_err(py_err)?;
         let schema = selection.schema();
         // One batch in the channel, one being built (and the one the reader holds): memory
         // is bounded by a few batches.
@@ -309,8 +319,8 @@ impl NativeRecording {
         percent_limit: Option<f64>,
         unwind: Option<&str>,
     ) -> PyResult<String> {
-        use perfdata_analysis::report;
-        let keys = report::SortKey::parse(sort).map_err(bad)?;
+        use perfdata_analysis::analyses::report;
+        let keys = report::SortKey::parse(sort).map_err(py_err)?;
         let mut ropts = report::ReportOptions::table(keys);
         ropts.children = children;
         ropts.percent_limit = percent_limit;
@@ -319,7 +329,7 @@ impl NativeRecording {
             let rec = perfdata::Recording::open(&self.path)?;
             let mut a = Analyzer::open(&rec, &opts)?;
             let reports = report::report(&mut a, &ropts)?;
-            serde_json::to_string(&reports).map_err(|e| Error::other(e.to_string()))
+            serde_json::to_string(&reports).map_err(|e| Error::from(std::io::Error::from(e)))
         })
         .map_err(|e| py_err(with_file(e, &self.path)))
     }
@@ -335,7 +345,7 @@ impl NativeRecording {
         inline: bool,
         unwind: Option<&str>,
     ) -> PyResult<Vec<(String, u64)>> {
-        use perfdata_analysis::collapse;
+        use perfdata_analysis::analyses::collapse;
         let opts = self.symbols.options(unwind, inline)?;
         let copts = collapse::CollapseOptions {
             event,
@@ -377,8 +387,14 @@ impl NativeRecording {
             }
             let opts = self.symbols.options(None, false)?;
             return py
-                .detach(|| perfdata_analysis::unwound::convert_unwound(&self.path, &output, &opts))
-                .map(|_| ())
+                .detach(|| -> Result<(), Error> {
+                    let rec = perfdata::Recording::open(&self.path)?;
+                    let mut a = Analyzer::open(&rec, &opts)?;
+                    perfdata::write::save_checked_as(&output, |out| {
+                        perfdata_analysis::rewrite::unwound::unwound(&mut a, out)
+                            .map(|(_, damaged)| damaged)
+                    })
+                })
                 .map_err(|e| py_err(with_file(e, &self.path)));
         }
         let endian = match endian {
@@ -419,23 +435,28 @@ impl NativeRecording {
         symbolize: bool,
         recording: u32,
     ) -> PyResult<()> {
-        use perfdata_analysis::{firefox, pprof, sampled, speedscope};
+        use perfdata_analysis::export::{firefox, pprof, sampled, speedscope};
         let name = self
             .path
             .file_name()
             .map_or(String::new(), |n| n.to_string_lossy().into_owned());
         match to {
             "parquet" => {
-                let opts = perfdata_analysis::parquet::ExportOptions {
+                use perfdata_analysis::export::parquet;
+                let opts = parquet::ExportOptions {
                     symbolize,
-                    symbols: self.symbols.options(None, symbolize)?,
                     ..Default::default()
                 };
-                py.detach(|| {
-                    std::fs::create_dir_all(&output)
-                        .map_err(|e| Error::from(e).in_file(&output))?;
-                    perfdata_analysis::parquet::export_recording(
-                        &self.path, recording, &output, &opts,
+                let symbols = opts.analyzer_options(&self.symbols.options(None, symbolize)?);
+                py.detach(|| -> Result<_, Error> {
+                    std::fs::create_dir_all(&output).map_err(|e| Error::io(&output, e))?;
+                    let rec = perfdata::Recording::open(&self.path)?;
+                    let mut a = Analyzer::open(&rec, &symbols)?;
+                    parquet::export(
+                        &mut a,
+                        recording,
+                        &opts,
+                        &mut parquet::Directory::new(&output),
                     )
                 })
                 .map(|_| ())
@@ -454,39 +475,33 @@ impl NativeRecording {
                 // output.
                 enum Gathered {
                     Speedscope(Box<speedscope::Timeline>),
-                    Firefox(Box<firefox::Profile>),
-                    Pprof(Box<sampled::Sampled>),
+                    Firefox(Box<firefox::FirefoxProfile>),
+                    Pprof(Box<pprof::Pprof>),
                 }
                 let gathered = py
                     .detach(|| -> Result<_, Error> {
                         let rec = perfdata::Recording::open(&self.path)?;
                         let mut a = Analyzer::open(&rec, &opts)?;
                         Ok(match to {
-                            "speedscope" => {
-                                Gathered::Speedscope(Box::new(speedscope::gather(&mut a, &gopts)?))
-                            }
+                            "speedscope" => Gathered::Speedscope(Box::new(speedscope::gather(
+                                &mut a, &gopts, &name,
+                            )?)),
                             "firefox" => {
-                                Gathered::Firefox(Box::new(firefox::export(&mut a, &gopts, &name)?))
+                                Gathered::Firefox(Box::new(firefox::gather(&mut a, &gopts, &name)?))
                             }
-                            _ => Gathered::Pprof(Box::new(sampled::gather(&mut a, &gopts)?)),
+                            _ => Gathered::Pprof(Box::new(pprof::gather(
+                                &mut a,
+                                &gopts,
+                                &pprof::PprofOptions::default(),
+                            )?)),
                         })
                     })
                     .map_err(|e| py_err(with_file(e, &self.path)))?;
                 py.detach(|| -> Result<(), Error> {
                     write_beside(&output, |out| match &gathered {
-                        Gathered::Speedscope(t) => t.write(&name, out).map_err(Error::from),
-                        Gathered::Firefox(profile) => {
-                            firefox::write(profile, out).map_err(Error::from)
-                        }
-                        Gathered::Pprof(gathered) => {
-                            let popts = pprof::PprofOptions {
-                                pid: None,
-                                cpu_label: false,
-                                time_label: false,
-                            };
-                            pprof::write(&pprof::profile(gathered, &popts), out)
-                                .map_err(Error::from)
-                        }
+                        Gathered::Speedscope(t) => t.write(out),
+                        Gathered::Firefox(profile) => profile.write(out),
+                        Gathered::Pprof(profiles) => profiles.write(out),
                     })
                 })
                 .map_err(py_err)
@@ -503,7 +518,7 @@ fn write_beside(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    let at = |e: std::io::Error| Error::from(e).in_file(path);
+    let at = |e: std::io::Error| Error::io(path, e);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -546,7 +561,10 @@ fn spawn_walk<T: Send + 'static>(
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
-                Error::other(format!("internal error (a panic in perfdata): {what}")).in_file(&path)
+                Error::Format(
+                    perfdata::Error::other(format!("internal error (a panic in perfdata): {what}"))
+                        .in_file(&path),
+                )
             }
         };
         // A closed channel (the reader was dropped) is not an error to report.
@@ -679,7 +697,7 @@ impl DumpLines {
 #[pyfunction]
 fn schema_versions() -> (u32, u32) {
     (
-        perfdata_analysis::tables::SCHEMA_VERSION,
+        perfdata_analysis::export::tables::SCHEMA_VERSION,
         perfdata::dump::SCHEMA_VERSION,
     )
 }

@@ -33,7 +33,7 @@ commands:
                   --minimize writes each corpus, cut to the inputs that cover its edges, to
                   fuzz/seeds/T.tar.gz (5 MiB in all at most)
   proto           (`cargo run -p xtask --features proto -- proto`) regenerate the pprof types,
-                  perfdata-analysis/src/pprof_proto.rs, from perfdata-analysis/proto/ (needs protoc)";
+                  perfdata-analysis/src/export/pprof/proto.rs, from perfdata-analysis/proto/ (needs protoc)";
 
 fn main() -> ExitCode {
     match run() {

@@ -1,5 +1,5 @@
 //! `cargo run -p xtask --features proto -- proto`: regenerates the pprof `profile.proto`
-//! types (perfdata-analysis/src/pprof_proto.rs) with prost-build. Run once when the
+//! types (perfdata-analysis/src/export/pprof/proto.rs) with prost-build. Run once when the
 //! proto changes; builds never need `protoc`, which this step does (Debian:
 //! `protobuf-compiler`).
 
@@ -11,7 +11,7 @@ use std::path::Path;
 /// (its Apache-2.0 header kept).
 const PROTO: &str = "perfdata-analysis/proto/profile.proto";
 /// The checked-in Rust types.
-const OUT: &str = "perfdata-analysis/src/pprof_proto.rs";
+const OUT: &str = "perfdata-analysis/src/export/pprof/proto.rs";
 
 /// Writes [`OUT`] from [`PROTO`].
 pub fn run(root: &Path) -> Result<()> {

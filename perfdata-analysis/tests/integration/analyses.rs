@@ -5,7 +5,8 @@
 use crate::common;
 
 use perfdata::Recording;
-use perfdata_analysis::{collapse, info, report, stats, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::{collapse, info, report, stats};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
@@ -113,23 +114,26 @@ fn stats_tables_agree_with_the_records() {
         let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
         let mut overview = 0u64;
         let mut last_time = 0u64;
-        let s = stats::stats(&mut a, &mut |row| {
-            overview += 1;
-            // Time order, as perf delivers records.
-            if let Some(t) = row.time.filter(|&t| t != 0) {
-                if rec.is_directory() {
-                    return Ok(()); // per stream (see Analyzer::run)
+        let s = stats::stats(
+            &mut a,
+            |row| -> Result<(), perfdata_analysis::AnalysisError> {
+                overview += 1;
+                // Time order, as perf delivers records.
+                if let Some(t) = row.time.filter(|&t| t != 0) {
+                    if rec.is_directory() {
+                        return Ok(()); // per stream (see Analyzer::run)
+                    }
+                    assert!(
+                        t >= last_time,
+                        "{}: {} before {last_time}",
+                        path.display(),
+                        t
+                    );
+                    last_time = t;
                 }
-                assert!(
-                    t >= last_time,
-                    "{}: {} before {last_time}",
-                    path.display(),
-                    t
-                );
-                last_time = t;
-            }
-            Ok(())
-        })
+                Ok(())
+            },
+        )
         .unwrap();
         let typed: u64 = s.stat.iter().map(|t| t.count).sum();
         let name = path.display();
@@ -167,7 +171,11 @@ fn info_names_the_producer_and_counts_samples() {
         i.events.iter().map(|e| e.samples).collect::<Vec<_>>(),
         samples
     );
-    assert!(i.perf_version.is_some() && i.hostname.is_some() && i.command_line.is_some());
+    assert!(
+        i.producer.perf_version.is_some()
+            && i.producer.hostname.is_some()
+            && i.producer.command_line.is_some()
+    );
     assert!(i.first_time.unwrap() <= i.last_time.unwrap());
     assert!(i.top_processes.len() <= 3 && !i.top_processes.is_empty());
     let text = info::render(&i);

@@ -19,14 +19,17 @@ fn samples(rec: &Recording) -> Vec<(u64, i32, u64)> {
     };
     let mut a = Analyzer::open(rec, &opts).unwrap();
     let mut out = vec![];
-    a.run(&mut |_, item| {
-        if let Some(s) = &item.sample {
-            if !s.kernel {
-                out.push((s.time.unwrap(), s.pid, s.ip));
+    a.run(
+        Default::default(),
+        |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(s) = &item.sample {
+                if !s.kernel {
+                    out.push((s.time.unwrap(), s.pid, s.ip));
+                }
             }
-        }
-        Ok(true)
-    })
+            Ok(true)
+        },
+    )
     .unwrap();
     out
 }
@@ -39,19 +42,22 @@ fn names(rec: &Recording, jitdumps: &[PathBuf]) -> (Vec<String>, Vec<String>) {
     };
     let mut a = Analyzer::open(rec, &opts).unwrap();
     let mut out = vec![];
-    a.run(&mut |machine, item| {
-        if let Some(s) = &item.sample {
-            if !s.kernel {
-                let f = machine.resolve(s.pid, false, s.ip);
-                out.push(
-                    f.symbol
-                        .map(|sym| machine.dsos.symbol_name(sym).to_string())
-                        .unwrap_or_default(),
-                );
+    a.run(
+        Default::default(),
+        |machine, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(s) = &item.sample {
+                if !s.kernel {
+                    let f = machine.resolve(s.pid, false, s.ip);
+                    out.push(
+                        f.symbol
+                            .map(|sym| machine.dsos.symbol_name(sym).to_string())
+                            .unwrap_or_default(),
+                    );
+                }
             }
-        }
-        Ok(true)
-    })
+            Ok(true)
+        },
+    )
     .unwrap();
     (out, a.notes().to_vec())
 }
@@ -234,7 +240,8 @@ fn unwinding_tables_go_to_the_next_load_alone_and_move_with_their_code() {
         ],
     };
     std::fs::write(&file, dump.encode().unwrap()).unwrap();
-    let mut jit = perfdata_analysis::jit::JitDumps::new(&[file], Path::new("perf.data"), true);
+    let mut jit =
+        perfdata_analysis::symbols::jit::JitDumps::new(&[file], Path::new("perf.data"), true);
     jit.reset();
     let loads = jit.take_all();
     let by_name = |n: &str, at: u64| {
@@ -243,7 +250,7 @@ fn unwinding_tables_go_to_the_next_load_alone_and_move_with_their_code() {
             .find(|c| c.name == n && c.start == at)
             .unwrap_or_else(|| panic!("{n} at {at:#x}: {loads:#?}"))
     };
-    let tables_of = |c: &perfdata_analysis::jit::JitCode| {
+    let tables_of = |c: &perfdata_analysis::symbols::jit::JitCode| {
         let u = c.unwinding.as_ref().expect("tables");
         (u.eh_frame.to_vec(), u.eh_frame_hdr.to_vec(), u.is_32)
     };

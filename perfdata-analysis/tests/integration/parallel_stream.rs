@@ -11,8 +11,8 @@ use arrow_array::{Array, ListArray, RecordBatch, StringArray, UInt64Array};
 use perfdata::rt::Array as RtArray;
 use perfdata::types::Callchain;
 use perfdata::{PerfData, Recording};
-use perfdata_analysis::sample_stream::SampleSelection;
-use perfdata_analysis::tables::{sample_name_fields, samples_schema};
+use perfdata_analysis::export::sample_stream::SampleSelection;
+use perfdata_analysis::export::tables::{sample_name_fields, samples_schema};
 use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::Path;
 

@@ -10,7 +10,9 @@ use arrow_array::types::{Int32Type, UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use perfdata::Recording;
-use perfdata_analysis::parquet::{export_recording, samples_schema, ExportOptions};
+use perfdata_analysis::export::parquet::{
+    self as export, samples_schema, ExportOptions, ExportSummary,
+};
 use perfdata_analysis::{Analyzer, AnalyzerOptions, Frame};
 use std::collections::HashMap;
 use std::path::Path;
@@ -34,8 +36,19 @@ fn opts(symbolize: bool) -> ExportOptions {
         symbolize,
         // Small row groups: several per file, as a large recording has.
         row_group_size: 7,
-        symbols: AnalyzerOptions::default(),
     }
+}
+
+/// One recording exported as partition `recording` of the tables under `dir`.
+fn export_recording(
+    path: &Path,
+    recording: u32,
+    dir: &Path,
+    opts: &ExportOptions,
+) -> Result<ExportSummary, perfdata_analysis::AnalysisError> {
+    let rec = Recording::open(path)?;
+    let mut a = Analyzer::open(&rec, &opts.analyzer_options(&AnalyzerOptions::default()))?;
+    export::export(&mut a, recording, opts, &mut export::Directory::new(dir))
 }
 
 /// Per sample: (event, time, tid, period, frame addresses leaf first), from the library.
@@ -54,19 +67,22 @@ fn expected(path: &Path) -> Expected {
     let events = a.events.clone();
     let mut out = vec![];
     let mut frames: Vec<Frame> = vec![];
-    a.run(&mut |m, item| {
-        if let Some(s) = &item.sample {
-            m.frames(s, &mut frames)?;
-            out.push((
-                events[s.event].clone(),
-                s.time,
-                s.tid,
-                s.period,
-                frames.iter().map(|f| f.ip).collect(),
-            ));
-        }
-        Ok(true)
-    })
+    a.run(
+        Default::default(),
+        |m, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(s) = &item.sample {
+                m.frames(s, &mut frames)?;
+                out.push((
+                    events[s.event].clone(),
+                    s.time,
+                    s.tid,
+                    s.period,
+                    frames.iter().map(|f| f.ip).collect(),
+                ));
+            }
+            Ok(true)
+        },
+    )
     .unwrap();
     out
 }
@@ -216,14 +232,17 @@ fn symbolized_frames_name_what_the_report_names() {
     let rec = Recording::open(&path).unwrap();
     let mut a = Analyzer::open(&rec, &AnalyzerOptions::default()).unwrap();
     let mut names = std::collections::BTreeSet::new();
-    a.run(&mut |m, item| {
-        if let Some(s) = &item.sample {
-            if let Some(sym) = m.resolve(s.pid, s.kernel, s.ip).symbol {
-                names.insert(m.dsos.symbol_name(sym).to_string());
+    a.run(
+        Default::default(),
+        |m, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            if let Some(s) = &item.sample {
+                if let Some(sym) = m.resolve(s.pid, s.kernel, s.ip).symbol {
+                    names.insert(m.dsos.symbol_name(sym).to_string());
+                }
             }
-        }
-        Ok(true)
-    })
+            Ok(true)
+        },
+    )
     .unwrap();
     let mut exported = std::collections::BTreeSet::new();
     for b in read(dir.path(), "frames", 0) {

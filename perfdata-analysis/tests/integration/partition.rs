@@ -7,7 +7,8 @@ use crate::common;
 use perfdata::types::RecordType;
 use perfdata::write::{Builder, WriteOptions};
 use perfdata::{PerfData, Recording};
-use perfdata_analysis::{collapse, partition, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::collapse;
+use perfdata_analysis::{partition, Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
 use std::path::Path;
 

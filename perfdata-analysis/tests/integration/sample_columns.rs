@@ -5,7 +5,7 @@
 
 use arrow_array::RecordBatch;
 use perfdata::Recording;
-use perfdata_analysis::tables::{TableBuilder, TableKind};
+use perfdata_analysis::export::tables::{TableBuilder, TableKind};
 use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::Path;
 
@@ -17,13 +17,16 @@ fn samples(path: &Path, columns: Option<&[usize]>) -> Vec<RecordBatch> {
         tables = tables.with_sample_columns(c);
     }
     let mut out = vec![];
-    a.run(&mut |machine, item| {
-        tables.add(machine, item)?;
-        if let Some(b) = tables.take(TableKind::Samples, 5)? {
-            out.push(b);
-        }
-        Ok(true)
-    })
+    a.run(
+        Default::default(),
+        |machine, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            tables.add(machine, item)?;
+            if let Some(b) = tables.take(TableKind::Samples, 5)? {
+                out.push(b);
+            }
+            Ok(true)
+        },
+    )
     .unwrap();
     if let Some(b) = tables.take(TableKind::Samples, 0).unwrap() {
         out.push(b);

@@ -12,8 +12,9 @@ use crate::common::simpleperf::{
 };
 use perfdata::types::{CallchainContext, RecordBody};
 use perfdata::{PerfData, Recording};
-use perfdata_analysis::report::{self, ReportOptions, SortKey};
-use perfdata_analysis::{collapse, info, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
+use perfdata_analysis::analyses::{collapse, info};
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

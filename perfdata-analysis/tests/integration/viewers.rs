@@ -3,11 +3,13 @@
 //! in `cargo xtask conformance` (check 16).
 
 use perfdata::Recording;
-use perfdata_analysis::collapse::{self, tidy_generic, CollapseOptions};
-use perfdata_analysis::pprof::{self, PprofOptions};
-use perfdata_analysis::pprof_proto as pb;
-use perfdata_analysis::sampled::{self, GatherOptions, Sampled};
-use perfdata_analysis::{report, Analyzer, AnalyzerOptions};
+use perfdata_analysis::analyses::collapse::{self, CollapseOptions};
+use perfdata_analysis::analyses::report;
+use perfdata_analysis::export::pprof::proto as pb;
+use perfdata_analysis::export::pprof::{self, PprofOptions};
+use perfdata_analysis::export::sampled::{self, GatherOptions, Sampled};
+use perfdata_analysis::symbols::naming::tidy_generic;
+use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -41,9 +43,9 @@ fn folded_by_collapse(path: &Path) -> BTreeMap<String, u64> {
 }
 
 /// Our pprof file decoded as a reader would: gunzip, then the protobuf.
-fn write_and_decode(profile: &pb::Profile) -> pb::Profile {
+fn write_and_decode(profile: &pprof::Pprof) -> pb::Profile {
     let mut gz = vec![];
-    pprof::write(profile, &mut gz).unwrap();
+    profile.write(&mut gz).unwrap();
     assert_eq!(&gz[..2], &[0x1f, 0x8b], "gzip magic");
     let mut raw = vec![];
     flate2::read::GzDecoder::new(&gz[..])
@@ -62,7 +64,10 @@ fn pprof_of_wordfreq_decodes_with_every_reference_resolved_and_collapse_s_stacks
             ..GatherOptions::default()
         },
     );
-    let p = write_and_decode(&pprof::profile(&g, &PprofOptions::default()));
+    let p = write_and_decode(&pprof::Pprof::from_sampled(
+        g.clone(),
+        &PprofOptions::default(),
+    ));
     let s = |i: i64| p.string_table[i as usize].as_str();
     assert_eq!(s(0), "");
     let types: Vec<(&str, &str)> = p
@@ -166,7 +171,7 @@ fn pprof_per_process_and_labels() {
             ..GatherOptions::default()
         },
     );
-    let procs = pprof::processes(&g);
+    let procs = pprof::Pprof::from_sampled(g.clone(), &PprofOptions::default()).processes();
     assert_eq!(procs.len(), 1);
     let (pid, name) = &procs[0];
     assert_eq!(name, "wordfreq");
@@ -175,7 +180,7 @@ fn pprof_per_process_and_labels() {
         cpu_label: true,
         time_label: true,
     };
-    let p = write_and_decode(&pprof::profile(&g, &opts));
+    let p = write_and_decode(&pprof::Pprof::from_sampled(g.clone(), &opts));
     let s = |i: i64| p.string_table[i as usize].as_str();
     // One pprof sample per perf sample, each with its cpu and time.
     assert_eq!(p.sample.len() as u64, g.events[0].samples);
@@ -195,13 +200,14 @@ fn pprof_per_process_and_labels() {
         assert_eq!(Some(time.num as u64), ours.time);
     }
     // Another pid: an empty profile (no sample types, no samples).
-    let none = pprof::profile(
-        &g,
+    let none = pprof::Pprof::from_sampled(
+        g.clone(),
         &PprofOptions {
             pid: Some(pid + 1),
             ..opts
         },
-    );
+    )
+    .profile();
     assert!(none.sample.is_empty() && none.sample_type.is_empty());
 }
 
@@ -217,9 +223,12 @@ fn speedscope_of_wordfreq_reads_back_as_collapse_s_stacks() {
         },
     );
     let mut bytes = vec![];
-    perfdata_analysis::speedscope::write(&g, "wordfreq.data", &mut bytes).unwrap();
+    perfdata_analysis::export::speedscope::Timeline::from_sampled(g.clone(), "wordfreq.data")
+        .unwrap()
+        .write(&mut bytes)
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(v["$schema"], perfdata_analysis::speedscope::SCHEMA);
+    assert_eq!(v["$schema"], perfdata_analysis::export::speedscope::SCHEMA);
     let frames = v["shared"]["frames"].as_array().unwrap();
     let profiles = v["profiles"].as_array().unwrap();
     assert_eq!(profiles.len(), 1, "one thread, one event");
@@ -268,9 +277,10 @@ fn firefox_folded(path: &Path) -> (serde_json::Value, BTreeMap<String, u64>, u64
             ..GatherOptions::default()
         },
     );
-    let profile = perfdata_analysis::firefox::profile(&g, "test").unwrap();
+    let profile =
+        perfdata_analysis::export::firefox::FirefoxProfile::from_sampled(&g, "test").unwrap();
     let mut bytes = vec![];
-    perfdata_analysis::firefox::write(&profile, &mut bytes).unwrap();
+    profile.write(&mut bytes).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let mut folded: BTreeMap<String, u64> = BTreeMap::new();
     let (mut samples, mut weight) = (0, 0);
@@ -362,7 +372,7 @@ fn firefox_profile_marks_context_switches_and_puts_kernel_frames_in_their_catego
 /// spilled past a budget) write what the exports of the gathered samples write.
 #[test]
 fn streamed_exports_equal_the_exports_of_the_gathered_samples() {
-    use perfdata_analysis::{firefox, speedscope};
+    use perfdata_analysis::export::{firefox, speedscope};
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures");
     for path in [wordfreq(), fixtures.join("switch-events.data")] {
         let opts = GatherOptions {
@@ -377,19 +387,28 @@ fn streamed_exports_equal_the_exports_of_the_gathered_samples() {
 
         let mut a = Analyzer::open(&rec, &lines()).unwrap();
         let mut streamed = vec![];
-        speedscope::gather(&mut a, &opts)
+        speedscope::gather(&mut a, &opts, "x")
             .unwrap()
-            .write("x", &mut streamed)
+            .write(&mut streamed)
             .unwrap();
         let mut held = vec![];
-        speedscope::write(&g, "x", &mut held).unwrap();
+        speedscope::Timeline::from_sampled(g.clone(), "x")
+            .unwrap()
+            .write(&mut held)
+            .unwrap();
         assert!(streamed == held, "speedscope of {}", path.display());
 
         let mut a = Analyzer::open(&rec, &lines()).unwrap();
         let mut streamed = vec![];
-        firefox::write(&firefox::export(&mut a, &opts, "x").unwrap(), &mut streamed).unwrap();
+        firefox::gather(&mut a, &opts, "x")
+            .unwrap()
+            .write(&mut streamed)
+            .unwrap();
         let mut held = vec![];
-        firefox::write(&firefox::profile(&g, "x").unwrap(), &mut held).unwrap();
+        firefox::FirefoxProfile::from_sampled(&g, "x")
+            .unwrap()
+            .write(&mut held)
+            .unwrap();
         assert!(streamed == held, "firefox profile of {}", path.display());
     }
 }

@@ -4,7 +4,7 @@ use crate::error::{At, CliError, CliResult};
 use crate::filter::DiffFilterArgs;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::diff::{self, Compute, DiffKey, DiffOptions};
+use perfdata_analysis::analyses::diff::{self, Compute, DiffKey, DiffOptions};
 use perfdata_analysis::filter::SampleFilter;
 use perfdata_analysis::Analyzer;
 use std::io::Write;
@@ -61,13 +61,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let sort = DiffKey::parse(&args.sort).map_err(CliError::usage)?;
+    let sort = DiffKey::parse(&args.sort)?;
     let (old_filter, new_filter) = args.filter.filters()?;
     let opts = DiffOptions {
         elide: diff::elided(&old_filter, &sort),
         relative: args.percentage == "relative",
         sort,
-        compute: Compute::parse(&args.compute).map_err(CliError::usage)?,
+        compute: Compute::parse(&args.compute)?,
         show_period: args.period,
         show_formula: args.formula,
         baseline_only: args.baseline_only,
@@ -110,6 +110,5 @@ fn profile(
     options.filter = filter;
     let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
     // Absolute shares count what the filters hide in the totals.
-    analyzer.deliver_hidden = !opts.relative;
-    diff::profile(&mut analyzer, &opts.sort).at(path)
+    diff::profile(&mut analyzer, &opts.sort, !opts.relative).at(path)
 }

@@ -6,7 +6,8 @@ use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::input::Inputs;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::parquet::{export_recording, ExportOptions};
+use perfdata_analysis::export::parquet::{self, ExportOptions};
+use perfdata_analysis::Analyzer;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -91,11 +92,11 @@ pub fn run(args: Args) -> CliResult {
     let opts = ExportOptions {
         symbolize: args.symbolize,
         row_group_size: args.row_group_size,
-        symbols: perfdata_analysis::AnalyzerOptions {
-            filter: args.filter.filter()?,
-            ..args.symbols.options(args.symbolize)
-        },
     };
+    let symbols = opts.analyzer_options(&perfdata_analysis::AnalyzerOptions {
+        filter: args.filter.filter()?,
+        ..args.symbols.options(args.symbolize)
+    });
     std::fs::create_dir_all(out).at(out)?;
     let total: u64 = files
         .iter()
@@ -124,7 +125,15 @@ pub fn run(args: Args) -> CliResult {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 bar.set_message(path.display().to_string());
-                match export_recording(path, i as u32, out, &opts).at(path) {
+                let exported = (|| {
+                    let recording = crate::input::open(path)?;
+                    let mut analyzer = Analyzer::open(&recording, &symbols).at(path)?;
+                    let mut parts = parquet::Directory::new(out);
+                    let s = parquet::export(&mut analyzer, i as u32, &opts, &mut parts).at(path)?;
+                    crate::symbols::print_notes(path, &analyzer);
+                    Ok::<_, CliError>(s)
+                })();
+                match exported {
                     Ok(s) => {
                         let mut t = totals.lock().expect("not poisoned");
                         t.0 += s.samples;

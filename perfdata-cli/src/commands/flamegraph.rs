@@ -77,7 +77,9 @@ pub fn run(args: Args) -> CliResult {
 /// `collapse` chooses).
 fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliError> {
     if stacks.off_cpu.is_some() {
-        return Ok(Some(perfdata_analysis::report::OFF_CPU_EVENT.to_string()));
+        return Ok(Some(
+            perfdata_analysis::analyses::report::OFF_CPU_EVENT.to_string(),
+        ));
     }
     if let Some(e) = &stacks.event {
         return Ok(Some(e.clone()));
@@ -87,9 +89,9 @@ fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliE
         perfdata_analysis::Analyzer::open(&recording, &Default::default()).at(path)?;
     let mut first = None;
     analyzer
-        .run(&mut |_, item| {
+        .run(Default::default(), |_, item| {
             first = item.sample.as_ref().map(|s| s.event);
-            Ok(first.is_none())
+            Ok::<_, perfdata_analysis::AnalysisError>(first.is_none())
         })
         .at(path)?;
     Ok(first.and_then(|i| analyzer.events.get(i).cloned()))
@@ -99,7 +101,9 @@ fn weighed_event(path: &Path, stacks: &StackArgs) -> Result<Option<String>, CliE
 fn count_name(event: Option<&str>) -> &'static str {
     let base = event.map(|e| e.split(':').next().unwrap_or(e));
     match base {
-        Some("cpu-clock" | "task-clock" | perfdata_analysis::report::OFF_CPU_EVENT) => "ns",
+        Some("cpu-clock" | "task-clock" | perfdata_analysis::analyses::report::OFF_CPU_EVENT) => {
+            "ns"
+        }
         _ => "events",
     }
 }
@@ -126,7 +130,7 @@ fn differential(
 ) -> Result<Vec<String>, CliError> {
     let text = |path: &Path| -> Result<Vec<u8>, CliError> {
         let mut buf = vec![];
-        perfdata_analysis::collapse::write_folded(&mut buf, &drawable(path, stacks)?)?;
+        perfdata_analysis::analyses::collapse::write_folded(&mut buf, &drawable(path, stacks)?)?;
         Ok(buf)
     };
     let (before, after) = (text(old)?, text(new)?);

@@ -4,7 +4,8 @@ use crate::error::{At, CliResult};
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::{info, Analyzer};
+use perfdata_analysis::analyses::info;
+use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 

@@ -5,7 +5,7 @@ use crate::error::{At, CliError, CliResult};
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::offcpu::{self, OffCpuOptions, Source};
+use perfdata_analysis::analyses::offcpu::{self, OffCpuOptions, Source};
 use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
@@ -63,7 +63,7 @@ pub fn weights(
     analyzer: &mut Analyzer<'_>,
     path: &std::path::Path,
     source_name: &str,
-) -> Result<std::sync::Arc<offcpu::SampleWeights>, CliError> {
+) -> Result<std::sync::Arc<perfdata_analysis::analyses::weights::SampleWeights>, CliError> {
     let source = source(source_name)?;
     let result = offcpu::off_cpu(analyzer, &OffCpuOptions { source }).at(path)?;
     let w = result.weights;
@@ -87,7 +87,10 @@ pub fn run(args: Args) -> CliResult {
     let result = offcpu::off_cpu(&mut analyzer, &OffCpuOptions { source }).at(path)?;
     let mut out = args.output.open()?;
     if args.folded {
-        perfdata_analysis::collapse::write_folded(&mut out, &offcpu::folded(&result, args.tid))?;
+        perfdata_analysis::analyses::collapse::write_folded(
+            &mut out,
+            &offcpu::folded(&result, args.tid),
+        )?;
     } else if args.json {
         serde_json::to_writer_pretty(&mut out, &result).map_err(std::io::Error::from)?;
         writeln!(out)?;

@@ -5,7 +5,8 @@ use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::{report, Analyzer};
+use perfdata_analysis::analyses::report;
+use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -96,7 +97,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let sort = report::SortKey::parse(&args.sort).map_err(CliError::usage)?;
+    let sort = report::SortKey::parse(&args.sort)?;
     let call_graph = match &args.graph {
         Some(spec) => report::CallGraphOptions::parse(spec).map_err(|e| {
             // `-g FILE`: -g takes the next word, as perf's does.
@@ -105,7 +106,7 @@ pub fn run(args: Args) -> CliResult {
                     "{e} (-g took the file as its argument: put the file first, or write -g graph)"
                 ))
             } else {
-                CliError::usage(e)
+                CliError::from(e)
             }
         })?,
         None => Some(report::CallGraphOptions::default()),

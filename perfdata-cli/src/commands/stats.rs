@@ -5,7 +5,8 @@ use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::{stats, Analyzer};
+use perfdata_analysis::analyses::stats;
+use perfdata_analysis::{AnalysisError, Analyzer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -40,9 +41,9 @@ pub fn run(args: Args) -> CliResult {
     crate::progress::show(&mut analyzer, "stats");
     if args.json {
         let mut overview = vec![];
-        let mut s = stats::stats(&mut analyzer, &mut |row| {
+        let mut s = stats::stats(&mut analyzer, |row| {
             overview.push(row.clone());
-            Ok(())
+            Ok::<_, AnalysisError>(())
         })
         .at(path)?;
         s.overview = overview;
@@ -57,12 +58,12 @@ pub fn run(args: Args) -> CliResult {
     // Each table goes to a temporary file renamed into place once complete.
     let mut overview = Table::create(dir, "overview.csv")?;
     let mut overview_rows = 0u64;
-    let s = stats::stats(&mut analyzer, &mut |row| {
+    let s = stats::stats(&mut analyzer, |row| {
         overview_rows += 1;
         overview
             .csv
             .serialize(row)
-            .map_err(|e| perfdata::Error::other(format!("{}: {e}", overview.path.display())))
+            .map_err(|e| AnalysisError::io(&overview.path, e.into()))
     })
     .at(path)?;
     if overview_rows == 0 {

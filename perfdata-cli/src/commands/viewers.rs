@@ -1,5 +1,5 @@
 //! `perfdata export FILE --to pprof|speedscope|firefox -o OUT`: one recording, symbolized in-process, in
-//! the format of a profile viewer (the library's [`perfdata_analysis::sampled`] walk, laid
+//! the format of a profile viewer (the library's `export::sampled` walk, laid
 //! out by the format's module).
 
 use super::export::ExportFormat;
@@ -7,8 +7,9 @@ use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::sampled::{self, GatherOptions};
-use perfdata_analysis::{firefox, pprof, speedscope, Analyzer};
+use perfdata_analysis::export::sampled::GatherOptions;
+use perfdata_analysis::export::{firefox, pprof, speedscope};
+use perfdata_analysis::Analyzer;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -56,36 +57,36 @@ pub fn run(
         ExportFormat::Speedscope => {
             // The samples stream to the output's profiles (spilled to a temporary file
             // past a budget): memory follows the frames and stacks only.
-            let timeline = speedscope::gather(&mut analyzer, &opts).at(path)?;
+            let timeline = speedscope::gather(&mut analyzer, &opts, &name).at(path)?;
             crate::symbols::print_notes(path, &analyzer);
             let mut out = Out::file(output)?;
-            timeline.write(&name, &mut out).at(output)?;
+            timeline.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         ExportFormat::Firefox => {
-            let profile = firefox::export(&mut analyzer, &opts, &name).at(path)?;
+            let profile = firefox::gather(&mut analyzer, &opts, &name).at(path)?;
             crate::symbols::print_notes(path, &analyzer);
             let mut out = Out::file(output)?;
-            firefox::write(&profile, &mut out).at(output)?;
+            profile.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         _ => {}
     }
-    let gathered = sampled::gather(&mut analyzer, &opts).at(path)?;
-    crate::symbols::print_notes(path, &analyzer);
     let popts = pprof::PprofOptions {
         pid: None,
         cpu_label: args.label_cpu,
         time_label: args.label_time,
     };
+    let profiles = pprof::gather(&mut analyzer, &opts, &popts).at(path)?;
+    crate::symbols::print_notes(path, &analyzer);
     if !args.per_process {
         let mut out = Out::file(output)?;
-        pprof::write(&pprof::profile(&gathered, &popts), &mut out).at(output)?;
+        profiles.write(&mut out).at(output)?;
         out.finish()?;
         return Ok(ExitCode::SUCCESS);
     }
     std::fs::create_dir_all(output).at(output)?;
-    for (pid, name) in pprof::processes(&gathered) {
+    for (pid, name) in profiles.processes() {
         let safe: String = name
             .chars()
             .map(|c| {
@@ -98,11 +99,7 @@ pub fn run(
             .collect();
         let file = output.join(format!("{pid}-{safe}.pb.gz"));
         let mut out = Out::file(&file)?;
-        let one = pprof::PprofOptions {
-            pid: Some(pid),
-            ..popts.clone()
-        };
-        pprof::write(&pprof::profile(&gathered, &one), &mut out).at(&file)?;
+        profiles.write_process(pid, &mut out).at(&file)?;
         out.finish()?;
     }
     Ok(ExitCode::SUCCESS)

@@ -147,9 +147,9 @@ fn collapse_by_function(input: &str, extra: &[&str]) -> BTreeMap<String, (u64, u
             .skip(1)
             .map(|f| {
                 if f.starts_with("_Z") {
-                    perfdata_analysis::collapse::tidy_generic(perfdata_analysis::symbols::demangle(
-                        f,
-                    ))
+                    perfdata_analysis::symbols::naming::tidy_generic(
+                        perfdata_analysis::symbols::elf::demangle(f),
+                    )
                 } else {
                     f.to_string()
                 }
@@ -201,7 +201,7 @@ fn sandwich_is_collapse_s(
             (got - want as f64).abs() <= rounding + 1.0
         };
         // A C++ function's name with its arguments, as collapse names it (without).
-        let tidy = perfdata_analysis::collapse::tidy_generic(name.to_string());
+        let tidy = perfdata_analysis::symbols::naming::tidy_generic(name.to_string());
         let (name, &(self_period, children)) = match stacks.get_key_value(&tidy) {
             Some(found) => found,
             // A name speedscope demangled itself (its own demangler, return type and

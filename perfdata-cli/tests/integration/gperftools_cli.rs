@@ -219,10 +219,12 @@ fn perf_data_samples_become_merged_user_stacks() {
 fn several_processes_are_noted_and_pid_selects_one() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/period.data");
     let rec = Recording::open(&fixture).unwrap();
-    let (all, summary) = perfdata_analysis::gperftools::from_perf(
-        &rec,
-        &perfdata_analysis::gperftools::FromPerfOptions::default(),
-        &perfdata_analysis::AnalyzerOptions::default(),
+    let mut analyzer =
+        perfdata_analysis::Analyzer::open(&rec, &perfdata_analysis::AnalyzerOptions::default())
+            .unwrap();
+    let (all, summary) = perfdata_analysis::export::gperftools::from_perf(
+        &mut analyzer,
+        &perfdata_analysis::export::gperftools::FromPerfOptions::default(),
     )
     .unwrap();
     assert!(

@@ -9,7 +9,7 @@
 //! Needs `perf` (able to record), `gcc` and `debuginfod` (`.ci/run` installs them); a
 //! machine without them skips the live test and says why.
 
-use perfdata_analysis::symbols::ElfInfo;
+use perfdata_analysis::symbols::elf::ElfInfo;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

@@ -47,7 +47,7 @@ pub use read_back::{
     Carried,
 };
 pub use save::{
-    remove_stale_temp_files, save_checked, save_with, set_output_permissions, temp_file_beside,
-    WriteOptions,
+    remove_stale_temp_files, save_checked, save_checked_as, save_with, set_output_permissions,
+    temp_file_beside, WriteOptions,
 };
 pub use sink::{FileSink, PipeSink, Sink};

@@ -52,13 +52,32 @@ pub fn save_checked<C: Into<Carried>>(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<C, Error>,
 ) -> Result<(), Error> {
-    let mut tmp = temp_file_beside(path)?;
+    save_checked_as(path, fill)
+}
+
+/// [`save_checked`] with `fill`'s error type the caller's (an analysis writing a
+/// rewritten recording fails with its own errors); the writer's own errors convert
+/// into it.
+pub fn save_checked_as<C: Into<Carried>, E: From<Error>>(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<C, E>,
+) -> Result<(), E> {
+    let mut tmp = temp_file_beside(path).map_err(Error::from)?;
     let carried = {
         let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         let carried = fill(&mut out)?.into();
-        out.flush()?;
+        out.flush().map_err(Error::from)?;
         carried
     };
+    Ok(finish_checked(path, tmp, carried)?)
+}
+
+/// [`save_checked_as`] after `fill`: the read-back check, the sync and the rename.
+fn finish_checked(
+    path: &Path,
+    tmp: tempfile::NamedTempFile,
+    carried: Carried,
+) -> Result<(), Error> {
     let replacing = path.exists();
     // The bytes go to disk while we read them back (one waits on the device, the other
     // uses the CPU); the rename needs both.

@@ -1,0 +1,17 @@
+//! The objects a recording maps and the names in them: the DSO registry ([`Dsos`]),
+//! where each object's files are found ([`sources`]), ELF symbol tables, DWARF lines and
+//! inline frames ([`elf`]), the symbols a simpleperf recording carries ([`recorded`]),
+//! JIT code from jitdump files ([`jit`]), and how a resolved [`Frame`] is named
+//! ([`naming`]).
+
+pub mod dso;
+pub mod elf;
+mod frame;
+pub mod jit;
+pub mod naming;
+pub mod recorded;
+pub mod sources;
+
+pub use dso::{DsoId, Dsos, SymbolId};
+pub use frame::{Frame, TRUNCATED};
+pub use sources::SymbolSources;
