@@ -16,22 +16,26 @@ use std::path::Path;
 pub struct ConvertArgs {
     /// Output format: `gperftools` (a CPU profile) or `perf` (perf.data). Default: the
     /// input's format.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Output")]
     pub to: Option<Format>,
     /// perf.data → gperftools: only the samples (and mappings) of this process.
-    #[arg(long, conflicts_with = "comm")]
+    #[arg(long, conflicts_with = "comm", help_heading = GPERFTOOLS)]
     pub pid: Option<u32>,
     /// perf.data → gperftools: only the processes with this command name.
-    #[arg(long)]
+    #[arg(long, help_heading = GPERFTOOLS)]
     pub comm: Option<String>,
     /// perf.data → gperftools: only the samples of this event (its name in the file's
     /// event list, e.g. `cycles:u`); default: the first event.
-    #[arg(long)]
+    #[arg(long, help_heading = GPERFTOOLS)]
     pub event: Option<String>,
     /// gperftools output: word size in bytes (4 or 8). Default: the input profile's, or 8.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]),
+          help_heading = GPERFTOOLS)]
     pub word_size: Option<String>,
 }
+
+/// The help heading of the gperftools conversions' options.
+const GPERFTOOLS: &str = "gperftools";
 
 #[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
 pub enum Format {

@@ -13,14 +13,15 @@ const DEFAULT: &str = "perf.data";
 pub struct Input {
     /// The recording: a perf.data file (either layout) or a `perf record --threads`
     /// directory [default: perf.data].
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", help_heading = "Input")]
     file: Option<PathBuf>,
     /// The same as FILE, as perf spells it.
     #[arg(
         short = 'i',
         long = "input",
         value_name = "FILE",
-        conflicts_with = "file"
+        conflicts_with = "file",
+        help_heading = "Input"
     )]
     input: Option<PathBuf>,
 }
@@ -52,10 +53,15 @@ pub fn open(path: &Path) -> Result<Recording, CliError> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct Inputs {
     /// The recordings [default: perf.data].
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", help_heading = "Input")]
     files: Vec<PathBuf>,
     /// One more recording, as perf spells it (repeatable).
-    #[arg(short = 'i', long = "input", value_name = "FILE")]
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
     input: Vec<PathBuf>,
 }
 

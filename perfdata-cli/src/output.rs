@@ -14,7 +14,12 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Output {
     /// Write to this file instead of standard output (`-` is standard output).
-    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "PATH",
+        help_heading = "Output"
+    )]
     output: Option<PathBuf>,
 }
 

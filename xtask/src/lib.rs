@@ -1,5 +1,6 @@
-//! Project automation: code generation from the spec (`cargo xtask gen [--check]`) and the
-//! benchmark suite (`cargo xtask bench`, in [`mod@bench`]).
+//! Project automation: code generation from the spec and the man pages from the CLI's
+//! definition (`cargo xtask gen [--check]`), and the benchmark suite (`cargo xtask
+//! bench`, in [`mod@bench`]).
 //!
 //! Modelled on rust-analyzer's `xtask codegen`: generated files are committed, carry a
 //! "do not edit" header, and `--check` (plus the `generated_files_are_fresh` test) fails
@@ -7,6 +8,8 @@
 
 pub mod bench;
 pub mod fuzz;
+#[cfg(feature = "man")]
+pub mod man;
 #[cfg(feature = "proto")]
 pub mod proto;
 
@@ -98,7 +101,41 @@ pub fn generate_all(root: &Path) -> Result<Vec<Generated>> {
         path: root.join("perfdata/tests/fixtures_gen/test_spec.rs"),
         contents: codegen::generate_rust(&spec, TEST_SPEC).map_err(anyhow::Error::msg)?,
     });
+    #[cfg(feature = "man")]
+    for (name, contents) in man::pages()? {
+        out.push(Generated {
+            path: root.join(MAN_DIR).join(name),
+            contents,
+        });
+    }
     Ok(out)
+}
+
+/// Where the man pages go; `gen` owns the directory (a page it does not write is stale:
+/// a command that is gone).
+const MAN_DIR: &str = "docs/man";
+
+/// The files in the directories `gen` owns that it does not write (none when it writes
+/// no man pages: a build without the `man` feature leaves them alone).
+fn strays(root: &Path, generated: &[Generated]) -> Result<Vec<PathBuf>> {
+    if !cfg!(feature = "man") {
+        return Ok(vec![]);
+    }
+    let dir = root.join(MAN_DIR);
+    let mut strays = vec![];
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if !generated.iter().any(|g| g.path == path) {
+            strays.push(path);
+        }
+    }
+    strays.sort();
+    Ok(strays)
 }
 
 /// The format reference of a spec: `docs/<name>-format.md`, except where the format has
@@ -111,22 +148,31 @@ fn docs_file_name(spec_name: &str) -> String {
     }
 }
 
-/// The generated files whose committed contents differ from what the spec gives.
+/// The generated files whose committed contents differ from what their source gives,
+/// and the files `gen` would remove.
 pub fn stale_files(root: &Path) -> Result<Vec<PathBuf>> {
+    let generated = generate_all(root)?;
     let mut stale = vec![];
-    for g in generate_all(root)? {
+    for g in &generated {
         let current = std::fs::read_to_string(&g.path).unwrap_or_default();
         if current != g.contents {
-            stale.push(g.path);
+            stale.push(g.path.clone());
         }
     }
+    stale.extend(strays(root, &generated)?);
     Ok(stale)
 }
 
-/// Writes every generated file whose contents changed; returns the paths written.
+/// Writes every generated file whose contents changed and removes the strays; returns
+/// the paths written or removed.
 pub fn write_all(root: &Path) -> Result<Vec<PathBuf>> {
+    let generated = generate_all(root)?;
     let mut written = vec![];
-    for g in generate_all(root)? {
+    for path in strays(root, &generated)? {
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        written.push(path);
+    }
+    for g in generated {
         let current = std::fs::read_to_string(&g.path).ok();
         if current.as_deref() != Some(g.contents.as_str()) {
             if let Some(parent) = g.path.parent() {

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  gen [--check]   regenerate perfdata/src/generated/ and docs/ from spec/ (--check: fail if stale)
+  gen [--check]   regenerate perfdata/src/generated/ and docs/ from spec/, and docs/man/ from
+                  perfdata-cli's command-line definition (--check: fail if stale)
   conformance [--refresh-oracle] [--keep DIR] [--only NAME]... [--corpus DIR] [--no-retry] [-v]
                   record every scenario with the system perf, compare perf's view with our
                   decode, print the table (exit non-zero on a failure not in
@@ -60,7 +61,8 @@ fn run() -> Result<()> {
                 println!("generated files are up to date");
             }
             for p in written {
-                println!("wrote {}", p.strip_prefix(&root).unwrap_or(&p).display());
+                let did = if p.exists() { "wrote" } else { "removed" };
+                println!("{did} {}", p.strip_prefix(&root).unwrap_or(&p).display());
             }
             Ok(())
         }
@@ -74,7 +76,7 @@ fn run() -> Result<()> {
                 eprintln!("stale: {}", p.strip_prefix(&root).unwrap_or(p).display());
             }
             bail!(
-                "{} generated file(s) do not match spec/: run `cargo xtask gen` and commit the result",
+                "{} generated file(s) do not match their sources: run `cargo xtask gen` and commit the result",
                 stale.len()
             )
         }

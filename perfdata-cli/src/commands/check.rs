@@ -8,15 +8,18 @@ use perfdata::Recording;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Validate a perf.data file and list every problem (offset, record or feature, field,
-/// expected/found). Exit status: 0 clean, 1 damaged but readable, 2 unreadable.
+/// Validate a recording and list every problem.
+///
+/// Every problem of a perf.data file or `perf record --threads` directory, with where it
+/// is: offset, record or feature, field, expected and found. Exit status: 0 clean, 1
+/// damaged but readable, 2 unreadable.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  perfdata check perf.data\n  perfdata check perf.data --json")]
 pub struct Args {
     #[command(flatten)]
     input: Input,
     /// One JSON object per problem, then a summary object.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     json: bool,
     #[command(flatten)]
     output: Output,

@@ -12,23 +12,35 @@ use perfdata::{Endianness, Layout};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Rewrite a perf.data file: byte order, layout, compression. With no option it is a
+/// Rewrite a recording (byte order, layout, compression), or to and from gperftools.
+///
+/// A perf.data file rewritten: byte order, layout, compression; with no option a
 /// byte-exact copy. The output is written to a temporary file, read back and renamed into
-/// place, so OUTPUT may be the input. Also converts between perf.data and gperftools CPU
-/// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`).
+/// place, so OUTPUT may be the input. `--unwind` turns a `perf record --call-graph dwarf`
+/// recording into one with callchains. Also converts between perf.data and gperftools CPU
+/// profiles (`--to`), and rewrites profiles (`--endian`, `--word-size`). Only `--unwind`
+/// and `--to gperftools` read symbol files and unwind tables (the symbol and stack options,
+/// the environment).
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Examples:\n  perfdata convert perf.data -o copy.data\n  \
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata convert perf.data -o copy.data\n  \
     perfdata convert --endian big --compress perf.data -o big.data\n  \
     perfdata convert --layout pipe perf.data -o stream.data\n  \
+    perfdata convert --unwind dwarf.data -o fp.data\n  \
     perfdata convert --to gperftools --comm prog perf.data -o prog.prof\n  \
-    perfdata convert --to perf prog.prof -o prog.data"
-)]
+    perfdata convert --to perf prog.prof -o prog.data",
+    &[],
+))]
 pub struct Args {
     #[command(flatten)]
     input: Input,
     /// The file to write (it may be the input).
-    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "PATH",
+        help_heading = "Output"
+    )]
     output: PathBuf,
     /// Byte order of the output (default: the input's).
     #[arg(long, value_enum)]
@@ -46,13 +58,13 @@ pub struct Args {
     #[arg(long, requires = "compress")]
     compressed_v1: bool,
     /// zstd level for --compress.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_name = "N")]
     level: i32,
     /// Decode every record and feature and encode them again (typed round trip).
     #[arg(long)]
     typed: bool,
-    /// A `--call-graph dwarf` recording into a `-g` one: each sample's user stack
-    /// unwound into its callchain, its registers and stack copy dropped.
+    /// A `perf record --call-graph dwarf` recording into a `-g` one: each sample's user
+    /// stack unwound into its callchain, its registers and stack copy dropped.
     #[arg(long, conflicts_with_all = ["endian", "layout", "compress", "typed"])]
     unwind: bool,
     #[command(flatten)]

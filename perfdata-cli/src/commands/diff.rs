@@ -11,26 +11,31 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Two recordings compared entry by entry (shared object and symbol by default), as
-/// `perf diff` prints them: the baseline's share and the change in the new recording.
+/// Two recordings compared, as `perf diff` prints them.
+///
+/// Entry by entry (shared object and symbol by default): the baseline's share and the
+/// change in the new recording.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  perfdata diff perf.data.old perf.data\n  \
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata diff perf.data.old perf.data\n  \
     perfdata diff old.data new.data --compute ratio --sort comm,dso,sym\n  \
     perfdata diff old.data new.data -c wdiff:1,2 --json\n  \
-    perfdata diff old.data new.data --comms myprog --time 10%/2")]
+    perfdata diff old.data new.data --comms myprog --time 10%/2",
+    &[],
+))]
 pub struct Args {
     /// The baseline recording [default: perf.data.old].
-    #[arg(value_name = "OLD")]
+    #[arg(value_name = "OLD", help_heading = "Input")]
     old: Option<PathBuf>,
     /// The recording compared with it [default: perf.data].
-    #[arg(value_name = "NEW")]
+    #[arg(value_name = "NEW", help_heading = "Input")]
     new: Option<PathBuf>,
     /// The computation: delta (change of the share, in points), delta-abs (the same,
     /// sorted by magnitude), ratio (new period / old), wdiff:W1,W2 (new × W2 − old × W1).
     #[arg(short = 'c', long, default_value = "delta-abs", value_name = "METHOD")]
     compute: String,
     /// The keys entries are matched by, among comm, pid, dso, sym.
-    #[arg(short = 's', long, default_value = "dso,sym")]
+    #[arg(short = 's', long, default_value = "dso,sym", value_name = "KEY,...")]
     sort: String,
     /// Also the periods (`Base period`, `Period`).
     #[arg(short = 'p', long)]
@@ -41,23 +46,23 @@ pub struct Args {
     /// Only the baseline's entries that the new recording has too.
     #[arg(short = 'b', long)]
     baseline_only: bool,
-    /// Accepted for perf's command line; the diff is always text unless --json.
-    #[arg(long)]
-    stdio: bool,
-    /// The diff as JSON.
-    #[arg(long)]
-    json: bool,
     /// Percentages of every sample (`absolute`, perf's default: samples the filters
     /// hide still count in the totals) or of the samples shown (`relative`).
     #[arg(long, value_name = "relative|absolute", default_value = "absolute",
-          value_parser = ["relative", "absolute"])]
+          value_parser = ["relative", "absolute"], hide_possible_values = true)]
     percentage: String,
+    /// The diff as JSON.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// Accepted for perf's command line; the diff is always text unless --json.
+    #[arg(long, help_heading = "Output")]
+    stdio: bool,
+    #[command(flatten)]
+    output: Output,
     #[command(flatten)]
     symbols: SymbolArgs,
     #[command(flatten)]
     filter: DiffFilterArgs,
-    #[command(flatten)]
-    output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -8,28 +8,35 @@ use perfdata::dump::{dump_pipe, dump_recording, Damaged, DumpOptions};
 use std::path::Path;
 use std::process::ExitCode;
 
-/// Print the header, attrs, features and records of a perf.data file (or the header,
-/// records and maps of a gperftools CPU profile, or the header and records of a jitdump).
+/// Print every part of a recording, gperftools profile or jitdump.
+///
+/// A perf.data file (file or pipe layout, either byte order, simpleperf's too) or a
+/// `perf record --threads` directory: its header, attrs, features and every record. A
+/// gperftools CPU profile: its header, records and maps. A jitdump (`jit-PID.dump`): its
+/// header and records. As text, or one JSON object per line (a perf.data file's lines:
+/// docs/dump-json.md).
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
+#[command(
+    after_help = "Examples:\n  perfdata dump perf.data --limit 20\n  \
     perfdata dump perf.data --json | jq .record\n  perf record -o - true | perfdata dump -\n  \
-    perfdata dump prog.prof\n  perfdata dump jit-1234.dump --limit 20")]
+    perfdata dump prog.prof\n  perfdata dump jit-1234.dump --limit 20",
+    // What FILE may be here is more than what the other commands read.
+    mut_arg("file", |a| a.help(
+        "A perf.data file (file or pipe layout), a `perf record --threads` directory, a \
+         gperftools CPU profile or a jitdump, told apart by their content; `-` reads a \
+         perf.data stream from standard input (`perf record -o - … | perfdata dump -`) \
+         [default: perf.data]"
+    )),
+)]
 pub struct Args {
-    /// A perf.data file (file or pipe layout, either byte order), a `--threads`
-    /// directory, a gperftools CPU profile or a jitdump `jit-PID.dump` (told apart by
-    /// content); `-` reads a
-    /// pipe-mode perf.data stream from standard input (`perf record -o - … | perfdata dump -`).
     #[command(flatten)]
     input: Input,
     /// Print only the header, attrs and features.
     #[arg(long)]
     header_only: bool,
     /// Stop after this many records.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     limit: Option<u64>,
-    /// One JSON object per line instead of text.
-    #[arg(long)]
-    json: bool,
     /// Go on past damaged records where the framing allows (each skip is reported); from
     /// standard input too, looking ahead at most 1 MiB.
     #[arg(long)]
@@ -38,6 +45,9 @@ pub struct Args {
     /// code bytes).
     #[arg(long)]
     payloads: bool,
+    /// One JSON object per line instead of text.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
     #[command(flatten)]
     output: Output,
 }

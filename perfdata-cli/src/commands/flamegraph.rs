@@ -1,22 +1,26 @@
 //! `perfdata flamegraph`: a flame graph (SVG) through the inferno crate.
 
-use crate::commands::collapse::{folded, StackArgs};
 use crate::error::{At, CliError, CliResult};
 use crate::input::Input;
 use crate::output::Out;
+use crate::stacks::{folded, StackArgs};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// A flame graph (SVG, through the inferno crate); with `--diff OLD NEW`, the
-/// differential flame graph of two recordings (the new one's stacks, coloured red where
-/// they grew and blue where they shrank).
+/// A flame graph (SVG), or the differential flame graph of two recordings.
+///
+/// The folded stacks of `perfdata collapse` drawn by the inferno crate (what
+/// `inferno-flamegraph` draws). With `--diff OLD NEW`, the differential flame graph of
+/// two recordings: the new one's stacks, coloured red where they grew and blue where they
+/// shrank.
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Examples:\n  perfdata flamegraph perf.data -o flame.svg\n  \
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata flamegraph perf.data -o flame.svg\n  \
     perfdata flamegraph --diff old.data new.data -o diff.svg\n  \
-    perfdata flamegraph --off-cpu perf.data -o offcpu.svg"
-)]
+    perfdata flamegraph --off-cpu perf.data -o offcpu.svg",
+    &[],
+))]
 pub struct Args {
     #[command(flatten)]
     input: Input,
@@ -25,17 +29,19 @@ pub struct Args {
         short = 'o',
         long = "output",
         value_name = "PATH",
-        default_value = "flamegraph.svg"
+        default_value = "flamegraph.svg",
+        help_heading = "Output"
     )]
     output: PathBuf,
     /// Title of the graph.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     title: Option<String>,
     /// A differential flame graph of two recordings, OLD then NEW.
-    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["file", "input"])]
+    #[arg(long, num_args = 2, value_names = ["OLD", "NEW"], conflicts_with_all = ["file", "input"],
+          help_heading = "Input")]
     diff: Option<Vec<PathBuf>>,
     /// With --diff: scale OLD's counts to NEW's total first (differing load or length).
-    #[arg(long, requires = "diff")]
+    #[arg(long, requires = "diff", help_heading = "Input")]
     normalize: bool,
     #[command(flatten)]
     stacks: StackArgs,

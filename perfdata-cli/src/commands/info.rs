@@ -9,23 +9,28 @@ use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// One screen about a recording: producer, duration, events, losses, top processes and
-/// shared objects, compression and size.
+/// One screen about a recording.
+///
+/// Its producer, duration, events, losses, top processes and shared objects, compression
+/// and size.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  perfdata info perf.data\n  perfdata info perf.data --json")]
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata info perf.data\n  perfdata info perf.data --json",
+    &[],
+))]
 pub struct Args {
     #[command(flatten)]
     input: Input,
-    /// The summary as JSON.
-    #[arg(long)]
-    json: bool,
     /// How many processes and shared objects to list.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_name = "N")]
     top: usize,
-    #[command(flatten)]
-    symbols: SymbolArgs,
+    /// The summary as JSON.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
     #[command(flatten)]
     output: Output,
+    #[command(flatten)]
+    symbols: SymbolArgs,
 }
 
 pub fn run(args: Args) -> CliResult {

@@ -10,48 +10,44 @@ use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Where the time went: per event, the share of the period by command, shared object and
-/// function — with what each function called (Children) and its call graph when the
-/// recording has call chains — as `perf report --stdio` prints it.
+/// Where the time went, as `perf report --stdio` prints it.
+///
+/// Per event, the share of the period by command, shared object and function — with what
+/// each function called (Children) and its call graph when the recording has call chains
+/// — in perf report's layout and with its option spellings.
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  perfdata report perf.data\n  \
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata report perf.data\n  \
     perfdata report perf.data -g folded\n  \
     perfdata report perf.data --no-children -g caller,0.5\n  \
     perfdata report perf.data --no-children -g none --sort dso,sym -n\n  \
     perfdata report perf.data --inline\n  \
     perfdata report perf.data --no-children -g none --sort dso,srcline\n  \
     perfdata report perf.data --json\n  \
-    perfdata report --off-cpu perf.data   (after perf record -a -g -e sched:sched_switch)")]
+    perfdata report --off-cpu perf.data   (after perf record -a -g -e sched:sched_switch)",
+    &[],
+))]
 pub struct Args {
     #[command(flatten)]
     input: Input,
     /// Columns, among comm, pid, tid, dso, sym, cpu, parent, srcline (the sample's
     /// `file:line` from the debug info; without one `function+offset`,
     /// `object[address]` or `??:0`, as perf).
-    #[arg(short = 's', long, default_value = "comm,dso,sym")]
+    #[arg(
+        short = 's',
+        long,
+        default_value = "comm,dso,sym",
+        value_name = "KEY,..."
+    )]
     sort: String,
-    /// Functions inlined at an address as calls of their own in the call graph (and
-    /// entries under Children), `name (inlined)`, from the debug info. As perf 6.1,
-    /// only in chains unwound from stack copies (`--call-graph dwarf` recordings).
-    /// perf report adds them by default; perfdata only when asked (they cost a DWARF
-    /// lookup per address).
-    #[arg(long, overrides_with = "no_inline")]
-    inline: bool,
-    /// No inlined functions (the default).
-    #[arg(long)]
-    no_inline: bool,
-    /// The srcline key's files with their paths as the debug info gives them, not
-    /// their base names.
-    #[arg(long)]
-    full_source_path: bool,
-    /// The call graph under each entry, perf's
-    /// `print_type,threshold[,print_limit],order,key,value`: graph|fractal|flat|folded|none,
-    /// the threshold in percent, caller|callee, function, percent|period|count
-    /// (default graph,0.5,caller; callee with --no-children).
-    /// (`--call-graph` names where user stacks come from, as in the other commands.)
-    #[arg(short = 'g', long = "graph", num_args = 0..=1, default_missing_value = "graph",
-          value_name = "SPEC")]
-    graph: Option<String>,
+    /// How to print the call graph under each entry (perf report's `-g`/`--call-graph`):
+    /// `print_type,threshold[,print_limit],order,key,value`, that is
+    /// graph|fractal|flat|folded|none, the threshold in percent, caller|callee, function,
+    /// percent|period|count (default graph,0.5,caller; callee with --no-children). Where
+    /// the stacks come from is `--stacks`.
+    #[arg(short = 'g', long = "call-graph", alias = "graph", num_args = 0..=1,
+          default_missing_value = "graph", value_name = "SPEC")]
+    call_graph: Option<String>,
     /// The Children column: each entry with everything it called (the default when the
     /// recording has call chains).
     #[arg(long, overrides_with = "no_children")]
@@ -63,18 +59,31 @@ pub struct Args {
     /// graph's threshold.
     #[arg(long, value_name = "PERCENT")]
     percent_limit: Option<f64>,
-    /// The `parent` key's pattern (a regular expression).
-    #[arg(short = 'p', long, default_value = report::DEFAULT_PARENT)]
-    parent: String,
+    /// Percentages of every sample (`absolute`, perf's default: samples the filters
+    /// hide still count in the totals) or of the samples shown (`relative`).
+    #[arg(long, value_name = "relative|absolute", default_value = "absolute",
+          value_parser = ["relative", "absolute"], hide_possible_values = true)]
+    percentage: String,
     /// The Samples column.
     #[arg(short = 'n', long = "show-nr-samples")]
     show_nr_samples: bool,
-    /// Accepted for perf's command line; the report is always text unless --json.
+    /// The `parent` key's pattern (a regular expression).
+    #[arg(short = 'p', long, default_value = report::DEFAULT_PARENT, value_name = "REGEX")]
+    parent: String,
+    /// Functions inlined at an address as calls of their own in the call graph (and
+    /// entries under Children), `name (inlined)`, from the debug info. As perf 6.1,
+    /// only in chains unwound from stack copies (`perf record --call-graph dwarf`
+    /// recordings). perf report adds them by default; perfdata only when asked (they
+    /// cost a DWARF lookup per address).
+    #[arg(long, overrides_with = "no_inline")]
+    inline: bool,
+    /// No inlined functions (the default).
     #[arg(long)]
-    stdio: bool,
-    /// The report as JSON.
+    no_inline: bool,
+    /// The srcline key's files with their paths as the debug info gives them, not
+    /// their base names.
     #[arg(long)]
-    json: bool,
+    full_source_path: bool,
     /// Off-CPU time instead of samples: the time each thread spent switched out,
     /// weighed in nanoseconds on the stack it switched out at (table `offcpu-time`).
     /// From `sched:sched_switch` samples, else `--switch-events` records (the stack is
@@ -83,27 +92,35 @@ pub struct Args {
     #[arg(long, value_name = "SOURCE", num_args = 0..=1, default_missing_value = "auto",
           require_equals = true)]
     off_cpu: Option<String>,
-    /// Percentages of every sample (`absolute`, perf's default: samples the filters
-    /// hide still count in the totals) or of the samples shown (`relative`).
-    #[arg(long, value_name = "relative|absolute", default_value = "absolute",
-          value_parser = ["relative", "absolute"])]
-    percentage: String,
+    /// The report as JSON.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// Accepted for perf's command line; the report is always text unless --json.
+    #[arg(long, help_heading = "Output")]
+    stdio: bool,
+    #[command(flatten)]
+    output: Output,
     #[command(flatten)]
     symbols: SymbolArgs,
     #[command(flatten)]
     filter: FilterArgs,
-    #[command(flatten)]
-    output: Output,
 }
 
 pub fn run(args: Args) -> CliResult {
     let sort = report::SortKey::parse(&args.sort)?;
-    let call_graph = match &args.graph {
+    let call_graph = match &args.call_graph {
         Some(spec) => report::CallGraphOptions::parse(spec).map_err(|e| {
             // `-g FILE`: -g takes the next word, as perf's does.
             if std::path::Path::new(spec).exists() {
                 CliError::usage(format!(
                     "{e} (-g took the file as its argument: put the file first, or write -g graph)"
+                ))
+            } else if ["fp", "dwarf", "auto"].contains(&spec.as_str()) {
+                // perf record's `--call-graph dwarf`, or this command's spelling before
+                // `--stacks`.
+                CliError::usage(format!(
+                    "{e} (-g/--call-graph says how to print the call graph, as perf report's; \
+                     where user stacks come from is --stacks {spec})"
                 ))
             } else {
                 CliError::from(e)
@@ -147,11 +164,7 @@ pub fn run(args: Args) -> CliResult {
     crate::progress::show(&mut analyzer, "report");
     let mut opts = opts;
     if let Some(source) = &args.off_cpu {
-        opts.off_cpu = Some(crate::commands::offcpu::weights(
-            &mut analyzer,
-            path,
-            source,
-        )?);
+        opts.off_cpu = Some(crate::stacks::off_cpu_weights(&mut analyzer, path, source)?);
     }
     let reports = report::report(&mut analyzer, &opts).at(path)?;
     crate::symbols::print_notes(path, &analyzer);

@@ -11,20 +11,30 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// readperf's statistics for every event: stat.csv (records per type), overview.csv
-/// (every record in time order), processes.csv and results.csv (per function, with
-/// source files).
+/// readperf's statistics, as four CSV files or one JSON document.
+///
+/// For every event: stat.csv (records per type), overview.csv (every record in time
+/// order), processes.csv and results.csv (per function, with source files).
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  perfdata stats perf.data -o stats/\n  \
-    perfdata stats perf.data --json > stats.json")]
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata stats perf.data -o stats/\n  \
+    perfdata stats perf.data --json > stats.json",
+    &[],
+))]
 pub struct Args {
     #[command(flatten)]
     input: Input,
     /// Directory for the four CSV files (created if missing).
-    #[arg(short = 'o', long = "output", value_name = "DIR", default_value = ".")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR",
+        default_value = ".",
+        help_heading = "Output"
+    )]
     output: PathBuf,
     /// One JSON document on standard output instead of the CSV files.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     json: bool,
     #[command(flatten)]
     symbols: SymbolArgs,

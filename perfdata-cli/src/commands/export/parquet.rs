@@ -1,101 +1,60 @@
-//! `perfdata export FILE... --to parquet -o DIR`: many recordings into Parquet tables;
-//! `perfdata export FILE --to pprof|speedscope|firefox -o OUT`: one recording for a profile viewer
-//! ([`crate::commands::viewers`]).
+//! `perfdata export FILE... --to parquet -o DIR`: recordings into Parquet tables, several
+//! at once (`--jobs`), each one partition of every table (`perfdata_analysis::export::parquet`).
+//! The options are there in every build; the export only with the `parquet` feature.
 
+#[cfg(feature = "parquet")]
 use crate::error::{At, CliError, CliResult};
+#[cfg(feature = "parquet")]
 use crate::filter::FilterArgs;
-use crate::input::Inputs;
+#[cfg(feature = "parquet")]
 use crate::symbols::SymbolArgs;
+#[cfg(feature = "parquet")]
 use perfdata_analysis::export::parquet::{self, ExportOptions};
+#[cfg(feature = "parquet")]
 use perfdata_analysis::Analyzer;
-use std::path::PathBuf;
-use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+#[cfg(feature = "parquet")]
+use std::path::{Path, PathBuf};
 
-/// Many recordings into Parquet tables (samples, stacks, frames, threads, mmaps,
-/// recordings) for DuckDB, DataFusion or Spark (schema and queries in
-/// docs/parquet-export.md); or one recording for a profile viewer: pprof (`go tool
-/// pprof`, Pyroscope, Parca), symbolized in-process.
+/// The options of the Parquet export.
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Examples:\n  perfdata export *.data --to parquet -o profiles/ --symbolize --jobs 4\n  \
-    duckdb -c \"SELECT function, sum(period) FROM 'profiles/samples/*/*.parquet' s \
-    JOIN 'profiles/frames/*/*.parquet' f ON f.frame_id = s.leaf_frame GROUP BY 1 ORDER BY 2 DESC\"\n  \
-    perfdata export perf.data --to pprof -o perf.pb.gz && go tool pprof -http=127.0.0.1:8080 perf.pb.gz\n  \
-    perfdata export perf.data --to pprof --per-process -o profiles/\n  \
-    perfdata export perf.data --to speedscope -o perf.speedscope.json\n  \
-    perfdata export perf.data --to firefox -o perf.firefox.json   (profiler.firefox.com: Load a profile from file)"
-)]
-pub struct Args {
-    #[command(flatten)]
-    inputs: Inputs,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "parquet")]
-    to: ExportFormat,
-    /// Output: a directory for parquet (`TABLE/recording=N/part-0.parquet` below it) and
-    /// `--per-process` (`PID-COMM.pb.gz` in it), else a file.
-    #[arg(short = 'o', long = "output", value_name = "PATH")]
-    output: PathBuf,
-    /// Resolve frames to functions, source files and lines (parquet; the viewers' formats
-    /// always are).
-    #[arg(long)]
+// Read by the export only: a build without it takes them and refuses `--to parquet`.
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+pub struct ParquetArgs {
+    /// Resolve frames to functions, source files and lines (the viewers' formats always
+    /// are).
+    #[arg(long, help_heading = PARQUET)]
     symbolize: bool,
-    #[command(flatten)]
-    viewer: super::viewers::ViewerArgs,
     /// Rows per Parquet row group.
-    #[arg(long, default_value_t = 1 << 20)]
+    #[arg(long, default_value_t = 1 << 20, value_name = "ROWS", help_heading = PARQUET)]
     row_group_size: usize,
     /// Recordings exported at once.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_name = "N", help_heading = PARQUET)]
     jobs: usize,
-    #[command(flatten)]
-    symbols: SymbolArgs,
-    #[command(flatten)]
-    filter: FilterArgs,
 }
 
-/// An export format.
-#[derive(Clone, Copy, Debug, PartialEq, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// Parquet tables.
-    Parquet,
-    /// pprof's profile.proto, gzip-compressed.
-    Pprof,
-    /// speedscope's JSON file format.
-    Speedscope,
-    /// The Firefox Profiler's processed profile format (JSON).
-    Firefox,
-}
+/// The help heading of the Parquet export's options.
+const PARQUET: &str = "Parquet";
 
-pub fn run(args: Args) -> CliResult {
-    if args.to != ExportFormat::Parquet {
-        let files = args.inputs.paths();
-        let [file] = files.as_slice() else {
-            return Err(CliError::Usage(format!(
-                "--to {} exports one recording ({} given)",
-                format!("{:?}", args.to).to_lowercase(),
-                files.len()
-            )));
-        };
-        return super::viewers::run(
-            file,
-            args.to,
-            &args.output,
-            &args.viewer,
-            &args.symbols,
-            &args.filter,
-        );
-    }
-    let files = args.inputs.paths();
-    let out = &args.output;
+/// Exports `files` into the directory `out`; says on standard error what it wrote.
+#[cfg(feature = "parquet")]
+pub fn run(
+    files: &[PathBuf],
+    out: &Path,
+    args: &ParquetArgs,
+    symbols: &SymbolArgs,
+    filter: &FilterArgs,
+) -> CliResult {
+    use std::process::ExitCode;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
     let opts = ExportOptions {
         symbolize: args.symbolize,
         row_group_size: args.row_group_size,
     };
     let symbols = opts.analyzer_options(&perfdata_analysis::AnalyzerOptions {
-        filter: args.filter.filter()?,
-        ..args.symbols.options(args.symbolize)
+        filter: filter.filter()?,
+        ..symbols.options(args.symbolize)
     });
     std::fs::create_dir_all(out).at(out)?;
     let total: u64 = files

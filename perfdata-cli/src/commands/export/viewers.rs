@@ -1,8 +1,7 @@
 //! `perfdata export FILE --to pprof|speedscope|firefox -o OUT`: one recording, symbolized in-process, in
-//! the format of a profile viewer (the library's `export::sampled` walk, laid
+//! the format of a profile viewer (the library's [`perfdata_analysis::export::sampled`] walk, laid
 //! out by the format's module).
 
-use super::export::ExportFormat;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Out;
@@ -13,29 +12,44 @@ use perfdata_analysis::Analyzer;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The options of the viewers' formats.
+/// A profile viewer's format.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Viewer {
+    /// pprof's profile.proto, gzip-compressed.
+    Pprof,
+    /// speedscope's JSON file format.
+    Speedscope,
+    /// The Firefox Profiler's processed profile format (JSON).
+    Firefox,
+}
+
+/// The options of the viewers' formats (pprof's only, today).
 #[derive(clap::Args, Debug)]
 pub struct ViewerArgs {
-    /// pprof: one profile per process, `PID-COMM.pb.gz` in the `-o` directory.
-    #[arg(long)]
+    /// One profile per process, `PID-COMM.pb.gz` in the `-o` directory.
+    #[arg(long, help_heading = PPROF)]
     per_process: bool,
-    /// pprof: a `cpu` label on each sample.
-    #[arg(long)]
+    /// A `cpu` label on each sample.
+    #[arg(long, help_heading = PPROF)]
     label_cpu: bool,
-    /// pprof: a `time_ns` label on each sample (one pprof sample per perf sample).
-    #[arg(long)]
+    /// A `time_ns` label on each sample (one pprof sample per perf sample).
+    #[arg(long, help_heading = PPROF)]
     label_time: bool,
 }
 
+/// The help heading of pprof's options.
+const PPROF: &str = "pprof";
+
+/// Writes the recording at `path` to `output` in `format`.
 pub fn run(
     path: &Path,
-    format: ExportFormat,
+    format: Viewer,
     output: &Path,
     args: &ViewerArgs,
     symbols: &SymbolArgs,
     filter: &FilterArgs,
 ) -> CliResult {
-    if args.per_process && format != ExportFormat::Pprof {
+    if args.per_process && format != Viewer::Pprof {
         return Err(CliError::usage("--per-process is for --to pprof"));
     }
     let recording = crate::input::open(path)?;
@@ -46,15 +60,15 @@ pub fn run(
     let opts = GatherOptions {
         inline: true,
         // The timeline views want every sample in time order.
-        each_sample: args.label_time || format != ExportFormat::Pprof,
+        each_sample: args.label_time || format != Viewer::Pprof,
         cpu: args.label_cpu,
-        markers: format == ExportFormat::Firefox,
+        markers: format == Viewer::Firefox,
     };
     let name = path
         .file_name()
         .map_or(String::new(), |n| n.to_string_lossy().into_owned());
     match format {
-        ExportFormat::Speedscope => {
+        Viewer::Speedscope => {
             // The samples stream to the output's profiles (spilled to a temporary file
             // past a budget): memory follows the frames and stacks only.
             let timeline = speedscope::gather(&mut analyzer, &opts, &name).at(path)?;
@@ -63,14 +77,14 @@ pub fn run(
             timeline.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
-        ExportFormat::Firefox => {
+        Viewer::Firefox => {
             let profile = firefox::gather(&mut analyzer, &opts, &name).at(path)?;
             crate::symbols::print_notes(path, &analyzer);
             let mut out = Out::file(output)?;
             profile.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
-        _ => {}
+        Viewer::Pprof => {}
     }
     let popts = pprof::PprofOptions {
         pid: None,
