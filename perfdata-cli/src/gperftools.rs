@@ -6,7 +6,7 @@ use crate::error::{At, CliError};
 use crate::values::EndianArg;
 use perfdata::gperftools::{self, Profile, SlotFormat, ToPerfOptions};
 use perfdata::write::WriteOptions;
-use perfdata::{Endianness, Recording};
+use perfdata::Endianness;
 use perfdata_analysis::export::gperftools::{from_perf, FromPerfOptions};
 use perfdata_analysis::AnalyzerOptions;
 use std::path::Path;
@@ -191,8 +191,6 @@ fn perf_to_profile(
     word_size: Option<u8>,
     analysis: &AnalyzerOptions,
 ) -> Result<(), CliError> {
-    let recording = Recording::open(input).at(input)?;
-    let mut analyzer = perfdata_analysis::Analyzer::open(&recording, analysis).at(input)?;
     let opts = FromPerfOptions {
         pid: args.pid,
         comm: args.comm.clone(),
@@ -202,8 +200,9 @@ fn perf_to_profile(
             endian.unwrap_or(Endianness::Little),
         )),
     };
-    let (profile, summary) = from_perf(&mut analyzer, &opts).at(input)?;
-    crate::symbols::print_notes(input, &analyzer);
+    let (profile, summary) = crate::analysis::analyze(input, analysis, None, |analyzer| {
+        from_perf(analyzer, &opts).at(input)
+    })?;
     let layout = profile.layout;
     gperftools::save(&profile, output, layout).at(output)?;
     eprintln!(

@@ -34,11 +34,6 @@ impl Input {
             .or(self.input.as_deref())
             .unwrap_or(Path::new(DEFAULT))
     }
-
-    /// Opens the recording; an error names the path.
-    pub fn open(&self) -> Result<Recording, CliError> {
-        open(self.path())
-    }
 }
 
 /// Opens a recording and reads its header part; an error names the path.

@@ -13,6 +13,7 @@
 //! is the same whatever the crate's features (a format a build leaves out is refused when
 //! asked for, not hidden), so the man pages describe every build.
 
+mod analysis;
 mod commands;
 mod error;
 mod filter;

@@ -2,6 +2,7 @@
 //! share, and the walk that folds them), and the off-CPU weights that `report --off-cpu`
 //! and `collapse --off-cpu` put on the stacks instead of sample periods.
 
+use crate::analysis::analyze;
 use crate::error::{At, CliError};
 use crate::filter::FilterArgs;
 use crate::symbols::{SymbolArgs, STACKS};
@@ -41,25 +42,22 @@ pub fn folded(
     include_pid: bool,
     include_tid: bool,
 ) -> Result<BTreeMap<String, u64>, CliError> {
-    let recording = crate::input::open(path)?;
     let mut options = stacks.symbols.options(stacks.inline);
     options.filter = stacks.filter.filter()?;
-    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
-    crate::progress::show(&mut analyzer, "collapse");
-    let off_cpu = match &stacks.off_cpu {
-        Some(source) => Some(off_cpu_weights(&mut analyzer, path, source)?),
-        None => None,
-    };
-    let opts = collapse::CollapseOptions {
-        event: stacks.event.clone(),
-        include_pid,
-        include_tid,
-        inline: stacks.inline,
-        off_cpu,
-    };
-    let folded = collapse::collapse(&mut analyzer, &opts).at(path)?;
-    crate::symbols::print_notes(path, &analyzer);
-    Ok(folded)
+    analyze(path, &options, Some("collapse"), |analyzer| {
+        let off_cpu = match &stacks.off_cpu {
+            Some(source) => Some(off_cpu_weights(analyzer, path, source)?),
+            None => None,
+        };
+        let opts = collapse::CollapseOptions {
+            event: stacks.event.clone(),
+            include_pid,
+            include_tid,
+            inline: stacks.inline,
+            off_cpu,
+        };
+        collapse::collapse(analyzer, &opts).at(path)
+    })
 }
 
 /// The values of `offcpu --source` and of `--off-cpu=SOURCE`.

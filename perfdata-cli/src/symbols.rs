@@ -117,13 +117,6 @@ impl SymbolArgs {
     }
 }
 
-/// Prints the analyzer's notes (a jitdump not found or not used) on stderr.
-pub fn print_notes(path: &std::path::Path, analyzer: &perfdata_analysis::Analyzer<'_>) {
-    for n in analyzer.notes() {
-        eprintln!("perfdata: {}: note: {n}", path.display());
-    }
-}
-
 /// A path argument that must name an existing directory (`dir`) or file, so that a
 /// misspelt symbol source is an error rather than a report without symbols.
 fn existing(dir: bool) -> impl Fn(&str) -> Result<PathBuf, String> + Clone {

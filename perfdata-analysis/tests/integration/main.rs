@@ -5,6 +5,7 @@ mod common;
 
 mod analyses;
 mod jit;
+mod layering;
 mod parallel_stream;
 mod parquet_export;
 mod partition;

@@ -121,19 +121,18 @@ pub fn run(args: Args) -> CliResult {
 /// `--unwind`: the rewrite, and what it did.
 fn unwind(input: &std::path::Path, args: &Args) -> CliResult {
     use crate::error::At;
-    let recording = crate::input::open(input)?;
-    let mut analyzer =
-        perfdata_analysis::Analyzer::open(&recording, &args.symbols.options(false)).at(input)?;
-    let mut summary = None;
-    // Written beside the output, read back, then renamed into place.
-    perfdata::write::save_checked_as(&args.output, |out| {
-        let (s, damaged) =
-            perfdata_analysis::rewrite::unwound::unwound(&mut analyzer, out).at(input)?;
-        summary = Some(s);
-        Ok::<_, crate::error::CliError>(damaged)
+    let options = args.symbols.options(false);
+    let s = crate::analysis::analyze(input, &options, Some("convert"), |analyzer| {
+        let mut summary = None;
+        // Written beside the output, read back, then renamed into place.
+        perfdata::write::save_checked_as(&args.output, |out| {
+            let (s, damaged) =
+                perfdata_analysis::rewrite::unwound::unwound(analyzer, out).at(input)?;
+            summary = Some(s);
+            Ok::<_, crate::error::CliError>(damaged)
+        })?;
+        Ok(summary.expect("a rewrite that succeeded says what it wrote"))
     })?;
-    crate::symbols::print_notes(input, &analyzer);
-    let s = summary.expect("a rewrite that succeeded says what it wrote");
     eprintln!(
         "perfdata: {}: {} samples, {} unwound ({} cut short): {:.1} MB → {:.1} MB ({:.1}% of the input, {:.1}× smaller)",
         args.output.display(),

@@ -1,12 +1,12 @@
 //! `perfdata diff OLD NEW`: two recordings compared, as `perf diff` compares them.
 
+use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::DiffFilterArgs;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::analyses::diff::{self, Compute, DiffKey, DiffOptions};
 use perfdata_analysis::filter::SampleFilter;
-use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -110,10 +110,11 @@ fn profile(
     filter: SampleFilter,
     opts: &DiffOptions,
 ) -> Result<diff::Profile, CliError> {
-    let recording = crate::input::open(path)?;
     let mut options = symbols.options(false);
     options.filter = filter;
-    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
-    // Absolute shares count what the filters hide in the totals.
-    diff::profile(&mut analyzer, &opts.sort, !opts.relative).at(path)
+    // Two recordings are read at once: no progress bar. Absolute shares count what the
+    // filters hide in the totals.
+    analyze(path, &options, None, |analyzer| {
+        diff::profile(analyzer, &opts.sort, !opts.relative).at(path)
+    })
 }

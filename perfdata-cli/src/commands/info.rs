@@ -1,11 +1,11 @@
 //! `perfdata info`: one screen about a recording.
 
+use crate::analysis::analyze;
 use crate::error::{At, CliResult};
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::analyses::info;
-use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -35,10 +35,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let path = args.input.path();
-    let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &args.symbols.options(false)).at(path)?;
-    crate::progress::show(&mut analyzer, "info");
-    let summary = info::info(&mut analyzer, args.top).at(path)?;
+    let summary = analyze(
+        path,
+        &args.symbols.options(false),
+        Some("info"),
+        |analyzer| info::info(analyzer, args.top).at(path),
+    )?;
     let mut out = args.output.open()?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &summary).map_err(std::io::Error::from)?;

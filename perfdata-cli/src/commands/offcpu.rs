@@ -1,13 +1,13 @@
 //! `perfdata offcpu`: time spent off the CPU (blocked, waiting, preempted), per thread
 //! and per stack at switch-out; `--folded` for an off-CPU flame graph.
 
+use crate::analysis::analyze;
 use crate::error::{At, CliResult};
 use crate::input::Input;
 use crate::output::Output;
 use crate::stacks::off_cpu_source;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::analyses::offcpu::{self, OffCpuOptions};
-use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -52,10 +52,12 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let source = off_cpu_source(&args.source)?;
     let path = args.input.path();
-    let recording = args.input.open()?;
-    let mut analyzer = Analyzer::open(&recording, &args.symbols.options(false)).at(path)?;
-    crate::progress::show(&mut analyzer, "offcpu");
-    let result = offcpu::off_cpu(&mut analyzer, &OffCpuOptions { source }).at(path)?;
+    let result = analyze(
+        path,
+        &args.symbols.options(false),
+        Some("offcpu"),
+        |analyzer| offcpu::off_cpu(analyzer, &OffCpuOptions { source }).at(path),
+    )?;
     let mut out = args.output.open()?;
     if args.folded {
         perfdata_analysis::analyses::collapse::write_folded(

@@ -1,12 +1,12 @@
 //! `perfdata report`: where the time went, as perf report prints it.
 
+use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::analyses::report;
-use perfdata_analysis::Analyzer;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -156,18 +156,16 @@ pub fn run(args: Args) -> CliResult {
         full_source_path: args.full_source_path,
     };
     let path = args.input.path();
-    let recording = args.input.open()?;
     let lines = opts.inline || opts.sort.contains(&report::SortKey::Srcline);
     let mut options = args.symbols.options(lines);
     options.filter = filter;
-    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
-    crate::progress::show(&mut analyzer, "report");
     let mut opts = opts;
-    if let Some(source) = &args.off_cpu {
-        opts.off_cpu = Some(crate::stacks::off_cpu_weights(&mut analyzer, path, source)?);
-    }
-    let reports = report::report(&mut analyzer, &opts).at(path)?;
-    crate::symbols::print_notes(path, &analyzer);
+    let reports = analyze(path, &options, Some("report"), |analyzer| {
+        if let Some(source) = &args.off_cpu {
+            opts.off_cpu = Some(crate::stacks::off_cpu_weights(analyzer, path, source)?);
+        }
+        report::report(analyzer, &opts).at(path)
+    })?;
     let mut out = args.output.open()?;
     if args.json {
         serde_json::to_writer_pretty(&mut out, &reports).map_err(std::io::Error::from)?;

@@ -1,12 +1,13 @@
 //! `perfdata stats`: readperf's statistics as four CSV files (or one JSON document).
 
+use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::input::Input;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::analyses::stats;
-use perfdata_analysis::{AnalysisError, Analyzer};
+use perfdata_analysis::AnalysisError;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -44,18 +45,17 @@ pub struct Args {
 
 pub fn run(args: Args) -> CliResult {
     let path = args.input.path();
-    let recording = args.input.open()?;
     let mut options = args.symbols.options(true);
     options.filter = args.filter.filter()?;
-    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
-    crate::progress::show(&mut analyzer, "stats");
     if args.json {
         let mut overview = vec![];
-        let mut s = stats::stats(&mut analyzer, |row| {
-            overview.push(row.clone());
-            Ok::<_, AnalysisError>(())
-        })
-        .at(path)?;
+        let mut s = analyze(path, &options, Some("stats"), |analyzer| {
+            stats::stats(analyzer, |row| {
+                overview.push(row.clone());
+                Ok::<_, AnalysisError>(())
+            })
+            .at(path)
+        })?;
         s.overview = overview;
         let mut out = Out::stdout();
         serde_json::to_writer(&mut out, &s).map_err(std::io::Error::from)?;
@@ -68,14 +68,16 @@ pub fn run(args: Args) -> CliResult {
     // Each table goes to a temporary file renamed into place once complete.
     let mut overview = Table::create(dir, "overview.csv")?;
     let mut overview_rows = 0u64;
-    let s = stats::stats(&mut analyzer, |row| {
-        overview_rows += 1;
-        overview
-            .csv
-            .serialize(row)
-            .map_err(|e| AnalysisError::io(&overview.path, e.into()))
-    })
-    .at(path)?;
+    let s = analyze(path, &options, Some("stats"), |analyzer| {
+        stats::stats(analyzer, |row| {
+            overview_rows += 1;
+            overview
+                .csv
+                .serialize(row)
+                .map_err(|e| AnalysisError::io(&overview.path, e.into()))
+        })
+        .at(path)
+    })?;
     if overview_rows == 0 {
         overview.header(stats::OVERVIEW_COLUMNS)?;
     }

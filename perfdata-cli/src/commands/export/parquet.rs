@@ -11,8 +11,6 @@ use crate::symbols::SymbolArgs;
 #[cfg(feature = "parquet")]
 use perfdata_analysis::export::parquet::{self, ExportOptions};
 #[cfg(feature = "parquet")]
-use perfdata_analysis::Analyzer;
-#[cfg(feature = "parquet")]
 use std::path::{Path, PathBuf};
 
 /// The options of the Parquet export.
@@ -84,14 +82,11 @@ pub fn run(
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(path) = files.get(i) else { break };
                 bar.set_message(path.display().to_string());
-                let exported = (|| {
-                    let recording = crate::input::open(path)?;
-                    let mut analyzer = Analyzer::open(&recording, &symbols).at(path)?;
+                // Several recordings at once: one bar for them all, not one each.
+                let exported = crate::analysis::analyze(path, &symbols, None, |analyzer| {
                     let mut parts = parquet::Directory::new(out);
-                    let s = parquet::export(&mut analyzer, i as u32, &opts, &mut parts).at(path)?;
-                    crate::symbols::print_notes(path, &analyzer);
-                    Ok::<_, CliError>(s)
-                })();
+                    parquet::export(analyzer, i as u32, &opts, &mut parts).at(path)
+                });
                 match exported {
                     Ok(s) => {
                         let mut t = totals.lock().expect("not poisoned");

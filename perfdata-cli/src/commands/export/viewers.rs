@@ -2,13 +2,13 @@
 //! the format of a profile viewer (the library's [`perfdata_analysis::export::sampled`] walk, laid
 //! out by the format's module).
 
+use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Out;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::export::sampled::GatherOptions;
 use perfdata_analysis::export::{firefox, pprof, speedscope};
-use perfdata_analysis::Analyzer;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -52,11 +52,8 @@ pub fn run(
     if args.per_process && format != Viewer::Pprof {
         return Err(CliError::usage("--per-process is for --to pprof"));
     }
-    let recording = crate::input::open(path)?;
     let mut options = symbols.options(true);
     options.filter = filter.filter()?;
-    let mut analyzer = Analyzer::open(&recording, &options).at(path)?;
-    crate::progress::show(&mut analyzer, "export");
     let opts = GatherOptions {
         inline: true,
         // The timeline views want every sample in time order.
@@ -71,15 +68,17 @@ pub fn run(
         Viewer::Speedscope => {
             // The samples stream to the output's profiles (spilled to a temporary file
             // past a budget): memory follows the frames and stacks only.
-            let timeline = speedscope::gather(&mut analyzer, &opts, &name).at(path)?;
-            crate::symbols::print_notes(path, &analyzer);
+            let timeline = analyze(path, &options, Some("export"), |analyzer| {
+                speedscope::gather(analyzer, &opts, &name).at(path)
+            })?;
             let mut out = Out::file(output)?;
             timeline.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         Viewer::Firefox => {
-            let profile = firefox::gather(&mut analyzer, &opts, &name).at(path)?;
-            crate::symbols::print_notes(path, &analyzer);
+            let profile = analyze(path, &options, Some("export"), |analyzer| {
+                firefox::gather(analyzer, &opts, &name).at(path)
+            })?;
             let mut out = Out::file(output)?;
             profile.write(&mut out).at(output)?;
             return out.finish().map(|()| ExitCode::SUCCESS);
@@ -91,8 +90,9 @@ pub fn run(
         cpu_label: args.label_cpu,
         time_label: args.label_time,
     };
-    let profiles = pprof::gather(&mut analyzer, &opts, &popts).at(path)?;
-    crate::symbols::print_notes(path, &analyzer);
+    let profiles = analyze(path, &options, Some("export"), |analyzer| {
+        pprof::gather(analyzer, &opts, &popts).at(path)
+    })?;
     if !args.per_process {
         let mut out = Out::file(output)?;
         profiles.write(&mut out).at(output)?;
