@@ -40,6 +40,7 @@ pub mod firefox;
 pub mod gperftools;
 pub mod info;
 pub mod jit;
+pub mod libiberty;
 pub mod machine;
 pub mod offcpu;
 #[cfg(feature = "parquet")]

@@ -189,6 +189,11 @@ pub fn demangle(name: &str) -> String {
         }
     }
     if name.starts_with("_Z") {
+        // libiberty, perf's own demangler, where libstdc++ provides it; cpp_demangle
+        // refuses some GCC manglings and prints others differently (see `libiberty`).
+        if let Some(d) = crate::libiberty::perf_name(name) {
+            return d;
+        }
         if let Ok(sym) = cpp_demangle::Symbol::new(name) {
             // perf (libiberty without DMGL_PARAMS) prints neither parameters nor the
             // return type of a template function.
