@@ -372,6 +372,12 @@ pub const SCENARIOS: &[Scenario] = &[
         Workload::Program(&programs::SIGNAL_VDSO),
         "a signal handler's stacks through the signal frame; clock_gettime in the vdso",
     ),
+    file(
+        "dwarf-cpp-ops",
+        DWARF,
+        Workload::Program(&programs::CPP_OPERATORS),
+        "C++ operators, conversion operators and lambdas inlined (inline frames' names)",
+    ),
 ];
 
 /// perf's arguments of the unwinding scenarios: what the issue asks for (`cpu-clock` at

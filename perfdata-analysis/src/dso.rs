@@ -99,6 +99,17 @@ pub struct SymbolId {
     pub index: u32,
 }
 
+/// How binutils names an inlined function without a linkage name, once asked about it
+/// ([`Dsos::inline_lines`]).
+#[derive(Debug, Clone)]
+enum Unlinked {
+    /// By the ELF symbol at the first address asked (this one), by its DWARF name at
+    /// any other.
+    Asked { addr: u64, elf: String },
+    /// By this ELF symbol's name for good (the symbol starts in the function).
+    Renamed(String),
+}
+
 /// One function of the inline chain at an address ([`Dsos::inline_lines`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineLine {
@@ -147,6 +158,9 @@ pub struct Dsos {
     debuginfod: OnceCell<Option<Debuginfod>>,
     /// Symbols the recording carries, by path (a simpleperf FILE feature).
     recorded: HashMap<String, RecordedFile>,
+    /// How binutils names each inlined function without a linkage name so far, by object
+    /// and function (see [`Dsos::inline_lines`]).
+    unlinked: std::cell::RefCell<HashMap<(DsoId, u64, u64), Unlinked>>,
     /// The recording machine's kallsyms, carried by the recording (a simpleperf
     /// KERNEL_SYMBOL record).
     recorded_kallsyms: Option<String>,
@@ -193,6 +207,7 @@ impl Dsos {
             kernel_source: OnceCell::new(),
             recorded: HashMap::new(),
             recorded_kallsyms: None,
+            unlinked: Default::default(),
         }
     }
 
@@ -560,8 +575,8 @@ impl Dsos {
 
     /// Inlined functions at an address, innermost first, ending with the function itself,
     /// named as perf names them (through binutils' `addr2line -i -f`): each function by
-    /// its linkage name, or its DWARF name — except the innermost when it has no linkage
-    /// name, which takes the name of the ELF symbol at the address.
+    /// its linkage name, or its DWARF name — except a function without linkage name
+    /// where binutils takes an ELF symbol's (see [`Dsos::inline_lines`]).
     pub fn inline_frames(&self, id: DsoId, addr: u64) -> Vec<String> {
         self.inline_lines(id, addr)
             .into_iter()
@@ -572,36 +587,95 @@ impl Dsos {
     /// [`Dsos::inline_frames`] with their source positions: the innermost's is the
     /// address's line, each caller's the line its inlined callee was called from. Empty
     /// without DWARF (or without `sources.lines`).
+    ///
+    /// binutils names the innermost function without a linkage name (a lambda's
+    /// `operator()` in GCC's DWARF, `main`) by the ELF symbol at the address the first
+    /// time it is asked about that function, and renames the function so for good when
+    /// that symbol starts in it; after that it names it by its DWARF name (`operator()`),
+    /// as a caller too. perf asks one long-running `addr2line` about each address once,
+    /// in the order its samples come: so does this, the state kept per function.
     pub fn inline_lines(&self, id: DsoId, addr: u64) -> Vec<InlineLine> {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
         };
-        let mut out: Vec<InlineLine> = vec![];
-        if let Ok(mut frames) = loader.find_frames(addr) {
-            while let Ok(Some(f)) = frames.next() {
-                let Some(func) = f.function else { continue };
-                let Ok(name) = func.raw_name() else { continue };
-                // binutils takes a DWARF name as the linkage name in a language that does
-                // not mangle (C); in one that does, a name that is not mangled is not one.
-                let linkage = name.starts_with("_Z")
-                    || name.starts_with("_R")
-                    || !func.language.is_some_and(mangles);
-                let elf_name = if out.is_empty() && !linkage {
-                    let loaded = self.loaded(id);
-                    loaded
-                        .symtab
-                        .as_ref()
-                        .or(loaded.runtime.as_ref())
-                        .and_then(|s| s.binutils_function_at(addr))
-                } else {
-                    None
-                };
-                out.push(InlineLine {
-                    function: crate::symbols::demangle(elf_name.unwrap_or(&name)),
-                    file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
-                    line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
-                });
+        // (function DIE, name, has a linkage name, file, line), innermost first.
+        let chain = |addr: u64| {
+            let mut v = vec![];
+            if let Ok(mut frames) = loader.find_frames(addr) {
+                while let Ok(Some(f)) = frames.next() {
+                    let Some(func) = f.function else { continue };
+                    let Ok(name) = func.raw_name() else { continue };
+                    // binutils takes a DWARF name as the linkage name in a language that
+                    // does not mangle (C); in one that does, a name that is not mangled
+                    // is not one.
+                    let linkage = name.starts_with("_Z")
+                        || name.starts_with("_R")
+                        || !func.language.is_some_and(mangles);
+                    let die = f.dw_die_offset.map_or(u64::MAX, |o| o.0 as u64);
+                    let file = f.location.as_ref().and_then(|l| l.file).map(str::to_string);
+                    let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
+                    v.push((die, name.into_owned(), linkage, file, line));
+                }
             }
+            v
+        };
+        let frames = chain(addr);
+        // A function is told apart by its DIE and its outermost function's (DIE offsets
+        // are per unit).
+        let outer = frames.last().map_or(u64::MAX, |f| f.0);
+        let mut unlinked = self.unlinked.borrow_mut();
+        let mut out = Vec::with_capacity(frames.len());
+        for (i, (die, name, linkage, file, line)) in frames.iter().enumerate() {
+            let key = (id, *die, outer);
+            let named = if *linkage {
+                name.clone()
+            } else if i > 0 {
+                match unlinked.get(&key) {
+                    Some(Unlinked::Renamed(n)) => n.clone(),
+                    _ => name.clone(),
+                }
+            } else {
+                match unlinked.get(&key) {
+                    Some(Unlinked::Renamed(n)) => n.clone(),
+                    Some(Unlinked::Asked { addr: a, elf }) if *a == addr => elf.clone(),
+                    Some(Unlinked::Asked { .. }) => name.clone(),
+                    None => {
+                        let loaded = self.loaded(id);
+                        let elf = loaded
+                            .symtab
+                            .as_ref()
+                            .or(loaded.runtime.as_ref())
+                            .and_then(|s| s.binutils_symbol_at(addr))
+                            .map(|(n, start)| (n.to_string(), start));
+                        match elf {
+                            Some((elf, start)) => {
+                                // Renamed when the symbol starts inside this function.
+                                let here = start == addr || {
+                                    let at = chain(start);
+                                    at.last().map(|f| f.0) == Some(outer)
+                                        && at.iter().any(|f| f.0 == *die)
+                                };
+                                let state = if here {
+                                    Unlinked::Renamed(elf.clone())
+                                } else {
+                                    Unlinked::Asked {
+                                        addr,
+                                        elf: elf.clone(),
+                                    }
+                                };
+                                unlinked.insert(key, state);
+                                elf
+                            }
+                            None => name.clone(),
+                        }
+                    }
+                }
+            };
+            out.push(InlineLine {
+                function: crate::symbols::demangle(&named),
+                file: file.clone(),
+                line: *line,
+            });
         }
         out
     }

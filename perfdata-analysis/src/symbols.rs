@@ -355,7 +355,13 @@ impl ElfInfo {
     /// one that covers it, a function over a label, the smallest, the first in the table
     /// (binutils' `elf_find_function` and `better_fit`).
     pub fn binutils_function_at(&self, addr: u64) -> Option<&str> {
-        self.binutils_best(addr).map(|i| &*self.symbols[i].raw)
+        self.binutils_symbol_at(addr).map(|(name, _)| name)
+    }
+
+    /// [`ElfInfo::binutils_function_at`] with the symbol's start address.
+    pub fn binutils_symbol_at(&self, addr: u64) -> Option<(&str, u64)> {
+        self.binutils_best(addr)
+            .map(|i| (&*self.symbols[i].raw, self.symbols[i].start))
     }
 
     /// The source file binutils' `addr2line` names for `addr` from the symbol table
