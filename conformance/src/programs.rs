@@ -149,6 +149,14 @@ pub static CPP_OPERATORS: Program = Program {
     library: None,
 };
 
+/// Short-lived threads created and joined in a loop: new threads' first samples.
+pub static THREAD_CHURN: Program = Program {
+    name: "thread_churn",
+    lang: Lang::C,
+    source: source!("thread_churn.c"),
+    library: None,
+};
+
 /// Every program (`cargo test` checks that they build).
 pub static ALL: &[&Program] = &[
     &OFF_CPU,
@@ -161,6 +169,7 @@ pub static ALL: &[&Program] = &[
     &SOLIB,
     &SIGNAL_VDSO,
     &CPP_OPERATORS,
+    &THREAD_CHURN,
 ];
 
 /// Flags of every C and C++ compilation: optimised, with DWARF, and no frame pointers
