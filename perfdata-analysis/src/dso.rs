@@ -1039,4 +1039,95 @@ mod tests {
     fn hex_decode(s: &str) -> Vec<u8> {
         crate::symbol_sources::hex_decode(s).unwrap()
     }
+
+    /// A lambda's `operator()` has no linkage name in GCC's DWARF: binutils' addr2line
+    /// names its first address asked by the ELF symbol there (`main`), any other by the
+    /// DWARF name, and so does perf's long-running addr2line for its inline frames.
+    #[test]
+    fn a_function_without_linkage_name_is_named_as_one_addr2line_process_names_it() {
+        use object::{Object, ObjectSymbol};
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("lambda.cpp");
+        std::fs::write(
+            &src,
+            "int main(int argc, char**) {\n\
+             auto f = [&](int x) { double s = 0; for (int k = 0; k < 100; k++) \
+             s += (x + argc) * 1.0 / (k + 1); return s; };\n\
+             double t = 0; for (int i = 0; i < 1000; i++) t += f(i);\n\
+             return t > 1 ? 0 : 1; }\n",
+        )
+        .unwrap();
+        let exe = dir.path().join("lambda");
+        let built = std::process::Command::new("g++")
+            .args(["-O2", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status();
+        if !built.is_ok_and(|s| s.success()) {
+            eprintln!("SKIP: g++ cannot build the test program");
+            return;
+        }
+        let bytes = std::fs::read(&exe).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let main = file.symbols().find(|s| s.name() == Ok("main")).unwrap();
+        // The addresses whose innermost function is the lambda's.
+        let loader = addr2line::Loader::new(&exe).unwrap();
+        let in_lambda: Vec<u64> = (main.address()..main.address() + main.size())
+            .filter(|&a| {
+                let Ok(mut frames) = loader.find_frames(a) else {
+                    return false;
+                };
+                let first = frames.next().ok().flatten().and_then(|f| f.function);
+                first.is_some_and(|f| f.raw_name().is_ok_and(|n| n == "operator()"))
+            })
+            .collect();
+        let (Some(&a1), Some(&a2)) = (in_lambda.first(), in_lambda.last()) else {
+            eprintln!("SKIP: g++ did not inline the lambda into main");
+            return;
+        };
+        assert_ne!(a1, a2);
+        let mut dsos = Dsos::new(SymbolSources {
+            lines: true,
+            ..SymbolSources::default()
+        });
+        let id = dsos.intern(exe.to_str().unwrap(), DsoKind::User);
+        let innermost = |a: u64| dsos.inline_frames(id, a).first().cloned();
+        let ours = [innermost(a2), innermost(a1), innermost(a2)];
+        assert_eq!(
+            ours,
+            [
+                Some("main".to_string()),
+                Some("operator()".to_string()),
+                Some("main".to_string())
+            ]
+        );
+        // binutils' addr2line asked each address once, in that order, in one process, as
+        // perf asks it (perf keeps each address's answer: asking again gives it again,
+        // where addr2line would now answer `operator()`).
+        let Ok(mut child) = std::process::Command::new("addr2line")
+            .args(["-a", "-i", "-f", "-e"])
+            .arg(&exe)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        else {
+            eprintln!("SKIP: binutils' addr2line is not installed");
+            return;
+        };
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{a2:#x}\n{a1:#x}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Each answer: the address, then function and position per frame, innermost first.
+        let lines: Vec<&str> = text.lines().collect();
+        let theirs: Vec<Option<String>> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("0x"))
+            .map(|(i, _)| lines.get(i + 1).map(|s| s.to_string()))
+            .collect();
+        assert_eq!(theirs, ours[..2]);
+    }
 }
