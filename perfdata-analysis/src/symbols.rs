@@ -699,6 +699,30 @@ mod tests {
     }
 
     #[test]
+    fn names_operators_and_lambdas_of_both_compilers_as_perf() {
+        // What `c++filt -i -p` (perf's flags) prints; folded, inferno's tidying cuts
+        // `operator()` at its parenthesis as it does perf script's names.
+        for (mangled, perf) in [
+            ("_ZN3AccclEd", "Acc::operator()"),
+            ("_ZNK3VecixEm", "Vec::operator[]"),
+            ("_ZNK3KeyltERKS_", "Key::operator<"),
+            ("_ZlsR3Outd", "operator<<"),
+            ("_ZN4NodenwEmR5Arena", "Node::operator new"),
+            ("_ZNK3KeycvbEv", "Key::operator bool"),
+            // GCC's lambda, clang's, and clang's generic lambda.
+            ("_ZZ4mainENKUliE_clEi", "main::{lambda(int)#1}::operator()"),
+            ("_ZZ4mainENK3$_0clEi", "main::$_0::operator()"),
+            ("_ZZ4mainENK3$_1clIiEEDaT_", "main::$_1::operator()<int>"),
+        ] {
+            assert_eq!(demangle(mangled), perf, "{mangled}");
+        }
+        assert_eq!(
+            crate::collapse::tidy_generic(demangle("_ZZ4mainENK3$_0clEi")),
+            "main::$_0::operator"
+        );
+    }
+
+    #[test]
     fn demangles_without_parameters() {
         assert_eq!(demangle("_ZN3foo3barEi"), "foo::bar");
         assert_eq!(demangle("main"), "main");
