@@ -141,6 +141,22 @@ pub static OFF_CPU: Program = Program {
     library: None,
 };
 
+/// C++ operators and lambdas inlined into their callers (inline frames' names).
+pub static CPP_OPERATORS: Program = Program {
+    name: "cpp_operators",
+    lang: Lang::Cxx,
+    source: source!("cpp_operators.cpp"),
+    library: None,
+};
+
+/// Short-lived threads created and joined in a loop: new threads' first samples.
+pub static THREAD_CHURN: Program = Program {
+    name: "thread_churn",
+    lang: Lang::C,
+    source: source!("thread_churn.c"),
+    library: None,
+};
+
 /// Every program (`cargo test` checks that they build).
 pub static ALL: &[&Program] = &[
     &OFF_CPU,
@@ -152,6 +168,8 @@ pub static ALL: &[&Program] = &[
     &RUST_RELEASE,
     &SOLIB,
     &SIGNAL_VDSO,
+    &CPP_OPERATORS,
+    &THREAD_CHURN,
 ];
 
 /// Flags of every C and C++ compilation: optimised, with DWARF, and no frame pointers

@@ -372,7 +372,23 @@ pub const SCENARIOS: &[Scenario] = &[
         Workload::Program(&programs::SIGNAL_VDSO),
         "a signal handler's stacks through the signal frame; clock_gettime in the vdso",
     ),
+    file(
+        "dwarf-cpp-ops",
+        DWARF,
+        Workload::Program(&programs::CPP_OPERATORS),
+        "C++ operators, conversion operators and lambdas inlined (inline frames' names)",
+    ),
+    file(
+        "dwarf-threads",
+        THREADS,
+        Workload::Program(&programs::THREAD_CHURN),
+        "short-lived threads: a new thread's first samples end at clone3",
+    ),
 ];
+
+/// The thread scenario samples at 10 kHz: a thread's first samples (in ret_from_fork,
+/// a few microseconds) are rare.
+const THREADS: &[&str] = &["-e", "cpu-clock", "-F", "10000", "--call-graph", "dwarf"];
 
 /// perf's arguments of the unwinding scenarios: what the issue asks for (`cpu-clock` at
 /// 2000 Hz, the default 8 KiB user stack copy).

@@ -64,6 +64,17 @@ impl Machine {
                             user.truncate(n - 1);
                             out.unwound = Some(StackEnd::Complete);
                         }
+                        // A new thread's first samples (in the kernel's ret_from_fork)
+                        // carry its parent's user registers, but for the clone's return
+                        // value (0: register 0 of perf's numbering on x86_64, i386 and
+                        // aarch64) and the sp (the fresh stack, whose words are no return
+                        // addresses). The clone function is that thread's outermost frame
+                        // (glibc's child path is `cfi_undefined rip`); the parent, at the
+                        // same pc with the child's id as return value, keeps its callers.
+                        if user.len() > 1 && self.is_new_thread_in_clone(s, user[0])? {
+                            user.truncate(1);
+                            out.unwound = Some(StackEnd::Complete);
+                        }
                     }
                 }
                 out.unwound.is_some()
@@ -98,6 +109,29 @@ impl Machine {
             out.user_from = 0;
         }
         Ok(())
+    }
+
+    /// The sample's thread is a new one at its first return from a clone: its user pc in
+    /// a clone function and the return value register 0 (see [`Machine::stack`]).
+    fn is_new_thread_in_clone(&self, s: &SampleInfo<'_>, pc: u64) -> Result<bool, Error> {
+        // Register 0 is sampled when bit 0 of the mask is set; it is the first value.
+        if s.regs_user_mask & 1 == 0 {
+            return Ok(false);
+        }
+        let ret = s
+            .view
+            .regs_user()?
+            .and_then(|r| r.regs.and_then(|v| v.get(0)));
+        if ret != Some(0) {
+            return Ok(false);
+        }
+        let f = self.resolve(s.pid, false, pc);
+        Ok(f.symbol.is_some_and(|sym| {
+            matches!(
+                self.dsos.symbol_name(sym),
+                "clone" | "__clone" | "clone3" | "__clone3" | "__GI___clone" | "__GI___clone3"
+            )
+        }))
     }
 
     /// The frames of a sample, leaf first ([`Machine::stack`], each address resolved),
@@ -204,13 +238,24 @@ mod tests {
     /// holds the kernel part only, its registers (bp 0, sp, `pc`) and stack copy (the
     /// first `copied` bytes of `words`) the user part.
     fn dwarf_sample_in_the_kernel(m: &Machine, pc: u64, words: &[u64], copied: u64) -> Stack {
+        dwarf_sample_with_ax(m, None, pc, words, copied)
+    }
+
+    /// [`dwarf_sample_in_the_kernel`] with register 0 (ax) sampled too, when given.
+    fn dwarf_sample_with_ax(
+        m: &Machine,
+        ax: Option<u64>,
+        pc: u64,
+        words: &[u64],
+        copied: u64,
+    ) -> Stack {
         let ctx = Ctx {
             sample_type: SampleType::IP
                 | SampleType::TID
                 | SampleType::CALLCHAIN
                 | SampleType::REGS_USER
                 | SampleType::STACK_USER,
-            sample_regs_user: 0b111 << 6,
+            sample_regs_user: 0b111 << 6 | u64::from(ax.is_some()),
             ..Default::default()
         };
         let sp = 0x7ffc_0000_1000u64;
@@ -224,7 +269,7 @@ mod tests {
             }),
             regs_user: Some(Regs {
                 abi: SampleRegsAbi::ABI_64,
-                regs: Some(vec![0, sp, pc].into()),
+                regs: Some(ax.into_iter().chain([0, sp, pc]).collect::<Vec<_>>().into()),
             }),
             stack_user: Some(StackUser {
                 data: stack.into(),
@@ -343,6 +388,69 @@ mod tests {
             [(0xffff_ffff_8100_0010, true), (user + 0x20, false)]
         );
         assert_eq!(got.unwound, Some(StackEnd::Complete));
+    }
+
+    #[test]
+    fn a_new_thread_ends_at_its_clone_and_the_parent_keeps_its_callers() {
+        use object::{Object, ObjectSection, ObjectSymbol};
+        let path = "/lib/x86_64-linux-gnu/libc.so.6";
+        let Ok(bytes) = std::fs::read(path) else {
+            eprintln!("SKIP: {path} is not on this machine");
+            return;
+        };
+        let file = object::File::parse(&*bytes).unwrap();
+        // glibc's clone(): the instruction after its `syscall` is where both the parent
+        // and the child return to user space.
+        let Some(clone) = file
+            .dynamic_symbols()
+            .find(|s| s.name() == Ok("__clone") && s.size() > 0)
+        else {
+            eprintln!("SKIP: {path} exports no __clone");
+            return;
+        };
+        let text = file.section_by_name(".text").unwrap();
+        let code = text.data().unwrap();
+        let at = (clone.address() - text.address()) as usize;
+        let body = &code[at..at + clone.size() as usize];
+        let Some(syscall) = body.windows(2).position(|w| w == [0x0f, 0x05]) else {
+            eprintln!("SKIP: no syscall instruction in {path}'s __clone");
+            return;
+        };
+        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
+        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
+        let base = 0x7f00_0000_0000;
+        m.apply(&SideEvent::Mmap {
+            pid: 7,
+            start: base,
+            len: bytes.len() as u64,
+            pgoff: 0,
+            filename: path.into(),
+            build_id: None,
+            exec: true,
+            kernel: false,
+        });
+        let pc = base + clone.address() + syscall as u64 + 2;
+        // A return address into libc's text on the stack: the parent's caller, or in the
+        // child's fresh stack whatever was there.
+        let ret = base + clone.address() + 1;
+        let words = [ret, 0, 0, 0];
+        let child = dwarf_sample_with_ax(&m, Some(0), pc, &words, 32);
+        assert_eq!(
+            child.addrs,
+            [(0xffff_ffff_8100_0010, true), (pc, false)],
+            "the child's stack ends at the clone"
+        );
+        assert_eq!(child.unwound, Some(StackEnd::Complete));
+        let parent = dwarf_sample_with_ax(&m, Some(4242), pc, &words, 32);
+        assert_eq!(parent.addrs[..2], child.addrs[..]);
+        assert_eq!(
+            parent.addrs.get(2),
+            Some(&(ret - 1, false)),
+            "the parent's caller"
+        );
+        // Without register 0 sampled nothing says which side it is: the walk as it was.
+        let unknown = dwarf_sample_in_the_kernel(&m, pc, &words, 32);
+        assert_eq!(unknown.addrs, parent.addrs);
     }
 
     #[test]

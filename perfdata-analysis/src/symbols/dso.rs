@@ -99,6 +99,17 @@ pub struct SymbolId {
     pub index: u32,
 }
 
+/// How binutils names an inlined function without a linkage name, once asked about it
+/// ([`Dsos::inline_lines`]).
+#[derive(Debug, Clone)]
+enum Unlinked {
+    /// By the ELF symbol at the first address asked (this one), by its DWARF name at
+    /// any other.
+    Asked { addr: u64, elf: String },
+    /// By this ELF symbol's name for good (the symbol starts in the function).
+    Renamed(String),
+}
+
 /// One function of the inline chain at an address ([`Dsos::inline_lines`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineLine {
@@ -147,6 +158,9 @@ pub struct Dsos {
     debuginfod: OnceCell<Option<Debuginfod>>,
     /// Symbols the recording carries, by path (a simpleperf FILE feature).
     recorded: HashMap<String, RecordedFile>,
+    /// How binutils names each inlined function without a linkage name so far, by object
+    /// and function (see [`Dsos::inline_lines`]).
+    unlinked: std::cell::RefCell<HashMap<(DsoId, u64, u64), Unlinked>>,
     /// The recording machine's kallsyms, carried by the recording (a simpleperf
     /// KERNEL_SYMBOL record).
     recorded_kallsyms: Option<String>,
@@ -193,6 +207,7 @@ impl Dsos {
             kernel_source: OnceCell::new(),
             recorded: HashMap::new(),
             recorded_kallsyms: None,
+            unlinked: Default::default(),
         }
     }
 
@@ -560,8 +575,8 @@ impl Dsos {
 
     /// Inlined functions at an address, innermost first, ending with the function itself,
     /// named as perf names them (through binutils' `addr2line -i -f`): each function by
-    /// its linkage name, or its DWARF name — except the innermost when it has no linkage
-    /// name, which takes the name of the ELF symbol at the address.
+    /// its linkage name, or its DWARF name — except a function without linkage name
+    /// where binutils takes an ELF symbol's (see [`Dsos::inline_lines`]).
     pub fn inline_frames(&self, id: DsoId, addr: u64) -> Vec<String> {
         self.inline_lines(id, addr)
             .into_iter()
@@ -572,36 +587,95 @@ impl Dsos {
     /// [`Dsos::inline_frames`] with their source positions: the innermost's is the
     /// address's line, each caller's the line its inlined callee was called from. Empty
     /// without DWARF (or without `sources.lines`).
+    ///
+    /// binutils names the innermost function without a linkage name (a lambda's
+    /// `operator()` in GCC's DWARF, `main`) by the ELF symbol at the address the first
+    /// time it is asked about that function, and renames the function so for good when
+    /// that symbol starts in it; after that it names it by its DWARF name (`operator()`),
+    /// as a caller too. perf asks one long-running `addr2line` about each address once,
+    /// in the order its samples come: so does this, the state kept per function.
     pub fn inline_lines(&self, id: DsoId, addr: u64) -> Vec<InlineLine> {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
         };
-        let mut out: Vec<InlineLine> = vec![];
-        if let Ok(mut frames) = loader.find_frames(addr) {
-            while let Ok(Some(f)) = frames.next() {
-                let Some(func) = f.function else { continue };
-                let Ok(name) = func.raw_name() else { continue };
-                // binutils takes a DWARF name as the linkage name in a language that does
-                // not mangle (C); in one that does, a name that is not mangled is not one.
-                let linkage = name.starts_with("_Z")
-                    || name.starts_with("_R")
-                    || !func.language.is_some_and(mangles);
-                let elf_name = if out.is_empty() && !linkage {
-                    let loaded = self.loaded(id);
-                    loaded
-                        .symtab
-                        .as_ref()
-                        .or(loaded.runtime.as_ref())
-                        .and_then(|s| s.binutils_function_at(addr))
-                } else {
-                    None
-                };
-                out.push(InlineLine {
-                    function: crate::symbols::elf::demangle(elf_name.unwrap_or(&name)),
-                    file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
-                    line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
-                });
+        // (function DIE, name, has a linkage name, file, line), innermost first.
+        let chain = |addr: u64| {
+            let mut v = vec![];
+            if let Ok(mut frames) = loader.find_frames(addr) {
+                while let Ok(Some(f)) = frames.next() {
+                    let Some(func) = f.function else { continue };
+                    let Ok(name) = func.raw_name() else { continue };
+                    // binutils takes a DWARF name as the linkage name in a language that
+                    // does not mangle (C); in one that does, a name that is not mangled
+                    // is not one.
+                    let linkage = name.starts_with("_Z")
+                        || name.starts_with("_R")
+                        || !func.language.is_some_and(mangles);
+                    let die = f.dw_die_offset.map_or(u64::MAX, |o| o.0 as u64);
+                    let file = f.location.as_ref().and_then(|l| l.file).map(str::to_string);
+                    let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
+                    v.push((die, name.into_owned(), linkage, file, line));
+                }
             }
+            v
+        };
+        let frames = chain(addr);
+        // A function is told apart by its DIE and its outermost function's (DIE offsets
+        // are per unit).
+        let outer = frames.last().map_or(u64::MAX, |f| f.0);
+        let mut unlinked = self.unlinked.borrow_mut();
+        let mut out = Vec::with_capacity(frames.len());
+        for (i, (die, name, linkage, file, line)) in frames.iter().enumerate() {
+            let key = (id, *die, outer);
+            let named = if *linkage {
+                name.clone()
+            } else if i > 0 {
+                match unlinked.get(&key) {
+                    Some(Unlinked::Renamed(n)) => n.clone(),
+                    _ => name.clone(),
+                }
+            } else {
+                match unlinked.get(&key) {
+                    Some(Unlinked::Renamed(n)) => n.clone(),
+                    Some(Unlinked::Asked { addr: a, elf }) if *a == addr => elf.clone(),
+                    Some(Unlinked::Asked { .. }) => name.clone(),
+                    None => {
+                        let loaded = self.loaded(id);
+                        let elf = loaded
+                            .symtab
+                            .as_ref()
+                            .or(loaded.runtime.as_ref())
+                            .and_then(|s| s.binutils_symbol_at(addr))
+                            .map(|(n, start)| (n.to_string(), start));
+                        match elf {
+                            Some((elf, start)) => {
+                                // Renamed when the symbol starts inside this function.
+                                let here = start == addr || {
+                                    let at = chain(start);
+                                    at.last().map(|f| f.0) == Some(outer)
+                                        && at.iter().any(|f| f.0 == *die)
+                                };
+                                let state = if here {
+                                    Unlinked::Renamed(elf.clone())
+                                } else {
+                                    Unlinked::Asked {
+                                        addr,
+                                        elf: elf.clone(),
+                                    }
+                                };
+                                unlinked.insert(key, state);
+                                elf
+                            }
+                            None => name.clone(),
+                        }
+                    }
+                }
+            };
+            out.push(InlineLine {
+                function: crate::symbols::elf::demangle(&named),
+                file: file.clone(),
+                line: *line,
+            });
         }
         out
     }
@@ -964,5 +1038,96 @@ mod tests {
 
     fn hex_decode(s: &str) -> Vec<u8> {
         crate::symbols::sources::hex_decode(s).unwrap()
+    }
+
+    /// A lambda's `operator()` has no linkage name in GCC's DWARF: binutils' addr2line
+    /// names its first address asked by the ELF symbol there (`main`), any other by the
+    /// DWARF name, and so does perf's long-running addr2line for its inline frames.
+    #[test]
+    fn a_function_without_linkage_name_is_named_as_one_addr2line_process_names_it() {
+        use object::{Object, ObjectSymbol};
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("lambda.cpp");
+        std::fs::write(
+            &src,
+            "int main(int argc, char**) {\n\
+             auto f = [&](int x) { double s = 0; for (int k = 0; k < 100; k++) \
+             s += (x + argc) * 1.0 / (k + 1); return s; };\n\
+             double t = 0; for (int i = 0; i < 1000; i++) t += f(i);\n\
+             return t > 1 ? 0 : 1; }\n",
+        )
+        .unwrap();
+        let exe = dir.path().join("lambda");
+        let built = std::process::Command::new("g++")
+            .args(["-O2", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status();
+        if !built.is_ok_and(|s| s.success()) {
+            eprintln!("SKIP: g++ cannot build the test program");
+            return;
+        }
+        let bytes = std::fs::read(&exe).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        let main = file.symbols().find(|s| s.name() == Ok("main")).unwrap();
+        // The addresses whose innermost function is the lambda's.
+        let loader = addr2line::Loader::new(&exe).unwrap();
+        let in_lambda: Vec<u64> = (main.address()..main.address() + main.size())
+            .filter(|&a| {
+                let Ok(mut frames) = loader.find_frames(a) else {
+                    return false;
+                };
+                let first = frames.next().ok().flatten().and_then(|f| f.function);
+                first.is_some_and(|f| f.raw_name().is_ok_and(|n| n == "operator()"))
+            })
+            .collect();
+        let (Some(&a1), Some(&a2)) = (in_lambda.first(), in_lambda.last()) else {
+            eprintln!("SKIP: g++ did not inline the lambda into main");
+            return;
+        };
+        assert_ne!(a1, a2);
+        let mut dsos = Dsos::new(SymbolSources {
+            lines: true,
+            ..SymbolSources::default()
+        });
+        let id = dsos.intern(exe.to_str().unwrap(), DsoKind::User);
+        let innermost = |a: u64| dsos.inline_frames(id, a).first().cloned();
+        let ours = [innermost(a2), innermost(a1), innermost(a2)];
+        assert_eq!(
+            ours,
+            [
+                Some("main".to_string()),
+                Some("operator()".to_string()),
+                Some("main".to_string())
+            ]
+        );
+        // binutils' addr2line asked each address once, in that order, in one process, as
+        // perf asks it (perf keeps each address's answer: asking again gives it again,
+        // where addr2line would now answer `operator()`).
+        let Ok(mut child) = std::process::Command::new("addr2line")
+            .args(["-a", "-i", "-f", "-e"])
+            .arg(&exe)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+        else {
+            eprintln!("SKIP: binutils' addr2line is not installed");
+            return;
+        };
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{a2:#x}\n{a1:#x}").unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Each answer: the address, then function and position per frame, innermost first.
+        let lines: Vec<&str> = text.lines().collect();
+        let theirs: Vec<Option<String>> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("0x"))
+            .map(|(i, _)| lines.get(i + 1).map(|s| s.to_string()))
+            .collect();
+        assert_eq!(theirs, ours[..2]);
     }
 }

@@ -189,6 +189,11 @@ pub fn demangle(name: &str) -> String {
         }
     }
     if name.starts_with("_Z") {
+        // libiberty, perf's own demangler, where libstdc++ provides it; cpp_demangle
+        // refuses some GCC manglings and prints others differently (see `libiberty`).
+        if let Some(d) = super::libiberty::perf_name(name) {
+            return d;
+        }
         if let Ok(sym) = cpp_demangle::Symbol::new(name) {
             // perf (libiberty without DMGL_PARAMS) prints neither parameters nor the
             // return type of a template function.
@@ -350,7 +355,13 @@ impl ElfInfo {
     /// one that covers it, a function over a label, the smallest, the first in the table
     /// (binutils' `elf_find_function` and `better_fit`).
     pub fn binutils_function_at(&self, addr: u64) -> Option<&str> {
-        self.binutils_best(addr).map(|i| &*self.symbols[i].raw)
+        self.binutils_symbol_at(addr).map(|(name, _)| name)
+    }
+
+    /// [`ElfInfo::binutils_function_at`] with the symbol's start address.
+    pub fn binutils_symbol_at(&self, addr: u64) -> Option<(&str, u64)> {
+        self.binutils_best(addr)
+            .map(|i| (&*self.symbols[i].raw, self.symbols[i].start))
     }
 
     /// The source file binutils' `addr2line` names for `addr` from the symbol table
@@ -684,6 +695,30 @@ mod tests {
         assert_eq!(
             demangle("_ZNSt6vectorI4ItemSaIS0_EE12emplace_backIJS0_EEERS0_DpOT_"),
             "std::vector<Item, std::allocator<Item> >::emplace_back<Item>"
+        );
+    }
+
+    #[test]
+    fn names_operators_and_lambdas_of_both_compilers_as_perf() {
+        // What `c++filt -i -p` (perf's flags) prints; folded, inferno's tidying cuts
+        // `operator()` at its parenthesis as it does perf script's names.
+        for (mangled, perf) in [
+            ("_ZN3AccclEd", "Acc::operator()"),
+            ("_ZNK3VecixEm", "Vec::operator[]"),
+            ("_ZNK3KeyltERKS_", "Key::operator<"),
+            ("_ZlsR3Outd", "operator<<"),
+            ("_ZN4NodenwEmR5Arena", "Node::operator new"),
+            ("_ZNK3KeycvbEv", "Key::operator bool"),
+            // GCC's lambda, clang's, and clang's generic lambda.
+            ("_ZZ4mainENKUliE_clEi", "main::{lambda(int)#1}::operator()"),
+            ("_ZZ4mainENK3$_0clEi", "main::$_0::operator()"),
+            ("_ZZ4mainENK3$_1clIiEEDaT_", "main::$_1::operator()<int>"),
+        ] {
+            assert_eq!(demangle(mangled), perf, "{mangled}");
+        }
+        assert_eq!(
+            crate::collapse::tidy_generic(demangle("_ZZ4mainENK3$_0clEi")),
+            "main::$_0::operator"
         );
     }
 

@@ -8,6 +8,7 @@ pub mod dso;
 pub mod elf;
 mod frame;
 pub mod jit;
+mod libiberty;
 pub mod naming;
 pub mod recorded;
 pub mod sources;

@@ -6645,51 +6645,107 @@ impl rt::FixedElem for AuxtraceIndexEntry {
     }
 }
 
-/// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only).
-#[derive(Debug, Clone, PartialEq, Default)]
+/// perf's AUXTRACE index (auxtrace.c `auxtrace_index__write`): a count, then the entries
+/// (8 + 16n bytes).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct AuxtraceFeature<'a> {
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct AuxtraceIndexPerf<'a> {
     /// the entries.
     pub entries: rt::Array<'a, AuxtraceIndexEntry>,
-    /// Bytes after the last known field: `None` when there were none (or only the
-    /// canonical padding), else exactly these bytes.
-    pub tail: rt::Tail<'a>,
 }
 
-impl<'a> rt::Serialize for AuxtraceFeature<'a> {
-    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.tail {
-            None => rt::Serialize::serialize(&self.entries, s),
-            Some(tail) => {
-                use rt::serde::ser::SerializeStruct;
-                let mut st = s.serialize_struct("AuxtraceFeature", 2)?;
-                st.serialize_field("entries", &self.entries)?;
-                st.serialize_field("tail", tail)?;
-                st.end()
-            }
+impl<'a> AuxtraceIndexPerf<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let nr = r.u64().field("nr")?;
+        let entries = rt::Array::decode(r, nr).field("entries")?;
+        Ok(Self { entries })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        let nr: u64 = rt::fit(self.entries.len() as u64).field("nr")?;
+        w.put_u64(nr);
+        self.entries.encode(w);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> AuxtraceIndexPerf<'static> {
+        AuxtraceIndexPerf {
+            entries: rt::IntoOwned::into_owned(self.entries),
         }
     }
+}
+
+impl<'a> rt::IntoOwned for AuxtraceIndexPerf<'a> {
+    type Owned = AuxtraceIndexPerf<'static>;
+    fn into_owned(self) -> AuxtraceIndexPerf<'static> {
+        AuxtraceIndexPerf::into_owned(self)
+    }
+}
+
+/// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only). perf writes a
+/// count before the entries; simpleperf the entries alone (`SimpleperfAuxtraceIndex`,
+/// 50_simpleperf.pds). As simpleperf's reader does, the size tells them apart: an odd
+/// number of 8-byte words is perf's.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct AuxtraceFeature<'a> {
+    /// perf's layout (8 + 16n bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub perf: Option<AuxtraceIndexPerf<'a>>,
+    /// simpleperf's layout (16n bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub simpleperf: Option<SimpleperfAuxtraceIndex<'a>>,
+    /// Bytes after the last known field: `None` when there were none (or only the
+    /// canonical padding), else exactly these bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: rt::Tail<'a>,
 }
 
 impl<'a> AuxtraceFeature<'a> {
     /// This feature's id.
     pub const ID: FeatureId = FeatureId::AUXTRACE;
     /// Decodes the feature section from `r`, which holds exactly the section.
-    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let start = r.offset();
-        let nr = r.u64().field("nr")?;
-        let entries = rt::Array::decode(r, nr).field("entries")?;
+        let perf = if rt::sub(
+            r.remaining() as u64,
+            rt::div(r.remaining() as u64, 16)?.saturating_mul(16),
+        )? == 8
+        {
+            Some(AuxtraceIndexPerf::decode(r, ctx).field("perf")?)
+        } else {
+            None
+        };
+        let simpleperf = if (r.remaining() as u64) > 0 {
+            Some(SimpleperfAuxtraceIndex::decode(r, ctx).field("simpleperf")?)
+        } else {
+            None
+        };
         let tail = r.tail(start, 1);
-        Ok(Self { entries, tail })
+        Ok(Self {
+            perf,
+            simpleperf,
+            tail,
+        })
     }
 
     /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
     /// a value that contradicts itself is an `Inconsistent` error.
-    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
         let start = w.len();
-        let nr: u64 = rt::fit(self.entries.len() as u64).field("nr")?;
-        w.put_u64(nr);
-        self.entries.encode(w);
+        if let Some(v_) = &self.perf {
+            v_.encode(w, ctx).field("perf")?;
+        }
+        if let Some(v_) = &self.simpleperf {
+            v_.encode(w, ctx).field("simpleperf")?;
+        }
         w.put_tail(&self.tail, start, 1);
         Ok(())
     }
@@ -6697,7 +6753,8 @@ impl<'a> AuxtraceFeature<'a> {
     /// A copy that borrows nothing from the input.
     pub fn into_owned(self) -> AuxtraceFeature<'static> {
         AuxtraceFeature {
-            entries: rt::IntoOwned::into_owned(self.entries),
+            perf: rt::IntoOwned::into_owned(self.perf),
+            simpleperf: rt::IntoOwned::into_owned(self.simpleperf),
             tail: self.tail.map(rt::Bytes::into_owned),
         }
     }
@@ -15700,6 +15757,49 @@ impl<'a> rt::IntoOwned for SimpleperfDebug<'a> {
     }
 }
 
+/// simpleperf's AUXTRACE index (feature 18, `AuxtraceFeature`): record_file_writer.cpp
+/// `WriteAuxTraceFeature` writes each AUXTRACE record's file offset and size
+/// (`AuxTraceRecord::Size()`, 48) with no count before them; record_file_reader.cpp
+/// `ReadAuxTraceFeature` reads pairs to the end of the section, skipping a first word
+/// when the words are odd in number (perf's count).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[serde(transparent)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct SimpleperfAuxtraceIndex<'a> {
+    /// the entries, to the end of the section.
+    pub entries: rt::Array<'a, AuxtraceIndexEntry>,
+}
+
+impl<'a> SimpleperfAuxtraceIndex<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let entries = rt::Array::decode_rest(r).field("entries")?;
+        Ok(Self { entries })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        self.entries.encode(w);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> SimpleperfAuxtraceIndex<'static> {
+        SimpleperfAuxtraceIndex {
+            entries: rt::IntoOwned::into_owned(self.entries),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for SimpleperfAuxtraceIndex<'a> {
+    type Owned = SimpleperfAuxtraceIndex<'static>;
+    fn into_owned(self) -> SimpleperfAuxtraceIndex<'static> {
+        SimpleperfAuxtraceIndex::into_owned(self)
+    }
+}
+
 /// One symbol of a FILE feature entry: only the symbols samples hit are written.
 #[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
@@ -17843,7 +17943,7 @@ impl FeatureId {
     pub const PMU_MAPPINGS: Self = Self(16);
     /// HEADER_GROUP_DESC (17).
     pub const GROUP_DESC: Self = Self(17);
-    /// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only).
+    /// HEADER_AUXTRACE (18): index of the AUXTRACE records (file mode only). perf writes a count before the entries; simpleperf the entries alone (`SimpleperfAuxtraceIndex`, 50_simpleperf.pds). As simpleperf's reader does, the size tells them apart: an odd number of 8-byte words is perf's.
     pub const AUXTRACE: Self = Self(18);
     /// HEADER_STAT (19): flag only (file written by `perf stat record`), empty payload.
     pub const STAT: Self = Self(19);

@@ -1642,8 +1642,34 @@ fn feature_auxtrace_index() {
     let FeatureBody::AuxtraceFeature(x) = feature(FeatureId::AUXTRACE, &le, &be, &ctx) else {
         panic!()
     };
+    assert!(x.simpleperf.is_none(), "{x:?}");
+    let x = x.perf.expect("perf's layout");
     let e: Vec<_> = x.entries.iter().map(|e| (e.file_offset, e.sz)).collect();
     assert_eq!(e, vec![(0x1_0000, 48), (0x2_4030, 48)]);
+}
+
+/// HEADER_AUXTRACE (18) as simpleperf writes it (AOSP record_file_writer.cpp
+/// `WriteAuxTraceFeature`): per AUXTRACE record its file offset and
+/// `AuxTraceRecord::Size()` (48), and no count before them. Read as perf's layout the
+/// first offset was a count ("element count … is too large").
+#[test]
+fn feature_auxtrace_index_as_simpleperf_writes_it() {
+    let ctx = Ctx::default();
+    let (le, be) = both(|b| {
+        b.u64(0x1_0000)
+            .u64(48)
+            .u64(0x2_4030)
+            .u64(48)
+            .u64(0x3_8000)
+            .u64(48);
+    });
+    let FeatureBody::AuxtraceFeature(x) = feature(FeatureId::AUXTRACE, &le, &be, &ctx) else {
+        panic!()
+    };
+    assert!(x.perf.is_none(), "{x:?}");
+    let x = x.simpleperf.expect("simpleperf's layout");
+    let e: Vec<_> = x.entries.iter().map(|e| (e.file_offset, e.sz)).collect();
+    assert_eq!(e, vec![(0x1_0000, 48), (0x2_4030, 48), (0x3_8000, 48)]);
 }
 
 /// HEADER_BRANCH_STACK (15): header.c `write_branch_stack()` writes nothing (a flag only).
