@@ -163,7 +163,7 @@ fn names_agree_with_cxxfilt() {
     let mut left_mangled = vec![];
     let mut differ = vec![];
     for (name, theirs) in names.iter().zip(&theirs) {
-        let ours = perfdata_analysis::symbols::demangle(name);
+        let ours = perfdata_analysis::symbols::elf::demangle(name);
         if &ours == theirs {
             agree += 1;
         } else if &ours == name {
