@@ -717,7 +717,7 @@ mod tests {
             assert_eq!(demangle(mangled), perf, "{mangled}");
         }
         assert_eq!(
-            crate::collapse::tidy_generic(demangle("_ZZ4mainENK3$_0clEi")),
+            crate::symbols::naming::tidy_generic(demangle("_ZZ4mainENK3$_0clEi")),
             "main::$_0::operator"
         );
     }
