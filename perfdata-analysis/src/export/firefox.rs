@@ -14,7 +14,7 @@ use fxprof_processed_profile::{
     StaticSchemaMarker, StaticSchemaMarkerField, StringHandle, ThreadHandle, Timestamp,
 };
 
-/// The profile type [`profile`] and [`export`] build (the crate's).
+/// The profile type a [`FirefoxProfile`] holds (the crate's).
 pub use fxprof_processed_profile::Profile;
 use rustc_hash::FxHashMap as HashMap;
 use std::io::Write;

@@ -8,7 +8,7 @@
 //! it (tools/perf/util/event.c `machine__resolve`, `thread__is_filtered`;
 //! builtin-report.c `process_sample_event`). [`Verdict`] says which, and
 //! [`crate::Analyzer::run`] applies it: dropped samples never reach an analysis, hidden
-//! ones reach only those that ask for them ([`crate::Analyzer::deliver_hidden`]).
+//! ones reach only those that ask for them ([`crate::RunOptions::deliver_hidden`]).
 
 use crate::error::BadOption;
 use crate::Machine;
