@@ -329,7 +329,8 @@ def test_bad_arguments_raise_value_errors():
         rec.samples(unwind="sideways")
     with pytest.raises(ValueError):
         rec.report(sort="nonsense")
-    with pytest.raises(perfdata.PerfDataError, match="no event"):
+    # An event the recording does not have is a bad argument too (BadOption).
+    with pytest.raises(ValueError, match="no event named `nope`"):
         rec.collapse(event="nope")
 
 
