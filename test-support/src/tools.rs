@@ -73,6 +73,17 @@ pub const GXX: Tool = Tool {
     },
 };
 
+/// binutils' `c++filt`, `nm` and `readelf`.
+pub const BINUTILS: Tool = Tool {
+    name: "binutils (c++filt, nm, readelf)",
+    provided_by: "Debian: binutils",
+    probe: || {
+        ["c++filt", "nm", "readelf"]
+            .iter()
+            .try_for_each(|t| runs(t, &["--version"]))
+    },
+};
+
 /// gperftools' CPU profiler: a C program linked with `-lprofiler` runs.
 pub const LIBPROFILER: Tool = Tool {
     name: "gcc -lprofiler",
