@@ -181,6 +181,22 @@ pub fn require_tools_for(part: &str, tools: &[Tool]) -> bool {
 }
 
 fn require(part: Option<&str>, tools: &[Tool]) -> bool {
+    let test = match part {
+        Some(part) => format!("{} ({part})", test_name()),
+        None => test_name(),
+    };
+    match missing(tools) {
+        None => true,
+        Some(what) => {
+            assert!(!required(), "{REQUIRED} is set, and {test} needs: {what}");
+            write_skip(&test, &what);
+            false
+        }
+    }
+}
+
+/// What of `tools` is unusable here, and why, in one line; `None` when all are usable.
+fn missing(tools: &[Tool]) -> Option<String> {
     let missing: Vec<String> = tools
         .iter()
         .filter_map(|t| {
@@ -189,17 +205,7 @@ fn require(part: Option<&str>, tools: &[Tool]) -> bool {
                 .map(|why| format!("{} unavailable ({why}; {})", t.name, t.provided_by))
         })
         .collect();
-    if missing.is_empty() {
-        return true;
-    }
-    let what = missing.join("; ");
-    let test = match part {
-        Some(part) => format!("{} ({part})", test_name()),
-        None => test_name(),
-    };
-    assert!(!required(), "{REQUIRED} is set, and {test} needs: {what}");
-    write_skip(&test, &what);
-    false
+    (!missing.is_empty()).then(|| missing.join("; "))
 }
 
 /// Says on standard error that the running test leaves something out, and why:
@@ -240,7 +246,7 @@ fn runs(program: &str, args: &[&str]) -> Result<(), String> {
 fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
     let out = cmd.stdin(Stdio::null()).output().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
-            format!("{what} is not on the PATH")
+            format!("{} is not on the PATH", cmd.get_program().to_string_lossy())
         } else {
             format!("{what}: {e}")
         }
@@ -307,5 +313,66 @@ pub fn exists(path: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("{} is absent", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ABSENT: Tool = Tool {
+        name: "absent-tool",
+        provided_by: "nothing",
+        probe: || runs("perfdata-test-support-no-such-program", &["--version"]),
+    };
+
+    const FAILING: Tool = Tool {
+        name: "failing-tool",
+        provided_by: "nothing",
+        probe: || {
+            compiles_and_runs(
+                "perfdata-test-support-no-such-cc",
+                "probe.c",
+                C_PROGRAM,
+                &[],
+            )
+        },
+    };
+
+    const PRESENT: Tool = Tool {
+        name: "present-tool",
+        provided_by: "nothing",
+        probe: || Ok(()),
+    };
+
+    #[test]
+    fn a_missing_program_is_named_with_what_provides_it() {
+        assert_eq!(missing(&[PRESENT]), None);
+        let why = missing(&[PRESENT, ABSENT, FAILING]).expect("two are missing");
+        assert_eq!(
+            why,
+            "absent-tool unavailable (perfdata-test-support-no-such-program is not on the \
+             PATH; nothing); failing-tool unavailable (perfdata-test-support-no-such-cc is \
+             not on the PATH; nothing)"
+        );
+    }
+
+    #[test]
+    fn a_program_that_fails_says_its_first_error() {
+        // `sh` is on every Unix machine.
+        let why = runs(
+            "sh",
+            &["-c", "echo first >&2; echo 'error: second' >&2; exit 3"],
+        )
+        .expect_err("exits 3");
+        assert_eq!(why, "sh failed, exit status: 3: error: second");
+        assert_eq!(runs("sh", &["-c", "exit 0"]), Ok(()));
+    }
+
+    #[test]
+    fn which_finds_executables_on_the_path_only() {
+        let sh = which("sh").expect("sh on the PATH");
+        assert!(sh.is_absolute() && sh.ends_with("sh"), "{}", sh.display());
+        assert_eq!(which("perfdata-test-support-no-such-program"), None);
     }
 }
