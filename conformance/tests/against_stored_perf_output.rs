@@ -11,14 +11,8 @@ use conformance::checks::{self, Outcome, ReadsNorm, ReadsView, ScriptPlan};
 use conformance::report::{self, Row};
 use conformance::{ours, run_checks, stored_views, variants};
 use perfdata::types::{FeatureId, RecordBody, RecordType};
-use std::path::{Path, PathBuf};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use perfdata_test_support::{fixture_path as fixture, require_tools, tools, workspace};
+use std::path::Path;
 
 #[test]
 fn fixtures_agree_with_stored_perf_output() {
@@ -54,10 +48,6 @@ fn fixtures_agree_with_stored_perf_output() {
         unreachable!()
     };
     assert!(what.contains("data.0") && what.contains("data.1"), "{what}");
-}
-
-fn fixture(name: &str) -> PathBuf {
-    workspace().join("conformance/fixtures").join(name)
 }
 
 /// Runs checks 1-3 on `bytes` (a modified copy of `fixture`) against the fixture's
@@ -183,11 +173,9 @@ fn a_record_perf_does_not_show_is_caught() {
 
 #[test]
 fn corpus_decodes() {
-    let dir = workspace().join("../shared/corpus");
-    if !dir.is_dir() {
-        eprintln!("SKIP corpus: {} is absent", dir.display());
+    let Some(dir) = perfdata_test_support::corpus_dir() else {
         return;
-    }
+    };
     let mut failed = vec![];
     let mut n = 0;
     for e in std::fs::read_dir(&dir).unwrap() {
@@ -308,11 +296,9 @@ fn a_changed_byte_in_a_threads_stream_rewrite_is_caught() {
 
 #[test]
 fn corpus_rewrites() {
-    let dir = workspace().join("../shared/corpus");
-    if !dir.is_dir() {
-        eprintln!("SKIP corpus rewrite: {} is absent", dir.display());
+    let Some(dir) = perfdata_test_support::corpus_dir() else {
         return;
-    }
+    };
     let mut failed = vec![];
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
@@ -447,36 +433,33 @@ fn the_perf_reads_normalisation_is_narrow() {
     assert!(checks::check_variant(&original, &variant, &added).is_fail());
 }
 
-/// perf's views (dump, script) of `path`, or None when perf is not installed.
-fn perf_views(path: &Path, plan: &ScriptPlan) -> Option<ReadsView> {
-    if conformance::record::perf_version().is_err() {
-        eprintln!("SKIP check 5 on a tampered file: the system perf is not installed");
-        return None;
-    }
-    Some(ReadsView {
+/// perf's views (dump, script) of `path`.
+fn perf_views(path: &Path, plan: &ScriptPlan) -> ReadsView {
+    ReadsView {
         dump: conformance::record::perf_dump(path).unwrap(),
         script: Some(conformance::record::perf_script(path, &plan.args()).unwrap()),
         trace: None,
-    })
+    }
 }
 
 #[test]
 fn perf_reads_a_tampered_variant_differently() {
+    if !require_tools(&[tools::PERF]) {
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let orig_path = tmp.path().join("plain.data");
     std::fs::copy(fixture("plain.data"), &orig_path).unwrap();
     let bytes = std::fs::read(&orig_path).unwrap();
     let d = ours::decode(&bytes, &[]).unwrap();
     let plan = ScriptPlan::for_file(&d);
-    let Some(original) = perf_views(&orig_path, &plan) else {
-        return;
-    };
+    let original = perf_views(&orig_path, &plan);
     // The copy-through variant reads the same.
     let built = variants::build(&bytes, &[], tmp.path(), "plain.data");
     let Some(variants::Built::Made(copy)) = built.first() else {
         panic!("no copy variant: {built:?}")
     };
-    let same = perf_views(&copy.path, &plan).unwrap();
+    let same = perf_views(&copy.path, &plan);
     let o = checks::check_variant(&original, &same, &norm("copy"));
     assert!(matches!(o, Outcome::Pass(_)), "{o}");
     // A variant with one sample's IP changed does not.
@@ -495,7 +478,7 @@ fn perf_reads_a_tampered_variant_differently() {
         &(ip ^ 0x10).to_le_bytes(),
     );
     std::fs::write(&copy.path, tampered).unwrap();
-    let changed = perf_views(&copy.path, &plan).unwrap();
+    let changed = perf_views(&copy.path, &plan);
     let Outcome::Fail(lines) = checks::check_variant(&original, &changed, &norm("copy")) else {
         panic!("perf read a tampered variant like the original")
     };

@@ -7,8 +7,9 @@
 //!
 //! No name may stay mangled where c++filt demangles it, and the names must agree on at
 //! least 99.9%. Needs binutils (`c++filt`, `nm`, `readelf`) and g++; skips, saying so,
-//! without them.
+//! without them (a failure under `PERFDATA_TOOLS_REQUIRED`).
 
+use perfdata_test_support::{require_tools, tools};
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,11 +81,8 @@ fn legacy_rust(name: &str) -> bool {
 
 #[test]
 fn names_agree_with_cxxfilt() {
-    for tool in ["c++filt", "nm", "readelf", "g++"] {
-        if tool_missing(tool) {
-            eprintln!("SKIP demangle_against_cxxfilt: `{tool}` is not installed (binutils, g++)");
-            return;
-        }
+    if !require_tools(&[tools::BINUTILS, tools::GXX]) {
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let mut names = BTreeSet::new();

@@ -11,10 +11,8 @@
 //! it can be mounted) leaves the original file untouched and no temporary file behind.
 
 // A binary of its own: its global allocator counts every allocation of the process.
-#[path = "../../perfdata/tests/common/mod.rs"]
-mod common;
-use common::fixture;
 use perfdata::RecordWalk;
+use perfdata_test_support::fixture;
 
 use perfdata::write::{save_with, Builder, RecordData, WriteOptions};
 use perfdata::PerfData;

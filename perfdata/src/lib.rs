@@ -27,7 +27,7 @@
 //! use perfdata::types::{FeatureBody, FeatureId, RecordBody, RecordType};
 //! use perfdata::Recording;
 //!
-//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/callchain.data");
 //! let recording = Recording::open(path)?;
 //! let data = recording.data()?;
 //! for f in &data.features {
@@ -58,7 +58,7 @@
 //! The same walk is a lending cursor, [`PerfData::records`]; its adapters go on
 //! past damage (`.salvaging()`) or give perf's time order (`.time_ordered()`):
 //! ```
-//! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data"))?;
+//! # let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/callchain.data"))?;
 //! # let data = perfdata::PerfData::open(&bytes)?;
 //! use perfdata::RecordWalk; // advance / current / next / for_each
 //!
@@ -82,7 +82,7 @@
 //! use perfdata::write::{Builder, WriteOptions};
 //! use perfdata::{Endianness, PerfData};
 //!
-//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/callchain.data");
 //! let bytes = std::fs::read(path)?;
 //! let data = PerfData::open(&bytes)?;
 //! let mut file = Builder::read(&data)?;

@@ -8,7 +8,7 @@
 //! use perfdata::tracepoint::{FieldValue, Formats};
 //! use perfdata::Recording;
 //! use perfdata::types::RecordBody;
-//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/tracepoint.data");
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tracepoint.data");
 //! let recording = Recording::open(path)?;
 //! let data = recording.data()?;
 //! let formats = Formats::of_file(&data).expect("a recording with tracing data");

@@ -3,9 +3,7 @@
 //! counted by a global allocator (the memory-mapped input is not heap); nothing is timed.
 
 // A binary of its own: its global allocator counts every allocation of the process.
-#[path = "common/mod.rs"]
-mod common;
-use common::fixture;
+use perfdata_test_support::fixture;
 
 use perfdata::rt::{Endianness, LittleEndian};
 use perfdata::write::stages::CompressedKind;

@@ -20,7 +20,7 @@ fn files_in(dir: &std::path::Path) -> Vec<PathBuf> {
 }
 
 fn seeds() -> Vec<PathBuf> {
-    let mut v = files_in(&workspace().join("conformance/fixtures"));
+    let mut v = files_in(&common::fixtures_dir());
     if let Some(c) = corpus_dir() {
         v.extend(files_in(&c));
     }

@@ -82,8 +82,7 @@ fn load(time: u64, pid: i32, start: u64, size: u64, index: u64, name: &str) -> R
 
 #[test]
 fn each_sample_is_named_by_the_load_in_force_at_its_time() {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/clock-mono.data");
+    let path = perfdata_test_support::fixture_path("clock-mono.data");
     let rec = Recording::open(&path).unwrap();
     let all = samples(&rec);
     // Two samples of one process, at different times and addresses.
@@ -135,7 +134,7 @@ fn each_sample_is_named_by_the_load_in_force_at_its_time() {
 
 #[test]
 fn a_recording_off_the_jits_clock_does_not_use_its_jitdump_and_says_why() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/plain.data");
+    let path = perfdata_test_support::fixture_path("plain.data");
     let rec = Recording::open(&path).unwrap();
     let all = samples(&rec);
     let (_, pid, ip) = *all.first().expect("a user sample");

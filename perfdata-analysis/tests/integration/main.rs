@@ -1,7 +1,6 @@
 //! The analysis crate's integration tests, as one binary.
 
-#[path = "../../../perfdata/tests/common/mod.rs"]
-mod common;
+use perfdata_test_support as common;
 
 mod analyses;
 mod jit;

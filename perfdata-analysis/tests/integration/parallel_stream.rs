@@ -116,7 +116,7 @@ fn many_workers_give_the_single_walks_batches_on_every_fixture_and_corpus_file()
         ),
     ] {
         let path = if name == "wordfreq" {
-            common::workspace().join("samples/wordfreq.data")
+            common::sample_path("wordfreq.data")
         } else {
             common::fixture_path(name)
         };
@@ -138,7 +138,7 @@ fn the_ids_are_numbered_as_one_walk_numbers_them() {
     // first stack would be 0 again, for another stack. Merged, an id is one stack (its
     // frames' names; two stacks may share them, at other addresses in the same
     // functions), numbered 0, 1, 2… in order of first use.
-    let path = common::workspace().join("samples/wordfreq.data");
+    let path = common::sample_path("wordfreq.data");
     let rec = Recording::open(&path).unwrap();
     let opts = AnalyzerOptions::default();
     let columns = ["stack_id", "stack"].map(String::from);
@@ -167,7 +167,7 @@ fn the_ids_are_numbered_as_one_walk_numbers_them() {
 fn a_damaged_record_ends_every_walk_alike() {
     // A sample two thirds in says its callchain has 2^32-1 entries: the walk stops there,
     // after the samples before it (in time order) were delivered.
-    let path = common::workspace().join("samples/wordfreq.data");
+    let path = common::sample_path("wordfreq.data");
     let mut bytes = std::fs::read(&path).unwrap();
     let data = PerfData::open(&bytes).unwrap();
     let mut chains = vec![];
@@ -208,7 +208,7 @@ fn a_damaged_record_ends_every_walk_alike() {
 
 #[test]
 fn a_reader_that_stops_stops_the_workers() {
-    let path = common::workspace().join("samples/wordfreq.data");
+    let path = common::sample_path("wordfreq.data");
     let rec = Recording::open(&path).unwrap();
     let opts = AnalyzerOptions {
         no_symbols: true,
@@ -233,7 +233,7 @@ fn a_reader_that_stops_stops_the_workers() {
 fn a_damaged_header_is_reported_as_the_single_walk_reports_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("short.data");
-    let mut bytes = std::fs::read(common::workspace().join("samples/wordfreq.data")).unwrap();
+    let mut bytes = std::fs::read(common::sample_path("wordfreq.data")).unwrap();
     // The attrs section runs past the end.
     bytes.truncate(200);
     std::fs::write(&path, &bytes).unwrap();

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// The shipped `-g` recording (its build-id cache `wordfreq.data.debug/` beside it).
 fn wordfreq() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/wordfreq.data")
+    perfdata_test_support::sample_path("wordfreq.data")
 }
 
 fn lines() -> AnalyzerOptions {
@@ -336,8 +336,7 @@ fn firefox_profile_of_wordfreq_reads_back_as_collapse_s_stacks() {
 #[test]
 fn firefox_profile_marks_context_switches_and_puts_kernel_frames_in_their_category() {
     // A system-wide recording with SWITCH_CPU_WIDE records and kernel callchains.
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/switch-cpu-wide.data");
+    let path = perfdata_test_support::fixture_path("switch-cpu-wide.data");
     let (v, _, samples, _) = firefox_folded(&path);
     assert!(samples > 0);
     let threads = v["threads"].as_array().unwrap();
@@ -373,7 +372,7 @@ fn firefox_profile_marks_context_switches_and_puts_kernel_frames_in_their_catego
 #[test]
 fn streamed_exports_equal_the_exports_of_the_gathered_samples() {
     use perfdata_analysis::export::{firefox, speedscope};
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures");
+    let fixtures = perfdata_test_support::fixtures_dir();
     for path in [wordfreq(), fixtures.join("switch-events.data")] {
         let opts = GatherOptions {
             inline: true,

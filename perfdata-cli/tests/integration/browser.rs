@@ -6,12 +6,13 @@
 //! table (each function's Self and Total), and the flame graph's own search ("Matched:
 //! X%", a function's share with everything it called).
 //!
-//! Needs `node`, Chromium (`/usr/bin/chromium`, or `$PERFDATA_CHROMIUM`) and
+//! Needs `node`, Chromium (`chromium` on the `PATH`, or `$PERFDATA_CHROMIUM`) and
 //! `npm ci --prefix perfdata-cli/tests/browser`; `.ci/run` installs all three and sets
-//! `PERFDATA_BROWSER_REQUIRED=1`, which makes their absence a failure. Elsewhere the test
+//! `PERFDATA_TOOLS_REQUIRED=1`, which makes their absence a failure. Elsewhere the test
 //! says what is missing and skips. Screenshots go to `target/browser-checks/`.
 
 use crate::run_perfdata;
+use perfdata_test_support::{require_tools, tools, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,43 +20,35 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn sample() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../samples/wordfreq.data")
+    perfdata_test_support::sample_path("wordfreq.data")
         .to_string_lossy()
         .into_owned()
 }
 
-/// The browser, and the driver's directory with its npm packages; `None` (after saying
-/// why) when something is missing and the run does not require them.
+/// The browser checks' driver: `drive.mjs` and its npm packages.
+fn driver() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser")
+}
+
+/// The npm packages the driver imports, installed beside it.
+const NPM_PACKAGES: Tool = Tool {
+    name: "the npm packages puppeteer-core and speedscope",
+    provided_by: "npm ci --prefix perfdata-cli/tests/browser",
+    probe: || {
+        ["puppeteer-core", "speedscope"]
+            .iter()
+            .try_for_each(|p| tools::exists(&driver().join("node_modules").join(p)))
+    },
+};
+
+/// The browser and the driver's directory; `None` (after saying why) when something is
+/// missing and the run does not require it.
 fn setup() -> Option<(PathBuf, PathBuf)> {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    let chromium = std::env::var_os("PERFDATA_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    let mut missing = vec![];
-    if Command::new("node").arg("--version").output().is_err() {
-        missing.push("node (Debian: nodejs)".to_string());
+    if !require_tools(&[tools::NODE, tools::CHROMIUM, NPM_PACKAGES]) {
+        return None;
     }
-    if !chromium.exists() {
-        missing.push(format!("{} (Debian: chromium)", chromium.display()));
-    }
-    for package in ["puppeteer-core", "speedscope"] {
-        if !driver.join("node_modules").join(package).exists() {
-            missing.push(format!(
-                "the npm package {package} (npm ci --prefix perfdata-cli/tests/browser)"
-            ));
-        }
-    }
-    if missing.is_empty() {
-        return Some((chromium, driver));
-    }
-    let why = format!("browser checks need {}", missing.join(", "));
-    assert!(
-        std::env::var_os("PERFDATA_BROWSER_REQUIRED").is_none(),
-        "PERFDATA_BROWSER_REQUIRED is set but the {why}"
-    );
-    eprintln!("SKIP: {why}");
-    None
+    let chromium = tools::chromium().expect("probed");
+    Some((chromium, driver()))
 }
 
 /// Runs the driver with its JSON arguments; what it printed, parsed. Killed after

@@ -3,7 +3,7 @@
 //! cannot be opened is unreadable (exit 2).
 
 use crate::common;
-use common::{fixture, fixture_path, workspace};
+use common::{fixture, fixture_path};
 
 use perfdata::check::{check_bytes, ProblemKind, Status};
 use perfdata::types::RecordType;
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn fixtures() -> Vec<std::path::PathBuf> {
-    let mut v: Vec<_> = std::fs::read_dir(workspace().join("conformance/fixtures"))
+    let mut v: Vec<_> = std::fs::read_dir(common::fixtures_dir())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "data"))

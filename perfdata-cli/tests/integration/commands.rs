@@ -152,7 +152,7 @@ fn flame_graph_counts_say_what_they_count() {
     // cpu-clock periods are nanoseconds: a tooltip says "500,250 ns", not "samples".
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("flame.svg");
-    let sample = common::workspace().join("samples/wordfreq.data");
+    let sample = common::sample_path("wordfreq.data");
     let out = cli(&[
         "flamegraph",
         sample.to_str().unwrap(),

@@ -346,9 +346,7 @@ fn perf_pairs<'t>(text: &'t str, names: &[&str]) -> Vec<(&'t str, &'t str)> {
 fn tracepoint_fields_agree_with_perf_script() {
     for name in ["tracepoint.data", "pipe-tracepoint.pipe.data"] {
         let oracle = std::fs::read_to_string(
-            common::workspace()
-                .join("conformance/fixtures/perf-output")
-                .join(name.replace(".data", ".trace.txt")),
+            common::fixture_path("perf-output").join(name.replace(".data", ".trace.txt")),
         )
         .unwrap();
         // `pid/tid [cpu] secs.ns: event: fields`, by (time, cpu).

@@ -3,11 +3,9 @@
 //! formats' contents are checked in perfdata-analysis's tests and conformance check 16.
 
 use crate::run_perfdata;
-use std::path::Path;
 
 fn wordfreq() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../samples/wordfreq.data")
+    perfdata_test_support::sample_path("wordfreq.data")
         .to_string_lossy()
         .into_owned()
 }

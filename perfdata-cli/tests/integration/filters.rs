@@ -5,8 +5,7 @@
 use crate::{common, run_perfdata};
 
 fn sample() -> String {
-    common::workspace()
-        .join("samples/wordfreq.data")
+    common::sample_path("wordfreq.data")
         .to_string_lossy()
         .into_owned()
 }

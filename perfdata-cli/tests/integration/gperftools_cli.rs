@@ -159,8 +159,7 @@ fn a_profile_becomes_perf_data_with_one_sample_per_count() {
 
 #[test]
 fn perf_data_samples_become_merged_user_stacks() {
-    let fixture =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/callchain.data");
+    let fixture = perfdata_test_support::fixture_path("callchain.data");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cc.prof");
     let (ok, _, err) = run!("convert", &fixture, "-o", &out, "--to", "gperftools");
@@ -217,7 +216,7 @@ fn perf_data_samples_become_merged_user_stacks() {
 
 #[test]
 fn several_processes_are_noted_and_pid_selects_one() {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/period.data");
+    let fixture = perfdata_test_support::fixture_path("period.data");
     let rec = Recording::open(&fixture).unwrap();
     let mut analyzer =
         perfdata_analysis::Analyzer::open(&rec, &perfdata_analysis::AnalyzerOptions::default())

@@ -7,8 +7,10 @@
 //! recording on another clock than the JIT's, is a note on stderr and the report goes on.
 //!
 //! Needs `perf` (able to record) and `node` (`.ci/run` installs both); a machine without
-//! them skips the live test and says why.
+//! them skips the live test and says why (CI, with `PERFDATA_TOOLS_REQUIRED=1`, fails
+//! instead).
 
+use perfdata_test_support::{require_tools, tools};
 use std::path::Path;
 use std::process::Command;
 
@@ -24,15 +26,6 @@ const t0 = Date.now(); let r = 0; while (Date.now() - t0 < 800) r += work();
 console.log(r);
 "#;
 
-/// Why a tool this test needs cannot be used, if it cannot.
-fn missing(tool: &str) -> Option<String> {
-    match Command::new(tool).arg("--version").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("{tool} --version: {}", o.status)),
-        Err(e) => Some(format!("{tool}: {e}")),
-    }
-}
-
 fn run(cmd: &mut Command) -> (bool, String, String) {
     let out = cmd.output().unwrap();
     (
@@ -45,8 +38,7 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
 /// A scratch directory holding `hot.js`, or `None` (said why) where perf or Node.js is
 /// missing.
 fn node_script_dir() -> Option<tempfile::TempDir> {
-    if let Some(why) = missing("perf").or_else(|| missing("node")) {
-        eprintln!("skipped: {why} (`.ci/run` installs perf and nodejs)");
+    if !require_tools(&[tools::PERF_RECORD, tools::NODE]) {
         return None;
     }
     let t = tempfile::tempdir().unwrap();
@@ -114,10 +106,7 @@ fn jit_rows(rows: &[String]) -> Vec<String> {
 fn node_jit_code_is_named_from_its_jitdump_as_perf_inject_names_it() {
     let Some(t) = node_script_dir() else { return };
     let dir = t.path();
-    if let Err(e) = record(dir, "perf.data", &["-k", "mono", "-g", "-F", "999"]) {
-        eprintln!("skipped: perf record cannot record here: {e}");
-        return;
-    }
+    record(dir, "perf.data", &["-k", "mono", "-g", "-F", "999"]).unwrap();
     let dumps: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -322,16 +311,15 @@ fn perf_script_folded(file: &Path) -> String {
 #[test]
 fn jit_code_is_unwound_through_with_its_jitdump_tables() {
     if !cfg!(target_arch = "x86_64") {
-        eprintln!("skipped: the test's JIT writes x86_64 code");
+        perfdata_test_support::skip("the test's JIT writes x86_64 code");
         return;
     }
-    if let Some(why) = missing("perf").or_else(|| missing("gcc")) {
-        eprintln!("skipped: {why} (`.ci/run` installs perf and gcc)");
+    if !require_tools(&[tools::PERF_RECORD, tools::GCC]) {
         return;
     }
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/programs/jit_unwind.c");
+    let source = perfdata_test_support::workspace().join("conformance/programs/jit_unwind.c");
     let (ok, _, err) = run(Command::new("gcc")
         .args(["-O2", "-fomit-frame-pointer", "-o"])
         .arg(dir.join("jit_unwind"))
@@ -352,10 +340,7 @@ fn jit_code_is_unwound_through_with_its_jitdump_tables() {
         "./jit_unwind",
         "500",
     ]));
-    if !ok {
-        eprintln!("skipped: perf record cannot record here: {err}");
-        return;
-    }
+    assert!(ok, "perf record: {err}");
     let data = dir.join("perf.data");
     let collapse = |f: &Path, extra: &[&str]| {
         let mut args = vec!["collapse", f.to_str().unwrap()];
@@ -477,10 +462,7 @@ fn v8s_unwinding_tables_give_perfs_stacks_through_optimized_code() {
     let Some(t) = node_script_dir() else { return };
     let dir = t.path();
     let args = ["-k", "mono", "--call-graph", "dwarf", "-F", "499"];
-    if let Err(e) = record_node(dir, "perf.data", &args, &["--perf-prof-unwinding-info"]) {
-        eprintln!("skipped: perf record cannot record here: {e}");
-        return;
-    }
+    record_node(dir, "perf.data", &args, &["--perf-prof-unwinding-info"]).unwrap();
     let injected = inject_jit(dir);
     let perf_folded = perf_script_folded(&injected);
     let perfs = through_optimized_js(&perf_folded);

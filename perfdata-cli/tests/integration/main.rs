@@ -1,7 +1,6 @@
 //! The `perfdata` command's tests, as one binary: each runs the built binary.
 
-#[path = "../../../perfdata/tests/common/mod.rs"]
-mod common;
+use perfdata_test_support as common;
 
 #[cfg(unix)]
 mod browser;

@@ -2,9 +2,11 @@
 //! here with `gcc -O2 -g` and recorded with `perf record --call-graph dwarf` and `-g`:
 //! the inlined functions and the source lines are where perf puts them, and the text
 //! equals perf's for the views whose entries are well over any tie (`--percent-limit`).
-//! Needs `perf` (able to record) and `gcc`; skipped, saying so, without them.
+//! Needs `perf` (able to record) and `gcc`; skipped, saying so, without them (a failure
+//! under `PERFDATA_TOOLS_REQUIRED`).
 
-use std::path::Path;
+use perfdata_test_support::{require_tools, tools};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const PROGRAM: &str = r#"
@@ -35,9 +37,8 @@ fn ours(data: &Path, home: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// perf report's text from `# Samples:` on, without its closing tip; `None` when perf
-/// cannot report.
-fn theirs(data: &Path, home: &Path, args: &[&str]) -> Option<String> {
+/// perf report's text from `# Samples:` on, without its closing tip.
+fn theirs(data: &Path, home: &Path, args: &[&str]) -> String {
     let out = Command::new("perf")
         .args(["report", "--stdio"])
         .args(args)
@@ -45,36 +46,33 @@ fn theirs(data: &Path, home: &Path, args: &[&str]) -> Option<String> {
         .arg(data)
         .env("HOME", home)
         .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "perf report {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
-    let body = &text[text.find("# Samples:")?..];
+    let body = &text[text.find("# Samples:").unwrap_or(text.len())..];
     let lines: Vec<&str> = body.split_inclusive('\n').collect();
     let n = lines.len();
     let tip = n >= 3 && lines[n - 1] == "#\n" && lines[n - 2].starts_with("# (");
-    Some(lines[..if tip { n - 3 } else { n }].concat())
+    lines[..if tip { n - 3 } else { n }].concat()
 }
 
-/// Builds the program and records it as `perf record ARGS`; `None` (said why) when
-/// gcc or perf cannot.
-fn record(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
+/// Builds the program (once) and records it as `perf record ARGS`.
+fn record(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let prog = dir.join("prog");
     if !prog.exists() {
         std::fs::write(dir.join("prog.c"), PROGRAM).unwrap();
-        match Command::new("gcc")
+        let built = Command::new("gcc")
             .args(["-O2", "-g", "-o"])
             .arg(&prog)
             .arg(dir.join("prog.c"))
             .status()
-        {
-            Ok(s) if s.success() => {}
-            other => {
-                eprintln!("skipped: gcc cannot build the program: {other:?}");
-                return None;
-            }
-        }
+            .unwrap();
+        assert!(built.success(), "gcc: {built}");
     }
     let data = dir.join(name);
     let out = Command::new("perf")
@@ -83,33 +81,26 @@ fn record(dir: &Path, name: &str, args: &[&str]) -> Option<std::path::PathBuf> {
         .args(args)
         .arg(&prog)
         .env("HOME", dir)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => Some(data),
-        Ok(o) => {
-            eprintln!(
-                "skipped: perf record cannot record here: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("skipped: perf is not installed ({e})");
-            None
-        }
-    }
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "perf record {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    data
 }
 
 #[test]
 fn inlined_functions_and_source_lines_as_perf_reports_them() {
+    if !require_tools(&[tools::PERF_RECORD, tools::GCC]) {
+        return;
+    }
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
-    let Some(dwarf) = record(dir, "dwarf.data", &["--call-graph", "dwarf"]) else {
-        return;
-    };
-    let Some(fp) = record(dir, "fp.data", &["-g"]) else {
-        return;
-    };
+    let dwarf = record(dir, "dwarf.data", &["--call-graph", "dwarf"]);
+    let fp = record(dir, "fp.data", &["-g"]);
 
     // The unwound chains: `leaf` has `inner` inlined into it, and `mix` into that.
     let folded = ours(
@@ -192,10 +183,7 @@ fn inlined_functions_and_source_lines_as_perf_reports_them() {
             ],
         ),
     ] {
-        let Some(perf) = theirs(data, dir, view) else {
-            eprintln!("skipped: perf report cannot read the recording");
-            return;
-        };
+        let perf = theirs(data, dir, view);
         let ours = ours(data, dir, view);
         if ours != perf {
             keep_for_analysis(dir, view, &ours, &perf);

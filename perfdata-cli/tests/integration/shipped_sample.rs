@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn sample() -> PathBuf {
-    common::workspace().join("samples/wordfreq.data")
+    common::sample_path("wordfreq.data")
 }
 
 /// `perfdata report FILE ARGS` with an empty home (no `~/.debug`) and no
@@ -115,8 +115,11 @@ fn report_text(text: &str) -> String {
 
 #[test]
 fn shipped_sample_report_agrees_with_perf() {
+    if !common::require_tools(&[common::tools::PERF]) {
+        return;
+    }
     let home = tempfile::tempdir().unwrap();
-    let cache = common::workspace().join("samples/wordfreq.data.debug");
+    let cache = common::sample_path("wordfreq.data.debug");
     for view in VIEWS {
         // perf takes its build-id cache from --buildid-dir (it sets, not reads,
         // $PERF_BUILDID_DIR).
@@ -128,21 +131,15 @@ fn shipped_sample_report_agrees_with_perf() {
             .arg("-i")
             .arg(sample())
             .env("HOME", home.path())
-            .output();
-        let perf = match perf {
-            Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap(),
-            Ok(out) => {
-                eprintln!(
-                    "skipped: perf report failed: {}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                return;
-            }
-            Err(e) => {
-                eprintln!("skipped: perf is not installed ({e})");
-                return;
-            }
-        };
+            .output()
+            .unwrap();
+        assert!(
+            perf.status.success(),
+            "perf report {}: {}",
+            view.join(" "),
+            String::from_utf8_lossy(&perf.stderr)
+        );
+        let perf = String::from_utf8(perf.stdout).unwrap();
         let ours = report_without_home(&sample(), home.path(), view);
         let theirs = report_text(&perf);
         assert!(

@@ -325,12 +325,12 @@ fn sigkill_leaves_input_and_previous_output_whole() {
     let root = tmp.path();
     let src = root.join("src");
     std::fs::create_dir_all(&src).unwrap();
-    let wordfreq = common::workspace().join("samples/wordfreq.data");
+    let wordfreq = common::sample_path("wordfreq.data");
     let dwarf = common::fixture_path("dwarf.data");
     let big = src.join("wordfreq.data");
     enlarge(&wordfreq, &big);
     std::os::unix::fs::symlink(
-        common::workspace().join("samples/wordfreq.data.debug"),
+        common::sample_path("wordfreq.data.debug"),
         src.join("wordfreq.data.debug"),
     )
     .unwrap();

@@ -7,9 +7,11 @@
 //! of the report as it is (an in-test server on 127.0.0.1).
 //!
 //! Needs `perf` (able to record), `gcc` and `debuginfod` (`.ci/run` installs them); a
-//! machine without them skips the live test and says why.
+//! machine without them skips the live test and says why (CI, with
+//! `PERFDATA_TOOLS_REQUIRED=1`, fails instead).
 
 use perfdata_analysis::symbols::elf::ElfInfo;
+use perfdata_test_support::{require_tools, tools};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -43,14 +45,6 @@ fn perfdata_ok(home: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     let (ok, out, err) = perfdata(home, env, args);
     assert!(ok, "perfdata {args:?} failed: {err}");
     out
-}
-
-/// Why a tool this test needs cannot be used, if it cannot.
-fn missing(tool: &str, arg: &str) -> Option<String> {
-    match Command::new(tool).arg(arg).output() {
-        Ok(_) => None,
-        Err(e) => Some(format!("{tool}: {e}")),
-    }
 }
 
 const PROGRAM: &str = r#"
@@ -92,11 +86,7 @@ fn http_status(port: u16, path: &str) -> Option<u16> {
 
 #[test]
 fn a_recording_reports_the_same_through_every_symbol_source() {
-    if let Some(why) = missing("perf", "--version")
-        .or_else(|| missing("gcc", "--version"))
-        .or_else(|| missing("debuginfod", "--version"))
-    {
-        eprintln!("skipped: {why} (`.ci/run` installs perf, gcc and debuginfod)");
+    if !require_tools(&[tools::PERF_RECORD, tools::GCC, tools::DEBUGINFOD]) {
         return;
     }
     let t = tempfile::tempdir().unwrap();
@@ -128,13 +118,11 @@ fn a_recording_reports_the_same_through_every_symbol_source() {
         .env_remove("PERF_BUILDID_DIR")
         .output()
         .unwrap();
-    if !record.status.success() {
-        eprintln!(
-            "skipped: perf record cannot record here: {}",
-            String::from_utf8_lossy(&record.stderr)
-        );
-        return;
-    }
+    assert!(
+        record.status.success(),
+        "perf record: {}",
+        String::from_utf8_lossy(&record.stderr)
+    );
     let archive = Command::new("perf")
         .arg("archive")
         .arg(&data)
@@ -378,7 +366,7 @@ fn a_debuginfod_server_in_trouble_costs_a_message_and_nothing_else() {
     // is found nowhere, so debuginfod is asked for it.
     let t = tempfile::tempdir().unwrap();
     let data = t.path().join("wordfreq.data");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples/wordfreq.data");
+    let sample = perfdata_test_support::sample_path("wordfreq.data");
     std::fs::copy(sample, &data).unwrap();
     let data_s = data.to_str().unwrap();
     let home = t.path();

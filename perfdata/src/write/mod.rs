@@ -7,7 +7,7 @@
 //! use perfdata::write::{Builder, WriteOptions};
 //! use perfdata::{Endianness, PerfData};
 //!
-//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/fixtures/callchain.data");
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/callchain.data");
 //! let bytes = std::fs::read(path)?;
 //! let data = PerfData::open(&bytes)?;
 //! let mut file = Builder::read(&data)?;

@@ -2,7 +2,7 @@
 //! COMPRESSED), big-endian, and pipe <-> file layout.
 
 use crate::common;
-use common::{fixture, workspace};
+use common::fixture;
 
 use perfdata::rt::Endianness;
 use perfdata::types::{FeatureBody, RecordType};
@@ -12,18 +12,8 @@ use perfdata::{Layout, PerfData};
 use std::io::Cursor;
 
 fn corpus(name: &str) -> Option<Vec<u8>> {
-    let p = workspace()
-        .parent()
-        .unwrap()
-        .join("shared/corpus")
-        .join(name);
-    match std::fs::read(&p) {
-        Ok(b) => Some(b),
-        Err(_) => {
-            eprintln!("SKIP {name}: {} is absent", p.display());
-            None
-        }
-    }
+    let p = common::corpus_file(name)?;
+    Some(std::fs::read(&p).unwrap())
 }
 
 /// The records a reader sees (compressed ones expanded), without the framing records that

@@ -9,7 +9,6 @@ use perfdata::rt::{LittleEndian, Reader};
 use perfdata::types::{Ctx, FeatureBody, FeatureId};
 use perfdata::write::Builder;
 use perfdata::PerfData;
-use std::path::Path;
 
 fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
@@ -227,16 +226,10 @@ fn salvage_skips_a_damaged_record_and_goes_on() {
 
 #[test]
 fn salvage_reads_everything_before_appended_junk() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("shared/corpus/sleep.compressed2.pipe.data");
-    let Ok(bytes) = std::fs::read(&path) else {
-        eprintln!("SKIP: {} is absent", path.display());
+    let Some(path) = common::corpus_file("sleep.compressed2.pipe.data") else {
         return;
     };
+    let bytes = std::fs::read(&path).unwrap();
     let (n, err) = walk(&bytes);
     assert!(err.is_some());
     let (seen, errors) = salvage(&bytes);

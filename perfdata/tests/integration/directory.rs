@@ -2,14 +2,11 @@
 
 use perfdata::types::{FeatureId, RecordType};
 use perfdata::{Place, Recording};
-use std::path::Path;
+use perfdata_test_support::{fixture_path, require_tools_for, tools};
 
 #[test]
 fn a_threads_directory_reads_as_one_recording() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join("conformance/fixtures/threads.data");
+    let dir = fixture_path("threads.data");
     let rec = Recording::open(&dir).unwrap();
     assert!(rec.is_directory());
     assert!(rec.stream_paths().count() >= 1);
@@ -28,27 +25,26 @@ fn a_threads_directory_reads_as_one_recording() {
     })
     .unwrap();
     assert!(main > 0 && streamed > 0, "main {main}, streams {streamed}");
-    // perf report sees the same number of samples.
-    match std::process::Command::new("perf")
-        .args(["script", "-F", "time", "-i"])
-        .arg(&dir)
-        .output()
-    {
-        Ok(o) if o.status.success() => {
-            let perf_samples = String::from_utf8_lossy(&o.stdout).lines().count();
-            assert_eq!(samples, perf_samples);
-        }
-        Ok(o) => panic!("perf script failed: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => eprintln!("SKIP perf comparison: cannot run perf ({e})"),
+    // perf script sees the same number of samples.
+    if require_tools_for("the comparison with perf script", &[tools::PERF]) {
+        let o = std::process::Command::new("perf")
+            .args(["script", "-F", "time", "-i"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "perf script failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let perf_samples = String::from_utf8_lossy(&o.stdout).lines().count();
+        assert_eq!(samples, perf_samples);
     }
 }
 
 #[test]
 fn a_single_file_opens_through_the_same_door() {
-    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join("conformance/fixtures/plain.data");
+    let f = fixture_path("plain.data");
     let rec = Recording::open(&f).unwrap();
     assert!(!rec.is_directory());
     let mut n = 0;
@@ -87,8 +83,7 @@ fn io_errors_keep_their_kind_and_name_the_path() {
     // A directory whose data.N stream cannot be read: the error is the stream's, kind kept.
     let dir = tmp.path().join("threads.data");
     std::fs::create_dir(&dir).unwrap();
-    let fixtures =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/fixtures/threads.data");
+    let fixtures = fixture_path("threads.data");
     std::fs::copy(fixtures.join("data"), dir.join("data")).unwrap();
     std::fs::create_dir(dir.join("data.0")).unwrap(); // a directory where a stream should be
     let e = Recording::open(&dir).err().expect("an unreadable stream");

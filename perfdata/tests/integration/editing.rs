@@ -8,16 +8,8 @@ use perfdata::types::{
 };
 use perfdata::write::{Builder, FeatureData, FeatureItem, RecordData, WriteOptions};
 use perfdata::PerfData;
-use std::path::{Path, PathBuf};
+use perfdata_test_support::{fixture_path as fixture, require_tools, tools};
 use std::process::Command;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join("conformance/fixtures")
-        .join(name)
-}
 
 fn sample_pids(data: &PerfData<'_>) -> Vec<u32> {
     let mut pids = vec![];
@@ -38,19 +30,14 @@ fn sample_pids(data: &PerfData<'_>) -> Vec<u32> {
     pids
 }
 
-/// `perf` on `args`, or None (with a message) when perf is not installed.
-fn perf(args: &[&str]) -> Option<(bool, String, String)> {
-    match Command::new("perf").args(args).output() {
-        Ok(o) => Some((
-            o.status.success(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )),
-        Err(e) => {
-            eprintln!("SKIP perf checks: cannot run perf ({e})");
-            None
-        }
-    }
+/// `perf` on `args`: whether it succeeded, its stdout and stderr.
+fn perf(args: &[&str]) -> (bool, String, String) {
+    let o = Command::new("perf").args(args).output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -116,10 +103,11 @@ fn drop_one_pid_rewrite_hostname_add_a_feature() {
     assert!(data2.features.iter().any(|f| f.id == FeatureId::CLOCKID));
 
     // perf agrees.
-    let out_s = out.to_str().unwrap();
-    let Some((ok, header, err)) = perf(&["report", "--header-only", "-I", "-i", out_s]) else {
+    if !require_tools(&[tools::PERF]) {
         return;
-    };
+    }
+    let out_s = out.to_str().unwrap();
+    let (ok, header, err) = perf(&["report", "--header-only", "-I", "-i", out_s]);
     assert!(ok, "perf report failed: {err}");
     assert!(
         header.contains("# hostname : edited-host"),
@@ -129,7 +117,7 @@ fn drop_one_pid_rewrite_hostname_add_a_feature() {
         header.contains("clockid frequency"),
         "perf did not see the CLOCKID feature:\n{header}"
     );
-    let (ok, script, err) = perf(&["script", "-F", "pid", "-i", out_s]).unwrap();
+    let (ok, script, err) = perf(&["script", "-F", "pid", "-i", out_s]);
     assert!(ok, "perf script failed: {err}");
     let perf_pids: Vec<u32> = script
         .split_whitespace()

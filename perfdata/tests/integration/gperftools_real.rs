@@ -1,10 +1,12 @@
 //! Profiles made by the real gperftools (`libprofiler`) on this machine: read, mapped, and
-//! written back byte for byte. Skipped, saying why, when gcc or libprofiler is missing.
+//! written back byte for byte. Skipped, saying why, when gcc or libprofiler is missing
+//! (a failure under `PERFDATA_TOOLS_REQUIRED`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfdata::gperftools::{Profile, SlotFormat};
+use perfdata_test_support::{require_tools, tools};
 
 const PROGRAM: &str = r#"
 #include <stdio.h>
@@ -23,31 +25,27 @@ int main(void) {
 }
 "#;
 
-/// Builds and runs the program under the profiler; `None` (printed) when it cannot.
+/// Builds and runs the program under the profiler; `None` (said why) where gcc or
+/// libprofiler is missing.
 fn real_profile(dir: &Path) -> Option<(PathBuf, Vec<u8>)> {
+    if !require_tools(&[tools::LIBPROFILER]) {
+        return None;
+    }
     let src = dir.join("prog.c");
     let bin = dir.join("prog");
-    std::fs::write(&src, PROGRAM).ok()?;
+    std::fs::write(&src, PROGRAM).unwrap();
     let built = Command::new("gcc")
         .args(["-O1", "-g", "-fno-omit-frame-pointer", "-o"])
         .arg(&bin)
         .arg(&src)
         .args(["-Wl,--no-as-needed", "-lprofiler"])
-        .output();
-    match built {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => {
-            println!(
-                "skipped: cannot link with -lprofiler (apt-get install libgoogle-perftools-dev): {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-            return None;
-        }
-        Err(e) => {
-            println!("skipped: gcc not runnable: {e}");
-            return None;
-        }
-    }
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let prof = dir.join("prog.prof");
     let run = Command::new(&bin)
         .env("CPUPROFILE", &prof)

@@ -1,8 +1,7 @@
 //! The format crate's integration tests, as one binary (one link for
 //! all of them); `convert_memory` is a binary of its own (a counting global allocator).
 
-#[path = "../common/mod.rs"]
-mod common;
+use perfdata_test_support as common;
 
 mod codegen_behaviour;
 mod conversion_matrix;

@@ -5,14 +5,12 @@ use perfdata::rt::{LittleEndian, Reader};
 use perfdata::types::{Ctx, RecordBody, RecordType};
 use perfdata::RecordWalk;
 use perfdata::{Origin, PerfData, RawRecord};
-use std::path::{Path, PathBuf};
+use perfdata_test_support::{fixture_path, fixtures_dir, require_tools, tools};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join("conformance/fixtures");
+    let dir = fixtures_dir();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -95,22 +93,21 @@ fn ordered_iteration_is_a_time_sorted_permutation() {
 
 #[test]
 fn sample_order_matches_perf_script() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .join("conformance/fixtures/switch-cpu-wide.data");
-    let out = match Command::new("perf")
+    if !require_tools(&[tools::PERF]) {
+        return;
+    }
+    let path = fixture_path("switch-cpu-wide.data");
+    let o = Command::new("perf")
         .args(["script", "-F", "time", "-i"])
         .arg(&path)
         .output()
-    {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).into_owned(),
-        Ok(o) => panic!("perf script failed: {}", String::from_utf8_lossy(&o.stderr)),
-        Err(e) => {
-            eprintln!("SKIP: cannot run perf ({e})");
-            return;
-        }
-    };
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "perf script failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
     // perf prints seconds with microseconds: "  1234.567890:".
     let perf_times: Vec<u64> = out
         .split_whitespace()

@@ -6,7 +6,7 @@
 //! when absent).
 
 use crate::common;
-use common::{hex, tails, workspace};
+use common::{hex, tails};
 
 use perfdata::rt::{BigEndian, Endianness, LittleEndian, Reader, StaticEndian, Writer};
 use perfdata::types::{AttrEntry, Ctx, FeatureBody, FeatureId, FileHeader, RecordBody, RecordType};
@@ -192,7 +192,7 @@ fn inputs_in(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn fixtures_recorded_here_round_trip() {
-    let dir = workspace().join("conformance/fixtures");
+    let dir = common::fixtures_dir();
     let mut cov = Coverage::default();
     let files = inputs_in(&dir);
     assert!(
@@ -275,7 +275,7 @@ fn fixtures_recorded_here_round_trip() {
 
 #[test]
 fn threads_directory_streams_round_trip() {
-    let dir = workspace().join("conformance/fixtures/threads.data");
+    let dir = common::fixture_path("threads.data");
     let header = std::fs::read(dir.join("data")).unwrap();
     let data = PerfData::open(&header).unwrap();
     let mut cov = Coverage::default();
@@ -312,11 +312,9 @@ fn threads_directory_streams_round_trip() {
 
 #[test]
 fn external_corpus_round_trips() {
-    let dir = workspace().parent().unwrap().join("shared/corpus");
-    if !dir.is_dir() {
-        eprintln!("SKIP external corpus: {} is absent", dir.display());
+    let Some(dir) = common::corpus_dir() else {
         return;
-    }
+    };
     // Files whose record stream does not end cleanly, and where it must stop.
     let known_bad_ends: &[(&str, &str, &str)] = &[(
         "sleep.compressed2.pipe.data",
@@ -360,17 +358,10 @@ fn external_corpus_round_trips() {
 
 #[test]
 fn gzip_is_rejected_with_a_clear_error() {
-    let path = workspace()
-        .parent()
-        .unwrap()
-        .join("shared/corpus/perf.data.broken.gz");
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(_) => {
-            eprintln!("SKIP: {} is absent", path.display());
-            return;
-        }
+    let Some(path) = common::corpus_file("perf.data.broken.gz") else {
+        return;
     };
+    let bytes = std::fs::read(&path).unwrap();
     let err = PerfData::open(&bytes)
         .err()
         .expect("gzip must not open")

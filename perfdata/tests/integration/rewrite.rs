@@ -3,7 +3,6 @@
 //! saving never damages the target.
 
 use crate::common;
-use common::workspace;
 
 use perfdata::rt::Endianness;
 use perfdata::write::{Builder, WriteOptions};
@@ -128,7 +127,7 @@ fn big_endian_there_and_back_gives_the_original_bytes() {
 
 #[test]
 fn save_replaces_the_input_in_place_and_never_leaves_half_a_file() {
-    let src = workspace().join("conformance/fixtures/callchain.data");
+    let src = common::fixture_path("callchain.data");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("perf.data");
     std::fs::copy(&src, &path).unwrap();
@@ -160,7 +159,7 @@ fn save_replaces_the_input_in_place_and_never_leaves_half_a_file() {
 
 #[test]
 fn pipe_streams_rewrite_as_pipe_streams() {
-    let src = workspace().join("conformance/fixtures/pipe-tracepoint.pipe.data");
+    let src = common::fixture_path("pipe-tracepoint.pipe.data");
     let bytes = std::fs::read(&src).unwrap();
     let data = PerfData::open(&bytes).unwrap();
     assert_eq!(data.format.layout, Layout::Pipe);

@@ -1,4 +1,4 @@
-//! simpleperf's dialect (crafted files, see `common::simpleperf`: no simpleperf binary is
+//! simpleperf's dialect (crafted files, see `perfdata_test_support::simpleperf`: no simpleperf binary is
 //! available here): every simpleperf record and feature kind reads, writes back byte for
 //! byte in either byte order, dumps and checks clean; SPLIT records join into the record
 //! they cut, and a run that does not make one is reported without stopping the walk.

@@ -3,7 +3,7 @@
 //! chunk's carry-over) whatever the stream's length.
 
 use crate::common;
-use common::{fixture, workspace};
+use common::fixture;
 
 use perfdata::{Origin, PerfData, PipeReader};
 use std::io::Read;
@@ -73,11 +73,10 @@ impl Read for Trickle<'_> {
 
 fn pipe_inputs() -> Vec<PathBuf> {
     let mut v = vec![
-        workspace().join("conformance/fixtures/pipe-callchain.pipe.data"),
-        workspace().join("conformance/fixtures/pipe-tracepoint.pipe.data"),
+        common::fixture_path("pipe-callchain.pipe.data"),
+        common::fixture_path("pipe-tracepoint.pipe.data"),
     ];
-    let corpus = workspace().parent().unwrap().join("shared/corpus");
-    if corpus.is_dir() {
+    if let Some(corpus) = common::corpus_dir() {
         for n in [
             "contentsize.data",
             "fibo.compressed2.pipe.data",
@@ -86,8 +85,6 @@ fn pipe_inputs() -> Vec<PathBuf> {
         ] {
             v.push(corpus.join(n));
         }
-    } else {
-        eprintln!("SKIP corpus pipe streams: {} is absent", corpus.display());
     }
     v
 }
@@ -117,8 +114,7 @@ fn streaming_equals_in_memory_for_every_chunking() {
 
 #[test]
 fn a_stream_that_breaks_off_reports_where() {
-    let bytes =
-        std::fs::read(workspace().join("conformance/fixtures/pipe-callchain.pipe.data")).unwrap();
+    let bytes = std::fs::read(common::fixture_path("pipe-callchain.pipe.data")).unwrap();
     let (all, _) = streamed(&bytes[..]);
     let cut = &bytes[..bytes.len() - 3];
     let (got, err) = streamed(cut);
@@ -158,8 +154,7 @@ impl Read for Repeating {
 
 #[test]
 fn memory_stays_bounded_on_a_long_stream() {
-    let bytes =
-        std::fs::read(workspace().join("conformance/fixtures/pipe-callchain.pipe.data")).unwrap();
+    let bytes = std::fs::read(common::fixture_path("pipe-callchain.pipe.data")).unwrap();
     // Split after FINISHED_INIT: the prologue once, the rest many times.
     let (seen, _) = in_memory(&bytes);
     let init = seen.iter().find(|r| r.2 == 82).expect("FINISHED_INIT").1 as usize + 8;

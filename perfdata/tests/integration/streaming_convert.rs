@@ -3,7 +3,7 @@
 //! (`Builder::read` + transforms + `write::save`); and the bugs the stage order fixes.
 
 use crate::common;
-use common::{fixture_path, workspace};
+use common::fixture_path;
 
 use perfdata::rt::{Endianness, Error};
 use perfdata::types::{RecordBody, RecordType};
@@ -14,7 +14,7 @@ use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 fn fixtures() -> Vec<PathBuf> {
-    let dir = workspace().join("conformance/fixtures");
+    let dir = common::fixtures_dir();
     let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

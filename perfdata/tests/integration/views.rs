@@ -121,7 +121,7 @@ fn compare(data: &PerfData<'_>, what: &str) -> Result<u64, Error> {
 
 #[test]
 fn views_agree_with_decoders_on_every_fixture() {
-    let dir = common::workspace().join("conformance/fixtures");
+    let dir = common::fixtures_dir();
     let mut total = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();

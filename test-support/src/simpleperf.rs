@@ -318,7 +318,7 @@ pub fn kallsyms_record(e: Endianness, lines: usize) -> Vec<u8> {
 
 /// The crafted recording's bytes.
 pub fn craft(c: Craft) -> Vec<u8> {
-    let base = super::fixture("callchain.data");
+    let base = crate::fixture("callchain.data");
     let data = PerfData::open(&base).unwrap();
     let syms = synthetic_symbols(&data);
     let mut b = Builder::read(&data).unwrap().into_owned();
