@@ -70,7 +70,7 @@ const SYMBOLS: &str = "Symbols";
 pub const STACKS: &str = "Stacks";
 
 /// The environment variables the symbol search reads (`perfdata_analysis`'s
-/// `symbol_sources`), for the help of the commands that take [`SymbolArgs`].
+/// `symbols::sources`), for the help of the commands that take [`SymbolArgs`].
 pub(crate) const ENVIRONMENT: &str = "Environment:
   PERF_BUILDID_DIR       perf's build-id cache, searched by build id (default: ~/.debug)
   DEBUGINFOD_URLS        debuginfod servers (space-separated) asked for the objects found
