@@ -99,17 +99,6 @@ pub struct SymbolId {
     pub index: u32,
 }
 
-/// How binutils names an inlined function without a linkage name, once asked about it
-/// ([`Dsos::inline_lines`]).
-#[derive(Debug, Clone)]
-enum Unlinked {
-    /// By the ELF symbol at the first address asked (this one), by its DWARF name at
-    /// any other.
-    Asked { addr: u64, elf: String },
-    /// By this ELF symbol's name for good (the symbol starts in the function).
-    Renamed(String),
-}
-
 /// One function of the inline chain at an address ([`Dsos::inline_lines`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InlineLine {
@@ -158,9 +147,6 @@ pub struct Dsos {
     debuginfod: OnceCell<Option<Debuginfod>>,
     /// Symbols the recording carries, by path (a simpleperf FILE feature).
     recorded: HashMap<String, RecordedFile>,
-    /// How binutils names each inlined function without a linkage name so far, by object
-    /// and function (see [`Dsos::inline_lines`]).
-    unlinked: std::cell::RefCell<HashMap<(DsoId, u64, u64), Unlinked>>,
     /// The recording machine's kallsyms, carried by the recording (a simpleperf
     /// KERNEL_SYMBOL record).
     recorded_kallsyms: Option<String>,
@@ -207,7 +193,6 @@ impl Dsos {
             kernel_source: OnceCell::new(),
             recorded: HashMap::new(),
             recorded_kallsyms: None,
-            unlinked: Default::default(),
         }
     }
 
@@ -588,12 +573,8 @@ impl Dsos {
     /// address's line, each caller's the line its inlined callee was called from. Empty
     /// without DWARF (or without `sources.lines`).
     ///
-    /// binutils names the innermost function without a linkage name (a lambda's
-    /// `operator()` in GCC's DWARF, `main`) by the ELF symbol at the address the first
-    /// time it is asked about that function, and renames the function so for good when
-    /// that symbol starts in it; after that it names it by its DWARF name (`operator()`),
-    /// as a caller too. perf asks one long-running `addr2line` about each address once,
-    /// in the order its samples come: so does this, the state kept per function.
+    /// The innermost function without a linkage name (a lambda's `operator()` in GCC's
+    /// DWARF) is named by the ELF symbol at the address (`main`).
     pub fn inline_lines(&self, id: DsoId, addr: u64) -> Vec<InlineLine> {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
@@ -620,56 +601,23 @@ impl Dsos {
             v
         };
         let frames = chain(addr);
-        // A function is told apart by its DIE and its outermost function's (DIE offsets
-        // are per unit).
-        let outer = frames.last().map_or(u64::MAX, |f| f.0);
-        let mut unlinked = self.unlinked.borrow_mut();
         let mut out = Vec::with_capacity(frames.len());
-        for (i, (die, name, linkage, file, line)) in frames.iter().enumerate() {
-            let key = (id, *die, outer);
-            let named = if *linkage {
+        for (i, (_, name, linkage, file, line)) in frames.iter().enumerate() {
+            // The innermost function without a linkage name is named by the ELF symbol
+            // at the address. (binutils' long-running addr2line, which perf asks, names
+            // it so only the first time it is asked about the function: a state that
+            // depends on the order of the questions, which two analyses of one recording
+            // do not share, so it is not copied.)
+            let named = if *linkage || i > 0 {
                 name.clone()
-            } else if i > 0 {
-                match unlinked.get(&key) {
-                    Some(Unlinked::Renamed(n)) => n.clone(),
-                    _ => name.clone(),
-                }
             } else {
-                match unlinked.get(&key) {
-                    Some(Unlinked::Renamed(n)) => n.clone(),
-                    Some(Unlinked::Asked { addr: a, elf }) if *a == addr => elf.clone(),
-                    Some(Unlinked::Asked { .. }) => name.clone(),
-                    None => {
-                        let loaded = self.loaded(id);
-                        let elf = loaded
-                            .symtab
-                            .as_ref()
-                            .or(loaded.runtime.as_ref())
-                            .and_then(|s| s.binutils_symbol_at(addr))
-                            .map(|(n, start)| (n.to_string(), start));
-                        match elf {
-                            Some((elf, start)) => {
-                                // Renamed when the symbol starts inside this function.
-                                let here = start == addr || {
-                                    let at = chain(start);
-                                    at.last().map(|f| f.0) == Some(outer)
-                                        && at.iter().any(|f| f.0 == *die)
-                                };
-                                let state = if here {
-                                    Unlinked::Renamed(elf.clone())
-                                } else {
-                                    Unlinked::Asked {
-                                        addr,
-                                        elf: elf.clone(),
-                                    }
-                                };
-                                unlinked.insert(key, state);
-                                elf
-                            }
-                            None => name.clone(),
-                        }
-                    }
-                }
+                let loaded = self.loaded(id);
+                loaded
+                    .symtab
+                    .as_ref()
+                    .or(loaded.runtime.as_ref())
+                    .and_then(|s| s.binutils_symbol_at(addr))
+                    .map_or_else(|| name.clone(), |(n, _)| n.to_string())
             };
             out.push(InlineLine {
                 function: crate::symbols::elf::demangle(&named),
