@@ -331,6 +331,25 @@ mod tests {
         assert_eq!(empty.unwound, None);
     }
 
+    /// An x86_64 machine whose process 7 maps the object at `path` (of `len` bytes)
+    /// executable at a fixed base; the base.
+    fn mapped_in_process_7(path: &str, len: u64) -> (Machine, u64) {
+        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
+        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
+        let base = 0x7f00_0000_0000;
+        m.apply(&SideEvent::Mmap {
+            pid: 7,
+            start: base,
+            len,
+            pgoff: 0,
+            filename: path.into(),
+            build_id: None,
+            exec: true,
+            kernel: false,
+        });
+        (m, base)
+    }
+
     #[test]
     fn a_walk_from_the_first_instruction_of_the_dynamic_loader_ends_there() {
         use object::Object;
@@ -340,19 +359,7 @@ mod tests {
             return;
         };
         let entry = object::File::parse(&*bytes).unwrap().entry();
-        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
-        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
-        let base = 0x7f00_0000_0000;
-        m.apply(&SideEvent::Mmap {
-            pid: 7,
-            start: base,
-            len: bytes.len() as u64,
-            pgoff: 0,
-            filename: path.into(),
-            build_id: None,
-            exec: true,
-            kernel: false,
-        });
+        let (m, base) = mapped_in_process_7(path, bytes.len() as u64);
         if m.resolve(7, false, base + entry).symbol.is_none() {
             eprintln!("SKIP: no symbol names {path}'s entry point here (its debug file is absent)");
             return;
@@ -416,19 +423,7 @@ mod tests {
             eprintln!("SKIP: no syscall instruction in {path}'s __clone");
             return;
         };
-        let mut m = Machine::new(Dsos::new(SymbolSources::default()));
-        m.set_stacks(StackOptions::default(), Some(Arch::X86_64));
-        let base = 0x7f00_0000_0000;
-        m.apply(&SideEvent::Mmap {
-            pid: 7,
-            start: base,
-            len: bytes.len() as u64,
-            pgoff: 0,
-            filename: path.into(),
-            build_id: None,
-            exec: true,
-            kernel: false,
-        });
+        let (m, base) = mapped_in_process_7(path, bytes.len() as u64);
         let pc = base + clone.address() + syscall as u64 + 2;
         // A return address into libc's text on the stack: the parent's caller, or in the
         // child's fresh stack whatever was there.
