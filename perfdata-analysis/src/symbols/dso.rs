@@ -579,8 +579,8 @@ impl Dsos {
         let Some(loader) = self.line_loader(id) else {
             return vec![];
         };
-        // (function DIE, name, has a linkage name, file, line), innermost first.
-        let chain = |addr: u64| {
+        // (name, has a linkage name, file, line), innermost first.
+        let frames = {
             let mut v = vec![];
             if let Ok(mut frames) = loader.find_frames(addr) {
                 while let Ok(Some(f)) = frames.next() {
@@ -592,17 +592,15 @@ impl Dsos {
                     let linkage = name.starts_with("_Z")
                         || name.starts_with("_R")
                         || !func.language.is_some_and(mangles);
-                    let die = f.dw_die_offset.map_or(u64::MAX, |o| o.0 as u64);
                     let file = f.location.as_ref().and_then(|l| l.file).map(str::to_string);
                     let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
-                    v.push((die, name.into_owned(), linkage, file, line));
+                    v.push((name.into_owned(), linkage, file, line));
                 }
             }
             v
         };
-        let frames = chain(addr);
         let mut out = Vec::with_capacity(frames.len());
-        for (i, (_, name, linkage, file, line)) in frames.iter().enumerate() {
+        for (i, (name, linkage, file, line)) in frames.iter().enumerate() {
             // The innermost function without a linkage name is named by the ELF symbol
             // at the address. (binutils' long-running addr2line, which perf asks, names
             // it so only the first time it is asked about the function: a state that
