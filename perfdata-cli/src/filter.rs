@@ -53,8 +53,9 @@ pub struct FilterArgs {
     /// time span: `10%/2` (the second tenth), `0%-10%,30%-40%`, `50%`.
     #[arg(long, value_name = "RANGES", help_heading = "Filters")]
     pub time: Option<String>,
-    /// `--time`'s seconds count from the first sample (perf script's `--reltime`).
-    #[arg(long, requires = "time", help_heading = "Filters")]
+    /// `--time`'s seconds count from the first sample (perf script's `--reltime`; in
+    /// `script`, the times printed too).
+    #[arg(long, help_heading = "Filters")]
     pub reltime: bool,
 }
 

@@ -17,6 +17,7 @@ pub mod pprof;
 #[cfg(feature = "arrow")]
 pub mod sample_stream;
 pub mod sampled;
+pub mod script;
 pub mod speedscope;
 #[cfg(feature = "arrow")]
 pub mod tables;

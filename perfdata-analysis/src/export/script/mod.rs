@@ -1,0 +1,869 @@
+//! `perf script`'s text: every sample and the side-band records asked for, one per line
+//! (a sample with a call chain: its frames on the lines after it and a blank line), as
+//! perf 6.1 prints them, byte for byte. It is what FlameGraph's `stackcollapse-perf.pl`,
+//! inferno, speedscope, the Firefox Profiler and countless shell pipelines read.
+//!
+//! [`Script`] formats one replayed record into any [`Write`] (the Python package and other
+//! tools embed it); [`script`] walks a whole recording through it.
+
+pub mod fields;
+mod side_band;
+
+use crate::machine::Machine;
+use crate::replay::{Analyzer, Replayed};
+use crate::symbols::Frame;
+use crate::{AnalysisError, BadOption};
+use fields::{Field, FieldSpec, Fields, OutputType};
+use perfdata::tracepoint::Formats;
+use perfdata::types::{FeatureId, RecordBody, RecordType, SampleType};
+use std::io::Write;
+
+pub use side_band::record_name;
+
+/// Which side-band records are printed (`--show-*-events`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShowEvents {
+    /// COMM, FORK and EXIT (`--show-task-events`).
+    pub task: bool,
+    /// MMAP and MMAP2 (`--show-mmap-events`).
+    pub mmap: bool,
+    /// SWITCH and SWITCH_CPU_WIDE (`--show-switch-events`).
+    pub switch: bool,
+    /// NAMESPACES (`--show-namespace-events`).
+    pub namespace: bool,
+    /// LOST (`--show-lost-events`).
+    pub lost: bool,
+    /// FINISHED_ROUND (`--show-round-events`).
+    pub round: bool,
+    /// KSYMBOL and BPF_EVENT (`--show-bpf-events`).
+    pub bpf: bool,
+    /// CGROUP (`--show-cgroup-events`).
+    pub cgroup: bool,
+    /// TEXT_POKE (and KSYMBOL) (`--show-text-poke-events`).
+    pub text_poke: bool,
+}
+
+/// How times are printed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TimeFormat {
+    /// Nanoseconds (`--ns`); microseconds otherwise.
+    pub ns: bool,
+    /// From the first printed record (`--reltime`).
+    pub reltime: bool,
+    /// From the previous printed record (`--deltatime`).
+    pub deltatime: bool,
+}
+
+/// What `perf script` prints and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptOptions {
+    /// The fields of each kind of event (`-F`).
+    pub fields: FieldSpec,
+    /// No call chains (`-G`).
+    pub hide_call_graph: bool,
+    /// At most this many frames of a call chain (`--max-stack`, 127).
+    pub max_stack: usize,
+    /// Frames inlined at an unwound address (`--inline`; perf 6.1's default).
+    pub inline: bool,
+    /// Source file paths in full (`--full-source-path`).
+    pub full_source_path: bool,
+    /// The time column.
+    pub time: TimeFormat,
+    /// Side-band records printed.
+    pub show: ShowEvents,
+}
+
+impl Default for ScriptOptions {
+    fn default() -> Self {
+        ScriptOptions {
+            fields: FieldSpec::default(),
+            hide_call_graph: false,
+            max_stack: 127,
+            inline: true,
+            full_source_path: false,
+            time: TimeFormat::default(),
+            show: ShowEvents::default(),
+        }
+    }
+}
+
+/// An event as the printer sees it.
+#[derive(Debug, Clone)]
+struct EventPlan {
+    ty: OutputType,
+    callchain: bool,
+    name: String,
+}
+
+/// The fields each output type prints once checked against the recording's events.
+#[derive(Debug, Clone)]
+struct Plan {
+    /// Per output type (index of [`OutputType`] in perf's order).
+    fields: Vec<(OutputType, Fields)>,
+    events: Vec<EventPlan>,
+    use_callchain: bool,
+    name_width: usize,
+}
+
+impl Plan {
+    fn fields(&self, ty: OutputType) -> Fields {
+        self.fields
+            .iter()
+            .find(|(t, _)| *t == ty)
+            .map_or(Fields::default(), |(_, f)| *f)
+    }
+}
+
+/// Formats records as perf script does; keeps what perf keeps between records (the
+/// first and previous times for `--reltime`/`--deltatime`).
+pub struct Script {
+    opts: ScriptOptions,
+    plan: Option<Plan>,
+    planned_for: usize,
+    initial_time: Option<u64>,
+    previous_time: Option<u64>,
+    frames: Vec<Frame>,
+    stack: crate::stack::Stack,
+    formats: Option<Formats>,
+    /// perf's warnings, to be printed once on standard error.
+    pub warnings: Vec<String>,
+}
+
+impl Script {
+    /// A printer with `opts`.
+    pub fn new(opts: ScriptOptions) -> Script {
+        let warnings = opts.fields.warnings.clone();
+        Script {
+            opts,
+            plan: None,
+            planned_for: 0,
+            initial_time: None,
+            previous_time: None,
+            frames: vec![],
+            stack: Default::default(),
+            formats: None,
+            warnings,
+        }
+    }
+
+    /// Checks the fields against the recording's events, as perf does before it prints
+    /// anything (`perf_session__check_output_opt`): a default field an event cannot give
+    /// is dropped, a field asked for that it cannot give is an error.
+    fn plan(&mut self, item: &Replayed<'_>, events: &[String]) -> Result<(), BadOption> {
+        let attrs = &item.data.session.attrs;
+        if self.plan.is_some() && self.planned_for == attrs.len() {
+            return Ok(());
+        }
+        let pipe = item.data.header.is_none();
+        let has_feature = |id: FeatureId| item.data.features.iter().any(|f| f.id == id);
+        let has_stat = has_feature(FeatureId::STAT);
+        let allow_user_set = has_feature(FeatureId::AUXTRACE);
+        let has_traces = attrs.iter().any(|a| a.attr.type_.0 == 2);
+        let callchain =
+            |a: &perfdata::EventAttr<'_>| a.attr.sample_type.contains(SampleType::CALLCHAIN);
+        let mut use_callchain = !self.opts.hide_call_graph;
+        if !pipe && !attrs.iter().any(callchain) {
+            use_callchain = false;
+        }
+        let mut spec = self.opts.fields.clone();
+        for ty in [
+            OutputType::Hardware,
+            OutputType::Software,
+            OutputType::Tracepoint,
+            OutputType::HwCache,
+            OutputType::Raw,
+            OutputType::Breakpoint,
+            OutputType::Synth,
+            OutputType::Other,
+        ] {
+            let first = attrs
+                .iter()
+                .position(|a| OutputType::of_attr_type(a.attr.type_.0) == ty);
+            let tf = *spec.get(ty);
+            let Some(i) = first else {
+                if tf.user_set && !tf.wildcard_set && ty != OutputType::Synth {
+                    return Err(BadOption::new(
+                        "-F",
+                        format!(
+                            "{} events do not exist. Remove corresponding -F option to proceed.",
+                            ty.name()
+                        ),
+                    ));
+                }
+                continue;
+            };
+            if tf.fields.0 == 0 || has_stat {
+                continue;
+            }
+            let name = events.get(i).map_or("", String::as_str);
+            let st = attrs[i].attr.sample_type;
+            let tf = spec.get_mut(ty);
+            check_attr(tf, st, name, has_traces, allow_user_set)?;
+        }
+        // Tracepoints print their call chains when they have one and -F left them alone.
+        if use_callchain && !spec.get(OutputType::Tracepoint).user_set {
+            if attrs.iter().any(|a| a.attr.type_.0 == 2 && callchain(a)) {
+                let tf = spec.get_mut(OutputType::Tracepoint);
+                for f in [Field::IP, Field::SYM, Field::SYMOFFSET, Field::DSO] {
+                    tf.fields.0 |= fields::bit(f);
+                }
+            }
+        }
+        let plan = Plan {
+            fields: [
+                OutputType::Hardware,
+                OutputType::Software,
+                OutputType::Tracepoint,
+                OutputType::HwCache,
+                OutputType::Raw,
+                OutputType::Breakpoint,
+                OutputType::Synth,
+                OutputType::Other,
+            ]
+            .iter()
+            .map(|&t| (t, spec.get(t).fields))
+            .collect(),
+            events: attrs
+                .iter()
+                .enumerate()
+                .map(|(i, a)| EventPlan {
+                    ty: OutputType::of_attr_type(a.attr.type_.0),
+                    callchain: callchain(a),
+                    name: events.get(i).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            use_callchain,
+            name_width: events.iter().map(|e| e.len()).max().unwrap_or(0),
+        };
+        self.plan = Some(plan);
+        self.planned_for = attrs.len();
+        Ok(())
+    }
+
+    /// Prints one record as perf script does (nothing for a record it does not print).
+    pub fn write(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        item: &Replayed<'_>,
+        events: &[String],
+    ) -> Result<(), AnalysisError> {
+        let ty = item.rec.record_type();
+        if ty == RecordType::HEADER_TRACING_DATA {
+            self.formats = Formats::of_record(item.rec, item.data.format.endian);
+            return Ok(());
+        }
+        if item.sample.is_none() && !self.shows(ty) {
+            return Ok(());
+        }
+        self.plan(item, events)?;
+        if self.formats.is_none() && item.sample.is_some() {
+            self.formats = Formats::of_file(item.data);
+        }
+        if item.sample.is_some() {
+            self.write_sample(out, machine, item)
+        } else {
+            self.write_side_band(out, machine, item)
+        }
+    }
+
+    fn shows(&self, ty: RecordType) -> bool {
+        let s = &self.opts.show;
+        match ty.0 {
+            3 | 4 | 7 => s.task,
+            1 | 10 => s.mmap,
+            14 | 15 => s.switch,
+            16 => s.namespace,
+            2 => s.lost,
+            68 => s.round,
+            17 => s.bpf || s.text_poke,
+            18 => s.bpf,
+            19 => s.cgroup,
+            20 => s.text_poke,
+            _ => false,
+        }
+    }
+
+    fn write_side_band(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        item: &Replayed<'_>,
+    ) -> Result<(), AnalysisError> {
+        let body = item.decode()?;
+        let ty = item.rec.record_type();
+        if ty == RecordType::FINISHED_ROUND {
+            writeln!(out, "PERF_RECORD_FINISHED_ROUND").map_err(io)?;
+            return Ok(());
+        }
+        let plan = self.plan.as_ref().expect("planned");
+        let attr_index = item.ctx.attr.map_or(0, |a| a as usize);
+        let event = plan.events.get(attr_index).or(plan.events.first());
+        let Some(event) = event.cloned() else {
+            return Ok(());
+        };
+        let sample_id_all = item
+            .data
+            .session
+            .attrs
+            .get(attr_index)
+            .is_some_and(|a| a.attr.attr_flags.0 & (1 << 18) != 0);
+        let sid = sample_id(&body);
+        let (mut pid, mut tid, mut time, mut cpu) = (-1i32, -1i32, 0u64, 0u32);
+        if sample_id_all {
+            if let Some(s) = sid {
+                pid = s.pid.map_or(-1, |p| p as i32);
+                tid = s.tid.map_or(-1, |t| t as i32);
+                time = s.time.unwrap_or(0);
+                cpu = s.cpu.unwrap_or(0);
+            }
+        }
+        // Records whose event samples no ids print the record's own thread (perf's
+        // `!sample_id_all` branch); a FORK its own time.
+        let (own_pid, own_tid) = own_thread(&body);
+        if !sample_id_all {
+            pid = own_pid;
+            tid = own_tid;
+            if let RecordBody::Fork(f) = &body {
+                time = f.time;
+            }
+        }
+        // The thread perf names: the record's own for task and map records, the
+        // sample's for the others.
+        let thread_tid = match &body {
+            RecordBody::Comm(_)
+            | RecordBody::Fork(_)
+            | RecordBody::Exit(_)
+            | RecordBody::Mmap(_)
+            | RecordBody::Mmap2(_)
+            | RecordBody::Namespaces(_) => own_tid,
+            _ => tid,
+        };
+        let comm = machine.comm(thread_tid);
+        let fields = plan.fields(event.ty);
+        let callchain_comm = fields.has(Field::IP) && event.callchain && plan.use_callchain;
+        self.write_start(
+            out,
+            fields,
+            callchain_comm,
+            &comm,
+            pid,
+            tid,
+            Some(cpu),
+            Some(time),
+            item.rec.header.misc.0,
+            ty.0,
+        )
+        .map_err(io)?;
+        side_band::write_record(out, ty.0, item.rec.header.misc, &body)
+            .map_err(io)?;
+        Ok(())
+    }
+
+    /// perf's `perf_sample__fprintf_start`: comm, tid, cpu, misc and time.
+    #[allow(clippy::too_many_arguments)]
+    fn write_start(
+        &mut self,
+        out: &mut impl Write,
+        fields: Fields,
+        callchain_comm: bool,
+        comm: &str,
+        pid: i32,
+        tid: i32,
+        cpu: Option<u32>,
+        time: Option<u64>,
+        misc: u16,
+        ty: u32,
+    ) -> std::io::Result<()> {
+        if fields.has(Field::COMM) {
+            if callchain_comm {
+                write!(out, "{comm} ")?;
+            } else {
+                write!(out, "{comm:>16} ")?;
+            }
+        }
+        match (fields.has(Field::PID), fields.has(Field::TID)) {
+            (true, true) => write!(out, "{pid:5}/{tid:<5} ")?,
+            (true, false) => write!(out, "{pid:5} ")?,
+            (false, true) => write!(out, "{tid:5} ")?,
+            _ => {}
+        }
+        if fields.has(Field::CPU) {
+            write!(out, "[{:03}] ", cpu.unwrap_or(0))?;
+        }
+        if fields.has(Field::MISC) {
+            let mut s = String::new();
+            let mode = misc & 7;
+            match mode {
+                1 => s.push('K'),
+                2 => s.push('U'),
+                3 => s.push('H'),
+                4 => s.push('G'),
+                5 => s.push('g'),
+                _ => {}
+            }
+            match ty {
+                1 | 10 if misc & (1 << 13) != 0 => s.push('M'),
+                3 if misc & (1 << 13) != 0 => s.push('E'),
+                14 | 15 if misc & (1 << 13) != 0 => {
+                    s.push('S');
+                    if misc & (1 << 14) != 0 {
+                        s.push('p');
+                    }
+                }
+                _ => {}
+            }
+            let pad = 6usize.saturating_sub(s.len()).max(1);
+            write!(out, "{s}{:pad$}", "")?;
+        }
+        if fields.has(Field::TIME) {
+            let mut t = time.unwrap_or(0);
+            if self.opts.time.reltime {
+                let first = *self.initial_time.get_or_insert(t);
+                t = t.wrapping_sub(first);
+            } else if self.opts.time.deltatime {
+                let prev = self.previous_time.replace(t);
+                t = prev.map_or(0, |p| t.wrapping_sub(p));
+            }
+            let secs = t / 1_000_000_000;
+            let nsecs = t % 1_000_000_000;
+            if self.opts.time.ns {
+                write!(out, "{secs:5}.{nsecs:09}: ")?;
+            } else {
+                let usec = format!("{secs}.{:06}", nsecs / 1000);
+                write!(out, "{usec:>12}: ")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_sample(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        item: &Replayed<'_>,
+    ) -> Result<(), AnalysisError> {
+        let s = item.sample.as_ref().expect("a sample");
+        let plan = self.plan.as_ref().expect("planned");
+        let Some(event) = plan.events.get(s.event).cloned() else {
+            return Ok(());
+        };
+        let fields = plan.fields(event.ty);
+        if fields.0 == 0 {
+            return Ok(());
+        }
+        let use_callchain = plan.use_callchain;
+        let name_width = plan.name_width;
+        let callchain_comm = fields.has(Field::IP) && event.callchain && use_callchain;
+        let comm = machine.comm(s.tid);
+        self.write_start(
+            out,
+            fields,
+            callchain_comm,
+            &comm,
+            s.pid,
+            s.tid,
+            s.cpu,
+            s.time,
+            item.rec.header.misc.0,
+            9,
+        )
+        .map_err(io)?;
+        if fields.has(Field::PERIOD) {
+            write!(out, "{:10} ", s.period).map_err(io)?;
+        }
+        if fields.has(Field::EVNAME) {
+            write!(out, "{:>name_width$}: ", event.name).map_err(io)?;
+        }
+        if fields.has(Field::TRACE) {
+            if let Some(raw) = s.view.raw()? {
+                self.write_trace(out, raw.data.as_slice())?;
+            }
+        }
+        if fields.has(Field::ADDR) {
+            write!(out, "{:16x}", s.view.addr().unwrap_or(0)).map_err(io)?;
+        }
+        if fields.has(Field::WEIGHT) {
+            write!(out, "{:16}", s.view.weight()?.unwrap_or(0)).map_err(io)?;
+        }
+        if fields.has(Field::IP) {
+            self.write_ip(out, machine, s, fields, use_callchain && event.callchain)?;
+        }
+        if fields.has(Field::PHYS_ADDR) {
+            write!(out, "{:16x}", s.view.phys_addr()?.unwrap_or(0)).map_err(io)?;
+        }
+        writeln!(out).map_err(io)?;
+        Ok(())
+    }
+
+    /// The `trace` field: the tracepoint's fields.
+    fn write_trace(&mut self, out: &mut impl Write, raw: &[u8]) -> Result<(), AnalysisError> {
+        let Some(formats) = &self.formats else {
+            return Ok(());
+        };
+        let Some((_, fields)) = formats.decode(raw) else {
+            return Ok(());
+        };
+        let mut first = true;
+        for (f, v) in fields {
+            if f.name.starts_with("common_") {
+                continue;
+            }
+            if !first {
+                write!(out, " ").map_err(io)?;
+            }
+            first = false;
+            match v {
+                Some(perfdata::tracepoint::FieldValue::Signed(v)) => {
+                    write!(out, "{}={v}", f.name)
+                }
+                Some(perfdata::tracepoint::FieldValue::Unsigned(v)) => {
+                    write!(out, "{}={v}", f.name)
+                }
+                Some(perfdata::tracepoint::FieldValue::Text(t)) => write!(out, "{}={t}", f.name),
+                _ => write!(out, "{}=?", f.name),
+            }
+            .map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// The `ip`/`sym`/`dso` columns: the sample's address on the line, or its call chain
+    /// on the lines below (perf's `sample__fprintf_sym`).
+    fn write_ip(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        s: &crate::SampleInfo<'_>,
+        fields: Fields,
+        callchain: bool,
+    ) -> Result<(), AnalysisError> {
+        let has_chain = callchain && s.view.callchain()?.is_some();
+        if !has_chain {
+            write!(out, " ").map_err(io)?;
+            let f = machine.resolve(s.pid, s.kernel, s.ip);
+            if fields.has(Field::IP) {
+                write!(out, "{:16x}", s.ip).map_err(io)?;
+            }
+            self.write_sym(out, machine, &f, None, fields)?;
+            if fields.has(Field::DSO) {
+                write!(out, " (").map_err(io)?;
+                write_dso(out, machine, &f).map_err(io)?;
+                write!(out, ")").map_err(io)?;
+            }
+            if fields.has(Field::SRCLINE) {
+                self.write_srcline(out, machine, &f)?;
+            }
+            return Ok(());
+        }
+        writeln!(out).map_err(io)?;
+        machine.stack(s, &mut self.stack)?;
+        let mut frames = std::mem::take(&mut self.frames);
+        machine.resolve_stack(s.pid, &self.stack, &mut frames);
+        let unwound_from = self.stack.unwound.map(|_| self.stack.user_from);
+        let mut printed = 0;
+        for (i, f) in frames.iter().enumerate() {
+            if f.truncated {
+                // libunwind's last step out of a cut stack copy gives address 0, which perf
+                // prints after taking one off it (as every caller's).
+                if self.stack.unwound == Some(crate::stack::unwind::StackEnd::Truncated) {
+                    self.write_plain(out, u64::MAX, machine, f, fields)?;
+                }
+                continue;
+            }
+            if printed >= self.opts.max_stack {
+                break;
+            }
+            printed += 1;
+            let addr = match f.dso {
+                Some((_, map_ip)) if !f.kernel => map_ip,
+                _ => f.ip,
+            };
+            // Unwound frames carry the functions inlined at their address (perf's
+            // `append_inlines` in `unwind_entry`).
+            let unwound = unwound_from.is_some_and(|from| i >= from);
+            if self.opts.inline && unwound {
+                if let (Some((dso, map_ip)), Some(sym)) = (f.dso, f.symbol) {
+                    let at = machine.dsos.lookup_address(dso, map_ip);
+                    let names = machine.dsos.inline_frames(dso, at);
+                    if !names.is_empty() {
+                        let base = machine.dsos.symbol_name(sym);
+                        let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
+                        for n in &names {
+                            write!(out, "\t{addr:16x}").map_err(io)?;
+                            let inlined = n != base;
+                            if fields.has(Field::SYM) {
+                                write!(out, " {n}").map_err(io)?;
+                                if fields.has(Field::SYMOFFSET) {
+                                    write!(out, "+0x{off:x}").map_err(io)?;
+                                }
+                            }
+                            if fields.has(Field::DSO) && !inlined {
+                                write!(out, " (").map_err(io)?;
+                                write_dso(out, machine, f).map_err(io)?;
+                                write!(out, ")").map_err(io)?;
+                            }
+                            if fields.has(Field::SRCLINE) {
+                                self.write_srcline(out, machine, f)?;
+                            }
+                            if inlined {
+                                write!(out, " (inlined)").map_err(io)?;
+                            }
+                            writeln!(out).map_err(io)?;
+                        }
+                        continue;
+                    }
+                }
+            }
+            self.write_plain(out, addr, machine, f, fields)?;
+        }
+        self.frames = frames;
+        Ok(())
+    }
+
+    /// One call chain line of a frame without inlined functions.
+    fn write_plain(
+        &self,
+        out: &mut impl Write,
+        addr: u64,
+        machine: &Machine,
+        f: &Frame,
+        fields: Fields,
+    ) -> Result<(), AnalysisError> {
+        if fields.has(Field::IP) {
+            write!(out, "\t{addr:16x}").map_err(io)?;
+        }
+        self.write_sym(out, machine, f, None, fields)?;
+        if fields.has(Field::DSO) {
+            write!(out, " (").map_err(io)?;
+            write_dso(out, machine, f).map_err(io)?;
+            write!(out, ")").map_err(io)?;
+        }
+        if fields.has(Field::SRCLINE) {
+            self.write_srcline(out, machine, f)?;
+        }
+        writeln!(out).map_err(io)?;
+        Ok(())
+    }
+
+    fn write_sym(
+        &self,
+        out: &mut impl Write,
+        machine: &Machine,
+        f: &Frame,
+        _name: Option<&str>,
+        fields: Fields,
+    ) -> Result<(), AnalysisError> {
+        if !fields.has(Field::SYM) {
+            return Ok(());
+        }
+        match (f.symbol, f.dso) {
+            (Some(sym), Some((dso, map_ip))) => {
+                write!(out, " {}", machine.dsos.symbol_name(sym)).map_err(io)?;
+                if fields.has(Field::SYMOFFSET) {
+                    let at = machine.dsos.lookup_address(dso, map_ip);
+                    let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
+                    write!(out, "+0x{off:x}").map_err(io)?;
+                }
+            }
+            _ => write!(out, " [unknown]").map_err(io)?,
+        }
+        Ok(())
+    }
+
+    fn write_srcline(
+        &self,
+        out: &mut impl Write,
+        machine: &Machine,
+        f: &Frame,
+    ) -> Result<(), AnalysisError> {
+        let Some((dso, map_ip)) = f.dso else {
+            return Ok(());
+        };
+        let at = machine.dsos.lookup_address(dso, map_ip);
+        let line = match machine.dsos.source_line(dso, at) {
+            Some((file, line)) if self.opts.full_source_path => format!("{file}:{line}"),
+            Some((file, line)) => format!("{}:{line}", file.rsplit('/').next().unwrap_or(&file)),
+            None => match f.symbol {
+                Some(s) => format!(
+                    "{}+{}",
+                    machine.dsos.symbol_name(s),
+                    at.wrapping_sub(machine.dsos.symbol_start(s))
+                ),
+                None => format!("{}[{:x}]", machine.dsos.get(dso).short_name, at),
+            },
+        };
+        write!(out, "\n  {line}").map_err(io)?;
+        Ok(())
+    }
+}
+
+/// perf's `map__fprintf_dsoname`: the object's name, `[unknown]` outside any map.
+fn write_dso(out: &mut impl Write, machine: &Machine, f: &Frame) -> std::io::Result<()> {
+    match f.dso {
+        Some((d, _)) => write!(out, "{}", machine.dsos.get(d).name),
+        None => write!(out, "[unknown]"),
+    }
+}
+
+
+/// perf's `evsel__check_attr` for the first event of an output type.
+fn check_attr(
+    tf: &mut fields::TypeFields,
+    st: SampleType,
+    evname: &str,
+    has_traces: bool,
+    allow_user_set: bool,
+) -> Result<(), BadOption> {
+    let bad = |m: String| Err(BadOption::new("-F", m));
+    if tf.fields.has(Field::TRACE) && !has_traces {
+        return bad("No trace sample to read. Did you call 'perf record -R'?".into());
+    }
+    let checks: &[(Field, SampleType, &str, bool)] = &[
+        (Field::IP, SampleType::IP, "IP", false),
+        (Field::ADDR, SampleType::ADDR, "ADDR", allow_user_set),
+        (Field::DATA_SRC, SampleType::DATA_SRC, "DATA_SRC", false),
+        (Field::WEIGHT, SampleType(SampleType::WEIGHT.0 | SampleType::WEIGHT_STRUCT.0), "WEIGHT", false),
+    ];
+    for &(field, bit, msg, allow) in checks {
+        if tf.fields.has(field) {
+            check_stype(tf, st, bit, msg, field, allow, evname)?;
+        }
+    }
+    let addr_or_ip = SampleType(SampleType::IP.0 | SampleType::ADDR.0);
+    if tf.fields.has(Field::SYM) && !st.intersects(addr_or_ip) {
+        return bad("Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses to convert to symbols.".into());
+    }
+    if tf.fields.has(Field::SYMOFFSET) && !tf.fields.has(Field::SYM) {
+        return bad("Display of offsets requested but symbol is notselected.".into());
+    }
+    if tf.fields.has(Field::DSO) && !st.intersects(addr_or_ip) {
+        return bad("Display of DSO requested but no address to convert.".into());
+    }
+    if (tf.fields.has(Field::SRCLINE) || tf.fields.has(Field::SRCCODE)) && !tf.fields.has(Field::IP)
+    {
+        return bad("Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup the source line number.".into());
+    }
+    if tf.fields.has(Field::PID) || tf.fields.has(Field::TID) {
+        check_pair_tid(tf, st, evname)?;
+    }
+    let later: &[(Field, SampleType, &str, bool)] = &[
+        (Field::TIME, SampleType::TIME, "TIME", false),
+        (Field::CPU, SampleType::CPU, "CPU", allow_user_set),
+        (Field::IREGS, SampleType::REGS_INTR, "IREGS", false),
+        (Field::UREGS, SampleType::REGS_USER, "UREGS", false),
+        (Field::PHYS_ADDR, SampleType::PHYS_ADDR, "PHYS_ADDR", false),
+        (Field::DATA_PAGE_SIZE, SampleType::DATA_PAGE_SIZE, "DATA_PAGE_SIZE", false),
+        (Field::CODE_PAGE_SIZE, SampleType::CODE_PAGE_SIZE, "CODE_PAGE_SIZE", false),
+        (Field::INS_LAT, SampleType::WEIGHT_STRUCT, "WEIGHT_STRUCT", false),
+    ];
+    for &(field, bit, msg, allow) in later {
+        if tf.fields.has(field) {
+            check_stype(tf, st, bit, msg, field, allow, evname)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_pair_tid(
+    tf: &mut fields::TypeFields,
+    st: SampleType,
+    evname: &str,
+) -> Result<(), BadOption> {
+    if st.contains(SampleType::TID) {
+        return Ok(());
+    }
+    let both = fields::bit(Field::PID) | fields::bit(Field::TID);
+    if tf.user_fields.0 & both != 0 {
+        return Err(BadOption::new(
+            "-F",
+            format!("Samples for '{evname}' event do not have TID attribute set. Cannot print '' field."),
+        ));
+    }
+    tf.fields.0 &= !both;
+    Ok(())
+}
+
+/// perf's `evsel__do_check_stype`.
+fn check_stype(
+    tf: &mut fields::TypeFields,
+    st: SampleType,
+    bit: SampleType,
+    msg: &str,
+    field: Field,
+    allow_user_set: bool,
+    evname: &str,
+) -> Result<(), BadOption> {
+    if st.intersects(bit) {
+        return Ok(());
+    }
+    if tf.user_fields.has(field) {
+        if allow_user_set {
+            return Ok(());
+        }
+        return Err(BadOption::new(
+            "-F",
+            format!(
+                "Samples for '{evname}' event do not have {msg} attribute set. Cannot print '{}' field.",
+                field.name()
+            ),
+        ));
+    }
+    tf.fields.0 &= !fields::bit(field);
+    Ok(())
+}
+
+/// The sample_id trailer of a side-band record.
+fn sample_id(body: &RecordBody<'_>) -> Option<perfdata::types::SampleId> {
+    Some(match body {
+        RecordBody::Mmap(r) => r.sample_id.clone()?,
+        RecordBody::Mmap2(r) => r.sample_id.clone()?,
+        RecordBody::Comm(r) => r.sample_id.clone()?,
+        RecordBody::Fork(r) => r.sample_id.clone()?,
+        RecordBody::Exit(r) => r.sample_id.clone()?,
+        RecordBody::Lost(r) => r.sample_id.clone()?,
+        RecordBody::Switch(r) => r.sample_id.clone()?,
+        RecordBody::SwitchCpuWide(r) => r.sample_id.clone()?,
+        RecordBody::Namespaces(r) => r.sample_id.clone()?,
+        RecordBody::Ksymbol(r) => r.sample_id.clone()?,
+        RecordBody::BpfEvent(r) => r.sample_id.clone()?,
+        RecordBody::Cgroup(r) => r.sample_id.clone()?,
+        RecordBody::TextPoke(r) => r.sample_id.clone()?,
+        _ => return None,
+    })
+}
+
+/// The process and thread a task or map record is about.
+fn own_thread(body: &RecordBody<'_>) -> (i32, i32) {
+    match body {
+        RecordBody::Mmap(r) => (r.pid as i32, r.tid as i32),
+        RecordBody::Mmap2(r) => (r.pid as i32, r.tid as i32),
+        RecordBody::Comm(r) => (r.pid as i32, r.tid as i32),
+        RecordBody::Fork(r) => (r.pid as i32, r.tid as i32),
+        RecordBody::Exit(r) => (r.pid as i32, r.tid as i32),
+        RecordBody::Namespaces(r) => (r.pid as i32, r.tid as i32),
+        _ => (-1, -1),
+    }
+}
+
+fn io(e: std::io::Error) -> AnalysisError {
+    AnalysisError::Io { path: None, source: e }
+}
+
+/// Prints a whole recording as `perf script` does, into `out`.
+pub fn script(
+    analyzer: &mut Analyzer<'_>,
+    opts: &ScriptOptions,
+    out: &mut impl Write,
+) -> Result<Vec<String>, AnalysisError> {
+    let mut printer = Script::new(opts.clone());
+    let events = analyzer.events.clone();
+    analyzer.run(
+        crate::RunOptions::default(),
+        |machine, item| -> Result<bool, AnalysisError> {
+            printer.write(out, machine, item, &events)?;
+            Ok(true)
+        },
+    )?;
+    Ok(printer.warnings)
+}
