@@ -52,6 +52,7 @@ pub mod programs;
 pub mod record;
 pub mod report;
 pub mod scenarios;
+pub mod script;
 pub mod sql;
 pub mod tracepoint;
 pub mod unwind;
@@ -483,6 +484,7 @@ fn check_recording(
         row.set("off-cpu", offcpu::check_off_cpu(p, dir, prog.name));
     }
     row.set("pprof", pprof::check_pprof(p, dir, tools));
+    row.set("script", script::check_script(p, dir));
     if s.unwinds() {
         let task_32 = matches!(s.workload,
             scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);

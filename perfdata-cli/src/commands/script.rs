@@ -35,8 +35,13 @@ pub struct Args {
     #[arg(value_name = "FILE", help_heading = "Input")]
     file: Option<PathBuf>,
     /// The same as FILE, as perf spells it.
-    #[arg(short = 'i', long = "input", value_name = "FILE", conflicts_with = "file",
-          help_heading = "Input")]
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        conflicts_with = "file",
+        help_heading = "Input"
+    )]
     input: Option<PathBuf>,
     /// The fields to print, as perf: `comm,tid,time,ip,sym` (every kind of event),
     /// `+period,-cpu` (added to or taken from the defaults), `trace:comm,trace` (one kind:

@@ -125,6 +125,8 @@ pub struct Script {
     frames: Vec<Frame>,
     stack: crate::stack::Stack,
     formats: Option<Formats>,
+    /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
+    stat: StatState,
     /// perf's warnings, to be printed once on standard error.
     pub warnings: Vec<String>,
 }
@@ -142,6 +144,7 @@ impl Script {
             frames: vec![],
             stack: Default::default(),
             formats: None,
+            stat: StatState::default(),
             warnings,
         }
     }
@@ -201,12 +204,13 @@ impl Script {
             check_attr(tf, st, name, has_traces, allow_user_set)?;
         }
         // Tracepoints print their call chains when they have one and -F left them alone.
-        if use_callchain && !spec.get(OutputType::Tracepoint).user_set {
-            if attrs.iter().any(|a| a.attr.type_.0 == 2 && callchain(a)) {
-                let tf = spec.get_mut(OutputType::Tracepoint);
-                for f in [Field::IP, Field::SYM, Field::SYMOFFSET, Field::DSO] {
-                    tf.fields.0 |= fields::bit(f);
-                }
+        if use_callchain
+            && !spec.get(OutputType::Tracepoint).user_set
+            && attrs.iter().any(|a| a.attr.type_.0 == 2 && callchain(a))
+        {
+            let tf = spec.get_mut(OutputType::Tracepoint);
+            for f in [Field::IP, Field::SYM, Field::SYMOFFSET, Field::DSO] {
+                tf.fields.0 |= fields::bit(f);
             }
         }
         let plan = Plan {
@@ -253,6 +257,9 @@ impl Script {
             self.formats = Formats::of_record(item.rec, item.data.format.endian);
             return Ok(());
         }
+        if matches!(ty.0, 73 | 76 | 77) {
+            return self.write_stat(out, item, events);
+        }
         if item.sample.is_none() && !self.shows(ty) {
             return Ok(());
         }
@@ -265,6 +272,78 @@ impl Script {
         } else {
             self.write_side_band(out, machine, item)
         }
+    }
+
+    /// `perf stat record`'s counts, printed at each STAT_ROUND (perf's `__process_stat`).
+    fn write_stat(
+        &mut self,
+        out: &mut impl Write,
+        item: &Replayed<'_>,
+        events: &[String],
+    ) -> Result<(), AnalysisError> {
+        match item.decode()? {
+            RecordBody::ThreadMap(m) => {
+                self.stat.pids = m.entries.iter().map(|e| e.pid as i64).collect();
+            }
+            RecordBody::Stat(st) => {
+                let event = item.data.session.attr_of_id(st.id).unwrap_or(0);
+                let cpu = if st.cpu == u32::MAX {
+                    -1
+                } else {
+                    st.cpu as i64
+                };
+                let pid = self
+                    .stat
+                    .pids
+                    .get(st.thread as usize)
+                    .copied()
+                    .unwrap_or(-1);
+                let values = &mut self.stat.values;
+                match values
+                    .iter_mut()
+                    .find(|v| (v.event, v.cpu, v.pid) == (event, cpu, pid))
+                {
+                    Some(v) => (v.val, v.ena, v.run) = (st.val, st.ena, st.run),
+                    None => values.push(StatValue {
+                        event,
+                        cpu,
+                        pid,
+                        val: st.val,
+                        ena: st.ena,
+                        run: st.run,
+                    }),
+                }
+            }
+            RecordBody::StatRound(r) => {
+                if !self.stat.header_printed {
+                    writeln!(
+                        out,
+                        "{:>3} {:>8} {:>15} {:>15} {:>15} {:>15} EVENT",
+                        "CPU", "THREAD", "VAL", "ENA", "RUN", "TIME"
+                    )
+                    .map_err(io)?;
+                    self.stat.header_printed = true;
+                }
+                let mut values = self.stat.values.clone();
+                values.sort_by_key(|v| v.event);
+                for v in values {
+                    writeln!(
+                        out,
+                        "{:3} {:8} {:15} {:15} {:15} {:15} {}",
+                        v.cpu,
+                        v.pid,
+                        v.val,
+                        v.ena,
+                        v.run,
+                        r.time,
+                        events.get(v.event).map_or("", String::as_str)
+                    )
+                    .map_err(io)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     fn shows(&self, ty: RecordType) -> bool {
@@ -355,8 +434,7 @@ impl Script {
             ty.0,
         )
         .map_err(io)?;
-        side_band::write_record(out, ty.0, item.rec.header.misc, &body)
-            .map_err(io)?;
+        side_band::write_record(out, ty.0, item.rec.header.misc, &body).map_err(io)?;
         Ok(())
     }
 
@@ -489,8 +567,27 @@ impl Script {
         if fields.has(Field::IP) {
             self.write_ip(out, machine, s, fields, use_callchain && event.callchain)?;
         }
+        if fields.has(Field::IREGS) {
+            let mask = item
+                .data
+                .session
+                .attrs
+                .get(s.event)
+                .and_then(|a| a.attr.sample_regs_intr)
+                .unwrap_or(0);
+            write_regs(out, s.view.regs_intr()?, mask).map_err(io)?;
+        }
+        if fields.has(Field::UREGS) {
+            write_regs(out, s.view.regs_user()?, s.regs_user_mask).map_err(io)?;
+        }
         if fields.has(Field::PHYS_ADDR) {
             write!(out, "{:16x}", s.view.phys_addr()?.unwrap_or(0)).map_err(io)?;
+        }
+        if fields.has(Field::DATA_PAGE_SIZE) {
+            write!(out, " {}", page_size_name(s.view.data_page_size()?)).map_err(io)?;
+        }
+        if fields.has(Field::CODE_PAGE_SIZE) {
+            write!(out, " {}", page_size_name(s.view.code_page_size()?)).map_err(io)?;
         }
         writeln!(out).map_err(io)?;
         Ok(())
@@ -698,6 +795,71 @@ impl Script {
     }
 }
 
+/// perf's `get_page_size_name`: `4K`, `2M`, `N/A` for none.
+fn page_size_name(size: Option<u64>) -> String {
+    let Some(mut n) = size.filter(|&s| s != 0) else {
+        return "N/A".into();
+    };
+    let units = ['B', 'K', 'M', 'G'];
+    let mut i = 0;
+    while n / 1024 > 1 && i < 3 {
+        n /= 1024;
+        i += 1;
+    }
+    format!("{n}{}", units[i])
+}
+
+/// perf's `perf_sample__fprintf_regs`: ` ABI:N ` and each register of `mask` as
+/// `%5s:0x%x `.
+fn write_regs(
+    out: &mut impl Write,
+    regs: Option<perfdata::types::Regs<'_>>,
+    mask: u64,
+) -> std::io::Result<()> {
+    let Some(regs) = regs else { return Ok(()) };
+    let Some(values) = regs.regs else {
+        return Ok(());
+    };
+    write!(out, " ABI:{} ", regs.abi.0)?;
+    let mut values = values.iter();
+    for bit in (0..64).filter(|b| mask & (1u64 << b) != 0) {
+        let Some(v) = values.next() else { break };
+        write!(out, "{:>5}:0x{v:x} ", x86_reg_name(bit))?;
+    }
+    Ok(())
+}
+
+/// perf's names of the x86 registers (`perf_reg_name`).
+fn x86_reg_name(bit: u32) -> String {
+    const NAMES: [&str; 24] = [
+        "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES",
+        "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
+    ];
+    match bit {
+        0..=23 => NAMES[bit as usize].to_string(),
+        32..=63 => format!("XMM{}", (bit - 32) / 2),
+        _ => "unknown".to_string(),
+    }
+}
+
+/// What `perf stat record`'s counts need between records.
+#[derive(Debug, Default)]
+struct StatState {
+    pids: Vec<i64>,
+    values: Vec<StatValue>,
+    header_printed: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct StatValue {
+    event: usize,
+    cpu: i64,
+    pid: i64,
+    val: u64,
+    ena: u64,
+    run: u64,
+}
+
 /// perf's `map__fprintf_dsoname`: the object's name, `[unknown]` outside any map.
 fn write_dso(out: &mut impl Write, machine: &Machine, f: &Frame) -> std::io::Result<()> {
     match f.dso {
@@ -705,7 +867,6 @@ fn write_dso(out: &mut impl Write, machine: &Machine, f: &Frame) -> std::io::Res
         None => write!(out, "[unknown]"),
     }
 }
-
 
 /// perf's `evsel__check_attr` for the first event of an output type.
 fn check_attr(
@@ -723,7 +884,12 @@ fn check_attr(
         (Field::IP, SampleType::IP, "IP", false),
         (Field::ADDR, SampleType::ADDR, "ADDR", allow_user_set),
         (Field::DATA_SRC, SampleType::DATA_SRC, "DATA_SRC", false),
-        (Field::WEIGHT, SampleType(SampleType::WEIGHT.0 | SampleType::WEIGHT_STRUCT.0), "WEIGHT", false),
+        (
+            Field::WEIGHT,
+            SampleType(SampleType::WEIGHT.0 | SampleType::WEIGHT_STRUCT.0),
+            "WEIGHT",
+            false,
+        ),
     ];
     for &(field, bit, msg, allow) in checks {
         if tf.fields.has(field) {
@@ -753,9 +919,24 @@ fn check_attr(
         (Field::IREGS, SampleType::REGS_INTR, "IREGS", false),
         (Field::UREGS, SampleType::REGS_USER, "UREGS", false),
         (Field::PHYS_ADDR, SampleType::PHYS_ADDR, "PHYS_ADDR", false),
-        (Field::DATA_PAGE_SIZE, SampleType::DATA_PAGE_SIZE, "DATA_PAGE_SIZE", false),
-        (Field::CODE_PAGE_SIZE, SampleType::CODE_PAGE_SIZE, "CODE_PAGE_SIZE", false),
-        (Field::INS_LAT, SampleType::WEIGHT_STRUCT, "WEIGHT_STRUCT", false),
+        (
+            Field::DATA_PAGE_SIZE,
+            SampleType::DATA_PAGE_SIZE,
+            "DATA_PAGE_SIZE",
+            false,
+        ),
+        (
+            Field::CODE_PAGE_SIZE,
+            SampleType::CODE_PAGE_SIZE,
+            "CODE_PAGE_SIZE",
+            false,
+        ),
+        (
+            Field::INS_LAT,
+            SampleType::WEIGHT_STRUCT,
+            "WEIGHT_STRUCT",
+            false,
+        ),
     ];
     for &(field, bit, msg, allow) in later {
         if tf.fields.has(field) {
@@ -847,7 +1028,10 @@ fn own_thread(body: &RecordBody<'_>) -> (i32, i32) {
 }
 
 fn io(e: std::io::Error) -> AnalysisError {
-    AnalysisError::Io { path: None, source: e }
+    AnalysisError::Io {
+        path: None,
+        source: e,
+    }
 }
 
 /// Prints a whole recording as `perf script` does, into `out`.
