@@ -485,6 +485,12 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             perfdata(&["report", file, "--time", "0%-100%"]),
         ),
         ("collapse", perfdata(&["collapse", file])),
+        // perf script's text (issue 38), with perf's default fields and with a short list.
+        ("script", perfdata(&["script", file])),
+        (
+            "script-fields",
+            perfdata(&["script", "-F", "comm,tid,time,ip,sym", file]),
+        ),
         ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
         // The recording against itself: both read in full, every entry matched.
         ("diff", perfdata(&["diff", file, file])),
@@ -497,6 +503,13 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         workloads.push((
             "perf-script",
             Workload::new(Path::new("perf"), &["script", "-i", file]),
+        ));
+        workloads.push((
+            "perf-script-fields",
+            Workload::new(
+                Path::new("perf"),
+                &["script", "-F", "comm,tid,time,ip,sym", "-i", file],
+            ),
         ));
         // perf's default on a -g file (children and callers), and its flat table.
         workloads.push((
@@ -661,6 +674,16 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "collapse",
         )
         .peer("perf-script", Speed::FasterThanPeer(1.0)),
+        Row::new(
+            "`perfdata script` vs `perf script` (the same text, default fields)",
+            "script",
+        )
+        .peer("perf-script", Speed::FasterThanPeer(10.0)),
+        Row::new(
+            "`perfdata script -F comm,tid,time,ip,sym` vs `perf script -F comm,tid,time,ip,sym`",
+            "script-fields",
+        )
+        .peer("perf-script-fields", Speed::FasterThanPeer(10.0)),
         Row::new(
             "`perfdata diff` vs `perf diff` (the recording against itself)",
             "diff",
