@@ -110,6 +110,21 @@ pub struct InlineLine {
     pub line: u32,
 }
 
+/// One function of the debug info at an address ([`Dsos::dwarf_frames`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DwarfFrame {
+    /// Its DIE's offset in its unit (with the name, it tells functions apart).
+    pub die: Option<u64>,
+    /// Its linkage name where it has one, else its DWARF name (not demangled).
+    pub name: String,
+    /// `name` is a linkage name (binutils' `is_linkage`).
+    pub linkage: bool,
+    /// The source file of its position, when the debug info says.
+    pub file: Option<String>,
+    /// The line (0: unknown).
+    pub line: u32,
+}
+
 /// The recording's host name and kernel release (features).
 #[derive(Debug, Clone, Default)]
 pub struct RecordedHost {
@@ -576,54 +591,69 @@ impl Dsos {
     /// The innermost function without a linkage name (a lambda's `operator()` in GCC's
     /// DWARF) is named by the ELF symbol at the address (`main`).
     pub fn inline_lines(&self, id: DsoId, addr: u64) -> Vec<InlineLine> {
-        let Some(loader) = self.line_loader(id) else {
-            return vec![];
-        };
-        // (name, has a linkage name, file, line), innermost first.
-        let frames = {
-            let mut v = vec![];
-            if let Ok(mut frames) = loader.find_frames(addr) {
-                while let Ok(Some(f)) = frames.next() {
-                    let Some(func) = f.function else { continue };
-                    let Ok(name) = func.raw_name() else { continue };
-                    // binutils takes a DWARF name as the linkage name in a language that
-                    // does not mangle (C); in one that does, a name that is not mangled
-                    // is not one.
-                    let linkage = name.starts_with("_Z")
-                        || name.starts_with("_R")
-                        || !func.language.is_some_and(mangles);
-                    let file = f.location.as_ref().and_then(|l| l.file).map(str::to_string);
-                    let line = f.location.as_ref().and_then(|l| l.line).unwrap_or(0);
-                    v.push((name.into_owned(), linkage, file, line));
-                }
-            }
-            v
-        };
+        let frames = self.dwarf_frames(id, addr);
         let mut out = Vec::with_capacity(frames.len());
-        for (i, (name, linkage, file, line)) in frames.iter().enumerate() {
+        for (i, f) in frames.iter().enumerate() {
             // The innermost function without a linkage name is named by the ELF symbol
             // at the address. (binutils' long-running addr2line, which perf asks, names
             // it so only the first time it is asked about the function: a state that
             // depends on the order of the questions, which two analyses of one recording
-            // do not share, so it is not copied.)
-            let named = if *linkage || i > 0 {
-                name.clone()
+            // do not share, so it is not copied here; `script`, which asks in perf's
+            // order, keeps that state itself.)
+            let named = if f.linkage || i > 0 {
+                f.name.clone()
             } else {
-                let loaded = self.loaded(id);
-                loaded
-                    .symtab
-                    .as_ref()
-                    .or(loaded.runtime.as_ref())
-                    .and_then(|s| s.binutils_symbol_at(addr))
-                    .map_or_else(|| name.clone(), |(n, _)| n.to_string())
+                self.elf_symbol_at(id, addr)
+                    .map_or_else(|| f.name.clone(), |(n, _)| n.to_string())
             };
             out.push(InlineLine {
                 function: crate::symbols::elf::demangle(&named),
-                file: file.clone(),
-                line: *line,
+                file: f.file.clone(),
+                line: f.line,
             });
         }
         out
+    }
+
+    /// The functions of the debug info at `addr` (a lookup address), innermost first, as
+    /// the DWARF states them: each with its DIE, its name (the linkage name where it has
+    /// one), and the source position. Empty without DWARF.
+    pub fn dwarf_frames(&self, id: DsoId, addr: u64) -> Vec<DwarfFrame> {
+        let Some(loader) = self.line_loader(id) else {
+            return vec![];
+        };
+        let mut v = vec![];
+        if let Ok(mut frames) = loader.find_frames(addr) {
+            while let Ok(Some(f)) = frames.next() {
+                let Some(func) = f.function else { continue };
+                let Ok(name) = func.raw_name() else { continue };
+                // binutils takes a DWARF name as the linkage name in a language that
+                // does not mangle (C); in one that does, a name that is not mangled is
+                // not one.
+                let linkage = name.starts_with("_Z")
+                    || name.starts_with("_R")
+                    || !func.language.is_some_and(mangles);
+                v.push(DwarfFrame {
+                    die: f.dw_die_offset.map(|o| o.0 as u64),
+                    name: name.into_owned(),
+                    linkage,
+                    file: f.location.as_ref().and_then(|l| l.file).map(str::to_string),
+                    line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+                });
+            }
+        }
+        v
+    }
+
+    /// The ELF symbol binutils names an address by (raw, as the symbol table has it) and
+    /// its start: from the file the symbols came from, else the runtime file.
+    pub fn elf_symbol_at(&self, id: DsoId, addr: u64) -> Option<(&str, u64)> {
+        let loaded = self.loaded(id);
+        loaded
+            .symtab
+            .as_ref()
+            .or(loaded.runtime.as_ref())
+            .and_then(|s| s.binutils_symbol_at(addr))
     }
 
     /// The unwind tables of a user DSO, and the address (as the object states it) of

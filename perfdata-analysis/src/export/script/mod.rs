@@ -7,6 +7,7 @@
 //! tools embed it); [`script`] walks a whole recording through it.
 
 pub mod fields;
+mod inlines;
 mod side_band;
 
 use crate::machine::Machine;
@@ -125,6 +126,8 @@ pub struct Script {
     frames: Vec<Frame>,
     stack: crate::stack::Stack,
     formats: Option<Formats>,
+    /// perf's addr2line state, for the names of inlined functions.
+    inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
     stat: StatState,
     /// perf's warnings, to be printed once on standard error.
@@ -144,6 +147,7 @@ impl Script {
             frames: vec![],
             stack: Default::default(),
             formats: None,
+            inlines: Default::default(),
             stat: StatState::default(),
             warnings,
         }
@@ -682,11 +686,11 @@ impl Script {
             if self.opts.inline && unwound {
                 if let (Some((dso, map_ip)), Some(sym)) = (f.dso, f.symbol) {
                     let at = machine.dsos.lookup_address(dso, map_ip);
-                    let names = machine.dsos.inline_frames(dso, at);
+                    let names = self.inlines.names(&machine.dsos, dso, at);
                     if !names.is_empty() {
                         let base = machine.dsos.symbol_name(sym);
                         let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
-                        for n in &names {
+                        for n in names.iter() {
                             write!(out, "\t{addr:16x}").map_err(io)?;
                             let inlined = n != base;
                             if fields.has(Field::SYM) {
