@@ -8,6 +8,7 @@
 
 pub mod fields;
 mod inlines;
+mod mem;
 mod side_band;
 
 use crate::machine::Machine;
@@ -126,6 +127,8 @@ pub struct Script {
     frames: Vec<Frame>,
     stack: crate::stack::Stack,
     formats: Option<Formats>,
+    /// The widest `data_src` text so far (perf pads to it).
+    data_src_width: usize,
     /// perf's addr2line state, for the names of inlined functions.
     inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
@@ -148,6 +151,7 @@ impl Script {
             stack: Default::default(),
             formats: None,
             inlines: Default::default(),
+            data_src_width: 0,
             stat: StatState::default(),
             warnings,
         }
@@ -563,10 +567,35 @@ impl Script {
             }
         }
         if fields.has(Field::ADDR) {
-            write!(out, "{:16x}", s.view.addr().unwrap_or(0)).map_err(io)?;
+            self.write_addr(out, machine, item, s, fields)?;
         }
+        if fields.has(Field::DATA_SRC) {
+            let v = s.view.data_src()?.map_or(0, |d| d.0);
+            let mut text = format!("{v:16x} {}", mem::describe(v));
+            // perf's 100-byte buffer.
+            text.truncate(99);
+            self.data_src_width = self.data_src_width.max(text.len());
+            let w = self.data_src_width;
+            write!(out, "{text:<w$}").map_err(io)?;
+        }
+        // WEIGHT_STRUCT packs the instruction latency above the weight.
+        let weight = s.view.weight()?.unwrap_or(0);
+        let structured = item.ctx.sample_type.contains(SampleType::WEIGHT_STRUCT);
         if fields.has(Field::WEIGHT) {
-            write!(out, "{:16}", s.view.weight()?.unwrap_or(0)).map_err(io)?;
+            let w = if structured {
+                weight & 0xffff_ffff
+            } else {
+                weight
+            };
+            write!(out, "{w:16}").map_err(io)?;
+        }
+        if fields.has(Field::INS_LAT) {
+            let lat = if structured {
+                (weight >> 32) & 0xffff
+            } else {
+                0
+            };
+            write!(out, "{lat:16}").map_err(io)?;
         }
         if fields.has(Field::IP) {
             self.write_ip(out, machine, s, fields, use_callchain && event.callchain)?;
@@ -594,6 +623,42 @@ impl Script {
             write!(out, " {}", page_size_name(s.view.code_page_size()?)).map_err(io)?;
         }
         writeln!(out).map_err(io)?;
+        Ok(())
+    }
+
+    /// perf's `perf_sample__fprintf_addr`: the sampled data address, with its symbol and
+    /// object for the events whose address is one in the program (page faults).
+    fn write_addr(
+        &self,
+        out: &mut impl Write,
+        machine: &Machine,
+        item: &Replayed<'_>,
+        s: &crate::SampleInfo<'_>,
+        fields: Fields,
+    ) -> Result<(), AnalysisError> {
+        let addr = s.view.addr().unwrap_or(0);
+        write!(out, "{addr:16x}").map_err(io)?;
+        let correlates = item.data.session.attrs.get(s.event).is_some_and(|a| {
+            // PERF_COUNT_SW_PAGE_FAULTS, _MIN, _MAJ.
+            a.attr.type_.0 == 1 && matches!(a.attr.config, 2 | 5 | 6)
+        });
+        if !correlates {
+            return Ok(());
+        }
+        let f = machine.resolve(s.pid, s.kernel, addr);
+        if fields.has(Field::SYM) {
+            write!(out, " ").map_err(io)?;
+            let sym_fields = Fields(fields.0 | fields::bit(Field::SYM));
+            let mut text = Vec::new();
+            self.write_sym(&mut text, machine, &f, None, sym_fields)?;
+            // write_sym leads with the space already written.
+            out.write_all(&text[1..]).map_err(io)?;
+        }
+        if fields.has(Field::DSO) {
+            write!(out, " (").map_err(io)?;
+            write_dso(out, machine, &f).map_err(io)?;
+            write!(out, ")").map_err(io)?;
+        }
         Ok(())
     }
 
