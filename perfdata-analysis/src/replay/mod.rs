@@ -104,6 +104,14 @@ pub struct RunOptions {
     /// counts them in its totals); off (the default), they are not delivered, as
     /// `perf script` prints nothing for them.
     pub deliver_hidden: bool,
+    /// Deliver the records in the order the file has them, not in time order (perf
+    /// script's `--show-round-events`, which turns perf's ordering off). Not for
+    /// `--threads` directories, whose streams are always merged in time order.
+    pub file_order: bool,
+    /// A `--threads` directory's streams delivered merged in time order, as perf reads
+    /// them (perf script prints every record in one timeline); off (the default), stream
+    /// after stream, each in time order, which is all that sums over samples need.
+    pub merge_streams: bool,
 }
 
 impl Default for RunOptions {
@@ -112,6 +120,8 @@ impl Default for RunOptions {
             expand_read: true,
             filtered: true,
             deliver_hidden: false,
+            file_order: false,
+            merge_streams: false,
         }
     }
 }
@@ -445,14 +455,20 @@ impl<'r> Analyzer<'r> {
             sink,
         };
         if self.recording.is_directory() {
-            return walk_directory(&mut replay, self.recording, &mut self.jit, self.stream);
+            let merge = opts.merge_streams && self.stream.is_none();
+            return walk_directory(
+                &mut replay,
+                self.recording,
+                &mut self.jit,
+                self.stream,
+                merge,
+            );
         }
         let data = replay.data;
         let (progress, jit, events) = (&mut self.progress, &mut self.jit, &mut self.events);
         // The hot loop of every analysis: the walk in a compile-time byte order.
         static_endian!(data.format.endian, |e| {
-            let mut walk = data.records_as(e).time_ordered();
-            let walked = walk.for_each(|origin, rec, ctx| {
+            let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
                 if let Some(p) = progress.as_mut() {
                     p.tick(rec.offset);
                 }
@@ -472,9 +488,16 @@ impl<'r> Analyzer<'r> {
                     }
                     note_header_record(data, &rec, ctx, &mut machine.dsos, events)
                 })
-            });
+            };
+            let (walked, unjoined) = if opts.file_order {
+                let mut walk = data.records_as(e);
+                (walk.for_each(&mut visit), walk.take_unjoined())
+            } else {
+                let mut walk = data.records_as(e).time_ordered();
+                (walk.for_each(&mut visit), walk.take_unjoined())
+            };
             self.run_notes.extend(
-                walk.take_unjoined()
+                unjoined
                     .iter()
                     .map(|e| format!("{e}: the record these SPLIT records held is left out")),
             );
@@ -533,6 +556,7 @@ fn walk_directory(
     recording: &Recording,
     jits: &mut jit::JitDumps,
     only: Option<usize>,
+    merge: bool,
 ) -> Result<(), AnalysisError> {
     let data = replay.data;
     let mut side: Vec<(u64, SideEvent)> = vec![];
@@ -550,49 +574,80 @@ fn walk_directory(
         }
     }
     let jit_code = jits.take_all();
-    let mut go_on = true;
-    let places = std::iter::once(Place::Main)
+    let places: Vec<Place> = std::iter::once(Place::Main)
         .chain((0..recording.stream_paths().count()).map(Place::DataFile))
         .enumerate()
         .filter(|&(i, _)| only.is_none_or(|s| s == i))
-        .map(|(_, p)| p);
+        .map(|(_, p)| p)
+        .collect();
+    let records = |place: Place| match place {
+        Place::Main => data.records(),
+        Place::DataFile(i) => data.records_in(recording.stream_bytes(i), 0),
+    };
+    // Applies the side band and JIT code after `at` (the next of each) up to `upto`, in
+    // time order, to the machine.
+    let catch_up = |machine: &mut Machine, upto: u64, at: &mut (usize, usize)| loop {
+        let side_at = side.get(at.0).map(|s| s.0).filter(|&t| t <= upto);
+        let jit_at = jit_code.get(at.1).map(|c| c.time).filter(|&t| t <= upto);
+        match (side_at, jit_at) {
+            (Some(s), j) if j.is_none_or(|j| s <= j) => {
+                machine.apply(&side[at.0].1);
+                at.0 += 1;
+            }
+            (_, Some(_)) => {
+                machine.map_jit(&jit_code[at.1]);
+                at.1 += 1;
+            }
+            _ => break,
+        }
+    };
+    if merge {
+        // Every stream in time order, merged: the stream whose record is earliest goes
+        // first (a record without a time as soon as it is met; ties to the first stream).
+        let mut walks: Vec<_> = places.iter().map(|&p| records(p).time_ordered()).collect();
+        let mut at = (0, 0);
+        let mut live = vec![];
+        for w in &mut walks {
+            live.push(w.advance()?);
+        }
+        loop {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, w) in walks.iter().enumerate().filter(|&(i, _)| live[i]) {
+                let (_, raw, ctx) = w.parts();
+                let t = data.time(&raw, ctx).unwrap_or(0);
+                if best.is_none_or(|(_, b)| t < b) {
+                    best = Some((i, t));
+                }
+            }
+            let Some((i, _)) = best else { break };
+            let (origin, raw, ctx) = walks[i].parts();
+            let ctx = *ctx;
+            let go_on = replay.record(places[i], origin, &raw, &ctx, |machine, item| {
+                catch_up(machine, item.time.unwrap_or(0), &mut at);
+                Ok(())
+            })?;
+            if !go_on {
+                break;
+            }
+            live[i] = walks[i].advance()?;
+        }
+        return Ok(());
+    }
+    let mut go_on = true;
     for place in places {
         if !go_on {
             break;
         }
         replay.machine.reset();
-        let (mut next, mut next_jit) = (0, 0);
+        let mut at = (0, 0);
         let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
             go_on = replay.record(place, origin, &rec, ctx, |machine, item| {
-                let upto = item.time.unwrap_or(0);
-                // Side-band records and JIT code up to this record, in time order.
-                loop {
-                    let side_at = side.get(next).map(|s| s.0).filter(|&t| t <= upto);
-                    let jit_at = jit_code
-                        .get(next_jit)
-                        .map(|c| c.time)
-                        .filter(|&t| t <= upto);
-                    match (side_at, jit_at) {
-                        (Some(s), j) if j.is_none_or(|j| s <= j) => {
-                            machine.apply(&side[next].1);
-                            next += 1;
-                        }
-                        (_, Some(_)) => {
-                            machine.map_jit(&jit_code[next_jit]);
-                            next_jit += 1;
-                        }
-                        _ => break,
-                    }
-                }
+                catch_up(machine, item.time.unwrap_or(0), &mut at);
                 Ok(())
             })?;
             Ok(go_on)
         };
-        let records = match place {
-            Place::Main => data.records(),
-            Place::DataFile(i) => data.records_in(recording.stream_bytes(i), 0),
-        };
-        records.time_ordered().for_each(&mut visit)?;
+        records(place).time_ordered().for_each(&mut visit)?;
     }
     Ok(())
 }

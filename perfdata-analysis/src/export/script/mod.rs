@@ -1111,12 +1111,15 @@ pub fn script(
 ) -> Result<Vec<String>, AnalysisError> {
     let mut printer = Script::new(opts.clone());
     let events = analyzer.events.clone();
-    analyzer.run(
-        crate::RunOptions::default(),
-        |machine, item| -> Result<bool, AnalysisError> {
-            printer.write(out, machine, item, &events)?;
-            Ok(true)
-        },
-    )?;
+    // perf turns its time ordering off to show where the rounds fall.
+    let run = crate::RunOptions {
+        file_order: opts.show.round,
+        merge_streams: true,
+        ..Default::default()
+    };
+    analyzer.run(run, |machine, item| -> Result<bool, AnalysisError> {
+        printer.write(out, machine, item, &events)?;
+        Ok(true)
+    })?;
     Ok(printer.warnings)
 }
