@@ -10,6 +10,7 @@ pub mod fields;
 mod inlines;
 mod mem;
 mod side_band;
+mod text;
 
 use crate::machine::Machine;
 use crate::replay::{Analyzer, Replayed};
@@ -129,6 +130,10 @@ pub struct Script {
     formats: Option<Formats>,
     /// The widest `data_src` text so far (perf pads to it).
     data_src_width: usize,
+    /// The line being made (kept for its allocation).
+    line: Vec<u8>,
+    /// The text of the `ip` columns by what makes it ([`Script::write_ip`]).
+    texts: rustc_hash::FxHashMap<TextKey, Vec<u8>>,
     /// perf's addr2line state, for the names of inlined functions.
     inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
@@ -151,6 +156,8 @@ impl Script {
             stack: Default::default(),
             formats: None,
             inlines: Default::default(),
+            texts: Default::default(),
+            line: vec![],
             data_src_width: 0,
             stat: StatState::default(),
             warnings,
@@ -461,46 +468,91 @@ impl Script {
         misc: u16,
         ty: u32,
     ) -> std::io::Result<()> {
+        let mut buf = vec![];
+        self.start_text(
+            &mut buf,
+            fields,
+            callchain_comm,
+            comm,
+            pid,
+            tid,
+            cpu,
+            time,
+            misc,
+            ty,
+        );
+        out.write_all(&buf)
+    }
+
+    /// [`Script::write_start`] into a buffer (the hot path of every sample: no `fmt`).
+    #[allow(clippy::too_many_arguments)]
+    fn start_text(
+        &mut self,
+        buf: &mut Vec<u8>,
+        fields: Fields,
+        callchain_comm: bool,
+        comm: &str,
+        pid: i32,
+        tid: i32,
+        cpu: Option<u32>,
+        time: Option<u64>,
+        misc: u16,
+        ty: u32,
+    ) {
         if fields.has(Field::COMM) {
             if callchain_comm {
-                write!(out, "{comm} ")?;
+                buf.extend_from_slice(comm.as_bytes());
             } else {
-                write!(out, "{comm:>16} ")?;
+                text::pad_left(buf, comm.as_bytes(), 16);
             }
+            buf.push(b' ');
         }
         match (fields.has(Field::PID), fields.has(Field::TID)) {
-            (true, true) => write!(out, "{pid:5}/{tid:<5} ")?,
-            (true, false) => write!(out, "{pid:5} ")?,
-            (false, true) => write!(out, "{tid:5} ")?,
+            (true, true) => {
+                text::dec(buf, pid, 5);
+                buf.push(b'/');
+                text::dec_left(buf, tid, 5);
+                buf.push(b' ');
+            }
+            (true, false) => {
+                text::dec(buf, pid, 5);
+                buf.push(b' ');
+            }
+            (false, true) => {
+                text::dec(buf, tid, 5);
+                buf.push(b' ');
+            }
             _ => {}
         }
         if fields.has(Field::CPU) {
-            write!(out, "[{:03}] ", cpu.unwrap_or(0))?;
+            buf.push(b'[');
+            text::dec_zero(buf, cpu.unwrap_or(0), 3);
+            buf.extend_from_slice(b"] ");
         }
         if fields.has(Field::MISC) {
-            let mut s = String::new();
-            let mode = misc & 7;
-            match mode {
-                1 => s.push('K'),
-                2 => s.push('U'),
-                3 => s.push('H'),
-                4 => s.push('G'),
-                5 => s.push('g'),
+            let at = buf.len();
+            match misc & 7 {
+                1 => buf.push(b'K'),
+                2 => buf.push(b'U'),
+                3 => buf.push(b'H'),
+                4 => buf.push(b'G'),
+                5 => buf.push(b'g'),
                 _ => {}
             }
             match ty {
-                1 | 10 if misc & (1 << 13) != 0 => s.push('M'),
-                3 if misc & (1 << 13) != 0 => s.push('E'),
+                1 | 10 if misc & (1 << 13) != 0 => buf.push(b'M'),
+                3 if misc & (1 << 13) != 0 => buf.push(b'E'),
                 14 | 15 if misc & (1 << 13) != 0 => {
-                    s.push('S');
+                    buf.push(b'S');
                     if misc & (1 << 14) != 0 {
-                        s.push('p');
+                        buf.push(b'p');
                     }
                 }
                 _ => {}
             }
-            let pad = 6usize.saturating_sub(s.len()).max(1);
-            write!(out, "{s}{:pad$}", "")?;
+            // C's `"%*s", 6 - n, " "`: at least the one space.
+            let pad = 6usize.saturating_sub(buf.len() - at).max(1);
+            buf.resize(buf.len() + pad, b' ');
         }
         if fields.has(Field::TIME) {
             let mut t = time.unwrap_or(0);
@@ -514,13 +566,21 @@ impl Script {
             let secs = t / 1_000_000_000;
             let nsecs = t % 1_000_000_000;
             if self.opts.time.ns {
-                write!(out, "{secs:5}.{nsecs:09}: ")?;
+                text::dec(buf, secs, 5);
+                buf.push(b'.');
+                text::dec_zero(buf, nsecs, 9);
             } else {
-                let usec = format!("{secs}.{:06}", nsecs / 1000);
-                write!(out, "{usec:>12}: ")?;
+                // `%12s` of `secs.usecs`.
+                let mut n = itoa::Buffer::new();
+                let secs = n.format(secs);
+                let pad = 12usize.saturating_sub(secs.len() + 7);
+                buf.resize(buf.len() + pad, b' ');
+                buf.extend_from_slice(secs.as_bytes());
+                buf.push(b'.');
+                text::dec_zero(buf, nsecs / 1000, 6);
             }
+            buf.extend_from_slice(b": ");
         }
-        Ok(())
     }
 
     fn write_sample(
@@ -542,8 +602,10 @@ impl Script {
         let name_width = plan.name_width;
         let callchain_comm = fields.has(Field::IP) && event.callchain && use_callchain;
         let comm = machine.comm(s.tid);
-        self.write_start(
-            out,
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        self.start_text(
+            &mut line,
             fields,
             callchain_comm,
             &comm,
@@ -553,14 +615,18 @@ impl Script {
             s.time,
             item.rec.header.misc.0,
             9,
-        )
-        .map_err(io)?;
+        );
         if fields.has(Field::PERIOD) {
-            write!(out, "{:10} ", s.period).map_err(io)?;
+            text::dec(&mut line, s.period, 10);
+            line.push(b' ');
         }
         if fields.has(Field::EVNAME) {
-            write!(out, "{:>name_width$}: ", event.name).map_err(io)?;
+            text::pad_left(&mut line, event.name.as_bytes(), name_width);
+            line.extend_from_slice(b": ");
         }
+        let written = out.write_all(&line);
+        self.line = line;
+        written.map_err(io)?;
         if fields.has(Field::TRACE) {
             if let Some(raw) = s.view.raw()? {
                 self.write_trace(out, raw.data.as_slice())?;
@@ -704,7 +770,53 @@ impl Script {
         fields: Fields,
         callchain: bool,
     ) -> Result<(), AnalysisError> {
+        // Most samples repeat a stack: its text is made once per state of the machine
+        // (what names it) and copied after.
         let has_chain = callchain && s.view.callchain()?.is_some();
+        if has_chain {
+            machine.stack(s, &mut self.stack)?;
+        }
+        let key = TextKey {
+            pid: s.pid,
+            changes: machine.changes(),
+            fields: fields.0,
+            chain: has_chain,
+            end: if has_chain { self.stack.unwound } else { None },
+            addrs: if has_chain {
+                std::mem::take(&mut self.stack.addrs)
+            } else {
+                vec![(s.ip, s.kernel)]
+            },
+        };
+        if let Some(text) = self.texts.get(&key) {
+            out.write_all(text).map_err(io)?;
+            if has_chain {
+                self.stack.addrs = key.addrs;
+            }
+            return Ok(());
+        }
+        if has_chain {
+            self.stack.addrs.clone_from(&key.addrs);
+        }
+        let mut text = vec![];
+        self.write_ip_text(&mut text, machine, s, fields, has_chain)?;
+        out.write_all(&text).map_err(io)?;
+        if self.texts.len() >= 1 << 16 {
+            self.texts.clear();
+        }
+        self.texts.insert(key, text);
+        Ok(())
+    }
+
+    /// [`Script::write_ip`]'s text, made (the stack is in `self.stack` when `has_chain`).
+    fn write_ip_text(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        s: &crate::SampleInfo<'_>,
+        fields: Fields,
+        has_chain: bool,
+    ) -> Result<(), AnalysisError> {
         if !has_chain {
             write!(out, " ").map_err(io)?;
             let f = machine.resolve(s.pid, s.kernel, s.ip);
@@ -723,7 +835,6 @@ impl Script {
             return Ok(());
         }
         writeln!(out).map_err(io)?;
-        machine.stack(s, &mut self.stack)?;
         let mut frames = std::mem::take(&mut self.frames);
         machine.resolve_stack(s.pid, &self.stack, &mut frames);
         let unwound_from = self.stack.unwound.map(|_| self.stack.user_from);
@@ -909,6 +1020,18 @@ fn x86_reg_name(bit: u32) -> String {
         32..=63 => format!("XMM{}", (bit - 32) / 2),
         _ => "unknown".to_string(),
     }
+}
+
+/// What the text of a sample's `ip` columns follows from: its process and the state of
+/// the machine (what names addresses), the fields, and its stack (or address).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TextKey {
+    pid: i32,
+    changes: u64,
+    fields: u64,
+    chain: bool,
+    end: Option<crate::stack::unwind::StackEnd>,
+    addrs: Vec<(u64, bool)>,
 }
 
 /// What `perf stat record`'s counts need between records.

@@ -59,7 +59,7 @@ impl std::str::FromStr for CallGraph {
 }
 
 /// How an unwinding walk ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StackEnd {
     /// At the outermost frame (the CFI says so, or the frame pointer chain ends).
     Complete,
