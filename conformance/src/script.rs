@@ -78,6 +78,7 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
     let mut same = 0;
     let mut lines = 0;
     let mut failures = vec![];
+    let mut consumers = String::new();
     for args in MATRIX {
         let mut all = vec!["script"];
         all.extend_from_slice(args);
@@ -96,6 +97,20 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
                 continue;
             }
         };
+        if args.is_empty() {
+            // The consumers' view: inferno's collapse-perf reads both texts alike.
+            match (inferno_folds(&theirs), inferno_folds(&ours)) {
+                (Ok(t), Ok(o)) if t == o => {
+                    consumers = format!("; inferno folds {} stacks alike", t.lines().count())
+                }
+                (Ok(t), Ok(o)) => failures.push(format!(
+                    "inferno folds perf's text into {} stacks, ours into {} (differing)",
+                    t.lines().count(),
+                    o.lines().count()
+                )),
+                (Err(e), _) | (_, Err(e)) => failures.push(format!("inferno: {e}")),
+            }
+        }
         if theirs == ours {
             same += 1;
             lines += theirs.iter().filter(|&&b| b == b'\n').count();
@@ -112,6 +127,16 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
         );
         Outcome::Fail(failures)
     }
+}
+
+/// inferno's `collapse-perf` of a perf script text.
+fn inferno_folds(text: &[u8]) -> Result<String, String> {
+    use inferno::collapse::Collapse;
+    let mut folded = vec![];
+    inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default())
+        .collapse(text, &mut folded)
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&folded).into_owned())
 }
 
 /// The first line that differs, and how many do.

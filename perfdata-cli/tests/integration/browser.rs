@@ -429,3 +429,81 @@ fn a_big_recording_s_speedscope_export_opens_in_speedscope() {
     let stacks = collapse_by_function(&input, &["--tid", &tid]);
     sandwich_is_collapse_s(sp, &stacks, &stacks);
 }
+
+/// `perfdata script`'s text is what speedscope imports as perf's: a recording made here
+/// with `perf record -g`, printed by `perf script` and by `perfdata script`, each opened
+/// in speedscope (its "Linux perf" import), shows the same Sandwich table (every row's
+/// Self and Total), without page errors.
+#[test]
+fn speedscope_imports_perfdata_script_s_text_as_perf_script_s() {
+    let Some((chromium, driver)) = setup() else {
+        return;
+    };
+    if !require_tools(&[tools::PERF_RECORD]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("rec.data");
+    let recorded = Command::new("perf")
+        .args(["record", "-q", "-g", "-F", "2000", "-o"])
+        .arg(&rec)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
+        ])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(recorded.success(), "perf record failed");
+    let theirs = Command::new("perf")
+        .arg("script")
+        .arg("-i")
+        .arg(&rec)
+        .output()
+        .unwrap();
+    assert!(theirs.status.success());
+    std::fs::write(dir.path().join("perf.txt"), &theirs.stdout).unwrap();
+    let (code, ours, stderr) = run_perfdata(&["script", rec.to_str().unwrap()], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    std::fs::write(dir.path().join("perfdata.txt"), &ours).unwrap();
+    let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-checks");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut tables = vec![];
+    for (file, shot) in [
+        ("perf.txt", "speedscope-perf-script.png"),
+        ("perfdata.txt", "speedscope-perfdata-script.png"),
+    ] {
+        let shown = drive(
+            &driver,
+            &serde_json::json!({
+                "dir": dir.path(),
+                "chromium": chromium,
+                "speedscope": file,
+                "shot": shot,
+                "shots": shots,
+            }),
+            Duration::from_secs(240),
+        );
+        let sp = &shown["speedscope"];
+        assert_eq!(sp["errors"], serde_json::json!([]), "{file}: page errors");
+        let mut rows: Vec<String> = sp["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.to_string())
+            .collect();
+        assert!(
+            rows.len() >= 5,
+            "{file}: only {} rows: {rows:?}",
+            rows.len()
+        );
+        rows.sort();
+        tables.push(rows);
+    }
+    assert_eq!(
+        tables[0], tables[1],
+        "speedscope's Sandwich of perf script's text vs perfdata script's"
+    );
+}
