@@ -119,7 +119,9 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
         failures.push(first_difference(args, &theirs, &ours));
     }
     if failures.is_empty() {
-        Outcome::Pass(format!("{same} option sets byte-identical ({lines} lines)"))
+        Outcome::Pass(format!(
+            "{same} option sets byte-identical ({lines} lines){consumers}"
+        ))
     } else {
         failures.insert(
             0,
