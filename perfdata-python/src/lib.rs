@@ -257,6 +257,73 @@ impl NativeRecording {
         })
     }
 
+    /// `perfdata script`, streamed: perf script's text one line at a time (see the Python
+    /// wrapper).
+    #[pyo3(signature = (fields=vec![], hide_call_graph=false, inline=true, ns=false, reltime=false, deltatime=false, show=vec![], max_stack=127, unwind=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn script_lines(
+        &self,
+        fields: Vec<String>,
+        hide_call_graph: bool,
+        inline: bool,
+        ns: bool,
+        reltime: bool,
+        deltatime: bool,
+        show: Vec<String>,
+        max_stack: usize,
+        unwind: Option<&str>,
+    ) -> PyResult<DumpLines> {
+        use perfdata_analysis::export::script::{self, fields::FieldSpec, ScriptOptions};
+        let mut spec = FieldSpec::default();
+        for f in &fields {
+            spec.apply(f).map_err(|e| bad(e.to_string()))?;
+        }
+        let mut sopts = ScriptOptions {
+            fields: spec,
+            hide_call_graph,
+            max_stack,
+            inline,
+            ..ScriptOptions::default()
+        };
+        sopts.time.ns = ns;
+        sopts.time.reltime = reltime;
+        sopts.time.deltatime = deltatime;
+        for kind in &show {
+            let s = &mut sopts.show;
+            *match kind.as_str() {
+                "task" => &mut s.task,
+                "mmap" => &mut s.mmap,
+                "switch" => &mut s.switch,
+                "namespace" => &mut s.namespace,
+                "lost" => &mut s.lost,
+                "round" => &mut s.round,
+                "bpf" => &mut s.bpf,
+                "cgroup" => &mut s.cgroup,
+                "text_poke" => &mut s.text_poke,
+                other => {
+                    return Err(bad(format!(
+                        "show: no side-band records named {other:?} (task, mmap, switch, \
+                         namespace, lost, round, bpf, cgroup, text_poke)"
+                    )))
+                }
+            } = true;
+        }
+        let mut opts = self.symbols.options(unwind, inline)?;
+        opts.stacks.max_unwound = max_stack;
+        let rec = open(&self.path)?;
+        let path = self.path.clone();
+        let (tx, rx) = sync_channel::<Result<String, Error>>(256);
+        spawn_walk(tx.clone(), path, move || {
+            let mut a = Analyzer::open(&rec, &opts)?;
+            let mut out = LineSender { tx, buf: vec![] };
+            script::script(&mut a, &sopts, &mut out)?;
+            out.flush().map_err(Error::from)
+        });
+        Ok(DumpLines {
+            rx: Mutex::new(Some(rx)),
+        })
+    }
+
     /// The samples as Arrow batches (the Parquet export's `samples` schema, plus the
     /// `dso_name`, `symbol` and `stack` columns), streamed: an object with
     /// `__arrow_c_stream__`.
@@ -657,7 +724,8 @@ impl Write for LineSender {
     }
 }
 
-/// The lines of `perfdata dump --json`, as they are printed.
+/// The lines of a text walk (`perfdata dump --json`, `perfdata script`), as they are
+/// printed.
 #[pyclass(module = "perfdata._native", frozen)]
 struct DumpLines {
     rx: Mutex<Option<Receiver<Result<String, Error>>>>,

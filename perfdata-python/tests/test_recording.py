@@ -523,3 +523,25 @@ def test_byte_ranges_cut_a_file_into_parts_whose_samples_are_its_samples():
     assert rows(pa.concat_tables(parts)) == rows(whole)
     with pytest.raises(Exception, match="by stream"):
         perfdata.open(ROOT / "conformance" / "fixtures" / "threads.data").byte_ranges(1)
+
+
+@pytest.mark.parametrize("recording_path", RECORDINGS, ids=lambda p: p.name)
+def test_script_lines_equal_perfdata_script(recording_path):
+    """`rec.script()` gives `perfdata script`'s text, line by line."""
+    want = cli("script", str(recording_path))
+    got = list(perfdata.open(recording_path).script())
+    assert "\n".join(got) + ("\n" if got else "") == want
+
+
+def test_script_takes_perf_s_options():
+    rec = perfdata.open(WORDFREQ)
+    lines = list(rec.script("comm,tid,time,ip,sym", call_graph=False, ns=True))
+    assert "\n".join(lines) + "\n" == cli(
+        "script", str(WORDFREQ), "-F", "comm,tid,time,ip,sym", "-G", "--ns"
+    )
+    shown = list(rec.script(call_graph=False, show=["task", "mmap"]))
+    assert any("PERF_RECORD_MMAP" in l for l in shown)
+    with pytest.raises(ValueError, match="Cannot print 'weight' field"):
+        list(rec.script("+weight"))
+    with pytest.raises(ValueError, match="show"):
+        list(rec.script(show=["nope"]))

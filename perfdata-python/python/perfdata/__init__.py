@@ -279,6 +279,44 @@ class Recording:
 
     # -- analyses -----------------------------------------------------------------
 
+    def script(
+        self,
+        fields: Union[None, str, Sequence[str]] = None,
+        *,
+        call_graph: bool = True,
+        inline: bool = True,
+        ns: bool = False,
+        reltime: bool = False,
+        deltatime: bool = False,
+        show: Sequence[str] = (),
+        max_stack: int = 127,
+        unwind: Optional[str] = None,
+    ) -> Iterator[str]:
+        """``perfdata script``: ``perf script``'s text, one line at a time (without its
+        newline; the blank line after a call chain is ``""``), streamed.
+
+        ``fields`` is ``-F`` (``"comm,tid,time,ip,sym"``, ``"+period,-cpu"``,
+        ``"trace:comm,trace"``; a list applies several); ``call_graph=False`` is ``-G``;
+        ``show`` names side-band records to print: ``task``, ``mmap``, ``switch``,
+        ``namespace``, ``lost``, ``round``, ``bpf``, ``cgroup``, ``text_poke``. A field an
+        event cannot give raises ``ValueError`` with perf's message.
+        """
+        if fields is None:
+            fields = []
+        elif isinstance(fields, str):
+            fields = [fields]
+        yield from self._native.script_lines(
+            fields=list(fields),
+            hide_call_graph=not call_graph,
+            inline=inline,
+            ns=ns,
+            reltime=reltime,
+            deltatime=deltatime,
+            show=list(show),
+            max_stack=max_stack,
+            unwind=unwind,
+        )
+
     def report(
         self,
         sort: Union[str, Sequence[str]] = "comm,dso,sym",

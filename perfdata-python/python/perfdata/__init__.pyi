@@ -78,6 +78,19 @@ class Recording:
         unwind: Optional[str] = ...,
     ) -> pyarrow.Table: ...
     def report_totals(self) -> Dict[str, Dict[str, int]]: ...
+    def script(
+        self,
+        fields: Union[None, str, Sequence[str]] = ...,
+        *,
+        call_graph: bool = ...,
+        inline: bool = ...,
+        ns: bool = ...,
+        reltime: bool = ...,
+        deltatime: bool = ...,
+        show: Sequence[str] = ...,
+        max_stack: int = ...,
+        unwind: Optional[str] = ...,
+    ) -> Iterator[str]: ...
     def collapse(
         self,
         *,

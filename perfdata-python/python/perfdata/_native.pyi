@@ -39,6 +39,18 @@ class NativeRecording:
     def streams(self) -> int: ...
     def byte_ranges(self, split_bytes: int) -> List[Tuple[int, int]]: ...
     def dump_lines(self, limit: Optional[int] = ..., salvage: bool = ...) -> DumpLines: ...
+    def script_lines(
+        self,
+        fields: List[str] = ...,
+        hide_call_graph: bool = ...,
+        inline: bool = ...,
+        ns: bool = ...,
+        reltime: bool = ...,
+        deltatime: bool = ...,
+        show: List[str] = ...,
+        max_stack: int = ...,
+        unwind: Optional[str] = ...,
+    ) -> DumpLines: ...
     def samples(
         self,
         columns: Optional[List[str]] = ...,
