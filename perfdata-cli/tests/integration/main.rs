@@ -16,6 +16,7 @@ mod jit;
 mod offcpu;
 #[cfg(unix)]
 mod report_inline;
+mod script;
 mod shipped_sample;
 #[cfg(unix)]
 mod sigkill;
