@@ -22,7 +22,7 @@ pub const MATRIX: &[&[&str]] = &[
         "comm,pid,tid,cpu,time,event,ip,sym,dso,symoff,period",
         "--reltime",
     ],
-    &["-G", "--deltatime", "-F", "+misc"],
+    &["-G", "--deltatime", "-F", "+misc,+flags"],
     &[
         "-G",
         "--show-task-events",

@@ -15,7 +15,7 @@ pub struct SymbolArgs {
     #[arg(long, value_name = "FILE", help_heading = SYMBOLS)]
     pub kallsyms: Option<PathBuf>,
     /// Kernel symbols from this vmlinux image.
-    #[arg(long, value_name = "FILE", help_heading = SYMBOLS)]
+    #[arg(short = 'k', long, value_name = "FILE", help_heading = SYMBOLS)]
     pub vmlinux: Option<PathBuf>,
     /// Read objects from this `perf archive` tarball (`perf.data.tar.bz2`; also zstd,
     /// gzip or plain tar), in place, by build id; searched after the recording's own

@@ -148,7 +148,8 @@ pub fn run(args: Args) -> CliResult {
     } else {
         given
     };
-    let mut options = args.symbols.options(opts.inline);
+    // DWARF is read only where a frame's inlined functions or source line are printed.
+    let mut options = args.symbols.options(true);
     options.filter = args.filter.filter()?;
     let mut out = args.output.open()?;
     analyze(path, &options, None, |analyzer| {

@@ -21,18 +21,27 @@ struct FuncState {
     name: String,
 }
 
+/// One function at an address: its name and its source position (the address's own for
+/// the innermost, the call site for each caller).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InlineEntry {
+    pub name: String,
+    pub file: Option<String>,
+    pub line: u32,
+}
+
 /// The state of perf's addr2line processes over one printing run.
 #[derive(Debug, Default)]
 pub(crate) struct InlineNamer {
     funcs: HashMap<(u32, Option<u64>, String), FuncState>,
     /// Each address's answer, as perf keeps it (`dso->inlined_nodes`): innermost first.
-    answers: HashMap<(u32, u64), Rc<Vec<String>>>,
+    answers: HashMap<(u32, u64), Rc<Vec<InlineEntry>>>,
 }
 
 impl InlineNamer {
     /// The names of the functions at `addr` (a lookup address of `dso`), innermost
     /// first, demangled; empty without DWARF there.
-    pub fn names(&mut self, dsos: &Dsos, dso: DsoId, addr: u64) -> Rc<Vec<String>> {
+    pub fn names(&mut self, dsos: &Dsos, dso: DsoId, addr: u64) -> Rc<Vec<InlineEntry>> {
         if let Some(a) = self.answers.get(&(dso.0, addr)) {
             return a.clone();
         }
@@ -64,7 +73,11 @@ impl InlineNamer {
             } else {
                 state.name.clone()
             };
-            names.push(demangle(&name));
+            names.push(InlineEntry {
+                name: demangle(&name),
+                file: f.file.clone(),
+                line: f.line,
+            });
         }
         let names = Rc::new(names);
         self.answers.insert((dso.0, addr), names.clone());

@@ -624,6 +624,11 @@ impl Script {
             text::pad_left(&mut line, event.name.as_bytes(), name_width);
             line.extend_from_slice(b": ");
         }
+        if self.opts.fields.flags {
+            // perf's `perf_sample__fprintf_flags` of a sample without branch flags (only
+            // an AUX trace's synthesized samples have them): `"  %-21s "` of nothing.
+            line.extend_from_slice(&[b' '; 24]);
+        }
         let written = out.write_all(&line);
         self.line = line;
         written.map_err(io)?;
@@ -866,7 +871,8 @@ impl Script {
                     if !names.is_empty() {
                         let base = machine.dsos.symbol_name(sym);
                         let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
-                        for n in names.iter() {
+                        for entry in names.iter() {
+                            let n = &entry.name;
                             write!(out, "\t{addr:16x}").map_err(io)?;
                             let inlined = n != base;
                             if fields.has(Field::SYM) {
@@ -881,7 +887,11 @@ impl Script {
                                 write!(out, ")").map_err(io)?;
                             }
                             if fields.has(Field::SRCLINE) {
-                                self.write_srcline(out, machine, f)?;
+                                // Each function its own position (perf keeps addr2line's
+                                // per function): the call site for a caller.
+                                let file = entry.file.as_deref().unwrap_or("");
+                                let line = self.file_line(file, entry.line);
+                                write!(out, "\n  {line}").map_err(io)?;
                             }
                             if inlined {
                                 write!(out, " (inlined)").map_err(io)?;
@@ -948,6 +958,20 @@ impl Script {
         Ok(())
     }
 
+    /// `file:line`, the file's base name unless `--full-source-path`.
+    fn file_line(&self, file: &str, line: u32) -> String {
+        if self.opts.full_source_path {
+            format!("{file}:{line}")
+        } else {
+            format!("{}:{line}", file.rsplit('/').next().unwrap_or(file))
+        }
+    }
+
+    /// The `srcline` field of a frame: its address's own position (the innermost
+    /// function's) as binutils' addr2line gives it to perf; `:0` for a function the debug
+    /// info has without a line; nothing for an address no debug info covers (perf reads
+    /// binutils' `??:0` as its end-of-answer mark); a kernel object is never asked: its
+    /// short name and the address.
     fn write_srcline(
         &self,
         out: &mut impl Write,
@@ -958,17 +982,14 @@ impl Script {
             return Ok(());
         };
         let at = machine.dsos.lookup_address(dso, map_ip);
-        let line = match machine.dsos.source_line(dso, at) {
-            Some((file, line)) if self.opts.full_source_path => format!("{file}:{line}"),
-            Some((file, line)) => format!("{}:{line}", file.rsplit('/').next().unwrap_or(&file)),
-            None => match f.symbol {
-                Some(s) => format!(
-                    "{}+{}",
-                    machine.dsos.symbol_name(s),
-                    at.wrapping_sub(machine.dsos.symbol_start(s))
-                ),
-                None => format!("{}[{:x}]", machine.dsos.get(dso).short_name, at),
-            },
+        let d = machine.dsos.get(dso);
+        let line = if d.name.starts_with('[') {
+            format!("{}[{at:x}]", d.short_name)
+        } else {
+            match machine.dsos.dwarf_frames(dso, at).first() {
+                Some(f) => self.file_line(f.file.as_deref().unwrap_or(""), f.line),
+                None => return Ok(()),
+            }
         };
         write!(out, "\n  {line}").map_err(io)?;
         Ok(())
