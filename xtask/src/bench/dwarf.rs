@@ -51,6 +51,8 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         // The same view as perf's below: Self, the call graph in callee order.
         ("report-g", perfdata(&["report", "--no-children", file])),
         ("collapse-inline", perfdata(&["collapse", "--inline", file])),
+        // perf script's text of the dwarf recording (issue 38): the same bytes, unwound.
+        ("script", perfdata(&["script", file])),
         (
             "collapse-inline-small",
             perfdata(&["collapse", "--inline", small_file]),
@@ -105,6 +107,10 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         )
         .peer("perf-script", Speed::FasterThanPeer(5.0))
         .decode(),
+        Row::new("`perfdata script` vs `perf script` (the same text)", "script")
+            .peer("perf-script", Speed::FasterThanPeer(10.0))
+            .rss_bounded()
+            .decode(),
     ];
     if samply {
         rows.push(

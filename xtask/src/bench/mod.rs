@@ -678,7 +678,8 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "`perfdata script` vs `perf script` (the same text, default fields)",
             "script",
         )
-        .peer("perf-script", Speed::FasterThanPeer(10.0)),
+        .peer("perf-script", Speed::FasterThanPeer(10.0))
+        .rss_bounded(),
         Row::new(
             "`perfdata script -F comm,tid,time,ip,sym` vs `perf script -F comm,tid,time,ip,sym`",
             "script-fields",
