@@ -134,6 +134,8 @@ pub struct Script {
     line: Vec<u8>,
     /// The text of the `ip` columns by what makes it ([`Script::write_ip`]).
     texts: rustc_hash::FxHashMap<TextKey, Vec<u8>>,
+    /// What `texts` holds, in bytes.
+    texts_bytes: usize,
     /// perf's addr2line state, for the names of inlined functions.
     inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
@@ -157,6 +159,7 @@ impl Script {
             formats: None,
             inlines: Default::default(),
             texts: Default::default(),
+            texts_bytes: 0,
             line: vec![],
             data_src_width: 0,
             stat: StatState::default(),
@@ -806,8 +809,11 @@ impl Script {
         let mut text = vec![];
         self.write_ip_text(&mut text, machine, s, fields, has_chain)?;
         out.write_all(&text).map_err(io)?;
-        if self.texts.len() >= 1 << 16 {
+        // Bounded memory: forgotten when it holds 16 MiB of text (or keys).
+        self.texts_bytes += text.len() + 16 * key.addrs.len();
+        if self.texts_bytes > 16 << 20 {
             self.texts.clear();
+            self.texts_bytes = 0;
         }
         self.texts.insert(key, text);
         Ok(())
