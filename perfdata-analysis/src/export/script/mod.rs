@@ -452,7 +452,23 @@ impl Script {
             ty.0,
         )
         .map_err(io)?;
-        side_band::write_record(out, ty.0, item.rec.header.misc, &body).map_err(io)?;
+        // A TEXT_POKE's address by its kernel symbol.
+        let poked = match &body {
+            RecordBody::TextPoke(t) => {
+                let f = machine.resolve(-1, true, t.addr);
+                match (f.symbol, f.dso) {
+                    (Some(sym), Some((dso, map_ip))) => {
+                        let at = machine.dsos.lookup_address(dso, map_ip);
+                        let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
+                        Some(format!("{}+0x{off:x}", machine.dsos.symbol_name(sym)))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        side_band::write_record(out, ty.0, item.rec.header.misc, &body, poked.as_deref())
+            .map_err(io)?;
         Ok(())
     }
 

@@ -58,12 +58,14 @@ const MISC_SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 const MISC_MMAP_DATA: u16 = 1 << 13;
 const NAMESPACE_NAMES: [&str; 7] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
 
-/// Writes `PERF_RECORD_<NAME>` and the record's own text, ending the line.
+/// Writes `PERF_RECORD_<NAME>` and the record's own text, ending the line; a TEXT_POKE's
+/// address is named by `poked` (its kernel symbol and offset, when known).
 pub fn write_record(
     out: &mut impl Write,
     ty: u32,
     misc: RecordMisc,
     body: &RecordBody<'_>,
+    poked: Option<&str>,
 ) -> io::Result<()> {
     write!(out, "PERF_RECORD_{}", record_name(ty))?;
     let misc = misc.0;
@@ -197,6 +199,28 @@ pub fn write_record(
             writeln!(out, " type {}, flags {}, id {}", b.type_, b.bpf_flags, b.id)
         }
         RecordBody::ItraceStart(i) => writeln!(out, " pid: {} tid: {}", i.pid, i.tid),
+        RecordBody::TextPoke(t) => {
+            let (old, new) = (t.old_bytes.as_slice(), t.new_bytes.as_slice());
+            writeln!(
+                out,
+                " {:x} {} old len {} new len {}",
+                t.addr,
+                poked.unwrap_or(""),
+                old.len(),
+                new.len()
+            )?;
+            // perf's `binary__fprintf`, 16 bytes a line.
+            for (what, bytes) in [("Old", old), ("New", new)] {
+                for chunk in bytes.chunks(16) {
+                    write!(out, "            {what} bytes:")?;
+                    for b in chunk {
+                        write!(out, " {b:02x}")?;
+                    }
+                    writeln!(out)?;
+                }
+            }
+            Ok(())
+        }
         _ => writeln!(out),
     }
 }
