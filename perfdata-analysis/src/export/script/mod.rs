@@ -610,7 +610,7 @@ impl Script {
     ) -> Result<(), AnalysisError> {
         let s = item.sample.as_ref().expect("a sample");
         let plan = self.plan.as_ref().expect("planned");
-        let Some(event) = plan.events.get(s.event).cloned() else {
+        let Some(event) = plan.events.get(s.event) else {
             return Ok(());
         };
         let fields = plan.fields(event.ty);
@@ -619,7 +619,8 @@ impl Script {
         }
         let use_callchain = plan.use_callchain;
         let name_width = plan.name_width;
-        let callchain_comm = fields.has(Field::IP) && event.callchain && use_callchain;
+        let event_callchain = event.callchain;
+        let callchain_comm = fields.has(Field::IP) && event_callchain && use_callchain;
         let comm = machine.comm(s.tid);
         let mut line = std::mem::take(&mut self.line);
         line.clear();
@@ -640,7 +641,9 @@ impl Script {
             line.push(b' ');
         }
         if fields.has(Field::EVNAME) {
-            text::pad_left(&mut line, event.name.as_bytes(), name_width);
+            let plan = self.plan.as_ref().expect("planned");
+            let name = plan.events[s.event].name.as_bytes();
+            text::pad_left(&mut line, name, name_width);
             line.extend_from_slice(b": ");
         }
         if self.opts.fields.flags {
@@ -688,7 +691,7 @@ impl Script {
             write!(out, "{lat:16}").map_err(io)?;
         }
         if fields.has(Field::IP) {
-            self.write_ip(out, machine, s, fields, use_callchain && event.callchain)?;
+            self.write_ip(out, machine, s, fields, use_callchain && event_callchain)?;
         }
         if fields.has(Field::IREGS) {
             let mask = item
@@ -799,6 +802,10 @@ impl Script {
         let has_chain = callchain && s.view.callchain()?.is_some();
         if has_chain {
             machine.stack(s, &mut self.stack)?;
+        } else {
+            // The key's one address, in the stack's buffer (no allocation per sample).
+            self.stack.addrs.clear();
+            self.stack.addrs.push((s.ip, s.kernel));
         }
         let key = TextKey {
             pid: s.pid,
@@ -806,17 +813,11 @@ impl Script {
             fields: fields.0,
             chain: has_chain,
             end: if has_chain { self.stack.unwound } else { None },
-            addrs: if has_chain {
-                std::mem::take(&mut self.stack.addrs)
-            } else {
-                vec![(s.ip, s.kernel)]
-            },
+            addrs: std::mem::take(&mut self.stack.addrs),
         };
         if let Some(text) = self.texts.get(&key) {
             out.write_all(text).map_err(io)?;
-            if has_chain {
-                self.stack.addrs = key.addrs;
-            }
+            self.stack.addrs = key.addrs;
             return Ok(());
         }
         if has_chain {
