@@ -19,7 +19,7 @@ pub const MATRIX: &[&[&str]] = &[
     &["-F", "+period,-cpu", "--ns"],
     &[
         "-F",
-        "comm,pid,tid,cpu,time,event,ip,sym,dso,symoff,period",
+        "comm,pid,tid,time,event,ip,sym,dso,symoff,period",
         "--reltime",
     ],
     &["-G", "--deltatime", "-F", "+misc,+flags"],
