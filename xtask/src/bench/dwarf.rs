@@ -107,10 +107,13 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         )
         .peer("perf-script", Speed::FasterThanPeer(5.0))
         .decode(),
-        Row::new("`perfdata script` vs `perf script` (the same text)", "script")
-            .peer("perf-script", Speed::FasterThanPeer(10.0))
-            .rss_bounded()
-            .decode(),
+        Row::new(
+            "`perfdata script` vs `perf script` (the same text)",
+            "script",
+        )
+        .peer("perf-script", Speed::FasterThanPeer(10.0))
+        .rss_bounded()
+        .decode(),
     ];
     if samply {
         rows.push(

@@ -84,3 +84,104 @@ impl InlineNamer {
         names
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::dso::DsoKind;
+    use crate::SymbolSources;
+    use perfdata_test_support::{require_tools, tools};
+
+    /// A C++ program whose template instances and lambdas have no linkage name in GCC's
+    /// DWARF, its code asked about address by address in one order: the names
+    /// equal what one binutils `addr2line -a -i -f` process answers asked in that order
+    /// (perf's questions), demangled.
+    #[test]
+    fn names_follow_one_addr2line_process_asked_in_the_same_order() {
+        if !require_tools(&[tools::GXX, tools::BINUTILS]) {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // The conformance suite's C++ program: template instances GCC names only by
+        // their DWARF name, a lambda, functions inlined into themselves.
+        let src = perfdata_test_support::workspace().join("conformance/programs/dwarf_cpp.cpp");
+        let exe = dir.path().join("t");
+        let built = std::process::Command::new("g++")
+            .args(["-O2", "-g", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .unwrap();
+        assert!(built.success(), "g++ failed");
+        let mut dsos = Dsos::new(SymbolSources {
+            lines: true,
+            ..SymbolSources::default()
+        });
+        let id = dsos.intern(exe.to_str().unwrap(), DsoKind::User);
+        // Every address of .text with debug info, in a scrambled but fixed order.
+        let bytes = std::fs::read(&exe).unwrap();
+        let file = object::File::parse(&*bytes).unwrap();
+        use object::{Object, ObjectSection};
+        let text = file.section_by_name(".text").unwrap();
+        let mut addrs: Vec<u64> = (text.address()..text.address() + text.size())
+            .filter(|&a| !dsos.dwarf_frames(id, a).is_empty())
+            .collect();
+        assert!(addrs.len() > 100, "{} addresses with DWARF", addrs.len());
+        let n = addrs.len();
+        addrs = (0..n).map(|i| addrs[(i * 7919) % n]).collect();
+        addrs.dedup();
+        let mut namer = InlineNamer::default();
+        let ours: Vec<Vec<String>> = addrs
+            .iter()
+            .map(|&a| {
+                namer
+                    .names(&dsos, id, a)
+                    .iter()
+                    .map(|e| e.name.clone())
+                    .collect()
+            })
+            .collect();
+        // binutils, asked the same addresses in the same order, in one process.
+        let mut child = std::process::Command::new("addr2line")
+            .args(["-a", "-i", "-f", "-e"])
+            .arg(&exe)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            for a in &addrs {
+                writeln!(stdin, "{a:#x}").unwrap();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        // Each answer: its address line, then a function and a position per frame.
+        let mut theirs: Vec<Vec<String>> = vec![];
+        let mut lines = text.lines();
+        while let Some(l) = lines.next() {
+            if l.starts_with("0x") {
+                theirs.push(vec![]);
+                continue;
+            }
+            lines.next();
+            theirs.last_mut().unwrap().push(demangle(l));
+        }
+        assert_eq!(theirs.len(), ours.len());
+        let differ: Vec<String> = addrs
+            .iter()
+            .zip(ours.iter().zip(&theirs))
+            .filter(|(_, (o, t))| o != t)
+            .map(|(a, (o, t))| format!("{a:#x}: ours {o:?}, binutils {t:?}"))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{} of {} answers differ:\n{}",
+            differ.len(),
+            ours.len(),
+            differ[..differ.len().min(5)].join("\n")
+        );
+    }
+}
