@@ -22,7 +22,7 @@ pub const MATRIX: &[&[&str]] = &[
         "comm,pid,tid,time,event,ip,sym,dso,symoff,period",
         "--reltime",
     ],
-    &["-G", "--deltatime", "-F", "+misc,+flags"],
+    &["-G", "--deltatime", "-F", "+misc,+flags,+insn,+insnlen"],
     &[
         "-G",
         "--show-task-events",

@@ -645,6 +645,22 @@ impl Dsos {
         v
     }
 
+    /// Up to `len` bytes of the object's file from `offset` (a user map's file offset), as
+    /// perf's `dso__data_read_offset` reads code, and whether the file is a 64-bit ELF
+    /// one; `None` when there is no file of it here (kernel, JIT code).
+    pub fn file_bytes(&self, id: DsoId, offset: u64, len: usize) -> Option<(Vec<u8>, bool)> {
+        use std::io::{Read, Seek, SeekFrom};
+        let path = self.loaded(id).runtime_path.as_ref()?;
+        let mut f = std::fs::File::open(path).ok()?;
+        let mut ident = [0u8; 5];
+        f.read_exact(&mut ident).ok()?;
+        f.seek(SeekFrom::Start(offset)).ok()?;
+        let mut buf = Vec::with_capacity(len);
+        f.take(len as u64).read_to_end(&mut buf).ok()?;
+        // EI_CLASS: 2 is ELFCLASS64.
+        Some((buf, ident[4] == 2))
+    }
+
     /// The ELF symbol binutils names an address by (raw, as the symbol table has it) and
     /// its start: from the file the symbols came from, else the runtime file.
     pub fn elf_symbol_at(&self, id: DsoId, addr: u64) -> Option<(&str, u64)> {

@@ -706,6 +706,9 @@ impl Script {
         if fields.has(Field::UREGS) {
             write_regs(out, s.view.regs_user()?, s.regs_user_mask).map_err(io)?;
         }
+        if fields.has(Field::INSNLEN) || fields.has(Field::INSN) {
+            self.write_insn(out, machine, item, s, fields)?;
+        }
         if fields.has(Field::PHYS_ADDR) {
             write!(out, "{:16x}", s.view.phys_addr()?.unwrap_or(0)).map_err(io)?;
         }
@@ -751,6 +754,61 @@ impl Script {
             write!(out, " (").map_err(io)?;
             write_dso(out, machine, &f).map_err(io)?;
             write!(out, ")").map_err(io)?;
+        }
+        Ok(())
+    }
+
+    /// perf's `perf_sample__fprintf_insn`: the length of the instruction at the sample's
+    /// address (` ilen: N`) and its bytes (` insn: 48 c1 e8 05`), read from the object's
+    /// file as perf's `arch_fetch_insn` reads them on the recording's own architecture
+    /// (x86: measured by an x86 decoder; `ilen: 0` where the bytes cannot be read).
+    fn write_insn(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        item: &Replayed<'_>,
+        s: &crate::SampleInfo<'_>,
+        fields: Fields,
+    ) -> Result<(), AnalysisError> {
+        // perf fetches the bytes only when it runs on the recording's architecture.
+        let native = matches!(
+            item.data
+                .features
+                .iter()
+                .find(|f| f.id == FeatureId::ARCH)
+                .and_then(|f| item.data.feature(f).ok()),
+            Some(perfdata::types::FeatureBody::Arch(a))
+                if a.value.text.text() == std::env::consts::ARCH.as_bytes()
+        );
+        let mut insn: &[u8] = &[];
+        let fetched;
+        if native && s.ip != 0 && cfg!(target_arch = "x86_64") {
+            let f = machine.resolve(s.pid, s.kernel, s.ip);
+            if let Some((dso, map_ip)) = f.dso.filter(|_| !s.kernel) {
+                if let Some((bytes, is64)) = machine.dsos.file_bytes(dso, map_ip, 16) {
+                    let bitness = if is64 { 64 } else { 32 };
+                    let mut d = iced_x86::Decoder::with_ip(
+                        bitness,
+                        &bytes,
+                        s.ip,
+                        iced_x86::DecoderOptions::NONE,
+                    );
+                    let i = d.decode();
+                    if !i.is_invalid() && i.len() <= bytes.len() {
+                        fetched = bytes[..i.len()].to_vec();
+                        insn = &fetched;
+                    }
+                }
+            }
+        }
+        if fields.has(Field::INSNLEN) {
+            write!(out, " ilen: {}", insn.len()).map_err(io)?;
+        }
+        if fields.has(Field::INSN) && !insn.is_empty() {
+            write!(out, " insn:").map_err(io)?;
+            for b in insn {
+                write!(out, " {b:02x}").map_err(io)?;
+            }
         }
         Ok(())
     }
