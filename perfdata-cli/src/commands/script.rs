@@ -46,7 +46,8 @@ pub struct Args {
     /// The fields to print, as perf: `comm,tid,time,ip,sym` (every kind of event),
     /// `+period,-cpu` (added to or taken from the defaults), `trace:comm,trace` (one kind:
     /// hw, sw, trace, raw, break, synth). Fields: comm, tid, pid, time, cpu, event, trace,
-    /// ip, sym, dso, addr, symoff, srcline, period, weight, phys_addr, misc, flags.
+    /// ip, sym, dso, addr, symoff, srcline, period, iregs, uregs, data_src, weight,
+    /// ins_lat, insn, insnlen, phys_addr, data_page_size, code_page_size, misc, flags.
     /// Repeatable.
     #[arg(short = 'F', long = "fields", value_name = "FIELDS")]
     fields: Vec<String>,
