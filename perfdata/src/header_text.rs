@@ -16,13 +16,13 @@
 //! after the header lines, up to the end-of-features record
 //! ([`HeaderTextOptions::pipe_features`]).
 
-use crate::container::{Layout, PerfData, Recording};
+use crate::container::{FeatureSection, Layout, PerfData, Recording};
 use crate::events::default_event_name;
 use crate::generated::perf_data::{
-    Attr, AttrFlags, AttrType, AuxAction, BranchSampleType, EventDesc, FeatureBody, FeatureId,
-    PosixClock, ReadFormat, RecordBody, RecordType, SampleType,
+    Attr, AttrFlags, AttrType, AuxAction, BranchSampleType, Ctx, EventDesc, FeatureBody, FeatureId,
+    FileSection, PosixClock, ReadFormat, RecordBody, RecordType, SampleType,
 };
-use crate::rt::{Endianness, Error};
+use crate::rt::{Endianness, Error, Reader};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -121,10 +121,11 @@ pub fn write(
         p.out.flush()?;
         return Ok(());
     }
-    file_features(data, opts, &mut p)?;
+    let bitmap = perf_bitmap(data);
+    file_features(data, &bitmap, opts, &mut p)?;
     p.put(b"# missing features: ")?;
     for id in 1..LAST_FEATURE {
-        if !data.features.iter().any(|f| f.id.0 == id) && !cut_off(data, id) {
+        if bitmap[id as usize / 64] >> (id % 64) & 1 == 0 {
             p.put(FEATURES[id as usize].name.as_bytes())?;
             p.put(b" ")?;
         }
@@ -150,33 +151,86 @@ fn unix_seconds(t: SystemTime) -> i64 {
     }
 }
 
-/// A feature the bitmap lists but whose table entry the file cuts off: perf reads the
-/// bitmap, so it is not missing.
-fn cut_off(data: &PerfData<'_>, id: u32) -> bool {
-    data.feature_table_cut.is_some_and(|cut| id >= cut.0)
-        && data
-            .header
-            .as_ref()
-            .and_then(|h| h.adds_features.as_ref())
-            .is_some_and(|bits| bits.get(id as usize / 64).unwrap_or(0) >> (id % 64) & 1 == 1)
+/// The feature bitmap as perf reads it. A file of the other byte order holds it as
+/// `unsigned long`s of its producer's size, which perf guesses (`perf_file_header__read`):
+/// 64-bit words if HOSTNAME (set by every perf since 2012) is then among the features,
+/// else 32-bit words if it is then, else no feature but BUILD_ID.
+fn perf_bitmap(data: &PerfData<'_>) -> [u64; 4] {
+    let Some(raw) = data
+        .header
+        .as_ref()
+        .filter(|h| h.adds_features.is_some())
+        .and_then(|_| data.bytes.get(72..104))
+    else {
+        // The 72-byte header of old files has no bitmap: no features.
+        return [0; 4];
+    };
+    let words = |chunk: usize| -> [u64; 4] {
+        let mut b = [0u8; 32];
+        b.copy_from_slice(raw);
+        if data.format.endian != native() {
+            b.chunks_mut(chunk).for_each(<[u8]>::reverse);
+        }
+        let mut w = [0u64; 4];
+        for (w, c) in w.iter_mut().zip(b.chunks(8)) {
+            *w = u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+        }
+        w
+    };
+    let hostname = |w: &[u64; 4]| w[0] >> FeatureId::HOSTNAME.0 & 1 == 1;
+    let w64 = words(8);
+    if data.format.endian == native() || hostname(&w64) {
+        return w64;
+    }
+    let w32 = words(4);
+    if hostname(&w32) {
+        return w32;
+    }
+    [1 << FeatureId::BUILD_ID.0, 0, 0, 0]
+}
+
+/// The feature sections as perf reads them: one per bit of its bitmap, from the table at
+/// `data.offset + data.size` (where a recorder that never finished left records instead);
+/// `None` when the file cuts the table short (perf then reads no feature at all).
+fn perf_sections(data: &PerfData<'_>, bitmap: &[u64; 4]) -> Option<Vec<FeatureSection>> {
+    let h = data.header.as_ref()?;
+    let ids: Vec<u32> = (0..256u32)
+        .filter(|&id| bitmap[id as usize / 64] >> (id % 64) & 1 == 1)
+        .collect();
+    if ids.is_empty() {
+        return Some(vec![]);
+    }
+    let at = h.data.offset.wrapping_add(h.data.size);
+    let table = data.bytes.get(usize::try_from(at).ok()?..)?;
+    let mut r = Reader::in_order(table, at, data.format.endian);
+    ids.into_iter()
+        .map(|id| {
+            let s = FileSection::decode(&mut r, &Ctx::default()).ok()?;
+            Some(FeatureSection {
+                id: FeatureId(id),
+                offset: s.offset,
+                size: s.size,
+            })
+        })
+        .collect()
 }
 
 /// The file layout: every feature processed in id order until one fails, then every
 /// feature printed.
 fn file_features<W: Write>(
     data: &PerfData<'_>,
+    bitmap: &[u64; 4],
     opts: &HeaderTextOptions,
     p: &mut Printer<'_, W>,
 ) -> Result<(), Error> {
-    // perf reads the whole feature table first: a table the file cuts short gives it no
-    // feature to process or print (the bitmap still lists them).
-    if data.feature_table_cut.is_some() {
+    let Some(sections) = perf_sections(data, bitmap) else {
         return Ok(());
-    }
-    let known: Vec<_> = data
-        .features
+    };
+    // perf cannot seek to an offset past `off_t`: it skips such a section (neither
+    // processed nor printed) and goes on.
+    let known: Vec<_> = sections
         .iter()
-        .filter(|f| f.id.0 < LAST_FEATURE)
+        .filter(|f| f.id.0 < LAST_FEATURE && i64::try_from(f.offset).is_ok())
         .collect();
     let mut env = Env::new(
         data.session.attrs.iter().map(|a| &a.attr),

@@ -440,6 +440,14 @@ fn damaged_features_print_as_perf_prints_them() {
     let copy = dir.path().join("hostname-cut.data");
     file.save(&copy, WriteOptions::default()).unwrap();
     differ.extend(compare_live(&copy, "hostname-cut"));
+    // Big-endian without HOSTNAME: perf takes the bitmap for 32-bit words, then for no
+    // feature but BUILD_ID.
+    let mut file = Builder::read(&data).unwrap();
+    file.features.retain(|f| f.id != FeatureId::HOSTNAME);
+    let copy = dir.path().join("no-hostname-big-endian.data");
+    let big = WriteOptions::default().endian(perfdata::Endianness::Big);
+    file.save(&copy, big).unwrap();
+    differ.extend(compare_live(&copy, "no-hostname-big-endian"));
     // The feature table cut in its third entry.
     let h = data.header.as_ref().unwrap();
     let table = (h.data.offset + h.data.size) as usize;
