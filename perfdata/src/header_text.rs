@@ -14,9 +14,14 @@
 //! records. `perf script --header-only` prints only the header lines then; `perf report
 //! --header-only` goes on reading the stream and prints each feature as its record arrives,
 //! after the header lines, up to the end-of-features record
-//! ([`HeaderTextOptions::pipe_features`]).
+//! ([`HeaderTextOptions::pipe_features`]). [`write()`] takes a recording in memory (a file or
+//! a saved stream), [`write_stream`] a stream as it comes (standard input).
+//!
+//! Where the recording does not say, perf takes some facts from its own machine (the CPU
+//! id, on an AMD machine the PMU mappings: [`Machine`]), and from the file (its
+//! modification time; whether it is a `--threads` directory): [`HeaderTextOptions`].
 
-use crate::container::{FeatureSection, Layout, PerfData, Recording};
+use crate::container::{FeatureSection, Layout, PerfData, PipeReader, Recording};
 use crate::events::default_event_name;
 use crate::generated::perf_data::{
     Attr, AttrFlags, AttrType, AuxAction, BranchSampleType, Ctx, EventDesc, FeatureBody, FeatureId,
@@ -24,7 +29,7 @@ use crate::generated::perf_data::{
 };
 use crate::rt::{Endianness, Error, Reader};
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 mod bpf;
@@ -86,37 +91,40 @@ impl HeaderTextOptions {
 /// A feature that does not decode is a feature perf could not process: it, and in a file
 /// every feature after it, print as perf prints them unprocessed. The error is for `out`
 /// and, in a pipe stream whose features are printed, for a stream that breaks off before
-/// its end-of-features record (what came before it has been written).
+/// its end-of-features record (what came before the break has been written).
 pub fn write(
     data: &PerfData<'_>,
     opts: &HeaderTextOptions,
     out: &mut impl Write,
 ) -> Result<(), Error> {
-    let pipe = data.format.layout == Layout::Pipe;
     let mut p = Printer {
         out,
         full: opts.show_full_info,
     };
-    p.put(b"# ========\n")?;
-    p.put(b"# captured on    : ")?;
-    p.put(&ctime(unix_seconds(opts.captured_on)))?;
-    // PERF_HEADER_VERSION_1 (0) for the legacy `PERFFILE` magic, _2 (1) otherwise.
-    let version = u32::from(!data.format.legacy_v1);
     let (offset, size) = data
         .header
         .as_ref()
         .map_or((0, 0), |h| (h.data.offset, h.data.size));
-    p.line(format_args!("# header version : {version}"))?;
-    p.line(format_args!("# data offset    : {offset}"))?;
-    p.line(format_args!("# data size      : {size}"))?;
-    p.line(format_args!(
-        "# feat offset    : {}",
-        offset.wrapping_add(size)
-    ))?;
-    if pipe {
+    header_lines(&mut p, opts, data.format.legacy_v1, offset, size)?;
+    if data.format.layout == Layout::Pipe {
         p.put(b"# ========\n#\n")?;
         if opts.pipe_features {
-            pipe_features(data, opts, &mut p)?;
+            let mut stream = PipeFeatures::new(opts, data.format.endian);
+            let mut failed: Option<Error> = None;
+            let walk = data.for_each_record(&mut |_, rec, ctx| {
+                let body = data.decode(&rec, ctx);
+                match stream.record(&mut p, rec.record_type(), body, rec.body.len()) {
+                    Ok(go_on) => Ok(go_on),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            walk?;
         }
         p.out.flush()?;
         return Ok(());
@@ -133,6 +141,57 @@ pub fn write(
     p.put(b"\n# ========\n#\n")?;
     p.out.flush()?;
     Ok(())
+}
+
+/// [`write()`] for a pipe-layout stream read as it comes (standard input), in bounded
+/// memory: the header lines and, with [`HeaderTextOptions::pipe_features`], the features
+/// of the HEADER_FEATURE records, read up to the end-of-features record (where perf
+/// stops; to the end of a stream without one). The records after it are left in
+/// `input`, for a caller that prints the rest of the stream (`perf script --header`).
+pub fn write_stream<R: Read>(
+    input: &mut PipeReader<R>,
+    opts: &HeaderTextOptions,
+    out: &mut impl Write,
+) -> Result<(), Error> {
+    let mut p = Printer {
+        out,
+        full: opts.show_full_info,
+    };
+    let format = input.format();
+    header_lines(&mut p, opts, format.legacy_v1, 0, 0)?;
+    p.put(b"# ========\n#\n")?;
+    if opts.pipe_features {
+        let mut stream = PipeFeatures::new(opts, format.endian);
+        while let Some(rec) = input.next_record()? {
+            let body = rec.decode();
+            if !stream.record(&mut p, rec.raw.record_type(), body, rec.raw.body.len())? {
+                break;
+            }
+        }
+    }
+    p.out.flush()?;
+    Ok(())
+}
+
+/// The lines perf prints before the features: `captured on`, the header version (0 for
+/// the legacy `PERFFILE` magic, 1 otherwise) and the data section (zeros in a pipe).
+fn header_lines<W: Write>(
+    p: &mut Printer<'_, W>,
+    opts: &HeaderTextOptions,
+    legacy_v1: bool,
+    offset: u64,
+    size: u64,
+) -> Result<(), Error> {
+    p.put(b"# ========\n")?;
+    p.put(b"# captured on    : ")?;
+    p.put(&ctime(unix_seconds(opts.captured_on)))?;
+    p.line(format_args!("# header version : {}", u32::from(!legacy_v1)))?;
+    p.line(format_args!("# data offset    : {offset}"))?;
+    p.line(format_args!("# data size      : {size}"))?;
+    p.line(format_args!(
+        "# feat offset    : {}",
+        offset.wrapping_add(size)
+    ))
 }
 
 /// Seconds since the epoch, rounded down (as `st_mtime` is).
@@ -272,24 +331,35 @@ fn file_features<W: Write>(
 
 /// The pipe layout: each HEADER_FEATURE record processed and printed as it arrives, up to
 /// the end-of-features record (perf 6.1 stops there, and at a record it cannot process).
-fn pipe_features<W: Write>(
-    data: &PerfData<'_>,
-    opts: &HeaderTextOptions,
-    p: &mut Printer<'_, W>,
-) -> Result<(), Error> {
-    let mut env = Env::new(std::iter::empty(), false, data.format.endian);
-    env.assume_local(&opts.machine);
-    let mut failed: Option<Error> = None;
-    let walk = data.for_each_record(&mut |_, rec, ctx| {
-        let ty = rec.record_type();
-        if ty != RecordType::HEADER_ATTR && ty != RecordType::HEADER_FEATURE {
-            return Ok(true);
-        }
-        let body = data.decode(&rec, ctx);
+struct PipeFeatures {
+    env: Env,
+}
+
+impl PipeFeatures {
+    fn new(opts: &HeaderTextOptions, endian: Endianness) -> Self {
+        let mut env = Env::new(std::iter::empty(), false, endian);
+        // Opening the stream, before any feature.
+        env.assume_local(&opts.machine);
+        PipeFeatures { env }
+    }
+
+    /// One record of the stream (`body_len` bytes after its header): false where perf
+    /// stops reading features.
+    fn record<W: Write>(
+        &mut self,
+        p: &mut Printer<'_, W>,
+        ty: RecordType,
+        body: Result<RecordBody<'_>, Error>,
+        body_len: usize,
+    ) -> Result<bool, Error> {
+        let env = &mut self.env;
         if ty == RecordType::HEADER_ATTR {
             if let Ok(RecordBody::HeaderAttr(a)) = &body {
                 env.add_evsel(&a.attr);
             }
+            return Ok(true);
+        }
+        if ty != RecordType::HEADER_FEATURE {
             return Ok(true);
         }
         let Ok(RecordBody::HeaderFeature(f)) = body else {
@@ -297,7 +367,7 @@ fn pipe_features<W: Write>(
         };
         // perf does not swap a HEADER_FEATURE record of the other byte order: it sees the
         // id byte-swapped (and stops, as the id is then out of range).
-        if data.format.endian != native() {
+        if env.endian != native() {
             return Ok(false);
         }
         // perf rejects HEADER_RESERVED and ids past its own end marker, and stops at the
@@ -310,37 +380,29 @@ fn pipe_features<W: Write>(
         if !ops.process {
             return Ok(true);
         }
-        let size = (rec.body.len() as u64).saturating_sub(8);
+        let size = (body_len as u64).saturating_sub(8);
         if !env.process(id, f.data.as_deref(), size, true) {
             return Ok(false);
         }
         if !ops.print {
             return Ok(true);
         }
-        let printed = if ops.full_only && !p.full {
+        if ops.full_only && !p.full {
             p.line(format_args!(
                 "# {} info available, use -I to display",
                 ops.name
-            ))
+            ))?;
         } else if id == FeatureId::EVENT_DESC {
             let desc = match f.data.as_deref() {
                 Some(FeatureBody::EventDesc(d)) => Some(d),
                 _ => None,
             };
-            p.event_desc(desc, data.format.endian)
+            p.event_desc(desc, env.endian)?;
         } else {
-            env.print(id, p)
-        };
-        if let Err(e) = printed {
-            failed = Some(e);
-            return Ok(false);
+            env.print(id, p)?;
         }
         Ok(true)
-    });
-    if let Some(e) = failed {
-        return Err(e);
     }
-    walk
 }
 
 /// perf 6.1's `HEADER_LAST_FEATURE`: the features it knows are 1 to 31.

@@ -25,6 +25,28 @@ fn ours(path: &Path, full: bool, pipe_features: bool, machine: &Machine) -> Stri
     String::from_utf8(out).unwrap_or_else(|e| panic!("{}: not UTF-8: {e}", path.display()))
 }
 
+/// Our text for the pipe stream at `path`, read as a stream (`header_text::write_stream`).
+fn streamed(path: &Path, full: bool, pipe_features: bool) -> String {
+    let recording = Recording::open(path).unwrap();
+    let opts = HeaderTextOptions {
+        show_full_info: full,
+        pipe_features,
+        machine: Machine::this(),
+        ..HeaderTextOptions::for_recording(&recording).unwrap()
+    };
+    let file = std::fs::File::open(path).unwrap();
+    let mut input = perfdata::PipeReader::new(std::io::BufReader::new(file)).unwrap();
+    let mut out = vec![];
+    header_text::write_stream(&mut input, &opts, &mut out).unwrap();
+    if pipe_features {
+        // What follows the features is left to read.
+        let next = input.next_record().unwrap();
+        let feature = perfdata::types::RecordType::HEADER_FEATURE;
+        assert!(next.is_none_or(|r| r.raw.record_type() != feature));
+    }
+    String::from_utf8(out).unwrap()
+}
+
 /// The first line where two texts differ, both ways, or `None` when they are equal.
 fn first_difference(ours: &str, perf: &str) -> Option<String> {
     if ours == perf {
@@ -143,11 +165,20 @@ fn compare_live(path: &Path, name: &str) -> Vec<String> {
             };
             // Only perf report goes on reading a pipe for its HEADER_FEATURE records.
             let text = ours(path, full, sub == "report", &Machine::this());
+            let i = if full { " -I" } else { "" };
             if let Some(d) = first_difference(&text, &perf) {
-                let i = if full { " -I" } else { "" };
                 differ.push(format!(
                     "{name} (perf {sub} --header-only{i}, pipe {pipe}): {d}"
                 ));
+            }
+            if pipe {
+                // The same stream read as it comes.
+                let text = streamed(path, full, sub == "report");
+                if let Some(d) = first_difference(&text, &perf) {
+                    differ.push(format!(
+                        "{name} streamed (perf {sub} --header-only{i}): {d}"
+                    ));
+                }
             }
         }
     }
