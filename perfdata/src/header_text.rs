@@ -215,24 +215,30 @@ fn unix_seconds(t: SystemTime) -> i64 {
 /// 64-bit words if HOSTNAME (set by every perf since 2012) is then among the features,
 /// else 32-bit words if it is then, else no feature but BUILD_ID.
 fn perf_bitmap(data: &PerfData<'_>) -> [u64; 4] {
-    let Some(raw) = data
-        .header
-        .as_ref()
-        .filter(|h| h.adds_features.is_some())
-        .and_then(|_| data.bytes.get(72..104))
-    else {
+    let Some(bits) = data.header.as_ref().and_then(|h| h.adds_features.as_ref()) else {
         // The 72-byte header of old files has no bitmap: no features.
         return [0; 4];
     };
+    // The bitmap's bytes as on file (the spec reads it as 64-bit words in file order).
+    let mut raw = [0u8; 32];
+    for (i, w) in bits.iter().take(4).enumerate() {
+        let b = match data.format.endian {
+            Endianness::Little => w.to_le_bytes(),
+            Endianness::Big => w.to_be_bytes(),
+        };
+        raw[i * 8..i * 8 + 8].copy_from_slice(&b);
+    }
+    // perf reads the bytes as its own words, swapped `chunk` bytes at a time.
     let words = |chunk: usize| -> [u64; 4] {
-        let mut b = [0u8; 32];
-        b.copy_from_slice(raw);
+        let mut b = raw;
         if data.format.endian != native() {
             b.chunks_mut(chunk).for_each(<[u8]>::reverse);
         }
         let mut w = [0u64; 4];
-        for (w, c) in w.iter_mut().zip(b.chunks(8)) {
-            *w = u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+        for (w, c) in w.iter_mut().zip(b.chunks_exact(8)) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(c);
+            *w = u64::from_ne_bytes(word);
         }
         w
     };
