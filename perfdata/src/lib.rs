@@ -6,8 +6,9 @@
 //! detection, sections, record framing, compressed streams, attr resolution, time order —
 //! is at the crate root; [`mod@write`] edits, converts and writes; [`check`] lists a
 //! file's problems; [`events`] and [`tracepoint`] name events and tracepoint fields;
-//! [`dump`] prints a recording as text or JSON; [`gperftools`] (feature `gperftools`) and
-//! [`jitdump`] (feature `jitdump`: what JIT compilers write for perf) are the other formats.
+//! [`dump`] prints a recording as text or JSON, [`header_text`] its header as perf does;
+//! [`gperftools`] (feature `gperftools`) and [`jitdump`] (feature `jitdump`: what JIT
+//! compilers write for perf) are the other formats.
 //!
 //! # Which entry point
 //! * [`Recording`]: a path on disk — a perf.data file (either layout) or a
@@ -107,6 +108,7 @@ pub mod events;
 mod generated;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
+pub mod header_text;
 #[cfg(feature = "jitdump")]
 pub mod jitdump;
 pub mod rt;

@@ -2,7 +2,7 @@
 //! (and its payload) at a time, plus the undecoded rest of the current compressed chunk.
 
 use super::cursor::{read_exact, ReadSource, RecordCursor};
-use super::format::{detect, Layout};
+use super::format::{detect, Format, Layout};
 use super::framing::{RawRecord, HEADER_SIZE};
 use super::origin::Origin;
 use super::session::{AttrPlan, EventAttr, RecordCtx, Session};
@@ -53,6 +53,7 @@ impl<'b> PipeRecord<'b> {
 pub struct PipeReader<R: Read> {
     cursor: RecordCursor<ReadSource<R>>,
     session: Session<'static>,
+    format: Format,
 }
 
 impl<R: Read> PipeReader<R> {
@@ -72,7 +73,13 @@ impl<R: Read> PipeReader<R> {
         Ok(PipeReader {
             cursor: RecordCursor::new(ReadSource::new(inner, 16, format.endian)),
             session: Session::default(),
+            format,
         })
+    }
+
+    /// The stream's format, from its header (byte order, legacy `PERFFILE` magic).
+    pub fn format(&self) -> Format {
+        self.format
     }
 
     /// Goes on past damage as a walk of the stream in memory does (see

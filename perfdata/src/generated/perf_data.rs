@@ -3791,6 +3791,76 @@ impl rt::FixedElem for BranchFlags {
     }
 }
 
+/// The flag word of `struct bpf_prog_info`.
+///
+/// Holds the canonical value: members at their little-endian positions, whatever
+/// the byte order of the file.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct BpfProgInfoFlags(pub u32);
+
+impl BpfProgInfoFlags {
+    /// `(name, position, width)` of each member, positions as on a little-endian
+    /// producer.
+    pub const FIELDS: &'static [(&'static str, u8, u8)] =
+        &[("gpl_compatible", 0, 1), ("reserved", 1, 31)];
+    /// The canonical value of a word read in file order from a producer of byte
+    /// order `e` (a big-endian producer allocates members from the MSB).
+    pub fn from_file<E: rt::Endian>(raw: u32, e: E) -> Self {
+        Self(rt::bitfield_from_file(u64::from(raw), 32, Self::FIELDS, e) as u32)
+    }
+
+    /// The word to write in byte order `e`.
+    pub fn to_file<E: rt::Endian>(self, e: E) -> u32 {
+        rt::bitfield_to_file(u64::from(self.0), 32, Self::FIELDS, e) as u32
+    }
+
+    /// the program is GPL compatible.
+    pub fn gpl_compatible(self) -> bool {
+        self.0 & 1 != 0
+    }
+
+    /// Sets `gpl_compatible` (1 bit at 0).
+    pub fn set_gpl_compatible(&mut self, v: bool) {
+        self.0 = (self.0 & !1) | u32::from(v);
+    }
+
+    /// unused.
+    pub fn reserved(self) -> u32 {
+        (self.0 >> 1) & 0x7fffffff
+    }
+
+    /// Sets `reserved` (31 bits at 1).
+    pub fn set_reserved(&mut self, v: u32) {
+        self.0 = (self.0 & !(0x7fffffff << 1)) | ((v & 0x7fffffff) << 1);
+    }
+}
+
+impl core::fmt::Debug for BpfProgInfoFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        rt::fmt_bitfield(f, "BpfProgInfoFlags", u64::from(self.0), Self::FIELDS)
+    }
+}
+
+impl rt::Serialize for BpfProgInfoFlags {
+    fn serialize<S: rt::serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        rt::serialize_bitfield(s, u64::from(self.0), Self::FIELDS)
+    }
+}
+
+impl rt::FixedElem for BpfProgInfoFlags {
+    const SIZE: usize = 4;
+    #[inline]
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self::from_file(rt::elem_at::<u32, E>(b, 0, e), e)
+    }
+
+    #[inline]
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        w.put_u32(self.to_file(w.endian()));
+    }
+}
+
 /// Values the surrounding program supplies while decoding and encoding (the spec's
 /// `context`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -7515,6 +7585,945 @@ impl<'a> rt::IntoOwned for BpfBtf<'a> {
     type Owned = BpfBtf<'static>;
     fn into_owned(self) -> BpfBtf<'static> {
         BpfBtf::into_owned(self)
+    }
+}
+
+/// `struct bpf_prog_info` (include/uapi/linux/bpf.h, the 232 bytes perf 6.1 knows): what
+/// BPF_PROG_INFO's `info` holds, zero-filled when shorter.
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct KernelBpfProgInfo<'a> {
+    /// program type (`enum bpf_prog_type`).
+    #[serde(rename = "type")]
+    pub type_: u32,
+    /// program id.
+    pub id: u32,
+    /// program tag (a hash of its instructions).
+    pub tag: rt::Bytes<'a>,
+    /// bytes of JITed code.
+    pub jited_prog_len: u32,
+    /// bytes of translated instructions.
+    pub xlated_prog_len: u32,
+    /// JITed code (an offset into `data` when `arrays` has JITED_INSNS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub jited_prog_insns: u64,
+    /// translated instructions (offset, XLATED_INSNS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub xlated_prog_insns: u64,
+    /// load time, ns since boot.
+    pub load_time: u64,
+    /// uid that loaded it.
+    pub created_by_uid: u32,
+    /// number of map ids.
+    pub nr_map_ids: u32,
+    /// map ids (offset, MAP_IDS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub map_ids: u64,
+    /// program name (`BPF_OBJ_NAME_LEN`).
+    pub name: rt::Str<'a>,
+    /// network interface of an offloaded program.
+    pub ifindex: u32,
+    /// flags.
+    pub flags: BpfProgInfoFlags,
+    /// network namespace device.
+    pub netns_dev: u64,
+    /// network namespace inode.
+    pub netns_ino: u64,
+    /// number of JITed functions (the program and its sub-programs).
+    pub nr_jited_ksyms: u32,
+    /// number of JITed function lengths.
+    pub nr_jited_func_lens: u32,
+    /// u64 address of each JITed function (offset, JITED_KSYMS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub jited_ksyms: u64,
+    /// u32 length of each JITed function (offset, JITED_FUNC_LENS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub jited_func_lens: u64,
+    /// BTF object of the program (0: none).
+    pub btf_id: u32,
+    /// bytes of one `func_info` record.
+    pub func_info_rec_size: u32,
+    /// `BpfFuncInfo` records (offset, FUNC_INFO).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub func_info: u64,
+    /// number of `func_info` records.
+    pub nr_func_info: u32,
+    /// number of `line_info` records.
+    pub nr_line_info: u32,
+    /// line info (offset, LINE_INFO).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub line_info: u64,
+    /// JITed line info (offset, JITED_LINE_INFO).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub jited_line_info: u64,
+    /// number of JITed line info records.
+    pub nr_jited_line_info: u32,
+    /// bytes of one `line_info` record.
+    pub line_info_rec_size: u32,
+    /// bytes of one JITed line info record.
+    pub jited_line_info_rec_size: u32,
+    /// number of program tags.
+    pub nr_prog_tags: u32,
+    /// 8-byte tag of each function (offset, PROG_TAGS).
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub prog_tags: u64,
+    /// run time, ns (when stats are enabled).
+    pub run_time_ns: u64,
+    /// run count.
+    pub run_cnt: u64,
+    /// runs missed by recursion.
+    pub recursion_misses: u64,
+    /// instructions verified.
+    pub verified_insns: u32,
+    /// BTF object of the attach target.
+    pub attach_btf_obj_id: u32,
+    /// BTF type of the attach target.
+    pub attach_btf_id: u32,
+    /// padding to 8 bytes.
+    pub pad: u32,
+}
+
+impl<'a> KernelBpfProgInfo<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let type_ = r.u32().field("type")?;
+        let id = r.u32().field("id")?;
+        let tag = r.bytes_field(8).field("tag")?;
+        let jited_prog_len = r.u32().field("jited_prog_len")?;
+        let xlated_prog_len = r.u32().field("xlated_prog_len")?;
+        let jited_prog_insns = r.u64().field("jited_prog_insns")?;
+        let xlated_prog_insns = r.u64().field("xlated_prog_insns")?;
+        let load_time = r.u64().field("load_time")?;
+        let created_by_uid = r.u32().field("created_by_uid")?;
+        let nr_map_ids = r.u32().field("nr_map_ids")?;
+        let map_ids = r.u64().field("map_ids")?;
+        let name = r.str_field(16).field("name")?;
+        let ifindex = r.u32().field("ifindex")?;
+        let flags = r
+            .u32()
+            .map(|v| BpfProgInfoFlags::from_file(v, r.endian()))
+            .field("flags")?;
+        let netns_dev = r.u64().field("netns_dev")?;
+        let netns_ino = r.u64().field("netns_ino")?;
+        let nr_jited_ksyms = r.u32().field("nr_jited_ksyms")?;
+        let nr_jited_func_lens = r.u32().field("nr_jited_func_lens")?;
+        let jited_ksyms = r.u64().field("jited_ksyms")?;
+        let jited_func_lens = r.u64().field("jited_func_lens")?;
+        let btf_id = r.u32().field("btf_id")?;
+        let func_info_rec_size = r.u32().field("func_info_rec_size")?;
+        let func_info = r.u64().field("func_info")?;
+        let nr_func_info = r.u32().field("nr_func_info")?;
+        let nr_line_info = r.u32().field("nr_line_info")?;
+        let line_info = r.u64().field("line_info")?;
+        let jited_line_info = r.u64().field("jited_line_info")?;
+        let nr_jited_line_info = r.u32().field("nr_jited_line_info")?;
+        let line_info_rec_size = r.u32().field("line_info_rec_size")?;
+        let jited_line_info_rec_size = r.u32().field("jited_line_info_rec_size")?;
+        let nr_prog_tags = r.u32().field("nr_prog_tags")?;
+        let prog_tags = r.u64().field("prog_tags")?;
+        let run_time_ns = r.u64().field("run_time_ns")?;
+        let run_cnt = r.u64().field("run_cnt")?;
+        let recursion_misses = r.u64().field("recursion_misses")?;
+        let verified_insns = r.u32().field("verified_insns")?;
+        let attach_btf_obj_id = r.u32().field("attach_btf_obj_id")?;
+        let attach_btf_id = r.u32().field("attach_btf_id")?;
+        let pad = r.u32().field("pad")?;
+        Ok(Self {
+            type_,
+            id,
+            tag,
+            jited_prog_len,
+            xlated_prog_len,
+            jited_prog_insns,
+            xlated_prog_insns,
+            load_time,
+            created_by_uid,
+            nr_map_ids,
+            map_ids,
+            name,
+            ifindex,
+            flags,
+            netns_dev,
+            netns_ino,
+            nr_jited_ksyms,
+            nr_jited_func_lens,
+            jited_ksyms,
+            jited_func_lens,
+            btf_id,
+            func_info_rec_size,
+            func_info,
+            nr_func_info,
+            nr_line_info,
+            line_info,
+            jited_line_info,
+            nr_jited_line_info,
+            line_info_rec_size,
+            jited_line_info_rec_size,
+            nr_prog_tags,
+            prog_tags,
+            run_time_ns,
+            run_cnt,
+            recursion_misses,
+            verified_insns,
+            attach_btf_obj_id,
+            attach_btf_id,
+            pad,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.type_);
+        w.put_u32(self.id);
+        rt::check_len(self.tag.len(), 8, "bytes", "8").field("tag")?;
+        w.put_bytes(&self.tag);
+        w.put_u32(self.jited_prog_len);
+        w.put_u32(self.xlated_prog_len);
+        w.put_u64(self.jited_prog_insns);
+        w.put_u64(self.xlated_prog_insns);
+        w.put_u64(self.load_time);
+        w.put_u32(self.created_by_uid);
+        w.put_u32(self.nr_map_ids);
+        w.put_u64(self.map_ids);
+        rt::check_len(self.name.len(), 16, "bytes", "16").field("name")?;
+        w.put_bytes(self.name.raw());
+        w.put_u32(self.ifindex);
+        w.put_u32(self.flags.to_file(w.endian()));
+        w.put_u64(self.netns_dev);
+        w.put_u64(self.netns_ino);
+        w.put_u32(self.nr_jited_ksyms);
+        w.put_u32(self.nr_jited_func_lens);
+        w.put_u64(self.jited_ksyms);
+        w.put_u64(self.jited_func_lens);
+        w.put_u32(self.btf_id);
+        w.put_u32(self.func_info_rec_size);
+        w.put_u64(self.func_info);
+        w.put_u32(self.nr_func_info);
+        w.put_u32(self.nr_line_info);
+        w.put_u64(self.line_info);
+        w.put_u64(self.jited_line_info);
+        w.put_u32(self.nr_jited_line_info);
+        w.put_u32(self.line_info_rec_size);
+        w.put_u32(self.jited_line_info_rec_size);
+        w.put_u32(self.nr_prog_tags);
+        w.put_u64(self.prog_tags);
+        w.put_u64(self.run_time_ns);
+        w.put_u64(self.run_cnt);
+        w.put_u64(self.recursion_misses);
+        w.put_u32(self.verified_insns);
+        w.put_u32(self.attach_btf_obj_id);
+        w.put_u32(self.attach_btf_id);
+        w.put_u32(self.pad);
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> KernelBpfProgInfo<'static> {
+        KernelBpfProgInfo {
+            type_: self.type_,
+            id: self.id,
+            tag: rt::IntoOwned::into_owned(self.tag),
+            jited_prog_len: self.jited_prog_len,
+            xlated_prog_len: self.xlated_prog_len,
+            jited_prog_insns: self.jited_prog_insns,
+            xlated_prog_insns: self.xlated_prog_insns,
+            load_time: self.load_time,
+            created_by_uid: self.created_by_uid,
+            nr_map_ids: self.nr_map_ids,
+            map_ids: self.map_ids,
+            name: rt::IntoOwned::into_owned(self.name),
+            ifindex: self.ifindex,
+            flags: self.flags,
+            netns_dev: self.netns_dev,
+            netns_ino: self.netns_ino,
+            nr_jited_ksyms: self.nr_jited_ksyms,
+            nr_jited_func_lens: self.nr_jited_func_lens,
+            jited_ksyms: self.jited_ksyms,
+            jited_func_lens: self.jited_func_lens,
+            btf_id: self.btf_id,
+            func_info_rec_size: self.func_info_rec_size,
+            func_info: self.func_info,
+            nr_func_info: self.nr_func_info,
+            nr_line_info: self.nr_line_info,
+            line_info: self.line_info,
+            jited_line_info: self.jited_line_info,
+            nr_jited_line_info: self.nr_jited_line_info,
+            line_info_rec_size: self.line_info_rec_size,
+            jited_line_info_rec_size: self.jited_line_info_rec_size,
+            nr_prog_tags: self.nr_prog_tags,
+            prog_tags: self.prog_tags,
+            run_time_ns: self.run_time_ns,
+            run_cnt: self.run_cnt,
+            recursion_misses: self.recursion_misses,
+            verified_insns: self.verified_insns,
+            attach_btf_obj_id: self.attach_btf_obj_id,
+            attach_btf_id: self.attach_btf_id,
+            pad: self.pad,
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for KernelBpfProgInfo<'a> {
+    type Owned = KernelBpfProgInfo<'static>;
+    fn into_owned(self) -> KernelBpfProgInfo<'static> {
+        KernelBpfProgInfo::into_owned(self)
+    }
+}
+
+/// `struct bpf_func_info`: one record of a program's `func_info` array (the first 8 bytes
+/// of each `func_info_rec_size` record).
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BpfFuncInfo {
+    /// instruction offset of the function.
+    pub insn_off: u32,
+    /// its BTF `FUNC` type.
+    pub type_id: u32,
+}
+
+impl BpfFuncInfo {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let insn_off = r.u32().field("insn_off")?;
+        let type_id = r.u32().field("type_id")?;
+        Ok(Self { insn_off, type_id })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.insn_off);
+        w.put_u32(self.type_id);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BpfFuncInfo {
+    const SIZE: usize = 8;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            insn_off: rt::elem_at::<u32, E>(b, 0, e),
+            type_id: rt::elem_at::<u32, E>(b, 4, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.insn_off, w);
+        rt::FixedElem::encode_elem(&self.type_id, w);
+    }
+}
+
+/// `struct btf_header` (include/uapi/linux/btf.h): the start of a BTF object (BPF_BTF's
+/// `data`); the sections' offsets count from the end of the header (`hdr_len`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfHeader {
+    /// `BTF_MAGIC` 0xeb9f.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub magic: u16,
+    /// format version (1).
+    pub version: u8,
+    /// flags.
+    pub flags: u8,
+    /// bytes of this header.
+    pub hdr_len: u32,
+    /// offset of the type section.
+    pub type_off: u32,
+    /// bytes of the type section.
+    pub type_len: u32,
+    /// offset of the string section.
+    pub str_off: u32,
+    /// bytes of the string section.
+    pub str_len: u32,
+}
+
+impl BtfHeader {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let magic = r.u16().field("magic")?;
+        let version = r.u8().field("version")?;
+        let flags = r.u8().field("flags")?;
+        let hdr_len = r.u32().field("hdr_len")?;
+        let type_off = r.u32().field("type_off")?;
+        let type_len = r.u32().field("type_len")?;
+        let str_off = r.u32().field("str_off")?;
+        let str_len = r.u32().field("str_len")?;
+        Ok(Self {
+            magic,
+            version,
+            flags,
+            hdr_len,
+            type_off,
+            type_len,
+            str_off,
+            str_len,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u16(self.magic);
+        w.put_u8(self.version);
+        w.put_u8(self.flags);
+        w.put_u32(self.hdr_len);
+        w.put_u32(self.type_off);
+        w.put_u32(self.type_len);
+        w.put_u32(self.str_off);
+        w.put_u32(self.str_len);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfHeader {
+    const SIZE: usize = 24;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            magic: rt::elem_at::<u16, E>(b, 0, e),
+            version: rt::elem_at::<u8, E>(b, 2, e),
+            flags: rt::elem_at::<u8, E>(b, 3, e),
+            hdr_len: rt::elem_at::<u32, E>(b, 4, e),
+            type_off: rt::elem_at::<u32, E>(b, 8, e),
+            type_len: rt::elem_at::<u32, E>(b, 12, e),
+            str_off: rt::elem_at::<u32, E>(b, 16, e),
+            str_len: rt::elem_at::<u32, E>(b, 20, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.magic, w);
+        rt::FixedElem::encode_elem(&self.version, w);
+        rt::FixedElem::encode_elem(&self.flags, w);
+        rt::FixedElem::encode_elem(&self.hdr_len, w);
+        rt::FixedElem::encode_elem(&self.type_off, w);
+        rt::FixedElem::encode_elem(&self.type_len, w);
+        rt::FixedElem::encode_elem(&self.str_off, w);
+        rt::FixedElem::encode_elem(&self.str_len, w);
+    }
+}
+
+/// `struct btf_member`: a member of a STRUCT or UNION.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfMember {
+    /// name (string offset).
+    pub name_off: u32,
+    /// its type.
+    #[serde(rename = "type")]
+    pub type_: u32,
+    /// bit offset (and bit-field size with the kind flag).
+    pub offset: u32,
+}
+
+impl BtfMember {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let name_off = r.u32().field("name_off")?;
+        let type_ = r.u32().field("type")?;
+        let offset = r.u32().field("offset")?;
+        Ok(Self {
+            name_off,
+            type_,
+            offset,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.name_off);
+        w.put_u32(self.type_);
+        w.put_u32(self.offset);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfMember {
+    const SIZE: usize = 12;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            name_off: rt::elem_at::<u32, E>(b, 0, e),
+            type_: rt::elem_at::<u32, E>(b, 4, e),
+            offset: rt::elem_at::<u32, E>(b, 8, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.name_off, w);
+        rt::FixedElem::encode_elem(&self.type_, w);
+        rt::FixedElem::encode_elem(&self.offset, w);
+    }
+}
+
+/// `struct btf_enum`: an ENUM value.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfEnum {
+    /// name (string offset).
+    pub name_off: u32,
+    /// value.
+    pub val: i32,
+}
+
+impl BtfEnum {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let name_off = r.u32().field("name_off")?;
+        let val = r.i32().field("val")?;
+        Ok(Self { name_off, val })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.name_off);
+        w.put_i32(self.val);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfEnum {
+    const SIZE: usize = 8;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            name_off: rt::elem_at::<u32, E>(b, 0, e),
+            val: rt::elem_at::<i32, E>(b, 4, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.name_off, w);
+        rt::FixedElem::encode_elem(&self.val, w);
+    }
+}
+
+/// `struct btf_array`: what an ARRAY type adds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfArray {
+    /// element type.
+    #[serde(rename = "type")]
+    pub type_: u32,
+    /// index type.
+    pub index_type: u32,
+    /// number of elements.
+    pub nelems: u32,
+}
+
+impl BtfArray {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let type_ = r.u32().field("type")?;
+        let index_type = r.u32().field("index_type")?;
+        let nelems = r.u32().field("nelems")?;
+        Ok(Self {
+            type_,
+            index_type,
+            nelems,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.type_);
+        w.put_u32(self.index_type);
+        w.put_u32(self.nelems);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfArray {
+    const SIZE: usize = 12;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            type_: rt::elem_at::<u32, E>(b, 0, e),
+            index_type: rt::elem_at::<u32, E>(b, 4, e),
+            nelems: rt::elem_at::<u32, E>(b, 8, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.type_, w);
+        rt::FixedElem::encode_elem(&self.index_type, w);
+        rt::FixedElem::encode_elem(&self.nelems, w);
+    }
+}
+
+/// `struct btf_param`: a parameter of a FUNC_PROTO.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfParam {
+    /// name (string offset).
+    pub name_off: u32,
+    /// its type.
+    #[serde(rename = "type")]
+    pub type_: u32,
+}
+
+impl BtfParam {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let name_off = r.u32().field("name_off")?;
+        let type_ = r.u32().field("type")?;
+        Ok(Self { name_off, type_ })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.name_off);
+        w.put_u32(self.type_);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfParam {
+    const SIZE: usize = 8;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            name_off: rt::elem_at::<u32, E>(b, 0, e),
+            type_: rt::elem_at::<u32, E>(b, 4, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.name_off, w);
+        rt::FixedElem::encode_elem(&self.type_, w);
+    }
+}
+
+/// `struct btf_var_secinfo`: a variable of a DATASEC.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfVarSecinfo {
+    /// the VAR type.
+    #[serde(rename = "type")]
+    pub type_: u32,
+    /// offset in the section.
+    pub offset: u32,
+    /// bytes.
+    pub size: u32,
+}
+
+impl BtfVarSecinfo {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let type_ = r.u32().field("type")?;
+        let offset = r.u32().field("offset")?;
+        let size = r.u32().field("size")?;
+        Ok(Self {
+            type_,
+            offset,
+            size,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.type_);
+        w.put_u32(self.offset);
+        w.put_u32(self.size);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfVarSecinfo {
+    const SIZE: usize = 12;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            type_: rt::elem_at::<u32, E>(b, 0, e),
+            offset: rt::elem_at::<u32, E>(b, 4, e),
+            size: rt::elem_at::<u32, E>(b, 8, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.type_, w);
+        rt::FixedElem::encode_elem(&self.offset, w);
+        rt::FixedElem::encode_elem(&self.size, w);
+    }
+}
+
+/// `struct btf_enum64`: an ENUM64 value.
+#[derive(Debug, Clone, Copy, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfEnum64 {
+    /// name (string offset).
+    pub name_off: u32,
+    /// low 32 bits of the value.
+    pub val_lo32: u32,
+    /// high 32 bits of the value.
+    pub val_hi32: u32,
+}
+
+impl BtfEnum64 {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
+        let name_off = r.u32().field("name_off")?;
+        let val_lo32 = r.u32().field("val_lo32")?;
+        let val_hi32 = r.u32().field("val_hi32")?;
+        Ok(Self {
+            name_off,
+            val_lo32,
+            val_hi32,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, _ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.name_off);
+        w.put_u32(self.val_lo32);
+        w.put_u32(self.val_hi32);
+        Ok(())
+    }
+
+    /// The value itself (it borrows nothing).
+    pub fn into_owned(self) -> Self {
+        self
+    }
+}
+
+impl rt::FixedElem for BtfEnum64 {
+    const SIZE: usize = 12;
+    fn decode_elem<E: rt::Endian>(b: &[u8], e: E) -> Self {
+        Self {
+            name_off: rt::elem_at::<u32, E>(b, 0, e),
+            val_lo32: rt::elem_at::<u32, E>(b, 4, e),
+            val_hi32: rt::elem_at::<u32, E>(b, 8, e),
+        }
+    }
+
+    fn encode_elem<E: rt::Endian>(&self, w: &mut rt::Writer<E>) {
+        rt::FixedElem::encode_elem(&self.name_off, w);
+        rt::FixedElem::encode_elem(&self.val_lo32, w);
+        rt::FixedElem::encode_elem(&self.val_hi32, w);
+    }
+}
+
+/// `struct btf_type` and the data its kind adds after it: one entry of a BTF type section
+/// (type ids count from 1 in section order).
+#[derive(Debug, Clone, PartialEq, Default, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub struct BtfType<'a> {
+    /// name (string offset).
+    pub name_off: u32,
+    /// bits 0-15: vlen (number of members, values, parameters); bits 24-28: kind;
+    /// bit 31: kind flag.
+    #[serde(serialize_with = "rt::ser_hex")]
+    pub info: u32,
+    /// size (INT, ENUM, STRUCT, UNION, DATASEC, FLOAT, ENUM64) or the type referred to.
+    pub size_or_type: u32,
+    /// the kind's data (`BTF_KIND_*`).
+    pub data: BtfTypeData<'a>,
+}
+
+impl<'a> BtfType<'a> {
+    /// Decodes from `r`.
+    pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
+        let name_off = r.u32().field("name_off")?;
+        let info = r.u32().field("info")?;
+        let size_or_type = r.u32().field("size_or_type")?;
+        let data = rt::in_field("data", || match rt::div(u64::from(info), 0x1000000)? & 31 {
+            1 => r.u32().map(BtfTypeData::Int),
+            3 => BtfArray::decode(r, ctx).map(BtfTypeData::Array),
+            4 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::Struct),
+            5 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::Union),
+            6 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::Enum),
+            13 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::FuncProto),
+            14 => r.u32().map(BtfTypeData::Var),
+            15 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::Datasec),
+            17 => r.i32().map(BtfTypeData::DeclTag),
+            19 => rt::Array::decode(r, u64::from(info) & 65535).map(BtfTypeData::Enum64),
+            _ => r.bytes_field(0).map(BtfTypeData::Plain),
+        })?;
+        Ok(Self {
+            name_off,
+            info,
+            size_or_type,
+            data,
+        })
+    }
+
+    /// Encodes in byte order `E`, computing lengths, counts and sizes from the content;
+    /// a value that contradicts itself is an `Inconsistent` error.
+    pub fn encode<E: rt::Endian>(&self, w: &mut rt::Writer<E>, ctx: &Ctx) -> rt::Result<()> {
+        w.put_u32(self.name_off);
+        w.put_u32(self.info);
+        let info = self.info;
+        w.put_u32(self.size_or_type);
+        let disc0 = rt::div(u64::from(info), 0x1000000)? & 31;
+        match &self.data {
+            BtfTypeData::Int(x0) => {
+                rt::check_variant(disc0 == 1, "Int", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                w.put_u32(*x0);
+            }
+            BtfTypeData::Array(x0) => {
+                rt::check_variant(disc0 == 3, "Array", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                x0.encode(w, ctx).field("data")?;
+            }
+            BtfTypeData::Struct(x0) => {
+                rt::check_variant(disc0 == 4, "Struct", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::Union(x0) => {
+                rt::check_variant(disc0 == 5, "Union", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::Enum(x0) => {
+                rt::check_variant(disc0 == 6, "Enum", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::FuncProto(x0) => {
+                rt::check_variant(disc0 == 13, "FuncProto", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::Var(x0) => {
+                rt::check_variant(disc0 == 14, "Var", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                w.put_u32(*x0);
+            }
+            BtfTypeData::Datasec(x0) => {
+                rt::check_variant(disc0 == 15, "Datasec", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::DeclTag(x0) => {
+                rt::check_variant(disc0 == 17, "DeclTag", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                w.put_i32(*x0);
+            }
+            BtfTypeData::Enum64(x0) => {
+                rt::check_variant(disc0 == 19, "Enum64", "(info / 0x1000000) & 31", disc0)
+                    .field("data")?;
+                rt::check_len(
+                    x0.len(),
+                    u64::from(info) & 65535,
+                    "elements",
+                    "info & 65535",
+                )
+                .field("data")?;
+                x0.encode(w);
+            }
+            BtfTypeData::Plain(x0) => {
+                rt::check_variant(
+                    !matches!(disc0, 1 | 3 | 4 | 5 | 6 | 13 | 14 | 15 | 17 | 19),
+                    "Plain",
+                    "(info / 0x1000000) & 31",
+                    disc0,
+                )
+                .field("data")?;
+                rt::check_len(x0.len(), 0, "bytes", "0").field("data")?;
+                w.put_bytes(x0);
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> BtfType<'static> {
+        BtfType {
+            name_off: self.name_off,
+            info: self.info,
+            size_or_type: self.size_or_type,
+            data: rt::IntoOwned::into_owned(self.data),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for BtfType<'a> {
+    type Owned = BtfType<'static>;
+    fn into_owned(self) -> BtfType<'static> {
+        BtfType::into_owned(self)
     }
 }
 
@@ -16566,6 +17575,67 @@ impl<'a> rt::IntoOwned for SimpleperfInitMap<'a> {
     type Owned = SimpleperfInitMap<'static>;
     fn into_owned(self) -> SimpleperfInitMap<'static> {
         SimpleperfInitMap::into_owned(self)
+    }
+}
+
+/// The choice made by `switch (info / 0x1000000) & 31`.
+#[derive(Debug, Clone, PartialEq, rt::Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+#[serde(crate = "::perfdata::rt::serde")]
+pub enum BtfTypeData<'a> {
+    /// `(info / 0x1000000) & 31` is 1.
+    Int(u32),
+    /// `(info / 0x1000000) & 31` is 3.
+    Array(BtfArray),
+    /// `(info / 0x1000000) & 31` is 4.
+    Struct(rt::Array<'a, BtfMember>),
+    /// `(info / 0x1000000) & 31` is 5.
+    Union(rt::Array<'a, BtfMember>),
+    /// `(info / 0x1000000) & 31` is 6.
+    Enum(rt::Array<'a, BtfEnum>),
+    /// `(info / 0x1000000) & 31` is 13.
+    FuncProto(rt::Array<'a, BtfParam>),
+    /// `(info / 0x1000000) & 31` is 14.
+    Var(u32),
+    /// `(info / 0x1000000) & 31` is 15.
+    Datasec(rt::Array<'a, BtfVarSecinfo>),
+    /// `(info / 0x1000000) & 31` is 17.
+    DeclTag(i32),
+    /// `(info / 0x1000000) & 31` is 19.
+    Enum64(rt::Array<'a, BtfEnum64>),
+    /// `(info / 0x1000000) & 31` is any other value.
+    Plain(rt::Bytes<'a>),
+}
+
+impl<'a> Default for BtfTypeData<'a> {
+    fn default() -> Self {
+        Self::Int(Default::default())
+    }
+}
+
+impl<'a> BtfTypeData<'a> {
+    /// A copy that borrows nothing from the input.
+    pub fn into_owned(self) -> BtfTypeData<'static> {
+        match self {
+            Self::Int(x) => BtfTypeData::Int(x),
+            Self::Array(x) => BtfTypeData::Array(x),
+            Self::Struct(x) => BtfTypeData::Struct(rt::IntoOwned::into_owned(x)),
+            Self::Union(x) => BtfTypeData::Union(rt::IntoOwned::into_owned(x)),
+            Self::Enum(x) => BtfTypeData::Enum(rt::IntoOwned::into_owned(x)),
+            Self::FuncProto(x) => BtfTypeData::FuncProto(rt::IntoOwned::into_owned(x)),
+            Self::Var(x) => BtfTypeData::Var(x),
+            Self::Datasec(x) => BtfTypeData::Datasec(rt::IntoOwned::into_owned(x)),
+            Self::DeclTag(x) => BtfTypeData::DeclTag(x),
+            Self::Enum64(x) => BtfTypeData::Enum64(rt::IntoOwned::into_owned(x)),
+            Self::Plain(x) => BtfTypeData::Plain(rt::IntoOwned::into_owned(x)),
+        }
+    }
+}
+
+impl<'a> rt::IntoOwned for BtfTypeData<'a> {
+    type Owned = BtfTypeData<'static>;
+    fn into_owned(self) -> BtfTypeData<'static> {
+        BtfTypeData::into_owned(self)
     }
 }
 

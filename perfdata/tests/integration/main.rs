@@ -11,6 +11,7 @@ mod directory;
 mod editing;
 mod gperftools_real;
 mod gperftools_spec_macro;
+mod header_text;
 mod kernel_struct_layouts;
 mod new_feature_is_a_spec_edit;
 mod old_and_new_producers;
