@@ -34,6 +34,23 @@ pub const MATRIX: &[&[&str]] = &[
     ],
 ];
 
+/// The header sets compared (`perfdata::header_text`, which `perfdata script --header`
+/// prints before the records).
+pub const HEADERS: &[&[&str]] = &[&["--header-only"], &["--header-only", "-I"]];
+
+/// Our header text of `path`, as `perfdata script --header-only [-I]` prints it.
+pub fn our_header(path: &Path, full: bool) -> Result<Vec<u8>, String> {
+    let rec = Recording::open(path).map_err(|e| e.to_string())?;
+    let data = rec.data().map_err(|e| e.to_string())?;
+    let mut opts =
+        perfdata::header_text::HeaderTextOptions::for_recording(&rec).map_err(|e| e.to_string())?;
+    opts.show_full_info = full;
+    opts.pipe_features = false;
+    let mut out = vec![];
+    perfdata::header_text::write(&data, &opts, &mut out).map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
 /// Our options for one entry of [`MATRIX`].
 pub fn options_of(args: &[&str]) -> Result<ScriptOptions, String> {
     let mut o = ScriptOptions {
@@ -127,6 +144,19 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
         }
         failures.push(first_difference(args, &theirs, &ours));
     }
+    for args in HEADERS {
+        let mut all = vec!["script"];
+        all.extend_from_slice(args);
+        all.push("-i");
+        let theirs = perf_stdout(dir, &os_args(&all, path));
+        let ours = our_header(path, args.contains(&"-I"));
+        match (theirs, ours) {
+            (Ok(t), Ok(o)) if t == o => same += 1,
+            (Ok(t), Ok(o)) => failures.push(first_difference(args, &t, &o)),
+            (Err(why), _) => failures.push(format!("[{}] {why}", args.join(" "))),
+            (_, Err(e)) => failures.push(format!("[{}] ours: {e}", args.join(" "))),
+        }
+    }
     if failures.is_empty() {
         Outcome::Pass(format!(
             "{same} option sets byte-identical ({lines} lines){consumers}"
@@ -134,7 +164,10 @@ pub fn check_script(path: &Path, dir: &Path) -> Outcome {
     } else {
         failures.insert(
             0,
-            format!("{same}/{} option sets byte-identical", MATRIX.len()),
+            format!(
+                "{same}/{} option sets byte-identical",
+                MATRIX.len() + HEADERS.len()
+            ),
         );
         Outcome::Fail(failures)
     }

@@ -66,6 +66,15 @@ pub struct Args {
     /// Times in nanoseconds.
     #[arg(long)]
     ns: bool,
+    /// Print the recording's header first (perf's `# ========` block).
+    #[arg(long)]
+    header: bool,
+    /// Print only the recording's header.
+    #[arg(long, conflicts_with = "header")]
+    header_only: bool,
+    /// With --header/--header-only: every feature in full (topology, caches, memory…).
+    #[arg(short = 'I', long = "show-info")]
+    show_info: bool,
     /// Times from the previous record printed.
     #[arg(long)]
     deltatime: bool,
@@ -153,6 +162,14 @@ pub fn run(args: Args) -> CliResult {
     let mut options = args.symbols.options(true);
     options.filter = args.filter.filter()?;
     let mut out = args.output.open()?;
+    if args.header || args.header_only {
+        write_header(&mut out, path, args.show_info, !args.header_only)
+            .map_err(|e| rename_stdin(e, given, path))?;
+        if args.header_only {
+            out.finish()?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     analyze(path, &options, None, |analyzer| {
         script::script(analyzer, &opts, &mut out).at(path)?;
         Ok(())
@@ -161,6 +178,23 @@ pub fn run(args: Args) -> CliResult {
     out.finish()?;
     std::io::stderr().flush().ok();
     Ok(ExitCode::SUCCESS)
+}
+
+/// perf's header block (`# ========` … `#`); `pipe_features`: a pipe's HEADER_FEATURE
+/// records after it, as `--header` prints them (`--header-only` does not).
+fn write_header(
+    out: &mut impl Write,
+    path: &Path,
+    show_full_info: bool,
+    pipe_features: bool,
+) -> Result<(), CliError> {
+    let recording = crate::input::open(path)?;
+    let data = recording.data().at(path)?;
+    let mut opts = perfdata::header_text::HeaderTextOptions::for_recording(&recording).at(path)?;
+    opts.show_full_info = show_full_info;
+    opts.pipe_features = pipe_features;
+    perfdata::header_text::write(&data, &opts, out).at(path)?;
+    Ok(())
 }
 
 /// Standard input copied into an unnamed temporary file.
