@@ -76,6 +76,59 @@ pub struct Format {
     /// parse (perf then prints `[FAILED TO PARSE]` and the fields; so does
     /// [`Formats::print_trace`](super::Formats::print_trace)).
     pub print: Result<PrintFmt, PrintFmtError>,
+    /// Per field, whether libtraceevent has stopped printing it as text: when a format
+    /// does not parse, its `tep_print_field` prints a char array holding a byte that is
+    /// not printable as `ARRAY[…]`, and from then on every value of that field, for
+    /// the rest of the run.
+    pub(crate) shown_as_array: Sticky,
+}
+
+/// Flags that, once set, stay set for the life of the formats (shared by the threads
+/// printing; clones copy the current values; compared equal whatever they hold).
+#[derive(Default)]
+pub(crate) struct Sticky(Vec<std::sync::atomic::AtomicBool>);
+
+impl Sticky {
+    fn new(n: usize) -> Self {
+        Sticky((0..n).map(|_| Default::default()).collect())
+    }
+
+    pub(crate) fn get(&self, i: usize) -> bool {
+        self.0
+            .get(i)
+            .is_some_and(|b| b.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    pub(crate) fn set(&self, i: usize) {
+        if let Some(b) = self.0.get(i) {
+            b.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
+impl Clone for Sticky {
+    fn clone(&self) -> Self {
+        Sticky(
+            (0..self.0.len())
+                .map(|i| std::sync::atomic::AtomicBool::new(self.get(i)))
+                .collect(),
+        )
+    }
+}
+
+impl PartialEq for Sticky {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Sticky {}
+
+impl std::fmt::Debug for Sticky {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let set: Vec<usize> = (0..self.0.len()).filter(|&i| self.get(i)).collect();
+        f.debug_tuple("Sticky").field(&set).finish()
+    }
 }
 
 impl Format {
@@ -123,6 +176,7 @@ impl Format {
             system: system.to_string(),
             name,
             id: id?,
+            shown_as_array: Sticky::new(fields.len()),
             fields,
             print,
         })

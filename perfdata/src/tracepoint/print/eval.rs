@@ -555,17 +555,23 @@ impl<'a> Env<'a> {
     /// `tep_print_fields`: ` name=value` for each field of an event whose print format
     /// does not parse.
     pub(crate) fn fields(&self, out: &mut Vec<u8>) -> Res<()> {
-        for f in self.format.fields.iter().filter(|f| !f.common) {
+        for (i, f) in self
+            .format
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|f| !f.1.common)
+        {
             out.push(b' ');
             out.extend_from_slice(f.name.as_bytes());
             out.push(b'=');
-            self.field(out, f)?;
+            self.field(out, i, f)?;
         }
         Ok(())
     }
 
     /// `tep_print_field`.
-    fn field(&self, out: &mut Vec<u8>, f: &Field) -> Res<()> {
+    fn field(&self, out: &mut Vec<u8>, index: usize, f: &Field) -> Res<()> {
         let t = f.traits;
         if t.array {
             let (mut at, mut len) = (f.offset, f.size);
@@ -580,9 +586,11 @@ impl<'a> Env<'a> {
             let data = self.raw.get(at..).ok_or_else(|| self.outside(&f.name))?;
             let shown = &data[..len.min(data.len())];
             let is_text = shown.iter().take_while(|&&c| c != 0).all(|&c| printable(c));
-            if t.string && is_text {
+            let sticky = &self.format.shown_as_array;
+            if t.string && !sticky.get(index) && is_text {
                 out.extend_from_slice(self.cstr(at, &f.name)?);
             } else {
+                sticky.set(index);
                 let b = self.bytes(at, len, &f.name)?;
                 out.extend_from_slice(b"ARRAY[");
                 for (i, byte) in b.iter().enumerate() {

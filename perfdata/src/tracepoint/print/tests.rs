@@ -259,6 +259,12 @@ fn unknown_helper_prints_the_fields() {
         text(&f, &raw, &NoKernelSymbols),
         "[FAILED TO PARSE] a=-3 name=ab bin=ARRAY[01, 02] l=-1 p=0x10"
     );
+    // As in libtraceevent, a text field once shown as an array stays an array.
+    let later = payload(40, &[(12, b"cd\0"), (20, b"ok")]);
+    assert_eq!(
+        text(&f, &later, &NoKernelSymbols),
+        "[FAILED TO PARSE] a=0 name=cd bin=ARRAY[6f, 6b] l=0 p=0x0"
+    );
     let mut helpers = UnknownHelpers::default();
     let format = f.iter().next().unwrap();
     assert_eq!(helpers.first_use(format), Some("sizeof"));
