@@ -237,7 +237,7 @@ pub fn parse_format(text: &str) -> Option<Format> {
 fn parse_field(rest: &str, common: bool, ftrace: bool, long_size: usize) -> Option<Field> {
     let mut decl = "";
     let mut offset = None;
-    let mut size = None;
+    let mut size: Option<usize> = None;
     let mut signed = false;
     for part in rest.split(';').map(str::trim) {
         if let Some(v) = part.strip_prefix("offset:") {
@@ -263,8 +263,8 @@ fn parse_field(rest: &str, common: bool, ftrace: bool, long_size: usize) -> Opti
     let t = tep.traits;
     let element_size = if !t.array {
         size
-    } else if tep.array_len > 0 {
-        size / tep.array_len
+    } else if let Some(each) = size.checked_div(tep.array_len) {
+        each
     } else if t.dynamic {
         tep.dynamic_element
     } else if t.string {

@@ -4,7 +4,7 @@
 
 use super::format::{field_value, read_uint, Field, FieldValue, Format};
 use super::print::eval::Env;
-use super::print::{KernelSymbols, TraceError};
+use super::print::{KernelSymbols, PrintFmtError, TraceError};
 use crate::container::{PerfData, RawRecord};
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordType, TracingData};
 use crate::rt::{Endianness, Reader};
@@ -129,6 +129,18 @@ impl Formats {
     /// Every format, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &Format> {
         self.by_id.values()
+    }
+
+    /// The formats whose `print fmt` libtraceevent 6.1 does not parse (perf prints
+    /// their samples as `[FAILED TO PARSE]` and the fields), and why, by id.
+    pub fn unparsed(&self) -> impl Iterator<Item = (&Format, &PrintFmtError)> {
+        let mut v: Vec<_> = self
+            .by_id
+            .values()
+            .filter_map(|f| f.print.as_ref().err().map(|e| (f, e)))
+            .collect();
+        v.sort_by_key(|(f, _)| f.id);
+        v.into_iter()
     }
 
     /// True when the tracing data held no format that parses (no tracepoint event can

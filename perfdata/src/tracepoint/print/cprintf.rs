@@ -115,7 +115,7 @@ fn amounts(s: &Spec, star: Option<i32>) -> (bool, usize, Option<usize>) {
 }
 
 fn pad(out: &mut Vec<u8>, n: usize, c: u8) {
-    out.extend(std::iter::repeat(c).take(n));
+    out.extend(std::iter::repeat_n(c, n));
 }
 
 /// `%s` of `text` (bytes, up to the caller's NUL).

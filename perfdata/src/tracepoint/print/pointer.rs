@@ -142,8 +142,8 @@ fn ip6c(out: &mut Vec<u8>, b: &[u8]) {
     let use_v4 = v4mapped || isatap;
     let range = if use_v4 { 6 } else { 8 };
     let mut zeros = [0usize; 8];
-    for i in 0..range {
-        zeros[i] = (i..range).take_while(|&j| word(j) == 0).count();
+    for (i, z) in zeros.iter_mut().enumerate().take(range) {
+        *z = (i..range).take_while(|&j| word(j) == 0).count();
     }
     let mut longest = 1;
     let mut colonpos = None;

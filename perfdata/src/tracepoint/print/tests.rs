@@ -265,6 +265,7 @@ fn unknown_helper_prints_the_fields() {
         text(&f, &later, &NoKernelSymbols),
         "[FAILED TO PARSE] a=0 name=cd bin=ARRAY[6f, 6b] l=0 p=0x0"
     );
+    assert_eq!(f.unparsed().count(), 1);
     let mut helpers = UnknownHelpers::default();
     let format = f.iter().next().unwrap();
     assert_eq!(helpers.first_use(format), Some("sizeof"));
@@ -306,4 +307,44 @@ fn bad_payloads_are_errors_not_panics() {
         .print_trace(&[2, 0, 0, 0], &NoKernelSymbols, &mut out)
         .is_err());
     assert!(f.print_trace(&[1], &NoKernelSymbols, &mut out).is_err());
+}
+
+#[test]
+fn bprint_formats_each_record_by_its_printk_format() {
+    let text = "name: bprint\nID: 6\nformat:\n\
+        \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+        \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n\
+        \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n\
+        \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+        \tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n\
+        \tfield:const char * fmt;\toffset:16;\tsize:8;\tsigned:0;\n\
+        \tfield:u32 buf[];\toffset:24;\tsize:0;\tsigned:0;\n\n\
+        print fmt: \"%ps: %s\", (void *)REC->ip, REC->fmt\n";
+    let f = Format::parse("ftrace", text, 8).unwrap();
+    let formats = Formats::from_formats([f], Endianness::Little, 8)
+        .with_printk_formats("0xbeef : \"hello %d %lx %s\\n\"\n");
+    let mut raw = payload(
+        24,
+        &[
+            (0, &6u16.to_le_bytes()),
+            (8, &0xffff_ffff_8100_0010u64.to_le_bytes()),
+            (16, &0xbeefu64.to_le_bytes()),
+        ],
+    );
+    // The arguments packed as the kernel's vbin_printf packs them (8-byte values
+    // aligned to 4 only).
+    raw.extend_from_slice(&(-42i32).to_le_bytes());
+    raw.extend_from_slice(&0xabcdu64.to_le_bytes());
+    raw.extend_from_slice(b"world\0");
+    assert_eq!(text_of(&formats, &raw), "do_thing: hello -42 abcd world");
+    // A format address the tracing data does not know.
+    raw[16] = 0xee;
+    assert_eq!(
+        text_of(&formats, &raw),
+        "do_thing: (NO FORMAT FOUND at beee)\n"
+    );
+}
+
+fn text_of(f: &Formats, raw: &[u8]) -> String {
+    text(f, raw, &Syms)
 }
