@@ -2,7 +2,7 @@
 //! format of the kernel's tracefs parses as libtraceevent parses it, and for every
 //! sample of live recordings our `print_trace` text equals `perf script -F trace`'s.
 
-use perfdata::tracepoint::{Format, Formats, KernelSymbols, PrintFmtError};
+use perfdata::tracepoint::{Format, Formats, KernelSymbols, NoKernelSymbols, PrintFmtError};
 use perfdata::types::RecordBody;
 use perfdata::Recording;
 use perfdata_test_support::{require_tools, tools, Tool};
@@ -95,6 +95,71 @@ fn every_format_of_the_running_kernel_parses() {
         "formats that do not parse:\n{}",
         failures.join("\n")
     );
+}
+
+/// Random payloads for every format of the running kernel: printing returns text or an
+/// error, and never panics, loops or allocates without bound.
+#[test]
+fn random_payloads_never_panic() {
+    if !require_tools(&[TRACEFS]) {
+        return;
+    }
+    let root = tracefs().expect("probed");
+    let mut all = vec![];
+    for sys in std::fs::read_dir(root.join("events")).unwrap().flatten() {
+        let system = sys.file_name().to_string_lossy().into_owned();
+        for ev in std::fs::read_dir(sys.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(text) = std::fs::read_to_string(ev.path().join("format")) {
+                all.extend(Format::parse(&system, &text, 8));
+            }
+        }
+    }
+    let ids: Vec<(u16, usize)> = all
+        .iter()
+        .map(|f| {
+            (
+                f.id,
+                f.fields
+                    .iter()
+                    .map(|x| x.offset + x.size)
+                    .max()
+                    .unwrap_or(8),
+            )
+        })
+        .collect();
+    let formats = Formats::from_formats(all, perfdata::Endianness::Little, 8);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let (mut printed, mut refused) = (0, 0);
+    for (id, end) in ids {
+        for len in [2, end / 2, end, end + 8, end + 64] {
+            for round in 0..4 {
+                let mut raw: Vec<u8> = (0..len.max(2)).map(|_| next() as u8).collect();
+                if round == 0 {
+                    // Small numbers: locators that point inside the payload.
+                    raw.iter_mut().for_each(|b| *b %= 24);
+                }
+                raw[..2].copy_from_slice(&id.to_le_bytes());
+                let mut out = vec![];
+                match formats.write_trace(&raw, &NoKernelSymbols, &mut out) {
+                    Ok(_) => printed += 1,
+                    Err(_) => refused += 1,
+                }
+                assert!(out.len() < 1 << 20, "{id}: {} bytes of text", out.len());
+            }
+        }
+    }
+    eprintln!("random payloads: {printed} printed, {refused} refused with an error");
+    assert!(printed > 0);
 }
 
 /// A construct of `format`'s print line that libtraceevent 6.1's grammar rejects (perf

@@ -121,6 +121,8 @@ pub enum PrintFmtError {
     BadConversion(String),
     /// A field declaration libtraceevent cannot read.
     BadField(String),
+    /// Parentheses or operators nested deeper than any kernel format nests them.
+    TooDeep,
     /// Any other syntax libtraceevent rejects: what was expected, what came.
     Syntax {
         /// What libtraceevent expects there.
@@ -150,6 +152,7 @@ impl std::fmt::Display for PrintFmtError {
             PrintFmtError::UnknownOp(o) => write!(f, "operator `{o}` not evaluated"),
             PrintFmtError::BadConversion(c) => write!(f, "conversion `{c}`"),
             PrintFmtError::BadField(d) => write!(f, "field declaration `{d}`"),
+            PrintFmtError::TooDeep => write!(f, "expressions nested too deep"),
             PrintFmtError::Syntax { expected, found } => {
                 write!(f, "expected {expected}, found `{found}`")
             }
@@ -209,10 +212,15 @@ const BINARY: &[&str] = &[
     "!=",
 ];
 
+/// How deep the parser recurses (nested parentheses, chained operators) before it
+/// gives up: kernel formats stay far below; a hostile format would overflow the stack.
+const MAX_DEPTH: usize = 400;
+
 /// The parser: the token stream and the event's fields.
 pub(crate) struct Parser<'t, 'f> {
     lex: Lexer<'t>,
     fields: &'f [Field],
+    depth: usize,
 }
 
 impl<'t, 'f> Parser<'t, 'f> {
@@ -220,6 +228,7 @@ impl<'t, 'f> Parser<'t, 'f> {
         Parser {
             lex: Lexer::new(text),
             fields,
+            depth: 0,
         }
     }
 
@@ -297,8 +306,23 @@ impl<'t, 'f> Parser<'t, 'f> {
         self.process_arg_token(arg, t)
     }
 
+    /// Runs `f` one level deeper, failing past [`MAX_DEPTH`].
+    fn deeper<T>(&mut self, f: impl FnOnce(&mut Self) -> Res<T>) -> Res<T> {
+        if self.depth >= MAX_DEPTH {
+            return Err(PrintFmtError::TooDeep);
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     /// `process_arg_token`: the argument that `t` starts; returns the token after it.
     fn process_arg_token(&mut self, arg: &mut Arg, t: Token) -> Res<Token> {
+        self.deeper(|p| p.arg_token(arg, t))
+    }
+
+    fn arg_token(&mut self, arg: &mut Arg, t: Token) -> Res<Token> {
         match t.kind {
             Kind::Item => {
                 if t.text == "REC" {
@@ -350,6 +374,10 @@ impl<'t, 'f> Parser<'t, 'f> {
     /// `process_op`: `tok` is an operator following `arg` (or, for a unary operator,
     /// `arg` is that operator with no left side yet).
     fn process_op(&mut self, arg: &mut Arg, tok: Token) -> Res<Token> {
+        self.deeper(|p| p.op(arg, tok))
+    }
+
+    fn op(&mut self, arg: &mut Arg, tok: Token) -> Res<Token> {
         let op = tok.text;
         // The node whose subtree a following lower-priority operator extends (C's
         // `right`); a path from `arg`: the right child, or the left child after a rotation.
@@ -394,31 +422,29 @@ impl<'t, 'f> Parser<'t, 'f> {
             }
             let mut right = Arg::Null;
             let after = self.process_arg_token(&mut right, next)?;
-            let rotate = matches!(&right, Arg::Op(r)
-                if op_prio(&op).unwrap_or(-1) < op_prio(&r.op).unwrap_or(-1));
-            if rotate {
+            match right {
                 // libtraceevent rotates by priority alone, parentheses notwithstanding.
-                let Arg::Op(mut r) = right else {
-                    unreachable!("checked above")
-                };
-                let inner = r.left.take();
-                let old = Op {
-                    op,
-                    left: Some(Box::new(left)),
-                    right: inner,
-                    prio,
-                };
-                r.left = Some(Box::new(Arg::Op(old)));
-                *arg = Arg::Op(r);
-                follow = Some(Side::Left);
-            } else {
-                *arg = Arg::Op(Op {
-                    op,
-                    left: Some(Box::new(left)),
-                    right: Some(Box::new(right)),
-                    prio,
-                });
-                follow = Some(Side::Right);
+                Arg::Op(mut r) if op_prio(&op).unwrap_or(-1) < op_prio(&r.op).unwrap_or(-1) => {
+                    let inner = r.left.take();
+                    let old = Op {
+                        op,
+                        left: Some(Box::new(left)),
+                        right: inner,
+                        prio,
+                    };
+                    r.left = Some(Box::new(Arg::Op(old)));
+                    *arg = Arg::Op(r);
+                    follow = Some(Side::Left);
+                }
+                right => {
+                    *arg = Arg::Op(Op {
+                        op,
+                        left: Some(Box::new(left)),
+                        right: Some(Box::new(right)),
+                        prio,
+                    });
+                    follow = Some(Side::Right);
+                }
             }
             after
         } else if op == "[" {
@@ -827,6 +853,18 @@ mod tests {
             .map(|f| (f.value.as_str(), f.name.as_str()))
             .collect();
         assert_eq!(v, [("0x01", "A"), ("8", "B"), ("-1", "C")]);
+    }
+
+    #[test]
+    fn deep_nesting_fails_instead_of_overflowing() {
+        let deep = format!(
+            "print fmt: \"%d\", {}1{}\n",
+            "(".repeat(5000),
+            ")".repeat(5000)
+        );
+        assert_eq!(args(&deep).unwrap_err(), PrintFmtError::TooDeep);
+        let long = format!("print fmt: \"%d\", 1{}\n", " + 1".repeat(5000));
+        assert_eq!(args(&long).unwrap_err(), PrintFmtError::TooDeep);
     }
 
     #[test]
