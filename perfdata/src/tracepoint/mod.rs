@@ -31,9 +31,20 @@
 //!
 //! perf 6.1 as Debian packages it loads no libtraceevent plugins (it looks only in
 //! `~/.local/lib/traceevent/plugins`), so no event is printed by a plugin's handler:
-//! neither are ours. Where libtraceevent would read past the payload, print a pointer
-//! into its own memory (a dynamic array's address) or crash, we return a
-//! [`TraceError`] or print the array's offset instead.
+//! neither are ours. Where perf's output is not defined we choose:
+//! * a field or located data past the payload, a division by zero, a `*` width from the
+//!   payload beyond 65536: a [`TraceError`] (perf reads its own memory or dies);
+//! * `__get_dynamic_array(x)` used as a number: the data's offset in the payload (perf
+//!   prints an address in its own memory);
+//! * `%zu`/`%zx` (libtraceevent passes an `int`, printf reads a `size_t`): the low 32
+//!   bits, zero-extended, as the compiler's 32-bit move leaves them;
+//! * a bprint record whose format does not parse: an error for that record (perf marks
+//!   the event failed for the rest of the run).
+//!
+//! Some of libtraceevent's state lives as long as the formats, and so it does here: a
+//! char array of an unparsed format, once printed as `ARRAY[…]` because it held a byte
+//! that is not printable, prints so for every later sample. Print samples in perf's
+//! order (time order) for the same text.
 //!
 //! ```
 //! use perfdata::tracepoint::{FieldValue, Formats, NoKernelSymbols};

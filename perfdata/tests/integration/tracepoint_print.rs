@@ -6,6 +6,7 @@ use perfdata::tracepoint::{Format, Formats, KernelSymbols, NoKernelSymbols, Prin
 use perfdata::types::RecordBody;
 use perfdata::Recording;
 use perfdata_test_support::{require_tools, tools, Tool};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -252,14 +253,14 @@ fn better(b: &(u64, char, String), a: &(u64, char, String)) -> bool {
 }
 
 impl KernelSymbols for Kallsyms {
-    fn resolve(&self, addr: u64) -> Option<(&str, u64)> {
+    fn resolve(&self, addr: u64) -> Option<(Cow<'_, str>, u64)> {
         let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
         let (start, name) = &self.syms[i];
         // The last symbol ends at the next page boundary (perf's fix-up of the end).
         if i + 1 == self.syms.len() && addr >= (start + 4096) & !4095 {
             return None;
         }
-        Some((name, addr - start))
+        Some((Cow::Borrowed(name.as_str()), addr - start))
     }
 }
 

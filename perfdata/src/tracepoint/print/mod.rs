@@ -17,6 +17,7 @@ pub use parse::PrintFmtError;
 
 use parse::{Arg, Parser};
 use pieces::Piece;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// A parsed `print fmt:` line: the format string and its argument expressions, with
@@ -76,8 +77,10 @@ impl PrintFmt {
 /// Names the kernel function an address lies in, for `%pS`/`%ps`/`%pF`/`%pf` (perf
 /// resolves them with its machine's kernel maps: `/proc/kallsyms`, a vmlinux, modules).
 pub trait KernelSymbols {
-    /// The function containing `addr`: its name and `addr`'s offset from its start.
-    fn resolve(&self, addr: u64) -> Option<(&str, u64)>;
+    /// The function containing `addr`: its name and `addr`'s offset from its start
+    /// (perf: `machine__resolve_kernel_addr`, the symbol of the kernel map or module
+    /// containing the address; its module is not printed).
+    fn resolve(&self, addr: u64) -> Option<(Cow<'_, str>, u64)>;
 }
 
 /// No kernel symbols: every `%pS` prints as a hex address (`0xffffffff81234567`).
@@ -85,7 +88,7 @@ pub trait KernelSymbols {
 pub struct NoKernelSymbols;
 
 impl KernelSymbols for NoKernelSymbols {
-    fn resolve(&self, _: u64) -> Option<(&str, u64)> {
+    fn resolve(&self, _: u64) -> Option<(Cow<'_, str>, u64)> {
         None
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::rt::Endianness;
 use crate::tracepoint::{Format, Formats, KernelSymbols, NoKernelSymbols, UnknownHelpers};
+use std::borrow::Cow;
 
 /// A format file of event id 1 with the usual common fields, then `fields`
 /// (`decl`, offset, size, signed) and the print format.
@@ -47,10 +48,10 @@ fn text(f: &Formats, raw: &[u8], kernel: &dyn KernelSymbols) -> String {
 struct Syms;
 
 impl KernelSymbols for Syms {
-    fn resolve(&self, addr: u64) -> Option<(&str, u64)> {
+    fn resolve(&self, addr: u64) -> Option<(Cow<'_, str>, u64)> {
         (0xffff_ffff_8100_0000..0xffff_ffff_8100_1000)
             .contains(&addr)
-            .then(|| ("do_thing", addr - 0xffff_ffff_8100_0000))
+            .then(|| ("do_thing".into(), addr - 0xffff_ffff_8100_0000))
     }
 }
 
