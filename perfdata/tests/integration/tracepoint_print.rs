@@ -504,3 +504,100 @@ fn trace_text_equals_perf_script() {
         all_mismatches.join("\n")
     );
 }
+
+/// Print formats that exercise libtraceevent's corners, each put in place of
+/// `sched_switch`'s in a perf 6.1 recording: perf prints the recording's samples
+/// through it, and so do we.
+const SYNTHETIC_FORMATS: &[&str] = &[
+    // `%c`, `% d`, `%+d` take no argument: the arguments after them shift; an int
+    // field printed with `%s` prints its bytes.
+    r#""%c|% d|%+d|%s|%d", REC->prev_pid, REC->next_pid, REC->prev_prio"#,
+    // An unknown helper: [FAILED TO PARSE] and the fields.
+    r#""%d %d", REC->prev_pid, sizeof(int)"#,
+    // Flags (delimiter, unknown bits), symbols (unknown value, enum names).
+    r#""%s/%s/%s/%s", __print_flags(REC->prev_state, "|", { 1, "S" }, { 2, "D" }, { 0x10, "X" }), __print_flags(REC->next_pid, "", { 1, "a" }, { 2, "b" }), __print_symbolic(REC->prev_prio, { 120, "normal" }, { SOME_ENUM, "enum" }), __print_symbolic(REC->next_prio, { TIMER_SOFTIRQ, "one" }, { 0, "zero" })"#,
+    // Priorities as libtraceevent binds them, parentheses and ternaries included.
+    r#""%d %d %d %d %d %d", REC->prev_pid & (REC->next_pid | 1), REC->prev_pid ? 1 : 2 + 3, -REC->prev_pid * 2, REC->prev_pid - 1 < 0, !REC->next_pid, REC->prev_pid % 7 + REC->next_pid / 3"#,
+    // printf flags, widths, precision, length modifiers, casts that mask.
+    r#""%08x|%-6d|%5s|%.2s|%#x|%hhd|%lld|%u|%hu|%zu|%lx|%o|%X", (u8)REC->prev_pid, (int)REC->prev_state, REC->prev_comm, REC->next_comm, REC->next_pid, REC->prev_pid, (long)REC->prev_state, -1, -1, -1, (unsigned int)-1, REC->prev_prio, REC->prev_pid"#,
+    // `*` widths and precisions from fields.
+    r#""[%*d] [%-*s] [%.*s]", REC->next_prio, REC->next_pid, REC->prev_prio, REC->next_comm, REC->prev_pid, REC->prev_comm"#,
+    // Strings through ternaries, atoms, escapes, %%.
+    r#""%s %s a\tb\\c \"q\" 100%% %5%", REC->prev_pid > 100 ? REC->prev_comm : "low", REC->next_pid ? "busy" : "idle""#,
+    // Arrays of a field, indexing, hex dumps, %p.
+    r#""%d %d %s %s %s %p %p", REC->prev_comm[1], REC->next_comm[0] + 1, __print_hex(REC->prev_comm, 4), __print_hex_str(REC->next_comm, 3), __print_array(REC->prev_comm, 2, 4), REC->prev_state, REC->next_prio"#,
+    // A MAC and addresses of fields of the wrong size.
+    r#""%pM %pI4 %pI6c %pU %pISpc", REC->prev_comm, REC->prev_pid, REC->next_comm, REC->prev_comm, REC->next_comm"#,
+    // A flag named by an unknown enum prints for 0; a unary operator on the right of
+    // a binary one rotates above it; `__builtin_expect` is its first argument.
+    r#""%s %d %d", __print_flags(REC->next_pid, "|", { NOT_A_NUMBER, "none" }, { 1, "a" }), REC->prev_pid * -REC->next_pid, __builtin_expect(!!(REC->prev_pid), 1)"#,
+    // Arguments past the conversions are ignored; a conversion without one fails.
+    r#""%d", REC->prev_pid, REC->next_pid"#,
+    r#""%d %d", REC->prev_pid"#,
+];
+
+/// `recording` with `sched_switch`'s print format replaced by `print`.
+fn with_print_format(recording: &Path, print: &str, out: &Path) {
+    use perfdata::types::FeatureBody;
+    use perfdata::write::{Builder, FeatureData, WriteOptions};
+    let bytes = std::fs::read(recording).unwrap();
+    let data = perfdata::PerfData::open(&bytes).unwrap();
+    let mut file = Builder::read(&data).unwrap();
+    file.make_typed().unwrap();
+    let mut replaced = 0;
+    for f in &mut file.features {
+        let FeatureData::Typed(body) = &mut f.data else {
+            continue;
+        };
+        let FeatureBody::TracingData(t) = &mut **body else {
+            continue;
+        };
+        for s in &mut t.body.systems {
+            for file in &mut s.formats {
+                let text = String::from_utf8_lossy(file.data.as_slice()).into_owned();
+                if !text.starts_with("name: sched_switch\n") {
+                    continue;
+                }
+                let head = &text[..text.find("print fmt:").unwrap()];
+                let new = format!("{head}print fmt: {print}\n");
+                file.data = perfdata::rt::Bytes(new.into_bytes().into());
+                replaced += 1;
+            }
+        }
+    }
+    assert_eq!(replaced, 1, "sched_switch's format in the tracing data");
+    file.save(out, WriteOptions::default()).unwrap();
+}
+
+#[test]
+fn corner_cases_print_as_perf_prints_them() {
+    if !require_tools(&[tools::PERF]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let recording = perfdata_test_support::workspace().join("perfdata/tests/data/tracepoint.data");
+    let mut failures = vec![];
+    let mut samples = 0;
+    let mut parsed = 0;
+    for (i, print) in SYNTHETIC_FORMATS.iter().enumerate() {
+        let out = dir.path().join(format!("f{i}.data"));
+        with_print_format(&recording, print, &out);
+        let bytes = std::fs::read(&out).unwrap();
+        let formats = Formats::of_file(&perfdata::PerfData::open(&bytes).unwrap()).unwrap();
+        let switch = formats.iter().find(|f| f.name == "sched_switch").unwrap();
+        parsed += usize::from(switch.print.is_ok());
+        let (per_event, mismatches) = compare(&out, &NoKernelSymbols);
+        samples += per_event.values().map(|v| v.0).sum::<usize>();
+        if !mismatches.is_empty() {
+            failures.push(format!("print fmt: {print}\n{}", mismatches.join("\n")));
+        }
+    }
+    eprintln!(
+        "{} synthetic print formats, {samples} samples printed as perf prints them",
+        SYNTHETIC_FORMATS.len() - failures.len()
+    );
+    assert!(samples > 0);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    // Two of them are meant not to parse (`sizeof`, a missing argument).
+    assert_eq!(parsed, SYNTHETIC_FORMATS.len() - 2);
+}
