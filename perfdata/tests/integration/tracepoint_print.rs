@@ -193,15 +193,18 @@ fn rejected_construct(format: &str) -> Option<&'static str> {
 }
 
 /// The kernel's symbols from `/proc/kallsyms`, chosen and bounded as perf's kallsyms
-/// loader does (`symbols__fixup_duplicate`, `symbols__fixup_end`).
+/// loader does (`symbols__fixup_duplicate`, `symbols__fixup_end`): (start, end, name).
 struct Kallsyms {
-    syms: Vec<(u64, String)>,
+    syms: Vec<(u64, u64, String)>,
 }
+
+/// A kallsyms entry: address, type letter, name, whether a module's.
+type Entry = (u64, char, String, bool);
 
 impl Kallsyms {
     fn load() -> Option<Kallsyms> {
         let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
-        let mut syms: Vec<(u64, char, String)> = text
+        let mut syms: Vec<Entry> = text
             .lines()
             .filter_map(|l| {
                 let mut w = l.split_whitespace();
@@ -209,37 +212,50 @@ impl Kallsyms {
                 let ty = w.next()?.chars().next()?;
                 let name = w.next()?.to_string();
                 let module = w.next().is_some();
-                (matches!(ty.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B') && !module)
-                    .then_some((addr, ty, name))
+                matches!(ty.to_ascii_uppercase(), 'T' | 'W' | 'D' | 'B')
+                    .then_some((addr, ty, name, module))
             })
             .collect();
         if syms.iter().all(|s| s.0 == 0) {
             return None; // addresses hidden (kptr_restrict)
         }
         syms.sort_by_key(|s| s.0); // stable: file order among equal addresses
-        let mut out: Vec<(u64, char, String)> = vec![];
+        let mut kept: Vec<Entry> = vec![];
         for s in syms {
-            match out.last() {
+            match kept.last_mut() {
                 Some(prev) if prev.0 == s.0 => {
                     if better(&s, prev) {
-                        *out.last_mut().unwrap() = s;
+                        *prev = s;
                     }
                 }
-                _ => out.push(s),
+                _ => kept.push(s),
             }
         }
+        let round = |x: u64| x.div_ceil(4096) * 4096;
+        let ends: Vec<u64> = (0..kept.len())
+            .map(|i| match kept.get(i + 1) {
+                // Between the kernel's symbols and the modules', a page.
+                Some(next) if next.3 != kept[i].3 => round(kept[i].0 + 4096),
+                Some(next) => next.0,
+                None => round(kept[i].0) + 4096,
+            })
+            .collect();
         Some(Kallsyms {
-            syms: out.into_iter().map(|(a, _, n)| (a, n)).collect(),
+            syms: kept
+                .into_iter()
+                .zip(ends)
+                .map(|((a, _, n, _), e)| (a, e, n))
+                .collect(),
         })
     }
 }
 
 /// perf's `choose_best_symbol` among kallsyms entries at one address (all of length 0
 /// then): not weak, then global, then fewer leading underscores, then the longer name.
-fn better(b: &(u64, char, String), a: &(u64, char, String)) -> bool {
-    let weak = |s: &(u64, char, String)| s.1 == 'W' || s.1 == 'w';
-    let global = |s: &(u64, char, String)| s.1.is_ascii_uppercase() && !weak(s);
-    let unders = |s: &(u64, char, String)| s.2.len() - s.2.trim_start_matches('_').len();
+fn better(b: &Entry, a: &Entry) -> bool {
+    let weak = |s: &Entry| s.1 == 'W' || s.1 == 'w';
+    let global = |s: &Entry| s.1.is_ascii_uppercase() && !weak(s);
+    let unders = |s: &Entry| s.2.len() - s.2.trim_start_matches('_').len();
     if weak(a) != weak(b) {
         return weak(a);
     }
@@ -255,12 +271,8 @@ fn better(b: &(u64, char, String), a: &(u64, char, String)) -> bool {
 impl KernelSymbols for Kallsyms {
     fn resolve(&self, addr: u64) -> Option<(Cow<'_, str>, u64)> {
         let i = self.syms.partition_point(|s| s.0 <= addr).checked_sub(1)?;
-        let (start, name) = &self.syms[i];
-        // The last symbol ends at the next page boundary (perf's fix-up of the end).
-        if i + 1 == self.syms.len() && addr >= (start + 4096) & !4095 {
-            return None;
-        }
-        Some((Cow::Borrowed(name.as_str()), addr - start))
+        let (start, end, name) = &self.syms[i];
+        (addr < *end).then(|| (Cow::Borrowed(name.as_str()), addr - start))
     }
 }
 
