@@ -18,7 +18,7 @@ use std::io::{Cursor, Read};
 const MAX_INPUT: usize = 1 << 20;
 
 /// `read_file`: open, decode every feature and record in file order, time order and
-/// salvaging, and `check`. Salvaging an input the plain walk reads gives the same
+/// salvaging, print every tracepoint sample's trace text, and `check`. Salvaging an input the plain walk reads gives the same
 /// records and as damage only the SPLIT runs the plain walk noted as unjoined; else the
 /// plain walk's records are a prefix of it. Time order gives as many records as file
 /// order.
@@ -35,12 +35,20 @@ pub fn read_file(bytes: &[u8]) {
     }
     let _ = data.feature_problems();
     let mut plain = vec![];
+    let formats = perfdata::tracepoint::Formats::of_file(&data);
     let mut walk = data.records();
     let walked = walk.for_each(|origin, rec, ctx| {
         if let Ok(Some(s)) = data.sample(&rec, ctx) {
             let _ = s.validate();
         }
-        let _ = data.decode(&rec, ctx);
+        let decoded = data.decode(&rec, ctx);
+        if let (Some(f), Ok(perfdata::types::RecordBody::Sample(s))) = (&formats, &decoded) {
+            if let Some(raw) = &s.raw {
+                let mut text = vec![];
+                let symbols = perfdata::tracepoint::NoKernelSymbols;
+                let _ = f.write_trace(raw.data.as_slice(), &symbols, &mut text);
+            }
+        }
         let _ = data.time(&rec, ctx);
         plain.push((origin, rec.offset, rec.header.type_));
         Ok(true)

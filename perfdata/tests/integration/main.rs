@@ -23,4 +23,5 @@ mod rewrite;
 mod simpleperf;
 mod streaming;
 mod streaming_convert;
+mod tracepoint_print;
 mod views;
