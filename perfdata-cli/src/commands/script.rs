@@ -170,13 +170,14 @@ pub fn run(args: Args) -> CliResult {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    analyze(path, &options, None, |analyzer| {
-        script::script(analyzer, &opts, &mut out).at(path)?;
-        Ok(())
+    let notes = analyze(path, &options, None, |analyzer| {
+        script::script(analyzer, &opts, &mut out).at(path)
     })
     .map_err(|e| rename_stdin(e, given, path))?;
     out.finish()?;
-    std::io::stderr().flush().ok();
+    for n in notes {
+        eprintln!("perfdata: {}: note: {n}", given.display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -130,6 +130,12 @@ pub struct Script {
     formats: Option<Formats>,
     /// The widest `data_src` text so far (perf pads to it).
     data_src_width: usize,
+    /// The trace text being made (kept for its allocation).
+    trace_text: Vec<u8>,
+    /// Helpers of unparsable print formats met (each said once).
+    unknown_helpers: perfdata::tracepoint::UnknownHelpers,
+    /// Trace errors said so far (each once).
+    trace_errors: std::collections::BTreeSet<String>,
     /// The line being made (kept for its allocation).
     line: Vec<u8>,
     /// The text of the `ip` columns by what makes it ([`Script::write_ip`]).
@@ -140,14 +146,13 @@ pub struct Script {
     inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
     stat: StatState,
-    /// perf's warnings, to be printed once on standard error.
+    /// What the printing met that a user should know, each said once.
     pub warnings: Vec<String>,
 }
 
 impl Script {
     /// A printer with `opts`.
     pub fn new(opts: ScriptOptions) -> Script {
-        let warnings = opts.fields.warnings.clone();
         Script {
             opts,
             plan: None,
@@ -161,9 +166,12 @@ impl Script {
             texts: Default::default(),
             texts_bytes: 0,
             line: vec![],
+            trace_text: vec![],
+            unknown_helpers: Default::default(),
+            trace_errors: Default::default(),
             data_src_width: 0,
             stat: StatState::default(),
-            warnings,
+            warnings: vec![],
         }
     }
 
@@ -175,6 +183,26 @@ impl Script {
         if self.plan.is_some() && self.planned_for == attrs.len() {
             return Ok(());
         }
+        if self.formats.is_none() {
+            self.formats = Formats::of_file(item.data);
+        }
+        // A tracepoint the recording names by its type and config alone (no EVENT_DESC:
+        // an old pipe) is named `system:event` from its format, as perf names it.
+        let events: Vec<String> = attrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let named = events.get(i).cloned().unwrap_or_default();
+                let default = perfdata::events::default_event_name(a.attr.type_, a.attr.config);
+                match &self.formats {
+                    Some(f) if a.attr.type_.0 == 2 && named == default => f
+                        .get(a.attr.config as u16)
+                        .map_or(named, |f| format!("{}:{}", f.system, f.name)),
+                    _ => named,
+                }
+            })
+            .collect();
+        let events = &events[..];
         let pipe = item.data.header.is_none();
         let has_feature = |id: FeatureId| item.data.features.iter().any(|f| f.id == id);
         let has_stat = has_feature(FeatureId::STAT);
@@ -656,7 +684,7 @@ impl Script {
         written.map_err(io)?;
         if fields.has(Field::TRACE) {
             if let Some(raw) = s.view.raw()? {
-                self.write_trace(out, raw.data.as_slice())?;
+                self.write_trace(out, machine, raw.data.as_slice())?;
             }
         }
         if fields.has(Field::ADDR) {
@@ -813,35 +841,41 @@ impl Script {
         Ok(())
     }
 
-    /// The `trace` field: the tracepoint's fields.
-    fn write_trace(&mut self, out: &mut impl Write, raw: &[u8]) -> Result<(), AnalysisError> {
+    /// The `trace` field: the tracepoint's fields through its format's `print fmt`, as
+    /// perf's libtraceevent prints them. A format perf cannot parse prints its fields as
+    /// `[FAILED TO PARSE]` (said once per helper on standard error); a payload that does
+    /// not hold what its format says prints nothing there (said once per event).
+    fn write_trace(
+        &mut self,
+        out: &mut impl Write,
+        machine: &Machine,
+        raw: &[u8],
+    ) -> Result<(), AnalysisError> {
         let Some(formats) = &self.formats else {
             return Ok(());
         };
-        let Some((_, fields)) = formats.decode(raw) else {
-            return Ok(());
-        };
-        let mut first = true;
-        for (f, v) in fields {
-            if f.name.starts_with("common_") {
-                continue;
-            }
-            if !first {
-                write!(out, " ").map_err(io)?;
-            }
-            first = false;
-            match v {
-                Some(perfdata::tracepoint::FieldValue::Signed(v)) => {
-                    write!(out, "{}={v}", f.name)
+        let mut text = std::mem::take(&mut self.trace_text);
+        text.clear();
+        match formats.write_trace(raw, &KernelNames(machine), &mut text) {
+            Ok(format) => {
+                if let Some(helper) = self.unknown_helpers.first_use(format) {
+                    self.warnings.push(format!(
+                        "tracepoint {}:{}: its print fmt uses `{helper}`, which perf 6.1's \
+                         libtraceevent cannot parse: printed as perf prints it, \
+                         [FAILED TO PARSE] and the fields",
+                        format.system, format.name
+                    ));
                 }
-                Some(perfdata::tracepoint::FieldValue::Unsigned(v)) => {
-                    write!(out, "{}={v}", f.name)
-                }
-                Some(perfdata::tracepoint::FieldValue::Text(t)) => write!(out, "{}={t}", f.name),
-                _ => write!(out, "{}=?", f.name),
+                out.write_all(&text).map_err(io)?;
             }
-            .map_err(io)?;
+            Err(e) => {
+                let what = e.to_string();
+                if self.trace_errors.insert(what.clone()) {
+                    self.warnings.push(format!("tracepoint sample: {what}"));
+                }
+            }
         }
+        self.trace_text = text;
         Ok(())
     }
 
@@ -1124,6 +1158,19 @@ fn x86_reg_name(bit: u32) -> String {
     }
 }
 
+/// The kernel's symbols for `%pS`-style conversions of tracepoint fields.
+struct KernelNames<'m>(&'m Machine);
+
+impl perfdata::tracepoint::KernelSymbols for KernelNames<'_> {
+    fn resolve(&self, addr: u64) -> Option<(std::borrow::Cow<'_, str>, u64)> {
+        let f = self.0.resolve(-1, true, addr);
+        let (sym, (dso, map_ip)) = (f.symbol?, f.dso?);
+        let at = self.0.dsos.lookup_address(dso, map_ip);
+        let off = at.wrapping_sub(self.0.dsos.symbol_start(sym));
+        Some((self.0.dsos.symbol_name(sym).into(), off))
+    }
+}
+
 /// What the text of a sample's `ip` columns follows from: its process and the state of
 /// the machine (what names addresses), the fields, and its stack (or address).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -1328,7 +1375,8 @@ fn io(e: std::io::Error) -> AnalysisError {
     }
 }
 
-/// Prints a whole recording as `perf script` does, into `out`.
+/// Prints a whole recording as `perf script` does, into `out`; what it met that a user
+/// should know (a tracepoint format perf cannot parse, a payload shorter than its format).
 pub fn script(
     analyzer: &mut Analyzer<'_>,
     opts: &ScriptOptions,
