@@ -67,3 +67,11 @@ fn script_equals_the_stored_perf_script_text() {
     let n = check("script");
     assert!(n >= 20, "only {n} stored texts compared");
 }
+
+/// The tracepoint fixtures' stored `perf script -F …,trace` text: each sample's trace
+/// field through its format's print fmt.
+#[test]
+fn script_equals_the_stored_perf_trace_text() {
+    let n = check("trace");
+    assert!(n >= 2, "only {n} stored trace texts compared");
+}
