@@ -123,8 +123,8 @@ pub struct Script {
     opts: ScriptOptions,
     plan: Option<Plan>,
     planned_for: usize,
-    initial_time: Option<u64>,
-    previous_time: Option<u64>,
+    initial_time: u64,
+    previous_time: u64,
     frames: Vec<Frame>,
     stack: crate::stack::Stack,
     formats: Option<Formats>,
@@ -157,8 +157,8 @@ impl Script {
             opts,
             plan: None,
             planned_for: 0,
-            initial_time: None,
-            previous_time: None,
+            initial_time: 0,
+            previous_time: 0,
             frames: vec![],
             stack: Default::default(),
             formats: None,
@@ -602,13 +602,17 @@ impl Script {
             buf.resize(buf.len() + pad, b' ');
         }
         if fields.has(Field::TIME) {
+            // perf keeps these as plain numbers, 0 meaning unset: a record at time 0 (a
+            // synthesized one) leaves the next to set them.
             let mut t = time.unwrap_or(0);
             if self.opts.time.reltime {
-                let first = *self.initial_time.get_or_insert(t);
-                t = t.wrapping_sub(first);
+                if self.initial_time == 0 {
+                    self.initial_time = t;
+                }
+                t = t.wrapping_sub(self.initial_time);
             } else if self.opts.time.deltatime {
-                let prev = self.previous_time.replace(t);
-                t = prev.map_or(0, |p| t.wrapping_sub(p));
+                let prev = std::mem::replace(&mut self.previous_time, t);
+                t = if prev != 0 { t.wrapping_sub(prev) } else { 0 };
             }
             let secs = t / 1_000_000_000;
             let nsecs = t % 1_000_000_000;
