@@ -802,16 +802,24 @@ impl Script {
         s: &crate::SampleInfo<'_>,
         fields: Fields,
     ) -> Result<(), AnalysisError> {
-        // perf fetches the bytes only when it runs on the recording's architecture.
-        let native = matches!(
-            item.data
+        // perf fetches the bytes only when it runs on the recording's architecture: a
+        // pipe is taken to be of this machine, a file when its ARCH says so (a 32-bit
+        // x86 recording on x86_64 too), not one without ARCH.
+        let native = item.data.header.is_none()
+            || match item
+                .data
                 .features
                 .iter()
                 .find(|f| f.id == FeatureId::ARCH)
-                .and_then(|f| item.data.feature(f).ok()),
-            Some(perfdata::types::FeatureBody::Arch(a))
-                if a.value.text.text() == std::env::consts::ARCH.as_bytes()
-        );
+                .and_then(|f| item.data.feature(f).ok())
+            {
+                Some(perfdata::types::FeatureBody::Arch(a)) => {
+                    let arch = a.value.text.text();
+                    let here = std::env::consts::ARCH.as_bytes();
+                    arch == here || (here == b"x86_64" && arch == b"i386")
+                }
+                _ => false,
+            };
         let mut insn: &[u8] = &[];
         let fetched;
         if native && s.ip != 0 && cfg!(target_arch = "x86_64") {
