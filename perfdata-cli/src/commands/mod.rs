@@ -12,4 +12,5 @@ pub mod flamegraph;
 pub mod info;
 pub mod offcpu;
 pub mod report;
+pub mod sched;
 pub mod stats;
