@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 16] = [
+pub const CHECKS: [&str; 17] = [
     "header",
     "records",
     "samples",
@@ -22,10 +22,11 @@ pub const CHECKS: [&str; 16] = [
     "diff",
     "off-cpu",
     "pprof",
+    "sched",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 16] = [
+const TITLES: [&str; 17] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -42,6 +43,7 @@ const TITLES: [&str; 16] = [
     "14 diff",
     "15 off-cpu",
     "16 pprof",
+    "17 sched",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -11,8 +11,9 @@ commands:
                   decode, print the table (exit non-zero on a failure not in
                   conformance/known-failures.txt); --refresh-oracle: store perf's output for
                   the committed fixtures instead (conformance/fixtures/perf-output/);
-                  --only NAME: a scenario, a corpus file, `corpus`, `gperftools`, or
-                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11);
+                  --only NAME: a scenario, a corpus file, `corpus`, `gperftools`,
+                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11), or
+                  `sched` (the perf sched rows, check 17);
                   a live scenario that fails is recorded again once and fails only if
                   that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
