@@ -13,11 +13,13 @@
 //! side-band records. Memory grows with the tasks and CPUs, never with the events: every
 //! view streams its lines into a `Write` as the replay goes.
 //!
-//! [`timehist`] also yields the intervals as rows ([`timehist::Interval`]) for the Arrow
-//! and Parquet tables.
+//! [`timehist`] also yields the intervals as rows ([`timehist::Interval`]); `table`
+//! makes them the `sched_intervals` Arrow table (feature `arrow`).
 
 pub mod latency;
 pub mod map;
+#[cfg(feature = "arrow")]
+pub mod table;
 pub mod timehist;
 
 use crate::AnalysisError as Error;

@@ -114,8 +114,11 @@ pub struct Interval {
     pub comm: String,
     /// The CPU it ran on.
     pub cpu: u32,
-    /// The state it left in (`R`, `S`, `D`, …; `I` for the idle task).
+    /// The state it left in at `end` (`R`, `S`, `D`, …; `I` for the idle task).
     pub state: char,
+    /// The state it waited in before `start` (the state of its previous switch-out; `R`:
+    /// preempted, still runnable); `None` when no switch-out of it was seen before.
+    pub wait_state: Option<char>,
     /// Switch-in, nanoseconds.
     pub start: u64,
     /// Switch-out, nanoseconds.
@@ -694,7 +697,9 @@ impl State<'_> {
             Who::Task(i) => self.tasks.comm(i).into_owned(),
         };
         let r = self.rt_ref(who).cloned().unwrap_or_default();
+        let wait_state = (r.last_time != 0).then(|| state_char(tid == 0, r.last_state));
         let row = Interval {
+            wait_state,
             pid,
             tid,
             comm,
