@@ -54,14 +54,13 @@ fn sched_intervals_read_back_equal_the_walk_and_perfs_summary() {
     let file = dir
         .path()
         .join("sched_intervals/recording=3/part-0.parquet");
-    let batches: Vec<RecordBatch> = ParquetRecordBatchReaderBuilder::try_new(
-        std::fs::File::open(&file).unwrap(),
-    )
-    .unwrap()
-    .build()
-    .unwrap()
-    .map(|b| b.unwrap())
-    .collect();
+    let batches: Vec<RecordBatch> =
+        ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file).unwrap())
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect();
     let u64s = |b: &RecordBatch, c: &str| -> Vec<u64> {
         b.column_by_name(c)
             .unwrap()
@@ -101,8 +100,7 @@ fn sched_intervals_read_back_equal_the_walk_and_perfs_summary() {
 
     // perf's wait-time summary of the same recording: per task, run time, sleep + iowait
     // + preempt, and delay, in msec.usec.
-    let summary =
-        std::fs::read_to_string(data().join("perf-timehist-s-state.txt")).unwrap();
+    let summary = std::fs::read_to_string(data().join("perf-timehist-s-state.txt")).unwrap();
     let ms = |ns: u64| format!("{}.{:03}", ns / 1_000_000, ns % 1_000_000 / 1000);
     let mut checked = 0;
     for l in summary.lines() {

@@ -117,8 +117,8 @@ struct TimehistArgs {
     /// At most this many functions of each call chain.
     #[arg(long = "max-stack", value_name = "N", default_value_t = 5)]
     max_stack: u32,
-    /// The intervals as JSON lines (task, cpu, state, start, end, wait, delay, run,
-    /// waker) instead of the text.
+    /// The intervals as JSON lines (task, cpu, start, end, run, wait, delay, the states
+    /// before and after, the waker) instead of the text.
     #[arg(long, help_heading = "Output")]
     json: bool,
     #[command(flatten)]
@@ -231,7 +231,9 @@ fn run_timehist(a: TimehistArgs) -> CliResult {
                         "pid": i.pid, "tid": i.tid, "comm": i.comm, "cpu": i.cpu,
                         "state": i.state.to_string(), "start": i.start, "end": i.end,
                         "wait": i.wait, "delay": i.delay, "run": i.run,
+                        "wait_state": i.wait_state.map(|c| c.to_string()),
                         "waker_pid": i.waker.map(|w| w.0), "waker_tid": i.waker.map(|w| w.1),
+                        "waker": i.waker_comm,
                     });
                     if let Err(e) = writeln!(out, "{v}") {
                         failed = Some(e);

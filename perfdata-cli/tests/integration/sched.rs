@@ -125,3 +125,83 @@ fn a_recording_without_sched_switch_is_refused_in_perfs_words() {
     assert_ne!(code, Some(0));
     assert!(err.contains("Unknown --sort key: `bogus'"), "{err}");
 }
+
+/// The Firefox Profiler export of a recording with sched_switch, read back: per task,
+/// an "Off CPU" marker for each interval it waited before and a "Running" one for each
+/// interval it ran (`sched timehist --json`'s), and a "CPU N" track with every task
+/// each CPU ran.
+#[test]
+fn firefox_export_marks_the_schedulers_intervals() {
+    let rec = common::fixture_path("tracepoint.data");
+    let rec = rec.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.json");
+    let (code, _, err) = run_perfdata(
+        &[
+            "export",
+            rec,
+            "--to",
+            "firefox",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let (code, json, err) = run_perfdata(&["sched", "timehist", "--json", rec], None);
+    assert_eq!(code, Some(0), "{err}");
+    let intervals: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Markers by track name or tid: (name, count).
+    let mut by_tid: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let mut by_cpu: std::collections::HashMap<String, usize> = Default::default();
+    for t in v["threads"].as_array().unwrap() {
+        let strings = t["stringArray"].as_array().unwrap();
+        let names: Vec<&str> = t["markers"]["name"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| strings[n.as_u64().unwrap() as usize].as_str().unwrap())
+            .collect();
+        let name = t["name"].as_str().unwrap();
+        if name.starts_with("CPU ") {
+            by_cpu.insert(name.to_string(), names.len());
+            continue;
+        }
+        let tid = match &t["tid"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let e = by_tid.entry(tid).or_default();
+        e.0 += names.iter().filter(|n| **n == "Off CPU").count();
+        e.1 += names.iter().filter(|n| **n == "Running").count();
+    }
+    let mut want_tid: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let mut want_cpu: std::collections::HashMap<String, usize> = Default::default();
+    for i in &intervals {
+        *want_cpu.entry(format!("CPU {}", i["cpu"])).or_default() += 1;
+        if i["pid"] == 0 {
+            continue;
+        }
+        let e = want_tid.entry(i["tid"].to_string()).or_default();
+        e.0 += usize::from(i["wait"].as_u64().unwrap() > 0);
+        e.1 += 1;
+    }
+    assert_eq!(by_cpu, want_cpu);
+    assert!(want_tid.values().any(|w| w.0 > 0), "no task waited");
+    for (tid, want) in &want_tid {
+        assert_eq!(by_tid.get(tid), Some(want), "tid {tid}");
+    }
+    // The schema names the state and the waker.
+    let schemas: Vec<&str> = v["meta"]["markerSchema"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(schemas.contains(&"SchedOffCpu") && schemas.contains(&"SchedRunning"));
+}

@@ -296,6 +296,12 @@ impl Tasks {
         Some(i)
     }
 
+    /// The live thread `tid`, without perf's side effects (a lookup that changes
+    /// nothing).
+    pub fn peek(&self, tid: i32) -> Option<TaskId> {
+        self.live.get(&tid).copied()
+    }
+
     fn update_pid(&mut self, i: TaskId, pid: i32) {
         let t = &mut self.all[i];
         if pid == t.pid || pid == -1 || t.pid != -1 {

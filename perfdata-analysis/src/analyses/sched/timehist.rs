@@ -131,6 +131,8 @@ pub struct Interval {
     pub run: u64,
     /// The task that woke it (the last wakeup before `start`), when one was seen.
     pub waker: Option<(i32, i32)>,
+    /// The waker's name then, `comm[tid]`.
+    pub waker_comm: Option<String>,
 }
 
 /// Welford's running statistics (perf's `struct stats`).
@@ -198,8 +200,9 @@ struct Rt {
     total_delay: u64,
     last_state: i32,
     migrations: u64,
-    /// Who woke it last (for the intervals).
+    /// Who woke it last, and its name (for the intervals).
     waker: Option<(i32, i32)>,
+    waker_comm: Option<String>,
 }
 
 impl Rt {
@@ -682,6 +685,8 @@ impl State<'_> {
             r.last_time = time;
             r.last_state = state;
             r.ready_to_run = 0;
+            r.waker = None;
+            r.waker_comm = None;
         }
         self.last_switch.insert((s.event, cpu), time);
         Ok(())
@@ -711,6 +716,7 @@ impl State<'_> {
             delay: r.dt_delay,
             run: r.dt_run,
             waker: r.waker,
+            waker_comm: r.waker_comm,
         };
         if let Some(f) = self.intervals.as_mut() {
             f(row);
@@ -726,10 +732,15 @@ impl State<'_> {
     ) -> Result<(), Error> {
         let pid = tp.int("pid") as u32 as i32;
         let i = self.tasks.findnew(0, pid);
+        let waker_comm = match (self.intervals.is_some(), self.tasks.peek(s.tid)) {
+            (true, Some(w)) => Some(format!("{}[{}]", self.tasks.comm(w), s.tid)),
+            _ => None,
+        };
         let r = self.rt(Who::Task(i));
         if r.ready_to_run == 0 {
             r.ready_to_run = time;
             r.waker = Some((s.pid, s.tid));
+            r.waker_comm = waker_comm;
         }
         let (start, end) = self.o.time;
         let out_of_window = time != 0 && ((start != 0 && time < start) || (end != 0 && time > end));

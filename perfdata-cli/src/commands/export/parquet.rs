@@ -86,7 +86,8 @@ pub fn run(
                 let exported = crate::analysis::analyze(path, &symbols, None, |analyzer| {
                     let mut parts = parquet::Directory::new(out);
                     let mut s = parquet::export(analyzer, i as u32, &opts, &mut parts).at(path)?;
-                    s.output_bytes += sched_intervals(analyzer, i as u32, &opts, &mut parts).at(path)?;
+                    s.output_bytes +=
+                        sched_intervals(analyzer, i as u32, &opts, &mut parts).at(path)?;
                     Ok(s)
                 });
                 match exported {
