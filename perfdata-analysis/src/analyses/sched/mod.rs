@@ -169,7 +169,7 @@ where
     let mut formats = Formats::of_file(&analyzer.data);
     let endian = analyzer.data.format.endian;
     // The format of each event, found once (by its first sample's common_type).
-    let mut by_event: HashMap<usize, Option<u16>> = HashMap::default();
+    let mut by_event: Vec<Option<Option<Format>>> = vec![];
     let every_sample = crate::RunOptions {
         filtered: false,
         ..Default::default()
@@ -192,10 +192,13 @@ where
                 None
             } else {
                 let raw: &[u8] = raw_data.as_ref().map_or(&[], |r| &r.data);
-                let id = *by_event
-                    .entry(s.event)
-                    .or_insert_with(|| formats.as_ref()?.format_of(raw).map(|f| f.id));
-                let format = id.and_then(|id| formats.as_ref()?.get(id));
+                if by_event.len() <= s.event {
+                    by_event.resize(s.event + 1, None);
+                }
+                if let (None, Some(f)) = (&by_event[s.event], &formats) {
+                    by_event[s.event] = Some(f.format_of(raw).cloned());
+                }
+                let format = by_event[s.event].as_ref().and_then(Option::as_ref);
                 Some(Tp {
                     kind,
                     raw,
@@ -261,6 +264,8 @@ pub(crate) struct Task {
     pub ppid: i32,
     /// `None`: never named (perf shows `:TID`).
     comm: Option<Box<str>>,
+    /// Bumped when its name or pid changes (what a view caches its label by).
+    pub version: u32,
     /// EXIT seen.
     pub dead: bool,
     /// Moved aside by a FORK of its tid: the order it was (perf's dead list).
@@ -308,6 +313,7 @@ impl Tasks {
             return;
         }
         t.pid = pid;
+        t.version += 1;
         if pid != t.tid {
             self.findnew(pid, pid);
         }
@@ -325,6 +331,7 @@ impl Tasks {
             tid,
             ppid: -1,
             comm: None,
+            version: 0,
             dead: false,
             removed: None,
         });
@@ -356,6 +363,7 @@ impl Tasks {
     pub fn comm_event(&mut self, pid: i32, tid: i32, comm: &str) -> TaskId {
         let i = self.findnew(pid, tid);
         self.all[i].comm = Some(comm.into());
+        self.all[i].version += 1;
         i
     }
 
@@ -373,6 +381,7 @@ impl Tasks {
         let child = self.findnew(pid, tid);
         if let Some(c) = self.all[parent].comm.clone() {
             self.all[child].comm = Some(c);
+            self.all[child].version += 1;
         }
         self.all[child].ppid = self.all[parent].tid;
     }

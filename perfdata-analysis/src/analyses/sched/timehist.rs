@@ -295,12 +295,71 @@ struct State<'o> {
     stack: Stack,
     frames: Vec<crate::symbols::Frame>,
     intervals: Option<&'o mut dyn FnMut(Interval)>,
+    /// Each task's `[tid/pid]` label, by the task's version it was made at.
+    labels: Vec<Option<(u32, Vec<u8>)>>,
+    /// The line being printed (reused).
+    line: Vec<u8>,
 }
 
 fn time_ms(w: &mut dyn Write, ns: u64, width: usize) -> std::io::Result<()> {
     let ms = ns / 1_000_000;
     let us = (ns - ms * 1_000_000) / 1000;
     write!(w, "{ms:>width$}.{us:03} ")
+}
+
+/// `s` in `width` bytes at least (C's `%-*s` when `left`, else `%*s`: bytes, not chars).
+fn padded(w: &mut dyn Write, s: &[u8], width: usize, left: bool) -> std::io::Result<()> {
+    let pad = width.saturating_sub(s.len());
+    if !left {
+        w.write_all(&b" ".repeat(pad))?;
+    }
+    w.write_all(s)?;
+    if left {
+        w.write_all(&b" ".repeat(pad))?;
+    }
+    Ok(())
+}
+
+/// `v` in decimal, at least `width` bytes, padded on the left with `fill`.
+fn push_num(out: &mut Vec<u8>, v: u64, width: usize, fill: u8) {
+    let mut digits = [0u8; 20];
+    let mut n = digits.len();
+    let mut v = v;
+    loop {
+        n -= 1;
+        digits[n] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = digits.len() - n;
+    out.resize(out.len() + width.saturating_sub(len), fill);
+    out.extend_from_slice(&digits[n..]);
+}
+
+/// [`time_ms`] into a buffer: `%*lu.%03lu `.
+fn push_ms(out: &mut Vec<u8>, ns: u64, width: usize) {
+    let ms = ns / 1_000_000;
+    push_num(out, ms, width, b' ');
+    out.push(b'.');
+    push_num(out, (ns - ms * 1_000_000) / 1000, 3, b'0');
+    out.push(b' ');
+}
+
+/// `timestamp__scnprintf_usec` right-aligned in `width` bytes.
+fn push_usec(out: &mut Vec<u8>, t: u64, width: usize) {
+    let secs = t / 1_000_000_000;
+    let usecs = (t % 1_000_000_000) / 1000;
+    let len = if secs == 0 {
+        1
+    } else {
+        secs.ilog10() as usize + 1
+    } + 7;
+    out.resize(out.len() + width.saturating_sub(len), b' ');
+    push_num(out, secs, 0, b' ');
+    out.push(b'.');
+    push_num(out, usecs, 6, b'0');
 }
 
 impl State<'_> {
@@ -376,32 +435,37 @@ impl State<'_> {
         rc
     }
 
-    /// `timehist_get_commstr`: the name with `[tid/pid]`, at most 31 bytes; widens the
-    /// name column.
-    fn commstr(&mut self, who: Who) -> String {
-        let mut s = match who {
-            Who::Idle(_) => "<idle>".to_string(),
-            Who::Task(i) => {
-                let t = &self.tasks.all[i];
-                let comm = self.tasks.comm(i);
-                if t.pid == 0 {
-                    comm.into_owned()
-                } else if t.tid != t.pid {
-                    format!("{comm}[{}/{}]", t.tid, t.pid)
-                } else {
-                    format!("{comm}[{}]", t.tid)
-                }
+    /// `timehist_get_commstr`: the name with `[tid/pid]`, at most 31 bytes (cut as C
+    /// cuts it); widens the name column. Cached per task until its name or pid changes.
+    fn commstr(&mut self, who: Who) -> &[u8] {
+        let i = match who {
+            Who::Idle(_) => {
+                self.comm_width = self.comm_width.max(6);
+                return b"<idle>";
             }
+            Who::Task(i) => i,
         };
-        if s.len() > 31 {
-            let mut cut = 31;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            s.truncate(cut);
+        let t = &self.tasks.all[i];
+        if self.labels.len() <= i {
+            self.labels.resize_with(i + 1, || None);
         }
-        self.comm_width = self.comm_width.max(s.len());
-        s
+        let fresh = matches!(&self.labels[i], Some((v, _)) if *v == t.version);
+        if !fresh {
+            let comm = self.tasks.comm(i);
+            let mut s = if t.pid == 0 {
+                comm.into_owned()
+            } else if t.tid != t.pid {
+                format!("{comm}[{}/{}]", t.tid, t.pid)
+            } else {
+                format!("{comm}[{}]", t.tid)
+            }
+            .into_bytes();
+            s.truncate(31);
+            self.labels[i] = Some((t.version, s));
+        }
+        let label = &self.labels[i].as_ref().expect("just set").1;
+        self.comm_width = self.comm_width.max(label.len());
+        label
     }
 
     fn header(&self, w: &mut dyn Write) -> std::io::Result<()> {
@@ -507,64 +571,88 @@ impl State<'_> {
         if !self.cpu_wanted(cpu) {
             return Ok(());
         }
+        // The hot path of a long timehist: built by hand into one reused buffer.
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
         let max_cpus = self.max_cpu + 1;
-        write!(w, "{:>15} [{cpu:04}] ", usec(t))?;
+        push_usec(&mut line, t, 15);
+        line.extend_from_slice(b" [");
+        push_num(&mut line, u64::from(cpu), 4, b'0');
+        line.extend_from_slice(b"] ");
         let idle = matches!(who, Who::Idle(_)) || self.pid_tid(who).1 == 0;
         if self.o.cpu_visual {
-            write!(w, " ")?;
+            line.push(b' ');
             for i in 0..max_cpus {
-                let c = if i == cpu {
-                    if idle {
-                        'i'
-                    } else {
-                        's'
-                    }
-                } else {
-                    ' '
-                };
-                write!(w, "{c}")?;
+                line.push(match (i == cpu, idle) {
+                    (true, true) => b'i',
+                    (true, false) => b's',
+                    _ => b' ',
+                });
             }
-            write!(w, " ")?;
+            line.push(b' ');
         }
-        let name = self.commstr(who);
+        line.push(b' ');
+        let name_len = {
+            let name = self.commstr(who);
+            line.extend_from_slice(name);
+            name.len()
+        };
+        let pad = self.comm_width.saturating_sub(name_len);
+        line.resize(line.len() + pad, b' ');
+        line.push(b' ');
         let cw = self.comm_width;
-        write!(w, " {name:<cw$} ")?;
-        let rt = self.rt_ref(who).cloned().unwrap_or_default();
-        time_ms(w, rt.dt_sleep + rt.dt_iowait + rt.dt_preempt, 6)?;
-        time_ms(w, rt.dt_delay, 6)?;
-        time_ms(w, rt.dt_run, 6)?;
+        let (wait, delay, run) = self.rt_ref(who).map_or((0, 0, 0), |r| {
+            (
+                r.dt_sleep + r.dt_iowait + r.dt_preempt,
+                r.dt_delay,
+                r.dt_run,
+            )
+        });
+        push_ms(&mut line, wait, 6);
+        push_ms(&mut line, delay, 6);
+        push_ms(&mut line, run, 6);
         if self.o.state {
-            write!(w, " {:>5} ", state_char(idle, state))?;
+            line.extend_from_slice(b"     ");
+            let mut c = [0u8; 4];
+            line.extend_from_slice(state_char(idle, state).encode_utf8(&mut c).as_bytes());
+            line.push(b' ');
         }
         if self.o.next {
             let mut n = format!(
                 "next: {}[{}]",
                 tp.text("next_comm"),
                 tp.int("next_pid") as u32
-            );
-            truncate(&mut n, 29);
-            write!(w, " {n:<cw$}")?;
+            )
+            .into_bytes();
+            n.truncate(29);
+            line.push(b' ');
+            let pad = cw.saturating_sub(n.len());
+            line.extend_from_slice(&n);
+            line.resize(line.len() + pad, b' ');
         }
         if self.o.wakeups && !self.o.next {
-            write!(w, "  {:<cw$}", "")?;
+            line.extend_from_slice(b"  ");
+            line.resize(line.len() + cw, b' ');
         }
-        if !idle {
-            if self.show_callchain {
-                write!(w, "  ")?;
-                let mut first = true;
-                for (name, _) in &self.cursor {
-                    if is_ignored(name) {
-                        continue;
-                    }
-                    if !first {
-                        write!(w, " <-")?;
-                    }
-                    write!(w, " {}", name.as_deref().unwrap_or("[unknown]"))?;
-                    first = false;
+        if !idle && self.show_callchain {
+            line.extend_from_slice(b"  ");
+            let mut first = true;
+            for (name, _) in &self.cursor {
+                if is_ignored(name) {
+                    continue;
                 }
+                if !first {
+                    line.extend_from_slice(b" <-");
+                }
+                line.push(b' ');
+                line.extend_from_slice(name.as_deref().unwrap_or("[unknown]").as_bytes());
+                first = false;
             }
         }
-        writeln!(w)
+        line.push(b'\n');
+        let r = w.write_all(&line);
+        self.line = line;
+        r
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -756,12 +844,15 @@ impl State<'_> {
         if self.o.cpu_visual {
             write!(w, " {:>n$} ", "", n = self.max_cpu as usize + 1)?;
         }
-        let name = self.commstr(waker);
-        let cw = self.comm_width;
-        write!(w, " {name:<cw$} ")?;
+        let name = self.commstr(waker).to_vec();
+        write!(w, " ")?;
+        padded(w, &name, self.comm_width, true)?;
+        write!(w, " ")?;
         write!(w, "  {:>9}  {:>9}  {:>9} ", "", "", "")?;
-        let awakened = self.commstr(Who::Task(i));
-        writeln!(w, "awakened: {awakened}")?;
+        let awakened = self.commstr(Who::Task(i)).to_vec();
+        w.write_all(b"awakened: ")?;
+        w.write_all(&awakened)?;
+        writeln!(w)?;
         Ok(())
     }
 
@@ -792,16 +883,15 @@ impl State<'_> {
             }
             write!(w, "  ")?;
         }
-        let name = self.commstr(mover);
-        let cw = self.comm_width;
-        write!(w, " {name:<cw$} ")?;
+        let name = self.commstr(mover).to_vec();
+        write!(w, " ")?;
+        padded(w, &name, self.comm_width, true)?;
+        write!(w, " ")?;
         write!(w, "  {:>9}  {:>9}  {:>9} ", "", "", "")?;
-        let moved = self.commstr(Who::Task(i));
-        writeln!(
-            w,
-            "migrated: {moved} cpu {} => {}",
-            ocpu as i32, dcpu as i32
-        )?;
+        let moved = self.commstr(Who::Task(i)).to_vec();
+        w.write_all(b"migrated: ")?;
+        w.write_all(&moved)?;
+        writeln!(w, " cpu {} => {}", ocpu as i32, dcpu as i32)?;
         Ok(())
     }
 
@@ -862,13 +952,9 @@ impl State<'_> {
                 tasks += 1;
                 switches += r.stats.n;
                 run = run.wrapping_add(r.total_run);
-                let name = self.commstr(Who::Task(i));
-                let cw = self.comm_width;
-                write!(
-                    w,
-                    "{name:>cw$}   {:>5}  {:>9} ",
-                    self.tasks.all[i].ppid, r.stats.n
-                )?;
+                let name = self.commstr(Who::Task(i)).to_vec();
+                padded(w, &name, self.comm_width, false)?;
+                write!(w, "   {:>5}  {:>9} ", self.tasks.all[i].ppid, r.stats.n)?;
                 time_ms(w, r.total_run, 8)?;
                 if self.o.state {
                     time_ms(w, r.total_sleep, 6)?;
@@ -972,16 +1058,6 @@ fn dots(n: usize) -> &'static str {
     &DOTS[..n.min(DOTS.len())]
 }
 
-fn truncate(s: &mut String, max: usize) {
-    if s.len() > max {
-        let mut cut = max;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
-    }
-}
-
 /// `task_state_char`: the lowest state bit's letter, `I` for the idle task.
 fn state_char(idle: bool, state: i32) -> char {
     if idle {
@@ -1046,6 +1122,8 @@ pub fn timehist<'o>(
         stack: Stack::default(),
         frames: vec![],
         intervals,
+        labels: vec![],
+        line: vec![],
     };
     if !opts.summary_only {
         st.header(w)?;
