@@ -93,7 +93,11 @@ pub fn map(analyzer: &mut Analyzer<'_>, opts: &MapOptions, w: &mut dyn Write) ->
                     new_name = true;
                 }
                 for i in 0..cpus_nr {
-                    let cpu = if opts.compact { comp[i] } else { i as u32 };
+                    let cpu = if opts.compact {
+                        comp.get(i).copied().unwrap_or(0)
+                    } else {
+                        i as u32
+                    };
                     if !wanted(cpu) {
                         continue;
                     }

@@ -113,7 +113,7 @@ pub fn intervals(
             rows.push(&i);
             total += 1;
             if rows.n >= batch_rows.max(1) {
-                match rows.take().and_then(|b| sink(b)) {
+                match rows.take().and_then(&mut *sink) {
                     Ok(()) => handed += 1,
                     Err(e) => failed = Some(e),
                 }

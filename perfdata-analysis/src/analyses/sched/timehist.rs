@@ -427,10 +427,10 @@ impl State<'_> {
             rc = true;
             self.skipped += 1;
         }
-        if self.o.idle_hist {
-            if kind != Kind::Switch || (tp.int("prev_pid") != 0 && tp.int("next_pid") != 0) {
-                rc = true;
-            }
+        if self.o.idle_hist
+            && (kind != Kind::Switch || (tp.int("prev_pid") != 0 && tp.int("next_pid") != 0))
+        {
+            rc = true;
         }
         rc
     }
@@ -1020,7 +1020,7 @@ impl State<'_> {
                 writeln!(w, "  {}  {}  {}", &DOTS[..16], &DOTS[..8], &DOTS[..50])?;
                 let mut chains: Vec<&(String, u64, u64)> = itr.chains.iter().collect();
                 // Largest first, ties in the order seen (perf's tree insertion).
-                chains.sort_by(|a, b| b.1.cmp(&a.1));
+                chains.sort_by_key(|c| std::cmp::Reverse(c.1));
                 for (folded, hit, count) in chains {
                     write!(w, "  ")?;
                     time_ms(w, *hit, 12)?;
