@@ -1186,8 +1186,9 @@ mod tests {
         assert_eq!(state_char(false, 0), 'R');
         assert_eq!(state_char(false, 1), 'S');
         assert_eq!(state_char(false, 2), 'D');
-        assert_eq!(state_char(false, 0x400), 'P');
-        assert_eq!(state_char(false, 0x800), '?');
+        // ffs: bit 10 (0x200) is the last letter, 'P'; past it '?'.
+        assert_eq!(state_char(false, 0x200), 'P');
+        assert_eq!(state_char(false, 0x400), '?');
         assert_eq!(state_char(true, 1), 'I');
         let mut out = vec![];
         time_ms(&mut out, 12_345_678, 6).unwrap();
