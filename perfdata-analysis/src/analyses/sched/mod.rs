@@ -9,7 +9,7 @@
 //! The text is perf 6.1's byte for byte, so the state kept is perf's: perf sched names a
 //! task by perf's thread table (a thread is created on first sight with the pid it was
 //! asked for, a FORK of a known tid moves the old thread aside, EXIT marks it dead; the
-//! summaries walk the table in perf's order), which [`Tasks`] replays from the
+//! summaries walk the table in perf's order), which the module replays from the
 //! side-band records. Memory grows with the tasks and CPUs, never with the events: every
 //! view streams its lines into a `Write` as the replay goes.
 //!
