@@ -16,7 +16,9 @@ use std::process::Command;
 
 const PROGRAM: &str = include_str!("../../../conformance/programs/sched_workloads.c");
 /// Seconds of the calibration recording.
-const CALIBRATION_SECONDS: u64 = 2;
+const CALIBRATION_SECONDS: f64 = 2.0;
+/// Seconds of the small recording (a few MB on two CPUs).
+const SMALL_SECONDS: f64 = 0.05;
 
 /// The table, and what it was measured on.
 pub(super) struct SchedTable {
@@ -37,7 +39,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
         record_sized(&dir, mb, &big)?;
     }
     if !small.exists() {
-        record(&dir, 1, &small)?;
+        record(&dir, SMALL_SECONDS, &small)?;
     }
     let file = big.to_str().context("input path is not UTF-8")?;
     let small_file = small.to_str().context("input path is not UTF-8")?;
@@ -139,7 +141,7 @@ fn build(env: &Env) -> Result<PathBuf> {
 }
 
 /// Records `seconds` of the whole machine while the workloads loop (two of each per CPU).
-fn record(dir: &Path, seconds: u64, out: &Path) -> Result<()> {
+fn record(dir: &Path, seconds: f64, out: &Path) -> Result<()> {
     let partial = out.with_extension("partial");
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut loops = String::new();
@@ -173,9 +175,9 @@ fn record(dir: &Path, seconds: u64, out: &Path) -> Result<()> {
 fn record_sized(dir: &Path, mb: u64, out: &Path) -> Result<()> {
     let calibration = out.with_extension("calibration");
     record(dir, CALIBRATION_SECONDS, &calibration)?;
-    let per_second = std::fs::metadata(&calibration)?.len() as f64 / CALIBRATION_SECONDS as f64;
+    let per_second = std::fs::metadata(&calibration)?.len() as f64 / CALIBRATION_SECONDS;
     std::fs::remove_file(&calibration)?;
-    let seconds = ((mb as f64 * 1e6 / per_second.max(1.0)).ceil() as u64).max(1);
-    println!("recording ~{mb} MB of perf sched record ({seconds} s of the load)");
+    let seconds = (mb as f64 * 1e6 / per_second.max(1.0)).max(0.1);
+    println!("recording ~{mb} MB of perf sched record ({seconds:.1} s of the load)");
     record(dir, seconds, out)
 }
