@@ -37,6 +37,7 @@ pub fn map(analyzer: &mut Analyzer<'_>, opts: &MapOptions, w: &mut dyn Write) ->
         }
     }
     let mut max_cpu = opts.cpus_configured.unwrap_or(avail);
+    super::check_cpu("CPUs configured", max_cpu)?;
     let mut tasks = Tasks::new();
     let mut shorts: HashMap<TaskId, Short> = HashMap::default();
     let mut curr: HashMap<u32, TaskId> = HashMap::default();

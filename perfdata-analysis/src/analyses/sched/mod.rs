@@ -133,6 +133,21 @@ pub(crate) enum Event<'a, 'b> {
     },
 }
 
+/// perf sched's bound on CPU numbers (`MAX_CPUS`): a sample on a CPU past it (or a
+/// header claiming more) is refused, as perf refuses it, rather than sizing per-CPU
+/// state and lines by a damaged value.
+pub const MAX_CPUS: u32 = 4096;
+
+/// Refuses a CPU count or number past [`MAX_CPUS`].
+pub(crate) fn check_cpu(what: &str, cpu: u32) -> Result<(), Error> {
+    if cpu >= MAX_CPUS {
+        return Err(Error::unsupported(format!(
+            "{what} {cpu}: perf sched handles CPUs below {MAX_CPUS}"
+        )));
+    }
+    Ok(())
+}
+
 /// The recording's facts a view needs before the walk.
 pub(crate) struct Walk {
     /// Event names by attr index.
@@ -182,6 +197,9 @@ where
             return Ok(true);
         }
         if let Some(s) = &item.sample {
+            if let Some(cpu) = s.cpu {
+                check_cpu("a sample on CPU", cpu)?;
+            }
             let kind = w.kinds.get(s.event).copied().unwrap_or(Kind::Other);
             let raw_data = if kind == Kind::Other {
                 None
@@ -462,6 +480,15 @@ mod tests {
         assert_eq!(t.all[d].pid, 290);
         assert_eq!(t.comm(d), ":300");
         assert!(t.find(290, 290).is_some(), "its leader is created");
+    }
+
+    #[test]
+    fn cpus_past_perfs_bound_are_refused() {
+        assert!(check_cpu("cpu", MAX_CPUS - 1).is_ok());
+        assert!(matches!(
+            check_cpu("cpu", u32::MAX),
+            Err(Error::Unsupported(m)) if m.contains("4096")
+        ));
     }
 
     #[test]

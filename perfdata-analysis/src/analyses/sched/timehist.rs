@@ -1105,6 +1105,7 @@ pub fn timehist<'o>(
         }
     }
     let max_cpu = if nr_online == 0 { 4 } else { nr_online };
+    super::check_cpu("HEADER_NRCPUS: online CPUs", max_cpu)?;
     let mut st = State {
         o: opts,
         tasks: Tasks::new(),
