@@ -213,7 +213,7 @@ fn ours(path: &Path, view: &View) -> Result<String, String> {
                     .transpose()?,
                 cpus_configured: cpus_configured(),
             };
-            map::map(&mut analyzer, &o, &mut out).map_err(|e| e.to_string())?;
+            map::map(&mut analyzer, &o, &mut out, None).map_err(|e| e.to_string())?;
         }
     }
     String::from_utf8(out).map_err(|e| e.to_string())

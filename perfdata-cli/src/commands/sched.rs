@@ -170,6 +170,10 @@ struct MapArgs {
     /// Highlight these CPUs (colours only a terminal; the text is the same).
     #[arg(long = "color-cpus", value_name = "CPUS")]
     color_cpus: Option<String>,
+    /// The lines as JSON lines (time, cpu, the task switched in and its letters, each
+    /// CPU's task) instead of the text.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
     #[command(flatten)]
     output: Output,
 }
@@ -310,11 +314,30 @@ fn run_map(a: MapArgs) -> CliResult {
     };
     let path = a.input.path();
     let mut out = a.output.open()?;
+    let json = a.json;
     analyze(
         path,
         &AnalyzerOptions::default(),
         Some("sched map"),
-        |analyzer| map::map(analyzer, &opts, &mut out).at(path),
+        |analyzer| {
+            if !json {
+                return map::map(analyzer, &opts, &mut out, None).at(path);
+            }
+            let mut failed = None;
+            let mut each = |l: map::MapLine| {
+                if failed.is_none() {
+                    let r = serde_json::to_writer(&mut out, &l)
+                        .map_err(std::io::Error::from)
+                        .and_then(|()| writeln!(out));
+                    failed = r.err();
+                }
+            };
+            map::map(analyzer, &opts, &mut std::io::sink(), Some(&mut each)).at(path)?;
+            match failed {
+                Some(e) => Err(e.into()),
+                None => Ok(()),
+            }
+        },
     )?;
     out.finish()?;
     Ok(ExitCode::SUCCESS)

@@ -103,6 +103,16 @@ fn json_twins() {
     );
     assert_eq!(code, Some(0), "{err}");
     insta::assert_snapshot!("sched_timehist_json", out);
+    // map's twin: a JSON line per text line, the same task letters.
+    let (_, text, _) = run_perfdata(&["sched", "map", &recording()], None);
+    let (code, json, err) = run_perfdata(&["sched", "map", "--json", &recording()], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(json.lines().count(), text.lines().count());
+    for (j, t) in json.lines().zip(text.lines()) {
+        let v: serde_json::Value = serde_json::from_str(j).unwrap();
+        let short = v["short"].as_str().unwrap();
+        assert!(t.contains(&format!("*{short:>2}")), "{t} / {j}");
+    }
     // Every interval: run = end - start, delay ≤ wait.
     let (_, out, _) = run_perfdata(&["sched", "timehist", "--json", &recording()], None);
     let mut n = 0;

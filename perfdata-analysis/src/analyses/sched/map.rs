@@ -22,14 +22,39 @@ pub struct MapOptions {
     pub cpus_configured: Option<u32>,
 }
 
+/// One line of the map, as data (the JSON twin of the text).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MapLine {
+    /// The switch's time, nanoseconds.
+    pub time: u64,
+    /// The CPU that switched.
+    pub cpu: u32,
+    /// The task switched in: its two letters (`.` for the idle task), name and tid.
+    pub short: String,
+    /// Its name.
+    pub comm: String,
+    /// Its thread id.
+    pub tid: i32,
+    /// Its letters were given at this switch.
+    pub new: bool,
+    /// Every CPU shown and the letters of the task it runs (`None`: none seen yet).
+    pub cpus: Vec<(u32, Option<String>)>,
+}
+
 #[derive(Debug, Default, Clone)]
 struct Short {
     name: Option<[u8; 2]>,
     comm_changed: bool,
 }
 
-/// Writes `perf sched map`'s text of a recording into `w`.
-pub fn map(analyzer: &mut Analyzer<'_>, opts: &MapOptions, w: &mut dyn Write) -> Result<(), Error> {
+/// Writes `perf sched map`'s text of a recording into `w`, and hands each line as data
+/// to `lines` when given.
+pub fn map(
+    analyzer: &mut Analyzer<'_>,
+    opts: &MapOptions,
+    w: &mut dyn Write,
+    mut lines: Option<&mut dyn FnMut(MapLine)>,
+) -> Result<(), Error> {
     let mut avail = 0;
     for sec in &analyzer.data.features {
         if let Ok(perfdata::types::FeatureBody::Nrcpus(n)) = analyzer.data.feature(sec) {
@@ -93,6 +118,7 @@ pub fn map(analyzer: &mut Analyzer<'_>, opts: &MapOptions, w: &mut dyn Write) ->
                     }
                     new_name = true;
                 }
+                let mut columns = vec![];
                 for i in 0..cpus_nr {
                     let cpu = if opts.compact {
                         comp.get(i).copied().unwrap_or(0)
@@ -112,9 +138,31 @@ pub fn map(analyzer: &mut Analyzer<'_>, opts: &MapOptions, w: &mut dyn Write) ->
                                 .map(|&b| b as char)
                                 .collect();
                             write!(w, "{n:>2} ")?;
+                            if lines.is_some() {
+                                columns.push((cpu, Some(n.trim_end().to_string())));
+                            }
                         }
-                        None => write!(w, "   ")?,
+                        None => {
+                            write!(w, "   ")?;
+                            if lines.is_some() {
+                                columns.push((cpu, None));
+                            }
+                        }
                     }
+                }
+                if let Some(f) = lines.as_mut() {
+                    let n = shorts.entry(t).or_default().name.unwrap_or([b' ', b' ']);
+                    f(MapLine {
+                        time,
+                        cpu: this,
+                        short: format!("{}{}", n[0] as char, n[1] as char)
+                            .trim_end()
+                            .to_string(),
+                        comm: tasks.comm(t).into_owned(),
+                        tid: tasks.all[t].tid,
+                        new: new_name,
+                        cpus: columns,
+                    });
                 }
                 if wanted(this) {
                     write!(w, "  {:>12} secs ", usec(time))?;
