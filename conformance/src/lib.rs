@@ -27,7 +27,10 @@
 //! 14. `perf diff` of each row's recording against the `plain` one, byte for byte
 //!     ([`diffs`]);
 //! 15. on the `off-cpu` row: off-CPU time per thread against `perf sched timehist`
-//!     ([`offcpu`]).
+//!     ([`offcpu`]);
+//! 17. on the `sched-*` rows, recorded with `perf sched record`: `perfdata sched`'s
+//!     timehist, latency and map against perf sched's, byte for byte ([`sched`];
+//!     `--only sched` runs them alone).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -52,6 +55,7 @@ pub mod programs;
 pub mod record;
 pub mod report;
 pub mod scenarios;
+pub mod sched;
 pub mod script;
 pub mod sql;
 pub mod tracepoint;
@@ -395,6 +399,14 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             "parquet + 3 engines",
             t.elapsed().as_millis()
         );
+    }
+    if opts.only.is_empty()
+        || opts
+            .only
+            .iter()
+            .any(|o| o == sched::GROUP || sched::SCENARIOS.iter().any(|s| s.name == o))
+    {
+        rows.extend(sched::run(&dir, &opts.only));
     }
     let corpus = opts
         .corpus

@@ -157,6 +157,47 @@ pub static THREAD_CHURN: Program = Program {
     library: None,
 };
 
+/// The perf sched scenarios' workloads: one source, the workload chosen by the
+/// executable's name (`sched_workloads.c`).
+pub static SCHED_PINGPONG: Program = Program {
+    name: "sched_pingpong",
+    lang: Lang::C,
+    source: source!("sched_workloads.c"),
+    library: None,
+};
+
+/// A producer and a consumer process over a pipe.
+pub static SCHED_PIPE: Program = Program {
+    name: "sched_pipe",
+    lang: Lang::C,
+    source: source!("sched_workloads.c"),
+    library: None,
+};
+
+/// 50 short-lived threads.
+pub static SCHED_THREADS: Program = Program {
+    name: "sched_threads",
+    lang: Lang::C,
+    source: source!("sched_workloads.c"),
+    library: None,
+};
+
+/// A task pinned to CPU 0, then moved to CPU 1.
+pub static SCHED_PINNED: Program = Program {
+    name: "sched_pinned",
+    lang: Lang::C,
+    source: source!("sched_workloads.c"),
+    library: None,
+};
+
+/// Sleeping: usleep and nanosleep.
+pub static SCHED_SLEEP: Program = Program {
+    name: "sched_sleep",
+    lang: Lang::C,
+    source: source!("sched_workloads.c"),
+    library: None,
+};
+
 /// Every program (`cargo test` checks that they build).
 pub static ALL: &[&Program] = &[
     &OFF_CPU,
@@ -170,6 +211,11 @@ pub static ALL: &[&Program] = &[
     &SIGNAL_VDSO,
     &CPP_OPERATORS,
     &THREAD_CHURN,
+    &SCHED_PINGPONG,
+    &SCHED_PIPE,
+    &SCHED_THREADS,
+    &SCHED_PINNED,
+    &SCHED_SLEEP,
 ];
 
 /// Flags of every C and C++ compilation: optimised, with DWARF, and no frame pointers

@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 17] = [
+pub const CHECKS: [&str; 18] = [
     "header",
     "records",
     "samples",
@@ -23,10 +23,11 @@ pub const CHECKS: [&str; 17] = [
     "off-cpu",
     "pprof",
     "script",
+    "sched",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 17] = [
+const TITLES: [&str; 18] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -44,6 +45,7 @@ const TITLES: [&str; 17] = [
     "15 off-cpu",
     "16 pprof",
     "17 script",
+    "18 sched",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -13,7 +13,7 @@
 //! | [`symbols`] | the objects a recording maps ([`Dsos`]): where their files are found ([`symbols::sources`]: build-id caches, `perf archive` tarballs, `--symfs`, debug directories, debuginfod), their ELF symbols, lines and inline frames, symbols a simpleperf recording carries, JIT code from jitdump files, and how a [`Frame`] is named ([`symbols::naming`]) |
 //! | [`machine`] | processes, threads and their maps as the replay goes ([`Machine`]), and a sample's stack stitched from its callchain or unwound ([`Machine::frames`]) |
 //! | replay | the [`Analyzer`]: the recording walked in time order, side band applied, each record handed on with its [`SampleInfo`] ([`Analyzer::run`]); perf's sample filters ([`filter`]); byte-range parts for parallel readers ([`partition`]) |
-//! | [`analyses`] | perf report's table and call graph, folded stacks, perf diff, off-CPU time, statistics, a one-screen summary |
+//! | [`analyses`] | perf report's table and call graph, folded stacks, perf diff, off-CPU time, perf sched's views, statistics, a one-screen summary |
 //! | [`export`] | the viewers' formats (pprof, speedscope, Firefox Profiler), Arrow tables and Parquet, gperftools CPU profiles |
 //! | [`rewrite`] | a recording rewritten with its DWARF stacks unwound (`convert --unwind`) |
 //!

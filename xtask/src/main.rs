@@ -11,8 +11,9 @@ commands:
                   decode, print the table (exit non-zero on a failure not in
                   conformance/known-failures.txt); --refresh-oracle: store perf's output for
                   the committed fixtures instead (conformance/fixtures/perf-output/);
-                  --only NAME: a scenario, a corpus file, `corpus`, `gperftools`, or
-                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11);
+                  --only NAME: a scenario, a corpus file, `corpus`, `gperftools`,
+                  `unwind` (every --call-graph dwarf scenario: checks 10 and 11), or
+                  `sched` (the perf sched rows, check 18);
                   a live scenario that fails is recorded again once and fails only if
                   that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
@@ -24,7 +25,10 @@ commands:
                   file, peak memory); --big-only measures that table alone and, with --out,
                   replaces its section of the file; --python adds the Python table (the
                   release wheel's samples() into pandas vs perf script + pandas and vs the
-                  Parquet export, Spark local[2]); --python-only measures it alone
+                  Parquet export, Spark local[2]); --python-only measures it alone;
+                  --sched-mb N (default 300): the perf sched table (perfdata sched
+                  timehist/latency vs perf sched on a busy system-wide perf sched record of
+                  N MB), --no-sched leaves it out, --sched-only measures it alone
   fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize]
                   seed fuzz/corpus/ (from fuzz/seeds/T.tar.gz, the fixtures, the findings) and
                   run the cargo-fuzz targets of fuzz/ (default: all, 60 s each; nightly if

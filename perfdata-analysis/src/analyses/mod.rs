@@ -7,5 +7,6 @@ pub mod diff;
 pub mod info;
 pub mod offcpu;
 pub mod report;
+pub mod sched;
 pub mod stats;
 pub mod weights;

@@ -81,9 +81,143 @@ impl StaticSchemaMarker for OffCpuMarker {
     }
 }
 
+/// A scheduler interval of a task, as a caller's analysis computed it (`perfdata
+/// sched`'s timehist intervals): [`FirefoxProfile::add_sched_intervals`] marks it on the
+/// task's thread (off the CPU before `start`, then running) and on a track per CPU.
+#[derive(Debug, Clone)]
+pub struct SchedInterval {
+    /// Process id (0: the idle task, marked on the CPU track only).
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// The task's name.
+    pub comm: String,
+    /// The CPU it ran on.
+    pub cpu: u32,
+    /// It ran from `start` to `end` (nanoseconds of the recording's clock).
+    pub start: u64,
+    /// Switched out.
+    pub end: u64,
+    /// Off the CPU before `start` for this long…
+    pub wait: u64,
+    /// … of which this long runnable (woken, waiting for a CPU).
+    pub delay: u64,
+    /// The state it waited in (`S` sleeping, `D` uninterruptible, `R` preempted…).
+    pub wait_state: Option<char>,
+    /// The task that woke it, by name (`comm[tid]`).
+    pub waker: Option<String>,
+}
+
+/// A task off the CPU: its state and who woke it.
+struct SchedOffCpuMarker {
+    name: StringHandle,
+    state: StringHandle,
+    waker: StringHandle,
+    delay_ms: f64,
+}
+
+impl StaticSchemaMarker for SchedOffCpuMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "SchedOffCpu";
+    const DESCRIPTION: Option<&'static str> =
+        Some("the task was off the CPU (sched_switch to its next switch-in)");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.state}");
+    const TABLE_LABEL: Option<&'static str> =
+        Some("off CPU ({marker.data.state}), woken by {marker.data.waker}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField {
+            key: "state",
+            label: "State",
+            format: MarkerFieldFormat::String,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "waker",
+            label: "Woken by",
+            format: MarkerFieldFormat::String,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "delay",
+            label: "Scheduling delay",
+            format: MarkerFieldFormat::Milliseconds,
+            flags: MarkerFieldFlags::empty(),
+        },
+    ];
+
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        CategoryHandle::OTHER
+    }
+
+    fn string_field_value(&self, i: u32) -> StringHandle {
+        if i == 0 {
+            self.state
+        } else {
+            self.waker
+        }
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        self.delay_ms
+    }
+}
+
+/// A task running on a CPU (on its thread and on the CPU's track).
+struct RunningMarker {
+    name: StringHandle,
+    task: StringHandle,
+    cpu: f64,
+}
+
+impl StaticSchemaMarker for RunningMarker {
+    const UNIQUE_MARKER_TYPE_NAME: &'static str = "SchedRunning";
+    const DESCRIPTION: Option<&'static str> = Some("the task ran on a CPU");
+    const CHART_LABEL: Option<&'static str> = Some("{marker.data.task}");
+    const TABLE_LABEL: Option<&'static str> = Some("{marker.data.task} on CPU {marker.data.cpu}");
+    const FIELDS: &'static [StaticSchemaMarkerField] = &[
+        StaticSchemaMarkerField {
+            key: "task",
+            label: "Task",
+            format: MarkerFieldFormat::String,
+            flags: MarkerFieldFlags::SEARCHABLE,
+        },
+        StaticSchemaMarkerField {
+            key: "cpu",
+            label: "CPU",
+            format: MarkerFieldFormat::Integer,
+            flags: MarkerFieldFlags::empty(),
+        },
+    ];
+
+    fn name(&self, _: &mut Profile) -> StringHandle {
+        self.name
+    }
+
+    fn category(&self, _: &mut Profile) -> CategoryHandle {
+        CategoryHandle::OTHER
+    }
+
+    fn string_field_value(&self, _: u32) -> StringHandle {
+        self.task
+    }
+
+    fn number_field_value(&self, _: u32) -> f64 {
+        self.cpu
+    }
+}
+
 /// A recording as the Firefox Profiler loads it: [`gather`], then
 /// [`FirefoxProfile::write`].
-pub struct FirefoxProfile(Profile);
+pub struct FirefoxProfile {
+    p: Profile,
+    /// The profile's zero (the first sample's time).
+    first: u64,
+    processes: HashMap<i32, fxprof_processed_profile::ProcessHandle>,
+    by_tid: HashMap<i32, ThreadHandle>,
+}
 
 /// Gathers `analyzer`'s recording (every sample in time order, and the markers; `opts`
 /// for the rest) straight into a profile named after `product`: the samples are kept
@@ -100,7 +234,7 @@ pub fn gather(
         ..opts.clone()
     };
     let sampled = gather_each(analyzer, &opts, &mut |sampled, s| b.add(sampled, s))?;
-    Ok(FirefoxProfile(b.finish(&sampled)))
+    Ok(b.finish(&sampled))
 }
 
 impl FirefoxProfile {
@@ -112,18 +246,109 @@ impl FirefoxProfile {
         for s in &sampled.samples {
             b.add(sampled, s)?;
         }
-        Ok(FirefoxProfile(b.finish(sampled)))
+        Ok(b.finish(sampled))
     }
 
     /// The profile, as `fxprof-processed-profile` holds it.
     pub fn profile(&self) -> &Profile {
-        &self.0
+        &self.p
+    }
+
+    fn at(&self, t: u64) -> Timestamp {
+        Timestamp::from_nanos_since_reference(t.saturating_sub(self.first))
+    }
+
+    /// Marks scheduler intervals: on each task's thread (a track is added for a task
+    /// without samples) an "Off CPU" marker with the state it waited in and its waker,
+    /// then a "Running" one; on a track per CPU (process "CPUs"), the task it ran.
+    pub fn add_sched_intervals(&mut self, intervals: impl IntoIterator<Item = SchedInterval>) {
+        let mut cpus: HashMap<u32, ThreadHandle> = HashMap::default();
+        let off = self.p.intern_string("Off CPU");
+        let running = self.p.intern_string("Running");
+        for i in intervals {
+            let (start, end) = (self.at(i.start), self.at(i.end));
+            let task = self.p.intern_string(&if i.pid == 0 {
+                i.comm.clone()
+            } else {
+                format!("{}[{}]", i.comm, i.tid)
+            });
+            let cpu_track = match cpus.get(&i.cpu) {
+                Some(&h) => h,
+                None => {
+                    let p = &mut self.p;
+                    // A process of its own, with a pid no task has.
+                    let process = *self.processes.entry(-1).or_insert_with(|| {
+                        p.add_process("CPUs", u32::MAX, Timestamp::from_nanos_since_reference(0))
+                    });
+                    let h = p.add_thread(
+                        process,
+                        u32::MAX - 1 - i.cpu,
+                        Timestamp::from_nanos_since_reference(0),
+                        false,
+                    );
+                    p.set_thread_name(h, &format!("CPU {}", i.cpu));
+                    cpus.insert(i.cpu, h);
+                    h
+                }
+            };
+            let marker = |name| RunningMarker {
+                name,
+                task,
+                cpu: f64::from(i.cpu),
+            };
+            self.p
+                .add_marker(cpu_track, MarkerTiming::Interval(start, end), marker(task));
+            if i.pid == 0 {
+                continue;
+            }
+            let track = match self.by_tid.get(&i.tid) {
+                Some(&h) => h,
+                None => {
+                    let p = &mut self.p;
+                    let process = *self.processes.entry(i.pid).or_insert_with(|| {
+                        p.add_process(
+                            &i.comm,
+                            i.pid as u32,
+                            Timestamp::from_nanos_since_reference(0),
+                        )
+                    });
+                    let h = p.add_thread(
+                        process,
+                        i.tid as u32,
+                        Timestamp::from_nanos_since_reference(0),
+                        i.tid == i.pid,
+                    );
+                    p.set_thread_name(h, &i.comm);
+                    self.by_tid.insert(i.tid, h);
+                    h
+                }
+            };
+            if i.wait > 0 {
+                let state = self
+                    .p
+                    .intern_string(&i.wait_state.map_or("?".to_string(), |c| c.to_string()));
+                let waker = self.p.intern_string(i.waker.as_deref().unwrap_or(""));
+                let from = self.at(i.start.saturating_sub(i.wait));
+                self.p.add_marker(
+                    track,
+                    MarkerTiming::Interval(from, start),
+                    SchedOffCpuMarker {
+                        name: off,
+                        state,
+                        waker,
+                        delay_ms: i.delay as f64 / 1e6,
+                    },
+                );
+            }
+            self.p
+                .add_marker(track, MarkerTiming::Interval(start, end), marker(running));
+        }
     }
 
     /// Writes the profile as the Firefox Profiler loads it (JSON).
     pub fn write(&self, out: impl Write) -> Result<(), Error> {
         let mut out = std::io::BufWriter::new(out);
-        serde_json::to_writer(&mut out, &self.0).map_err(std::io::Error::from)?;
+        serde_json::to_writer(&mut out, &self.p).map_err(std::io::Error::from)?;
         out.flush()?;
         Ok(())
     }
@@ -262,7 +487,7 @@ impl Builder {
 
     /// Names the tracks (by event too when several events have samples) and adds the
     /// markers.
-    fn finish(mut self, sampled: &Sampled) -> Profile {
+    fn finish(mut self, sampled: &Sampled) -> FirefoxProfile {
         let several_events = self
             .tracks
             .iter()
@@ -321,6 +546,11 @@ impl Builder {
             self.p
                 .add_marker(self.by_tid[&tid], timing, OffCpuMarker { name });
         }
-        self.p
+        FirefoxProfile {
+            p: self.p,
+            first: self.first.unwrap_or(0),
+            processes: self.processes,
+            by_tid: self.by_tid,
+        }
     }
 }

@@ -175,6 +175,37 @@ impl<P: Write + Send> Table<P> {
     }
 }
 
+/// A table of the export that the caller fills (one an analysis computes, as
+/// `sched_intervals`): its part of one recording, written batch by batch.
+pub struct ExtraTable<P: Write + Send> {
+    table: Table<P>,
+}
+
+impl<P: Write + Send> ExtraTable<P> {
+    /// A new part of table `name` for recording `recording`, with `schema`.
+    pub fn create(
+        parts: &mut impl PartSink<Part = P>,
+        name: &str,
+        recording: u32,
+        schema: Schema,
+        opts: &ExportOptions,
+    ) -> Result<Self, Error> {
+        Ok(ExtraTable {
+            table: Table::create(parts, name, recording, schema, opts)?,
+        })
+    }
+
+    /// Writes rows.
+    pub fn write(&mut self, batch: RecordBatch) -> Result<(), Error> {
+        self.table.write(batch)
+    }
+
+    /// Closes the part and makes it visible; its size in bytes.
+    pub fn finish(self, parts: &mut impl PartSink<Part = P>) -> Result<u64, Error> {
+        self.table.finish(parts)
+    }
+}
+
 /// Exports `analyzer`'s recording as partition `recording` of every table into `parts`
 /// (open the analyzer with [`ExportOptions::analyzer_options`]).
 pub fn export<S: PartSink>(

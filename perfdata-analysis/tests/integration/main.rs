@@ -9,5 +9,6 @@ mod parallel_stream;
 mod parquet_export;
 mod partition;
 mod sample_columns;
+mod sched;
 mod simpleperf;
 mod viewers;

@@ -12,5 +12,6 @@ pub mod flamegraph;
 pub mod info;
 pub mod offcpu;
 pub mod report;
+pub mod sched;
 pub mod script;
 pub mod stats;

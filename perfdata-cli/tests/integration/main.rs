@@ -16,6 +16,7 @@ mod jit;
 mod offcpu;
 #[cfg(unix)]
 mod report_inline;
+mod sched;
 mod script;
 mod shipped_sample;
 #[cfg(unix)]

@@ -206,7 +206,7 @@ fn record_sized(program: &Path, mb: u64, out: &Path) -> Result<()> {
 }
 
 /// The samples of a recording, from `perfdata info --json`.
-fn sample_count(env: &Env, file: &Path) -> Result<u64> {
+pub(super) fn sample_count(env: &Env, file: &Path) -> Result<u64> {
     let out = Command::new(&env.perfdata_bin)
         .args(["info", "--json"])
         .arg(file)

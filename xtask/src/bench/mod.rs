@@ -8,6 +8,7 @@ mod big;
 mod dwarf;
 mod python;
 mod runner;
+mod sched;
 mod table;
 
 use anyhow::{bail, Context, Result};
@@ -30,6 +31,10 @@ pub struct Options {
     pub dwarf_mb: Option<u64>,
     /// Only the `--call-graph dwarf` table.
     pub dwarf_only: bool,
+    /// The `perf sched` table (full bench only): its recording's size, or none.
+    pub sched_mb: Option<u64>,
+    /// Only the `perf sched` table.
+    pub sched_only: bool,
     /// The big-input table (never by default): its file's size in GB.
     pub big_gb: Option<u64>,
     /// Only the big-input table; with `--out`, its section of that file is replaced.
@@ -50,6 +55,8 @@ impl Options {
             out: None,
             dwarf_mb: Some(600),
             dwarf_only: false,
+            sched_mb: Some(300),
+            sched_only: false,
             big_gb: None,
             big_only: false,
             python: false,
@@ -71,6 +78,9 @@ impl Options {
                 "--dwarf-mb" => o.dwarf_mb = Some(number(value("--dwarf-mb")?, "--dwarf-mb")?),
                 "--no-dwarf" => o.dwarf_mb = None,
                 "--dwarf-only" => o.dwarf_only = true,
+                "--sched-mb" => o.sched_mb = Some(number(value("--sched-mb")?, "--sched-mb")?),
+                "--no-sched" => o.sched_mb = None,
+                "--sched-only" => o.sched_only = true,
                 "--big-gb" => o.big_gb = Some(number(value("--big-gb")?, "--big-gb")?),
                 "--big-only" => o.big_only = true,
                 "--python" => o.python = true,
@@ -82,6 +92,10 @@ impl Options {
             o.size_mb = 4;
             o.runs = 1;
             o.dwarf_mb = None;
+            o.sched_mb = None;
+        }
+        if o.sched_only && (o.sched_mb.is_none() || o.out.is_some() || o.dwarf_only) {
+            bail!("bench: --sched-only measures the sched table alone (not with --quick, --no-sched, --dwarf-only or --out)");
         }
         if o.dwarf_only && (o.dwarf_mb.is_none() || o.out.is_some()) {
             bail!("bench: --dwarf-only measures the dwarf table alone (not with --quick, --no-dwarf or --out)");
@@ -153,6 +167,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         print!("\n{}", dwarf::measure(&env, mb, opts.runs)?.markdown);
         return Ok(());
     }
+    if opts.sched_only {
+        let mb = opts.sched_mb.unwrap_or(300);
+        print!("\n{}", sched::measure(&env, mb, opts.runs)?.markdown);
+        return Ok(());
+    }
     if opts.big_only {
         let gb = opts.big_gb.unwrap_or(10);
         let big = big::measure(&env, gb)?;
@@ -193,6 +212,17 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     if let Some(d) = &dwarf {
         print!("\n{}", d.markdown);
     }
+    let sched_table = match opts.sched_mb {
+        Some(mb) if env.perf => Some(sched::measure(&env, mb, opts.runs)?),
+        Some(_) => {
+            println!("skipped the perf sched table: perf does not run here");
+            None
+        }
+        None => None,
+    };
+    if let Some(s) = &sched_table {
+        print!("\n{}", s.markdown);
+    }
     let py = if opts.python {
         Some(python::measure(&env, &input.path, opts.runs)?)
     } else {
@@ -214,6 +244,14 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                  (unwinds with libunwind, names inline frames with addr2line), samply \
                  (framehop) when installed\n\n{}",
                 d.input, d.markdown
+            );
+        }
+        if let Some(s) = &sched_table {
+            let _ = write!(
+                doc,
+                "\n## perf sched views\n\n* input: {}\n* peer: perf sched (perf 6.1, \
+                 libtraceevent), the same views byte for byte (conformance check 17)\n\n{}",
+                s.input, s.markdown
             );
         }
         // The sections measured by runs of their own (`--big-gb`, `--python`) are kept from

@@ -85,7 +85,10 @@ pub fn run(
                 // Several recordings at once: one bar for them all, not one each.
                 let exported = crate::analysis::analyze(path, &symbols, None, |analyzer| {
                     let mut parts = parquet::Directory::new(out);
-                    parquet::export(analyzer, i as u32, &opts, &mut parts).at(path)
+                    let mut s = parquet::export(analyzer, i as u32, &opts, &mut parts).at(path)?;
+                    s.output_bytes +=
+                        sched_intervals(analyzer, i as u32, &opts, &mut parts).at(path)?;
+                    Ok(s)
                 });
                 match exported {
                     Ok(s) => {
@@ -119,4 +122,26 @@ pub fn run(
         1 => Err(errors.remove(0)),
         _ => Err(CliError::Many(errors)),
     }
+}
+
+/// The `sched_intervals` table of a recording with `sched:sched_switch` samples
+/// (`perfdata sched timehist`'s intervals); nothing for another recording. Its bytes.
+#[cfg(feature = "parquet")]
+fn sched_intervals(
+    analyzer: &mut perfdata_analysis::Analyzer<'_>,
+    recording: u32,
+    opts: &ExportOptions,
+    parts: &mut parquet::Directory,
+) -> Result<u64, perfdata_analysis::AnalysisError> {
+    use perfdata_analysis::analyses::sched::{table, timehist::TimehistOptions};
+    if !analyzer.events.iter().any(|e| e == "sched:sched_switch") {
+        return Ok(0);
+    }
+    let mut t = parquet::ExtraTable::create(parts, table::TABLE, recording, table::schema(), opts)?;
+    let o = TimehistOptions {
+        call_graph: false,
+        ..TimehistOptions::default()
+    };
+    table::intervals(analyzer, &o, 1 << 16, &mut |b| t.write(b))?;
+    t.finish(parts)
 }

@@ -77,7 +77,9 @@ pub fn run(
         }
         Viewer::Firefox => {
             let profile = analyze(path, &options, Some("export"), |analyzer| {
-                firefox::gather(analyzer, &opts, &name).at(path)
+                let mut profile = firefox::gather(analyzer, &opts, &name).at(path)?;
+                sched_markers(analyzer, &mut profile).at(path)?;
+                Ok(profile)
             })?;
             let mut out = Out::file(output)?;
             profile.write(&mut out).at(output)?;
@@ -117,4 +119,43 @@ pub fn run(
         out.finish()?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `sched:sched_switch` recorded, the scheduler's intervals (`perfdata sched
+/// timehist`'s) as markers: each task off the CPU (its state, its waker) and running, and
+/// a track per CPU.
+fn sched_markers(
+    analyzer: &mut perfdata_analysis::Analyzer<'_>,
+    profile: &mut firefox::FirefoxProfile,
+) -> Result<(), perfdata_analysis::AnalysisError> {
+    use perfdata_analysis::analyses::sched::timehist::{self, TimehistOptions};
+    if !analyzer.events.iter().any(|e| e == "sched:sched_switch") {
+        return Ok(());
+    }
+    let opts = TimehistOptions {
+        call_graph: false,
+        ..TimehistOptions::default()
+    };
+    let mut intervals = vec![];
+    timehist::timehist(
+        analyzer,
+        &opts,
+        &mut std::io::sink(),
+        Some(&mut |i: timehist::Interval| {
+            intervals.push(firefox::SchedInterval {
+                pid: i.pid,
+                tid: i.tid,
+                comm: i.comm,
+                cpu: i.cpu,
+                start: i.start,
+                end: i.end,
+                wait: i.wait,
+                delay: i.delay,
+                wait_state: i.wait_state,
+                waker: i.waker_comm,
+            })
+        }),
+    )?;
+    profile.add_sched_intervals(intervals);
+    Ok(())
 }
