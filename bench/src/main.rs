@@ -11,7 +11,9 @@ workloads:
   lpd FILE               linux-perf-data 0.13: the same work (it always sorts by time)
   synth OUT SIZE_MB      write a pipe-layout stream of about SIZE_MB MB like `perf record -g`'s
   gperftools FILE        perfdata: read a gperftools CPU profile (every record, counts per leaf)
-  gperftools-synth OUT SIZE_MB  write a gperftools CPU profile of about SIZE_MB MB";
+  gperftools-synth OUT SIZE_MB  write a gperftools CPU profile of about SIZE_MB MB
+  inferno-collapse-perf  inferno's collapse-perf: perf script's text on stdin, folded
+                         stacks on stdout (the `inferno-collapse-perf` command)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
             .map_err(|_| anyhow::anyhow!("SIZE_MB must be a whole number, not {size_mb:?}"))
             .and_then(|mb| perfdata_bench::gperftools::synth(Path::new(out), mb * 1_000_000))
             .map(|(records, samples)| format!("records={records} samples={samples}")),
+        ["inferno-collapse-perf"] => inferno_collapse(),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::from(2);
@@ -38,7 +41,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(line) => {
-            println!("{line}");
+            // A filter (inferno-collapse-perf) prints only its output.
+            if !line.is_empty() {
+                println!("{line}");
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -46,6 +52,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// inferno's `collapse-perf` from standard input to standard output, as its command runs
+/// it (default options).
+fn inferno_collapse() -> anyhow::Result<String> {
+    use inferno::collapse::Collapse;
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    inferno::collapse::perf::Folder::from(inferno::collapse::perf::Options::default())
+        .collapse(stdin, &mut stdout)?;
+    std::io::Write::flush(&mut stdout)?;
+    Ok(String::new())
 }
 
 fn synth(out: &Path, size_mb: &str) -> anyhow::Result<String> {

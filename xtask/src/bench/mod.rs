@@ -473,6 +473,14 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         w
     };
     let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
+    // perf script's text into its commonest consumer, inferno's collapse-perf (the bench
+    // binary runs its code), as one shell pipeline each.
+    let collapse = format!(
+        "{} inferno-collapse-perf >/dev/null",
+        env.bench_bin.display()
+    );
+    let script_inferno_ours = format!("{} script {file} | {collapse}", env.perfdata_bin.display());
+    let script_inferno_perf = format!("perf script -i {file} | {collapse}");
     // In measuring order: the pipe copy and the compressed file are made by rows before
     // the rows that read them.
     let mut workloads: Vec<(&'static str, Workload)> = vec![
@@ -529,6 +537,14 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "script-fields",
             perfdata(&["script", "-F", "comm,tid,time,ip,sym", file]),
         ),
+        (
+            "script-inferno",
+            Workload::new(Path::new("sh"), &["-c", &script_inferno_ours]),
+        ),
+        (
+            "script-inferno",
+            Workload::new(Path::new("sh"), &["-c", &script_inferno_ours]),
+        ),
         ("stats", perfdata(&["stats", file, "-o", &stats_dir])),
         // The recording against itself: both read in full, every entry matched.
         ("diff", perfdata(&["diff", file, file])),
@@ -541,6 +557,14 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         workloads.push((
             "perf-script",
             Workload::new(Path::new("perf"), &["script", "-i", file]),
+        ));
+        workloads.push((
+            "perf-script-inferno",
+            Workload::new(Path::new("sh"), &["-c", &script_inferno_perf]),
+        ));
+        workloads.push((
+            "perf-script-inferno",
+            Workload::new(Path::new("sh"), &["-c", &script_inferno_perf]),
         ));
         workloads.push((
             "perf-script-fields",
@@ -723,6 +747,11 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
             "script-fields",
         )
         .peer("perf-script-fields", Speed::FasterThanPeer(10.0)),
+        Row::new(
+            "`perfdata script \\| inferno-collapse-perf` vs `perf script \\| inferno-collapse-perf`",
+            "script-inferno",
+        )
+        .peer("perf-script-inferno", Speed::FasterThanPeer(5.0)),
         Row::new(
             "`perfdata diff` vs `perf diff` (the recording against itself)",
             "diff",
