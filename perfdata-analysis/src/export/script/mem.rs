@@ -1,4 +1,4 @@
-//! The `data_src` field: a sample's `perf_mem_data_src` word decoded as perf's
+//! The memory fields: `data_src`, a sample's `perf_mem_data_src` word decoded as perf's
 //! `perf_script__meminfo_scnprintf` prints it (`|OP LOAD|LVL L1 hit|SNP None|TLB L1 or
 //! L2 hit|LCK No|BLK  N/A`).
 
@@ -171,6 +171,20 @@ fn snoop_text(snoop: u64, snoopx: u64) -> String {
         out.push_str("N/A");
     }
     out
+}
+
+/// perf's `get_page_size_name`: `4K`, `2M`, `N/A` for none.
+pub fn page_size_name(size: Option<u64>) -> String {
+    let Some(mut n) = size.filter(|&s| s != 0) else {
+        return "N/A".into();
+    };
+    let units = ['B', 'K', 'M', 'G'];
+    let mut i = 0;
+    while n / 1024 > 1 && i < 3 {
+        n /= 1024;
+        i += 1;
+    }
+    format!("{n}{}", units[i])
 }
 
 #[cfg(test)]

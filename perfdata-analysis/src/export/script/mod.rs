@@ -9,14 +9,17 @@
 pub mod fields;
 mod inlines;
 mod mem;
+mod plan;
+mod regs;
 mod side_band;
+mod stat;
 mod text;
 
 use crate::machine::Machine;
 use crate::replay::{Analyzer, Replayed};
 use crate::symbols::Frame;
 use crate::{AnalysisError, BadOption};
-use fields::{Field, FieldSpec, Fields, OutputType};
+use fields::{Field, FieldSpec, Fields};
 use perfdata::tracepoint::Formats;
 use perfdata::types::{FeatureId, RecordBody, RecordType, SampleType};
 use std::io::Write;
@@ -90,38 +93,11 @@ impl Default for ScriptOptions {
     }
 }
 
-/// An event as the printer sees it.
-#[derive(Debug, Clone)]
-struct EventPlan {
-    ty: OutputType,
-    callchain: bool,
-    name: String,
-}
-
-/// The fields each output type prints once checked against the recording's events.
-#[derive(Debug, Clone)]
-struct Plan {
-    /// Per output type (index of [`OutputType`] in perf's order).
-    fields: Vec<(OutputType, Fields)>,
-    events: Vec<EventPlan>,
-    use_callchain: bool,
-    name_width: usize,
-}
-
-impl Plan {
-    fn fields(&self, ty: OutputType) -> Fields {
-        self.fields
-            .iter()
-            .find(|(t, _)| *t == ty)
-            .map_or(Fields::default(), |(_, f)| *f)
-    }
-}
-
 /// Formats records as perf script does; keeps what perf keeps between records (the
 /// first and previous times for `--reltime`/`--deltatime`).
 pub struct Script {
     opts: ScriptOptions,
-    plan: Option<Plan>,
+    plan: Option<plan::Plan>,
     planned_for: usize,
     initial_time: u64,
     previous_time: u64,
@@ -145,7 +121,7 @@ pub struct Script {
     /// perf's addr2line state, for the names of inlined functions.
     inlines: inlines::InlineNamer,
     /// `perf stat record`'s counts: the THREAD_MAP's pids, the STAT values per event.
-    stat: StatState,
+    stat: stat::StatCounts,
     /// What the printing met that a user should know, each said once.
     pub warnings: Vec<String>,
 }
@@ -170,7 +146,7 @@ impl Script {
             unknown_helpers: Default::default(),
             trace_errors: Default::default(),
             data_src_width: 0,
-            stat: StatState::default(),
+            stat: Default::default(),
             warnings: vec![],
         }
     }
@@ -186,105 +162,13 @@ impl Script {
         if self.formats.is_none() {
             self.formats = Formats::of_file(item.data);
         }
-        // A tracepoint the recording names by its type and config alone (no EVENT_DESC:
-        // an old pipe) is named `system:event` from its format, as perf names it.
-        let events: Vec<String> = attrs
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let named = events.get(i).cloned().unwrap_or_default();
-                let default = perfdata::events::default_event_name(a.attr.type_, a.attr.config);
-                match &self.formats {
-                    Some(f) if a.attr.type_.0 == 2 && named == default => f
-                        .get(a.attr.config as u16)
-                        .map_or(named, |f| format!("{}:{}", f.system, f.name)),
-                    _ => named,
-                }
-            })
-            .collect();
-        let events = &events[..];
-        let pipe = item.data.header.is_none();
-        let has_feature = |id: FeatureId| item.data.features.iter().any(|f| f.id == id);
-        let has_stat = has_feature(FeatureId::STAT);
-        let allow_user_set = has_feature(FeatureId::AUXTRACE);
-        let has_traces = attrs.iter().any(|a| a.attr.type_.0 == 2);
-        let callchain =
-            |a: &perfdata::EventAttr<'_>| a.attr.sample_type.contains(SampleType::CALLCHAIN);
-        let mut use_callchain = !self.opts.hide_call_graph;
-        if !pipe && !attrs.iter().any(callchain) {
-            use_callchain = false;
-        }
-        let mut spec = self.opts.fields.clone();
-        for ty in [
-            OutputType::Hardware,
-            OutputType::Software,
-            OutputType::Tracepoint,
-            OutputType::HwCache,
-            OutputType::Raw,
-            OutputType::Breakpoint,
-            OutputType::Synth,
-            OutputType::Other,
-        ] {
-            let first = attrs
-                .iter()
-                .position(|a| OutputType::of_attr_type(a.attr.type_.0) == ty);
-            let tf = *spec.get(ty);
-            let Some(i) = first else {
-                if tf.user_set && !tf.wildcard_set && ty != OutputType::Synth {
-                    return Err(BadOption::new(
-                        "-F",
-                        format!(
-                            "{} events do not exist. Remove corresponding -F option to proceed.",
-                            ty.name()
-                        ),
-                    ));
-                }
-                continue;
-            };
-            if tf.fields.0 == 0 || has_stat {
-                continue;
-            }
-            let name = events.get(i).map_or("", String::as_str);
-            let st = attrs[i].attr.sample_type;
-            let tf = spec.get_mut(ty);
-            check_attr(tf, st, name, has_traces, allow_user_set)?;
-        }
-        // Tracepoints print their call chains when they have one and -F left them alone.
-        if use_callchain
-            && !spec.get(OutputType::Tracepoint).user_set
-            && attrs.iter().any(|a| a.attr.type_.0 == 2 && callchain(a))
-        {
-            let tf = spec.get_mut(OutputType::Tracepoint);
-            for f in [Field::IP, Field::SYM, Field::SYMOFFSET, Field::DSO] {
-                tf.fields.0 |= fields::bit(f);
-            }
-        }
-        let plan = Plan {
-            fields: [
-                OutputType::Hardware,
-                OutputType::Software,
-                OutputType::Tracepoint,
-                OutputType::HwCache,
-                OutputType::Raw,
-                OutputType::Breakpoint,
-                OutputType::Synth,
-                OutputType::Other,
-            ]
-            .iter()
-            .map(|&t| (t, spec.get(t).fields))
-            .collect(),
-            events: attrs
-                .iter()
-                .enumerate()
-                .map(|(i, a)| EventPlan {
-                    ty: OutputType::of_attr_type(a.attr.type_.0),
-                    callchain: callchain(a),
-                    name: events.get(i).cloned().unwrap_or_default(),
-                })
-                .collect(),
-            use_callchain,
-            name_width: events.iter().map(|e| e.len()).max().unwrap_or(0),
-        };
+        let plan = plan::Plan::new(
+            &self.opts.fields,
+            self.opts.hide_call_graph,
+            item.data,
+            events,
+            self.formats.as_ref(),
+        )?;
         self.plan = Some(plan);
         self.planned_for = attrs.len();
         Ok(())
@@ -327,69 +211,10 @@ impl Script {
         item: &Replayed<'_>,
         events: &[String],
     ) -> Result<(), AnalysisError> {
-        match item.decode()? {
-            RecordBody::ThreadMap(m) => {
-                self.stat.pids = m.entries.iter().map(|e| e.pid as i64).collect();
-            }
-            RecordBody::Stat(st) => {
-                let event = item.data.session.attr_of_id(st.id).unwrap_or(0);
-                let cpu = if st.cpu == u32::MAX {
-                    -1
-                } else {
-                    st.cpu as i64
-                };
-                let pid = self
-                    .stat
-                    .pids
-                    .get(st.thread as usize)
-                    .copied()
-                    .unwrap_or(-1);
-                let values = &mut self.stat.values;
-                match values
-                    .iter_mut()
-                    .find(|v| (v.event, v.cpu, v.pid) == (event, cpu, pid))
-                {
-                    Some(v) => (v.val, v.ena, v.run) = (st.val, st.ena, st.run),
-                    None => values.push(StatValue {
-                        event,
-                        cpu,
-                        pid,
-                        val: st.val,
-                        ena: st.ena,
-                        run: st.run,
-                    }),
-                }
-            }
-            RecordBody::StatRound(r) => {
-                if !self.stat.header_printed {
-                    writeln!(
-                        out,
-                        "{:>3} {:>8} {:>15} {:>15} {:>15} {:>15} EVENT",
-                        "CPU", "THREAD", "VAL", "ENA", "RUN", "TIME"
-                    )
-                    .map_err(io)?;
-                    self.stat.header_printed = true;
-                }
-                let mut values = self.stat.values.clone();
-                values.sort_by_key(|v| v.event);
-                for v in values {
-                    writeln!(
-                        out,
-                        "{:3} {:8} {:15} {:15} {:15} {:15} {}",
-                        v.cpu,
-                        v.pid,
-                        v.val,
-                        v.ena,
-                        v.run,
-                        r.time,
-                        events.get(v.event).map_or("", String::as_str)
-                    )
-                    .map_err(io)?;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
+        let body = item.decode()?;
+        self.stat
+            .record(&body, &item.data.session, events, out)
+            .map_err(io)
     }
 
     fn shows(&self, ty: RecordType) -> bool {
@@ -433,7 +258,7 @@ impl Script {
             .attrs
             .get(attr_index)
             .is_some_and(|a| a.attr.attr_flags.0 & (1 << 18) != 0);
-        let sid = sample_id(&body);
+        let sid = side_band::sample_id(&body);
         let (mut pid, mut tid, mut time, mut cpu) = (-1i32, -1i32, 0u64, 0u32);
         if sample_id_all {
             if let Some(s) = sid {
@@ -445,7 +270,7 @@ impl Script {
         }
         // Records whose event samples no ids print the record's own thread (perf's
         // `!sample_id_all` branch); a FORK its own time.
-        let (own_pid, own_tid) = own_thread(&body);
+        let (own_pid, own_tid) = side_band::own_thread(&body);
         if !sample_id_all {
             pid = own_pid;
             tid = own_tid;
@@ -733,10 +558,10 @@ impl Script {
                 .get(s.event)
                 .and_then(|a| a.attr.sample_regs_intr)
                 .unwrap_or(0);
-            write_regs(out, s.view.regs_intr()?, mask).map_err(io)?;
+            regs::write_regs(out, s.view.regs_intr()?, mask).map_err(io)?;
         }
         if fields.has(Field::UREGS) {
-            write_regs(out, s.view.regs_user()?, s.regs_user_mask).map_err(io)?;
+            regs::write_regs(out, s.view.regs_user()?, s.regs_user_mask).map_err(io)?;
         }
         if fields.has(Field::INSNLEN) || fields.has(Field::INSN) {
             self.write_insn(out, machine, item, s, fields)?;
@@ -745,10 +570,10 @@ impl Script {
             write!(out, "{:16x}", s.view.phys_addr()?.unwrap_or(0)).map_err(io)?;
         }
         if fields.has(Field::DATA_PAGE_SIZE) {
-            write!(out, " {}", page_size_name(s.view.data_page_size()?)).map_err(io)?;
+            write!(out, " {}", mem::page_size_name(s.view.data_page_size()?)).map_err(io)?;
         }
         if fields.has(Field::CODE_PAGE_SIZE) {
-            write!(out, " {}", page_size_name(s.view.code_page_size()?)).map_err(io)?;
+            write!(out, " {}", mem::page_size_name(s.view.code_page_size()?)).map_err(io)?;
         }
         writeln!(out).map_err(io)?;
         Ok(())
@@ -1123,53 +948,6 @@ impl Script {
     }
 }
 
-/// perf's `get_page_size_name`: `4K`, `2M`, `N/A` for none.
-fn page_size_name(size: Option<u64>) -> String {
-    let Some(mut n) = size.filter(|&s| s != 0) else {
-        return "N/A".into();
-    };
-    let units = ['B', 'K', 'M', 'G'];
-    let mut i = 0;
-    while n / 1024 > 1 && i < 3 {
-        n /= 1024;
-        i += 1;
-    }
-    format!("{n}{}", units[i])
-}
-
-/// perf's `perf_sample__fprintf_regs`: ` ABI:N ` and each register of `mask` as
-/// `%5s:0x%x `.
-fn write_regs(
-    out: &mut impl Write,
-    regs: Option<perfdata::types::Regs<'_>>,
-    mask: u64,
-) -> std::io::Result<()> {
-    let Some(regs) = regs else { return Ok(()) };
-    let Some(values) = regs.regs else {
-        return Ok(());
-    };
-    write!(out, " ABI:{} ", regs.abi.0)?;
-    let mut values = values.iter();
-    for bit in (0..64).filter(|b| mask & (1u64 << b) != 0) {
-        let Some(v) = values.next() else { break };
-        write!(out, "{:>5}:0x{v:x} ", x86_reg_name(bit))?;
-    }
-    Ok(())
-}
-
-/// perf's names of the x86 registers (`perf_reg_name`).
-fn x86_reg_name(bit: u32) -> String {
-    const NAMES: [&str; 24] = [
-        "AX", "BX", "CX", "DX", "SI", "DI", "BP", "SP", "IP", "FLAGS", "CS", "SS", "DS", "ES",
-        "FS", "GS", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15",
-    ];
-    match bit {
-        0..=23 => NAMES[bit as usize].to_string(),
-        32..=63 => format!("XMM{}", (bit - 32) / 2),
-        _ => "unknown".to_string(),
-    }
-}
-
 /// The kernel's symbols for `%pS`-style conversions of tracepoint fields.
 struct KernelNames<'m>(&'m Machine);
 
@@ -1195,188 +973,11 @@ struct TextKey {
     addrs: Vec<(u64, bool)>,
 }
 
-/// What `perf stat record`'s counts need between records.
-#[derive(Debug, Default)]
-struct StatState {
-    pids: Vec<i64>,
-    values: Vec<StatValue>,
-    header_printed: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct StatValue {
-    event: usize,
-    cpu: i64,
-    pid: i64,
-    val: u64,
-    ena: u64,
-    run: u64,
-}
-
 /// perf's `map__fprintf_dsoname`: the object's name, `[unknown]` outside any map.
 fn write_dso(out: &mut impl Write, machine: &Machine, f: &Frame) -> std::io::Result<()> {
     match f.dso {
         Some((d, _)) => write!(out, "{}", machine.dsos.get(d).name),
         None => write!(out, "[unknown]"),
-    }
-}
-
-/// perf's `evsel__check_attr` for the first event of an output type.
-fn check_attr(
-    tf: &mut fields::TypeFields,
-    st: SampleType,
-    evname: &str,
-    has_traces: bool,
-    allow_user_set: bool,
-) -> Result<(), BadOption> {
-    let bad = |m: String| Err(BadOption::new("-F", m));
-    if tf.fields.has(Field::TRACE) && !has_traces {
-        return bad("No trace sample to read. Did you call 'perf record -R'?".into());
-    }
-    let checks: &[(Field, SampleType, &str, bool)] = &[
-        (Field::IP, SampleType::IP, "IP", false),
-        (Field::ADDR, SampleType::ADDR, "ADDR", allow_user_set),
-        (Field::DATA_SRC, SampleType::DATA_SRC, "DATA_SRC", false),
-        (
-            Field::WEIGHT,
-            SampleType(SampleType::WEIGHT.0 | SampleType::WEIGHT_STRUCT.0),
-            "WEIGHT",
-            false,
-        ),
-    ];
-    for &(field, bit, msg, allow) in checks {
-        if tf.fields.has(field) {
-            check_stype(tf, st, bit, msg, field, allow, evname)?;
-        }
-    }
-    let addr_or_ip = SampleType(SampleType::IP.0 | SampleType::ADDR.0);
-    if tf.fields.has(Field::SYM) && !st.intersects(addr_or_ip) {
-        return bad("Display of symbols requested but neither sample IP nor sample address\navailable. Hence, no addresses to convert to symbols.".into());
-    }
-    if tf.fields.has(Field::SYMOFFSET) && !tf.fields.has(Field::SYM) {
-        return bad("Display of offsets requested but symbol is notselected.".into());
-    }
-    if tf.fields.has(Field::DSO) && !st.intersects(addr_or_ip) {
-        return bad("Display of DSO requested but no address to convert.".into());
-    }
-    if (tf.fields.has(Field::SRCLINE) || tf.fields.has(Field::SRCCODE)) && !tf.fields.has(Field::IP)
-    {
-        return bad("Display of source line number requested but sample IP is not\nselected. Hence, no address to lookup the source line number.".into());
-    }
-    if tf.fields.has(Field::PID) || tf.fields.has(Field::TID) {
-        check_pair_tid(tf, st, evname)?;
-    }
-    let later: &[(Field, SampleType, &str, bool)] = &[
-        (Field::TIME, SampleType::TIME, "TIME", false),
-        (Field::CPU, SampleType::CPU, "CPU", allow_user_set),
-        (Field::IREGS, SampleType::REGS_INTR, "IREGS", false),
-        (Field::UREGS, SampleType::REGS_USER, "UREGS", false),
-        (Field::PHYS_ADDR, SampleType::PHYS_ADDR, "PHYS_ADDR", false),
-        (
-            Field::DATA_PAGE_SIZE,
-            SampleType::DATA_PAGE_SIZE,
-            "DATA_PAGE_SIZE",
-            false,
-        ),
-        (
-            Field::CODE_PAGE_SIZE,
-            SampleType::CODE_PAGE_SIZE,
-            "CODE_PAGE_SIZE",
-            false,
-        ),
-        (
-            Field::INS_LAT,
-            SampleType::WEIGHT_STRUCT,
-            "WEIGHT_STRUCT",
-            false,
-        ),
-    ];
-    for &(field, bit, msg, allow) in later {
-        if tf.fields.has(field) {
-            check_stype(tf, st, bit, msg, field, allow, evname)?;
-        }
-    }
-    Ok(())
-}
-
-fn check_pair_tid(
-    tf: &mut fields::TypeFields,
-    st: SampleType,
-    evname: &str,
-) -> Result<(), BadOption> {
-    if st.contains(SampleType::TID) {
-        return Ok(());
-    }
-    let both = fields::bit(Field::PID) | fields::bit(Field::TID);
-    if tf.user_fields.0 & both != 0 {
-        return Err(BadOption::new(
-            "-F",
-            format!("Samples for '{evname}' event do not have TID attribute set. Cannot print '' field."),
-        ));
-    }
-    tf.fields.0 &= !both;
-    Ok(())
-}
-
-/// perf's `evsel__do_check_stype`.
-fn check_stype(
-    tf: &mut fields::TypeFields,
-    st: SampleType,
-    bit: SampleType,
-    msg: &str,
-    field: Field,
-    allow_user_set: bool,
-    evname: &str,
-) -> Result<(), BadOption> {
-    if st.intersects(bit) {
-        return Ok(());
-    }
-    if tf.user_fields.has(field) {
-        if allow_user_set {
-            return Ok(());
-        }
-        return Err(BadOption::new(
-            "-F",
-            format!(
-                "Samples for '{evname}' event do not have {msg} attribute set. Cannot print '{}' field.",
-                field.name()
-            ),
-        ));
-    }
-    tf.fields.0 &= !fields::bit(field);
-    Ok(())
-}
-
-/// The sample_id trailer of a side-band record.
-fn sample_id(body: &RecordBody<'_>) -> Option<perfdata::types::SampleId> {
-    Some(match body {
-        RecordBody::Mmap(r) => r.sample_id.clone()?,
-        RecordBody::Mmap2(r) => r.sample_id.clone()?,
-        RecordBody::Comm(r) => r.sample_id.clone()?,
-        RecordBody::Fork(r) => r.sample_id.clone()?,
-        RecordBody::Exit(r) => r.sample_id.clone()?,
-        RecordBody::Lost(r) => r.sample_id.clone()?,
-        RecordBody::Switch(r) => r.sample_id.clone()?,
-        RecordBody::SwitchCpuWide(r) => r.sample_id.clone()?,
-        RecordBody::Namespaces(r) => r.sample_id.clone()?,
-        RecordBody::Ksymbol(r) => r.sample_id.clone()?,
-        RecordBody::BpfEvent(r) => r.sample_id.clone()?,
-        RecordBody::Cgroup(r) => r.sample_id.clone()?,
-        RecordBody::TextPoke(r) => r.sample_id.clone()?,
-        _ => return None,
-    })
-}
-
-/// The process and thread a task or map record is about.
-fn own_thread(body: &RecordBody<'_>) -> (i32, i32) {
-    match body {
-        RecordBody::Mmap(r) => (r.pid as i32, r.tid as i32),
-        RecordBody::Mmap2(r) => (r.pid as i32, r.tid as i32),
-        RecordBody::Comm(r) => (r.pid as i32, r.tid as i32),
-        RecordBody::Fork(r) => (r.pid as i32, r.tid as i32),
-        RecordBody::Exit(r) => (r.pid as i32, r.tid as i32),
-        RecordBody::Namespaces(r) => (r.pid as i32, r.tid as i32),
-        _ => (-1, -1),
     }
 }
 
