@@ -14,7 +14,7 @@
 //! | [`machine`] | processes, threads and their maps as the replay goes ([`Machine`]), and a sample's stack stitched from its callchain or unwound ([`Machine::frames`]) |
 //! | replay | the [`Analyzer`]: the recording walked in time order, side band applied, each record handed on with its [`SampleInfo`] ([`Analyzer::run`]); perf's sample filters ([`filter`]); byte-range parts for parallel readers ([`partition`]) |
 //! | [`analyses`] | perf report's table and call graph, folded stacks, perf diff, off-CPU time, perf sched's views, statistics, a one-screen summary |
-//! | [`export`] | the viewers' formats (pprof, speedscope, Firefox Profiler), Arrow tables and Parquet, gperftools CPU profiles |
+//! | [`export`] | the viewers' formats (pprof, speedscope, Firefox Profiler), Arrow tables and Parquet, gperftools CPU profiles, `perf script`'s text |
 //! | [`rewrite`] | a recording rewritten with its DWARF stacks unwound (`convert --unwind`) |
 //!
 //! Errors are one type, [`AnalysisError`]; progress is reported through a callback

@@ -5,8 +5,9 @@
 //!
 //! The viewers' formats ([`pprof`], [`speedscope`], [`firefox`]) lay out the samples
 //! [`sampled`] gathers; [`parquet`] and the Python package's [`sample_stream`] take the
-//! Arrow batches of [`tables`]; [`gperftools`] writes a CPU profile. No format module
-//! imports another.
+//! Arrow batches of [`tables`]; [`gperftools`] writes a CPU profile; [`script`] streams
+//! `perf script`'s text record by record (the one text export: nothing is gathered). No
+//! format module imports another.
 
 pub mod firefox;
 #[cfg(feature = "gperftools")]

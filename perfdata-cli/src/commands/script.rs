@@ -3,6 +3,7 @@
 use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
+use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::export::script::{
@@ -30,19 +31,8 @@ use std::process::ExitCode;
     &[],
 ))]
 pub struct Args {
-    /// The recording: a perf.data file (either layout), a `perf record --threads`
-    /// directory, or `-` for a pipe stream on standard input [default: perf.data].
-    #[arg(value_name = "FILE", help_heading = "Input")]
-    file: Option<PathBuf>,
-    /// The same as FILE, as perf spells it.
-    #[arg(
-        short = 'i',
-        long = "input",
-        value_name = "FILE",
-        conflicts_with = "file",
-        help_heading = "Input"
-    )]
-    input: Option<PathBuf>,
+    #[command(flatten)]
+    input: Input,
     /// The fields to print, as perf: `comm,tid,time,ip,sym` (every kind of event),
     /// `+period,-cpu` (added to or taken from the defaults), `trace:comm,trace` (one kind:
     /// hw, sw, trace, raw, break, synth). Fields: comm, tid, pid, time, cpu, event, trace,
@@ -144,11 +134,7 @@ pub fn run(args: Args) -> CliResult {
     for w in &opts.fields.warnings {
         eprintln!("{w}");
     }
-    let given = args
-        .file
-        .as_deref()
-        .or(args.input.as_deref())
-        .unwrap_or(Path::new("perf.data"));
+    let given = args.input.path();
     // A pipe stream is kept in a temporary file while it is read (the replay maps its
     // input).
     let spooled;

@@ -127,7 +127,8 @@ pub enum OutputType {
     Other,
 }
 
-const TYPES: [OutputType; 8] = [
+/// Every output type, in perf's order (its warnings name them in this order).
+pub(super) const TYPES: [OutputType; 8] = [
     OutputType::Hardware,
     OutputType::Software,
     OutputType::Tracepoint,
@@ -237,6 +238,21 @@ pub struct TypeFields {
     pub wildcard_set: bool,
     /// The fields the user asked for by name: an event that cannot give one is an error.
     pub user_fields: Fields,
+}
+
+impl TypeFields {
+    /// A `-F` token's change: `field` added or (`remove`) taken away, as the user's.
+    fn change(&mut self, field: Field, remove: bool) {
+        if remove {
+            self.fields = self.fields.without(field);
+            self.user_fields = self.user_fields.without(field);
+        } else {
+            self.fields = self.fields.with(field);
+            self.user_fields = self.user_fields.with(field);
+        }
+        self.user_set = true;
+        self.wildcard_set = true;
+    }
 }
 
 /// The fields of every output type: perf's defaults changed by each `-F` in turn.
@@ -368,16 +384,7 @@ impl FieldSpec {
                             ));
                             continue;
                         }
-                        let tf = &mut self.types[i];
-                        if c == Change::Remove {
-                            tf.fields = tf.fields.without(field);
-                            tf.user_fields = tf.user_fields.without(field);
-                        } else {
-                            tf.fields = tf.fields.with(field);
-                            tf.user_fields = tf.user_fields.with(field);
-                        }
-                        tf.user_set = true;
-                        tf.wildcard_set = true;
+                        self.types[i].change(field, c == Change::Remove);
                     }
                 }
                 Some(ty) => {
@@ -388,16 +395,7 @@ impl FieldSpec {
                             ty.name()
                         )));
                     }
-                    let tf = self.get_mut(ty);
-                    if c == Change::Remove {
-                        tf.fields = tf.fields.without(field);
-                        tf.user_fields = tf.user_fields.without(field);
-                    } else {
-                        tf.fields = tf.fields.with(field);
-                        tf.user_fields = tf.user_fields.with(field);
-                    }
-                    tf.user_set = true;
-                    tf.wildcard_set = true;
+                    self.get_mut(ty).change(field, c == Change::Remove);
                 }
             }
         }

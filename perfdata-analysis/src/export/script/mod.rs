@@ -116,6 +116,8 @@ pub struct Script {
     line: Vec<u8>,
     /// The text of the `ip` columns by what makes it ([`Script::write_ip`]).
     texts: rustc_hash::FxHashMap<TextKey, Vec<u8>>,
+    /// The raw callchain key's buffer (kept for its allocation).
+    key_bytes: Vec<u8>,
     /// What `texts` holds, in bytes.
     texts_bytes: usize,
     /// perf's addr2line state, for the names of inlined functions.
@@ -141,6 +143,7 @@ impl Script {
             inlines: Default::default(),
             texts: Default::default(),
             texts_bytes: 0,
+            key_bytes: vec![],
             line: vec![],
             trace_text: vec![],
             unknown_helpers: Default::default(),
@@ -194,9 +197,6 @@ impl Script {
             return Ok(());
         }
         self.plan(item, events)?;
-        if self.formats.is_none() && item.sample.is_some() {
-            self.formats = Formats::of_file(item.data);
-        }
         if item.sample.is_some() {
             self.write_sample(out, machine, item)
         } else {
@@ -292,19 +292,22 @@ impl Script {
         let comm = machine.comm(thread_tid);
         let fields = plan.fields(event.ty);
         let callchain_comm = fields.has(Field::IP) && event.callchain && plan.use_callchain;
-        self.write_start(
-            out,
-            fields,
-            callchain_comm,
-            &comm,
-            pid,
-            tid,
-            Some(cpu),
-            Some(time),
-            item.rec.header.misc.0,
-            ty.0,
-        )
-        .map_err(io)?;
+        let mut line = vec![];
+        self.start_text(
+            &mut line,
+            &Start {
+                fields,
+                callchain_comm,
+                comm: &comm,
+                pid,
+                tid,
+                cpu: Some(cpu),
+                time: Some(time),
+                misc: item.rec.header.misc.0,
+                record_type: ty.0,
+            },
+        );
+        out.write_all(&line).map_err(io)?;
         // A TEXT_POKE's address by its kernel symbol.
         let poked = match &body {
             RecordBody::TextPoke(t) => {
@@ -325,24 +328,10 @@ impl Script {
         Ok(())
     }
 
-    /// perf's `perf_sample__fprintf_start`: comm, tid, cpu, misc and time.
-    #[allow(clippy::too_many_arguments)]
-    fn write_start(
-        &mut self,
-        out: &mut impl Write,
-        fields: Fields,
-        callchain_comm: bool,
-        comm: &str,
-        pid: i32,
-        tid: i32,
-        cpu: Option<u32>,
-        time: Option<u64>,
-        misc: u16,
-        ty: u32,
-    ) -> std::io::Result<()> {
-        let mut buf = vec![];
-        self.start_text(
-            &mut buf,
+    /// perf's `perf_sample__fprintf_start`: comm, tid, cpu, misc and time, into a
+    /// buffer (the hot path of every sample: no `fmt`).
+    fn start_text(&mut self, buf: &mut Vec<u8>, start: &Start<'_>) {
+        let Start {
             fields,
             callchain_comm,
             comm,
@@ -351,26 +340,8 @@ impl Script {
             cpu,
             time,
             misc,
-            ty,
-        );
-        out.write_all(&buf)
-    }
-
-    /// [`Script::write_start`] into a buffer (the hot path of every sample: no `fmt`).
-    #[allow(clippy::too_many_arguments)]
-    fn start_text(
-        &mut self,
-        buf: &mut Vec<u8>,
-        fields: Fields,
-        callchain_comm: bool,
-        comm: &str,
-        pid: i32,
-        tid: i32,
-        cpu: Option<u32>,
-        time: Option<u64>,
-        misc: u16,
-        ty: u32,
-    ) {
+            record_type: ty,
+        } = *start;
         if fields.has(Field::COMM) {
             if callchain_comm {
                 buf.extend_from_slice(comm.as_bytes());
@@ -483,15 +454,17 @@ impl Script {
         line.clear();
         self.start_text(
             &mut line,
-            fields,
-            callchain_comm,
-            &comm,
-            s.pid,
-            s.tid,
-            s.cpu,
-            s.time,
-            item.rec.header.misc.0,
-            9,
+            &Start {
+                fields,
+                callchain_comm,
+                comm: &comm,
+                pid: s.pid,
+                tid: s.tid,
+                cpu: s.cpu,
+                time: s.time,
+                misc: item.rec.header.misc.0,
+                record_type: RecordType::SAMPLE.0,
+            },
         );
         if fields.has(Field::PERIOD) {
             text::dec(&mut line, s.period, 10);
@@ -603,7 +576,7 @@ impl Script {
             write!(out, " ").map_err(io)?;
             let sym_fields = Fields(fields.0 | fields::bit(Field::SYM));
             let mut text = Vec::new();
-            self.write_sym(&mut text, machine, &f, None, sym_fields)?;
+            self.write_sym(&mut text, machine, &f, sym_fields)?;
             // write_sym leads with the space already written.
             out.write_all(&text[1..]).map_err(io)?;
         }
@@ -728,35 +701,57 @@ impl Script {
     ) -> Result<(), AnalysisError> {
         // Most samples repeat a stack: its text is made once per state of the machine
         // (what names it) and copied after.
-        let has_chain = callchain && s.view.callchain()?.is_some();
-        if has_chain {
-            machine.stack(s, &mut self.stack)?;
-        } else {
+        let chain = if callchain { s.view.callchain()? } else { None };
+        let has_chain = chain.is_some();
+        // A recorded callchain that nothing replaces (no stack copy to unwind, no
+        // simpleperf frames given) is its own key: no stack is put together for a
+        // stack met before.
+        let raw = has_chain && s.regs_user_mask == 0 && s.user_callchain.is_none();
+        self.stack.addrs.clear();
+        let mut bytes = std::mem::take(&mut self.key_bytes);
+        bytes.clear();
+        match (&chain, raw) {
+            // The callchain's bytes as they sit in the record (one copy, no decoding).
+            (Some(c), true) => match &c.ips {
+                perfdata::rt::Array::Borrowed { bytes: b, .. } => bytes.extend_from_slice(b),
+                perfdata::rt::Array::Owned(v) => {
+                    bytes.extend(v.iter().flat_map(|ip| ip.to_ne_bytes()))
+                }
+            },
+            (Some(_), false) => machine.stack(s, &mut self.stack)?,
             // The key's one address, in the stack's buffer (no allocation per sample).
-            self.stack.addrs.clear();
-            self.stack.addrs.push((s.ip, s.kernel));
+            (None, _) => self.stack.addrs.push((s.ip, s.kernel)),
         }
         let key = TextKey {
             pid: s.pid,
             changes: machine.changes(),
             fields: fields.0,
             chain: has_chain,
-            end: if has_chain { self.stack.unwound } else { None },
+            raw,
+            end: if has_chain && !raw {
+                self.stack.unwound
+            } else {
+                None
+            },
             addrs: std::mem::take(&mut self.stack.addrs),
+            bytes,
         };
         if let Some(text) = self.texts.get(&key) {
             out.write_all(text).map_err(io)?;
             self.stack.addrs = key.addrs;
+            self.key_bytes = key.bytes;
             return Ok(());
         }
-        if has_chain {
+        if raw {
+            machine.stack(s, &mut self.stack)?;
+        } else if has_chain {
             self.stack.addrs.clone_from(&key.addrs);
         }
         let mut text = vec![];
         self.write_ip_text(&mut text, machine, s, fields, has_chain)?;
         out.write_all(&text).map_err(io)?;
         // Bounded memory: forgotten when it holds 16 MiB of text (or keys).
-        self.texts_bytes += text.len() + 16 * key.addrs.len();
+        self.texts_bytes += text.len() + 16 * key.addrs.len() + key.bytes.len();
         if self.texts_bytes > 16 << 20 {
             self.texts.clear();
             self.texts_bytes = 0;
@@ -780,7 +775,7 @@ impl Script {
             if fields.has(Field::IP) {
                 write!(out, "{:16x}", s.ip).map_err(io)?;
             }
-            self.write_sym(out, machine, &f, None, fields)?;
+            self.write_sym(out, machine, &f, fields)?;
             if fields.has(Field::DSO) {
                 write!(out, " (").map_err(io)?;
                 write_dso(out, machine, &f).map_err(io)?;
@@ -872,7 +867,7 @@ impl Script {
         if fields.has(Field::IP) {
             write!(out, "\t{addr:16x}").map_err(io)?;
         }
-        self.write_sym(out, machine, f, None, fields)?;
+        self.write_sym(out, machine, f, fields)?;
         if fields.has(Field::DSO) {
             write!(out, " (").map_err(io)?;
             write_dso(out, machine, f).map_err(io)?;
@@ -890,7 +885,6 @@ impl Script {
         out: &mut impl Write,
         machine: &Machine,
         f: &Frame,
-        _name: Option<&str>,
         fields: Fields,
     ) -> Result<(), AnalysisError> {
         if !fields.has(Field::SYM) {
@@ -948,6 +942,22 @@ impl Script {
     }
 }
 
+/// What the common columns of a line print (perf's `perf_sample__fprintf_start`).
+#[derive(Clone, Copy)]
+struct Start<'a> {
+    fields: Fields,
+    /// The comm column unpadded: the event prints a call chain.
+    callchain_comm: bool,
+    comm: &'a str,
+    pid: i32,
+    tid: i32,
+    cpu: Option<u32>,
+    time: Option<u64>,
+    misc: u16,
+    /// The record's type (the misc letters depend on it).
+    record_type: u32,
+}
+
 /// The kernel's symbols for `%pS`-style conversions of tracepoint fields.
 struct KernelNames<'m>(&'m Machine);
 
@@ -969,8 +979,14 @@ struct TextKey {
     changes: u64,
     fields: u64,
     chain: bool,
+    /// The key is the recorded callchain as it is (context markers included, `bytes`),
+    /// not the stack put together from it.
+    raw: bool,
     end: Option<crate::stack::unwind::StackEnd>,
+    /// The stack (or the one address) when not `raw`.
     addrs: Vec<(u64, bool)>,
+    /// The recorded callchain's bytes when `raw`.
+    bytes: Vec<u8>,
 }
 
 /// perf's `map__fprintf_dsoname`: the object's name, `[unknown]` outside any map.

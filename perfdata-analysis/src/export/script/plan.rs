@@ -2,7 +2,7 @@
 //! (`perf_session__check_output_opt`, `evsel__check_attr`), done once before anything is
 //! printed (and again when a pipe brings more events).
 
-use super::fields::{bit, Field, FieldSpec, Fields, OutputType, TypeFields};
+use super::fields::{bit, Field, FieldSpec, Fields, OutputType, TypeFields, TYPES};
 use crate::BadOption;
 use perfdata::tracepoint::Formats;
 use perfdata::types::{FeatureId, SampleType};
@@ -67,16 +67,7 @@ impl Plan {
             use_callchain = false;
         }
         let mut spec = fields.clone();
-        for ty in [
-            OutputType::Hardware,
-            OutputType::Software,
-            OutputType::Tracepoint,
-            OutputType::HwCache,
-            OutputType::Raw,
-            OutputType::Breakpoint,
-            OutputType::Synth,
-            OutputType::Other,
-        ] {
+        for ty in TYPES {
             let first = attrs
                 .iter()
                 .position(|a| OutputType::of_attr_type(a.attr.type_.0) == ty);
@@ -112,19 +103,7 @@ impl Plan {
             }
         }
         Ok(Plan {
-            fields: [
-                OutputType::Hardware,
-                OutputType::Software,
-                OutputType::Tracepoint,
-                OutputType::HwCache,
-                OutputType::Raw,
-                OutputType::Breakpoint,
-                OutputType::Synth,
-                OutputType::Other,
-            ]
-            .iter()
-            .map(|&t| (t, spec.get(t).fields))
-            .collect(),
+            fields: TYPES.iter().map(|&t| (t, spec.get(t).fields)).collect(),
             events: attrs
                 .iter()
                 .enumerate()
