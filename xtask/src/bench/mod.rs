@@ -250,7 +250,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
             let _ = write!(
                 doc,
                 "\n## perf sched views\n\n* input: {}\n* peer: perf sched (perf 6.1, \
-                 libtraceevent), the same views byte for byte (conformance check 17)\n\n{}",
+                 libtraceevent), the same views byte for byte (conformance check 18)\n\n{}",
                 s.input, s.markdown
             );
         }
