@@ -94,12 +94,12 @@ pub fn write_record(
         ),
         RecordBody::Mmap(m) => writeln!(
             out,
-            " {}/{}: [{:#x}({:#x}) @ {:#x}]: {} {}",
+            " {}/{}: [{}({}) @ {}]: {} {}",
             m.pid as i32,
             m.tid as i32,
-            m.addr,
-            m.len,
-            m.pgoff,
+            hex(m.addr),
+            hex(m.len),
+            hex(m.pgoff),
             if misc & MISC_MMAP_DATA != 0 { 'r' } else { 'x' },
             String::from_utf8_lossy(m.filename.text())
         ),
@@ -170,11 +170,11 @@ pub fn write_record(
                 }
                 write!(
                     out,
-                    "{}/{}: {}/{:#x}{}",
+                    "{}/{}: {}/{}{}",
                     i,
                     NAMESPACE_NAMES.get(i).copied().unwrap_or("UNKNOWN"),
                     l.dev,
-                    l.ino,
+                    hex(l.ino),
                     if i + 1 != links.len() { ", " } else { "]\n" }
                 )?;
             }
@@ -225,7 +225,7 @@ pub fn write_record(
     }
 }
 
-/// `%#x` as C prints it: `0` for zero, `0x…` otherwise.
+/// `%#x` as C prints it: `0` for zero, `0x…` otherwise (Rust's `{:#x}` prints `0x0`).
 fn hex(v: u64) -> String {
     if v == 0 {
         "0".into()
