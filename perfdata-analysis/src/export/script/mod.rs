@@ -258,7 +258,7 @@ impl Script {
             .attrs
             .get(attr_index)
             .is_some_and(|a| a.attr.attr_flags.0 & (1 << 18) != 0);
-        let sid = side_band::sample_id(&body);
+        let sid = body.sample_id();
         let (mut pid, mut tid, mut time, mut cpu) = (-1i32, -1i32, 0u64, 0u32);
         if sample_id_all {
             if let Some(s) = sid {
@@ -312,14 +312,7 @@ impl Script {
         let poked = match &body {
             RecordBody::TextPoke(t) => {
                 let f = machine.resolve(-1, true, t.addr);
-                match (f.symbol, f.dso) {
-                    (Some(sym), Some((dso, map_ip))) => {
-                        let at = machine.dsos.lookup_address(dso, map_ip);
-                        let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
-                        Some(format!("{}+0x{off:x}", machine.dsos.symbol_name(sym)))
-                    }
-                    _ => None,
-                }
+                symbol_offset(machine, &f).map(|(name, off)| format!("{name}+0x{off:x}"))
             }
             _ => None,
         };
@@ -890,12 +883,10 @@ impl Script {
         if !fields.has(Field::SYM) {
             return Ok(());
         }
-        match (f.symbol, f.dso) {
-            (Some(sym), Some((dso, map_ip))) => {
-                write!(out, " {}", machine.dsos.symbol_name(sym)).map_err(io)?;
+        match symbol_offset(machine, f) {
+            Some((name, off)) => {
+                write!(out, " {name}").map_err(io)?;
                 if fields.has(Field::SYMOFFSET) {
-                    let at = machine.dsos.lookup_address(dso, map_ip);
-                    let off = at.wrapping_sub(machine.dsos.symbol_start(sym));
                     write!(out, "+0x{off:x}").map_err(io)?;
                 }
             }
@@ -964,11 +955,18 @@ struct KernelNames<'m>(&'m Machine);
 impl perfdata::tracepoint::KernelSymbols for KernelNames<'_> {
     fn resolve(&self, addr: u64) -> Option<(std::borrow::Cow<'_, str>, u64)> {
         let f = self.0.resolve(-1, true, addr);
-        let (sym, (dso, map_ip)) = (f.symbol?, f.dso?);
-        let at = self.0.dsos.lookup_address(dso, map_ip);
-        let off = at.wrapping_sub(self.0.dsos.symbol_start(sym));
-        Some((self.0.dsos.symbol_name(sym).into(), off))
+        symbol_offset(self.0, &f).map(|(name, off)| (name.into(), off))
     }
+}
+
+/// A frame's symbol and its offset in it (`sym+off`), as perf prints them.
+fn symbol_offset<'m>(machine: &'m Machine, f: &Frame) -> Option<(&'m str, u64)> {
+    let (sym, (dso, map_ip)) = (f.symbol?, f.dso?);
+    let at = machine.dsos.lookup_address(dso, map_ip);
+    Some((
+        machine.dsos.symbol_name(sym),
+        at.wrapping_sub(machine.dsos.symbol_start(sym)),
+    ))
 }
 
 /// What the text of a sample's `ip` columns follows from: its process and the state of

@@ -244,26 +244,6 @@ fn switch_dir(misc: u16) -> &'static str {
     }
 }
 
-/// The sample_id trailer of a side-band record.
-pub fn sample_id(body: &RecordBody<'_>) -> Option<perfdata::types::SampleId> {
-    Some(match body {
-        RecordBody::Mmap(r) => r.sample_id.clone()?,
-        RecordBody::Mmap2(r) => r.sample_id.clone()?,
-        RecordBody::Comm(r) => r.sample_id.clone()?,
-        RecordBody::Fork(r) => r.sample_id.clone()?,
-        RecordBody::Exit(r) => r.sample_id.clone()?,
-        RecordBody::Lost(r) => r.sample_id.clone()?,
-        RecordBody::Switch(r) => r.sample_id.clone()?,
-        RecordBody::SwitchCpuWide(r) => r.sample_id.clone()?,
-        RecordBody::Namespaces(r) => r.sample_id.clone()?,
-        RecordBody::Ksymbol(r) => r.sample_id.clone()?,
-        RecordBody::BpfEvent(r) => r.sample_id.clone()?,
-        RecordBody::Cgroup(r) => r.sample_id.clone()?,
-        RecordBody::TextPoke(r) => r.sample_id.clone()?,
-        _ => return None,
-    })
-}
-
 /// The process and thread a task or map record is about.
 pub fn own_thread(body: &RecordBody<'_>) -> (i32, i32) {
     match body {
