@@ -442,7 +442,12 @@ impl Script {
         let name_width = plan.name_width;
         let event_callchain = event.callchain;
         let callchain_comm = fields.has(Field::IP) && event_callchain && use_callchain;
-        let comm = machine.comm(s.tid);
+        // The thread's name is looked up only when printed.
+        let comm = if fields.has(Field::COMM) {
+            machine.comm(s.tid)
+        } else {
+            "".into()
+        };
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         self.start_text(
