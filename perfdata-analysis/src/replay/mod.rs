@@ -436,6 +436,10 @@ impl<'r> Analyzer<'r> {
 
     /// [`Analyzer::run`]'s walk, with the caller's callback behind one non-generic sink.
     fn walk(&mut self, opts: RunOptions, sink: &mut Sink<'_>) -> Result<(), AnalysisError> {
+        // The kernel's symbols load on another thread while the walk starts.
+        if (self.data.session.attrs.iter()).any(|a| !a.attr.attr_flags.exclude_kernel()) {
+            self.machine.dsos.read_ahead(false);
+        }
         self.machine.reset();
         self.jit.reset();
         self.unwinding.reset();
@@ -478,11 +482,14 @@ impl<'r> Analyzer<'r> {
             );
             return walked.map_err(AnalysisError::from);
         }
+        // The pages ahead are mapped on another thread.
+        let mut ahead = self.recording.populate_ahead();
         // The hot loop of every analysis: the walk in a compile-time byte order.
         static_endian!(data.format.endian, |e| {
             let (walked, unjoined) = {
                 let mut walk = data.records_as(e).time_ordered();
                 let walked = walk.for_each(|origin, rec, ctx| {
+                    ahead.reached(rec.offset);
                     if let Some(p) = progress.as_mut() {
                         p.tick(rec.offset);
                     }

@@ -33,7 +33,7 @@ pub use format::{detect, Format, Layout};
 pub use framing::{
     decode_body, decode_feature, decode_record, RawRecord, RecordFramer, HEADER_SIZE,
 };
-pub use mapped::{MappedFile, ReleaseBehind};
+pub use mapped::{MappedFile, PopulateAhead, ReleaseBehind};
 pub use origin::{Damage, Origin, Recovery};
 pub use perf_data::{FeatureSection, PerfData, RecordFn};
 pub use pipe_reader::{PipeReader, PipeRecord};

@@ -101,6 +101,12 @@ impl Recording {
         self.streams.iter().map(|(_, m)| m.bytes())
     }
 
+    /// The main file's pages mapped ahead of a front-to-back walk over them
+    /// ([`super::mapped::PopulateAhead`]).
+    pub fn populate_ahead(&self) -> super::mapped::PopulateAhead {
+        self.header.populate_ahead()
+    }
+
     /// The main file's bytes (`data` in a directory).
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()
