@@ -3,6 +3,7 @@
 
 use crate::stack::unwind::UnwindTables;
 use crate::symbols::elf::{parse_kallsyms, parse_perf_map, ElfInfo, KernelSymbols, SymbolTable};
+use crate::symbols::read_ahead::{Pending, ReadAhead};
 use crate::symbols::recorded::{RecordedFile, RecordedKind};
 use crate::symbols::sources::archive::ArchiveObjects;
 use crate::symbols::sources::debuginfod::{Artifact, Debuginfod};
@@ -76,6 +77,8 @@ struct Loaded {
     /// The file with DWARF, if any (for source lines).
     dwarf: Option<PathBuf>,
     lines: OnceCell<Option<addr2line::Loader>>,
+    /// `lines` being read on another thread ([`Dsos::read_ahead`]).
+    lines_ahead: Pending<Option<addr2line::Loader>>,
     /// CFI, read when a stack through this object is first unwound.
     unwind: OnceCell<Option<std::sync::Arc<UnwindTables>>>,
 }
@@ -144,6 +147,13 @@ pub struct Dsos {
     /// Build ids from the BUILD_ID feature and MMAP2 records, by file name.
     build_ids: HashMap<String, Vec<u8>>,
     kernel: OnceCell<Option<KernelSymbols>>,
+    /// `kernel` being read on another thread ([`Dsos::read_ahead`]).
+    kernel_ahead: Pending<Option<KernelSymbols>>,
+    /// Symbols loaded by [`Dsos::read_ahead`] for files not mapped yet: a DSO of that
+    /// name takes them when it is made.
+    preloaded: HashMap<String, Loaded>,
+    /// Keeps the read-ahead thread going (it stops when the registry is dropped).
+    _read_ahead: Option<std::sync::Arc<()>>,
     /// Kernel symbols chosen by the caller (a file or none, and why).
     kernel_choice: Option<(Option<PathBuf>, String)>,
     /// What the recording says about its machine (for choosing kernel symbols).
@@ -179,6 +189,13 @@ enum KernelFile {
     RecordedKallsyms,
 }
 
+/// A kernel module's file (the build-id list names them by path as it names libraries).
+fn is_kernel_module(name: &str) -> bool {
+    [".ko", ".ko.xz", ".ko.gz", ".ko.zst"]
+        .iter()
+        .any(|s| name.ends_with(s))
+}
+
 /// The short name perf shows: the file name, `[module]` for kernel modules.
 fn short_name(name: &str) -> String {
     if name.starts_with('[') {
@@ -198,6 +215,9 @@ impl Dsos {
             by_name: HashMap::new(),
             build_ids: HashMap::new(),
             kernel: OnceCell::new(),
+            kernel_ahead: Pending::default(),
+            preloaded: HashMap::new(),
+            _read_ahead: None,
             kernel_choice: None,
             host: RecordedHost::default(),
             kernel_ref: None,
@@ -429,6 +449,65 @@ impl Dsos {
         self.build_ids.get(name).map(Vec::as_slice)
     }
 
+    /// Starts reading, on another thread, what a walk asks for first and waits for: the
+    /// kernel's symbols from a kallsyms file, and with `debug_info` (the caller will ask
+    /// for source lines or inlined functions at most of its user addresses, and
+    /// `sources.lines` is set) the DWARF of the files the recording lists with build ids
+    /// (perf lists the files its samples hit); their symbol tables are then loaded here,
+    /// on this thread. Each result is taken where it is first needed. Called once all
+    /// symbol sources are set; a second call reads nothing more.
+    pub fn read_ahead(&mut self, debug_info: bool) {
+        if !self.sources.read_files || self._read_ahead.is_some() {
+            return;
+        }
+        let mut ahead = ReadAhead::default();
+        if self.kernel.get().is_none() {
+            if let KernelFile::Kallsyms(path) = &self.kernel_source().0 {
+                let path = path.clone();
+                self.kernel_ahead = ahead.push(move || {
+                    std::fs::read_to_string(path)
+                        .ok()
+                        .map(|t| parse_kallsyms(&t))
+                });
+            }
+        }
+        if debug_info && self.sources.lines {
+            let mut names: Vec<String> = (self.build_ids.keys())
+                .filter(|n| n.starts_with('/') && !is_kernel_module(n))
+                .filter(|n| !self.recorded.contains_key(*n))
+                .cloned()
+                .collect();
+            names.sort();
+            for name in names {
+                let loaded = match self.by_name.get(&name) {
+                    Some(&id) if self.dsos[id.0 as usize].kind == DsoKind::User => {
+                        self.loaded(id);
+                        self.dsos[id.0 as usize].loaded.get_mut()
+                    }
+                    Some(_) => None,
+                    None => {
+                        let dso = Dso {
+                            name: name.clone(),
+                            short_name: short_name(&name),
+                            kind: DsoKind::User,
+                            build_id: self.build_ids.get(&name).cloned(),
+                            recorded: None,
+                            loaded: OnceCell::new(),
+                        };
+                        let loaded = self.load_elf(&dso);
+                        Some(self.preloaded.entry(name).or_insert(loaded))
+                    }
+                };
+                let Some(loaded) = loaded else { continue };
+                if let (Some(path), None) = (&loaded.dwarf, loaded.lines.get()) {
+                    let path = path.clone();
+                    loaded.lines_ahead = ahead.push(move || addr2line::Loader::new(path).ok());
+                }
+            }
+        }
+        self._read_ahead = ahead.start();
+    }
+
     /// The DSO of a name, created on first sight.
     pub fn intern(&mut self, name: &str, kind: DsoKind) -> DsoId {
         if let Some(&d) = self.by_name.get(name) {
@@ -448,7 +527,10 @@ impl Dsos {
                 _ => None,
             },
             kind,
-            loaded: OnceCell::new(),
+            loaded: match self.preloaded.remove(name) {
+                Some(l) => OnceCell::from(l),
+                None => OnceCell::new(),
+            },
         });
         self.by_name.insert(name.to_string(), id);
         id
@@ -701,7 +783,10 @@ impl Dsos {
             .lines
             .get_or_init(|| {
                 let path = loaded.dwarf.as_ref()?;
-                addr2line::Loader::new(path).ok()
+                match loaded.lines_ahead.take() {
+                    Some(ahead) => ahead,
+                    None => addr2line::Loader::new(path).ok(),
+                }
             })
             .as_ref()
     }
@@ -775,16 +860,19 @@ impl Dsos {
     pub fn kernel_symbols(&self) -> Option<&KernelSymbols> {
         self.kernel
             .get_or_init(|| match &self.kernel_source().0 {
+                KernelFile::Kallsyms(file) => match self.kernel_ahead.take() {
+                    Some(ahead) => ahead,
+                    None => {
+                        let text = std::fs::read_to_string(file).ok()?;
+                        Some(parse_kallsyms(&text))
+                    }
+                },
                 KernelFile::Vmlinux(v) => {
                     let info = ElfInfo::read(v)?;
                     Some(KernelSymbols {
                         kernel: ElfInfo::table(Some(&info), None),
                         modules: HashMap::new(),
                     })
-                }
-                KernelFile::Kallsyms(file) => {
-                    let text = std::fs::read_to_string(file).ok()?;
-                    Some(parse_kallsyms(&text))
                 }
                 KernelFile::RecordedKallsyms => {
                     self.recorded_kallsyms.as_deref().map(parse_kallsyms)
@@ -916,6 +1004,7 @@ impl Found {
             origin,
             dwarf,
             lines: OnceCell::new(),
+            lines_ahead: Pending::default(),
             unwind: OnceCell::new(),
         }
     }

@@ -1,7 +1,8 @@
 //! The objects a recording maps and the names in them: the DSO registry ([`Dsos`]),
 //! where each object's files are found ([`sources`]), ELF symbol tables, DWARF lines and
 //! inline frames ([`elf`]), the symbols a simpleperf recording carries ([`recorded`]),
-//! JIT code from jitdump files ([`jit`]), and how a resolved [`Frame`] is named
+//! JIT code from jitdump files ([`jit`]), what is read on another thread before the walk
+//! needs it (`read_ahead`), and how a resolved [`Frame`] is named
 //! ([`naming`]).
 
 pub mod dso;
@@ -10,6 +11,7 @@ mod frame;
 pub mod jit;
 mod libiberty;
 pub mod naming;
+mod read_ahead;
 pub mod recorded;
 pub mod sources;
 

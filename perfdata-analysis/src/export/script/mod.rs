@@ -1016,6 +1016,11 @@ pub fn script(
 ) -> Result<Vec<String>, AnalysisError> {
     let mut printer = Script::new(opts.clone());
     let events = analyzer.events.clone();
+    // Inlined functions are named at every unwound frame: the debug info of the files
+    // hit is read while the walk starts.
+    let unwinds = (analyzer.data.session.attrs.iter())
+        .any(|a| a.attr.sample_type.contains(SampleType::STACK_USER));
+    analyzer.machine.dsos.read_ahead(opts.inline && unwinds);
     // perf turns its time ordering off to show where the rounds fall.
     let run = crate::RunOptions {
         file_order: opts.show.round,
