@@ -171,7 +171,7 @@ fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
                             Item::Insn(i) => insns.push(json!({
                                 "address": format!("{:#x}", i.addr),
                                 "bytes": i.bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
-                                "text": i.text.replace('\t', " "),
+                                "text": i.text,
                                 "samples": i.samples,
                                 "period": i.period,
                                 "percent": listing::percent(ev, f, i.samples, i.period, t),

@@ -34,8 +34,7 @@ pub struct Insn {
     pub addr: u64,
     /// Its bytes.
     pub bytes: Vec<u8>,
-    /// objdump's text of it, with the tab before a `#` comment kept (the listing expands
-    /// it as perf does).
+    /// objdump's text of it.
     pub text: String,
 }
 
@@ -435,9 +434,8 @@ pub fn disassemble(
             objdump_att(&mut text, &instr, bytes, bitness);
         }
         if instr.is_ip_rel_memory_operand() {
-            // objdump names the address in a comment after a tab (the listing expands
-            // it as perf does).
-            text.push_str("\t# ");
+            // objdump names the address in a comment after eight spaces.
+            text.push_str("        # ");
             text.push_str(&symbols.describe(instr.ip_rel_memory_address(), section));
         }
         out.push(Insn {

@@ -181,7 +181,7 @@ fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
     // bytes up to the next line's address).
     for item in &f.items {
         match item {
-            Item::Function(name) => v.push(Line::Text(format!("{name}():"))),
+            Item::Function(name) => v.push(Line::Text(format!("{name}:"))),
             // perf's regex `^/[^:]+:([0-9]+)` takes an absolute path's line as a
             // line number; any other is a line of text.
             Item::Line { file, line } if file.starts_with('/') => v.push(Line::Marker(*line)),
@@ -260,7 +260,7 @@ mod tests {
         );
         assert_eq!(after_address(0x401170, "ret"), " ret");
         assert_eq!(
-            after_address(0x1237, "movsd  0xdd1(%rip),%xmm2\t# 2010 <x>"),
+            after_address(0x1237, "movsd  0xdd1(%rip),%xmm2        # 2010 <x>"),
             "   movsd  0xdd1(%rip),%xmm2        # 2010 <x>"
         );
     }

@@ -98,7 +98,7 @@ pub enum Item {
     /// An instruction.
     Insn(Insn),
     /// The innermost function (inlined or not) of the next instructions, as objdump's
-    /// `-l` names it (`mix():`).
+    /// `-l` names it (`mix()`, a demangled name as it is).
     Function(String),
     /// The source position of the next instructions (objdump's `-l` line `/path:LINE`).
     Line {
@@ -116,7 +116,7 @@ pub struct Insn {
     pub addr: u64,
     /// Its bytes.
     pub bytes: Vec<u8>,
-    /// objdump's text (a tab before a `#` comment).
+    /// objdump's text.
     pub text: String,
     /// Samples at any of its bytes.
     pub samples: u64,
@@ -354,7 +354,13 @@ fn function(
     for (insn, (samples, period)) in insns.into_iter().zip(counts) {
         // objdump `-l`: the innermost function when it changes, the line when it does.
         if let Some(f) = dsos.dwarf_frames(sym.dso, insn.addr).first() {
-            let name = disasm::demangle_full(&f.name);
+            // objdump prints a demangled name as it is, any other with `()`.
+            let demangled = disasm::demangle_full(&f.name);
+            let name = if demangled != f.name {
+                demangled
+            } else {
+                format!("{}()", f.name)
+            };
             if prev_function.as_deref() != Some(&name) {
                 items.push(Item::Function(name.clone()));
                 prev_function = Some(name);
