@@ -30,7 +30,9 @@
 //!     ([`offcpu`]);
 //! 17. on the `sched-*` rows, recorded with `perf sched record`: `perfdata sched`'s
 //!     timehist, latency and map against perf sched's, byte for byte ([`sched`];
-//!     `--only sched` runs them alone).
+//!     `--only sched` runs them alone);
+//! 19. `perfdata annotate` against `perf annotate --stdio --no-source`: every
+//!     instruction's address and percentage, and the instruction text ([`annotate`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -40,6 +42,7 @@
 //! checks 1-4 on the committed fixtures against perf's stored output (`fixtures/perf-output`).
 
 pub mod analyses;
+pub mod annotate;
 pub mod checks;
 pub mod cut_short;
 pub mod diffs;
@@ -497,6 +500,7 @@ fn check_recording(
     }
     row.set("pprof", pprof::check_pprof(p, dir, tools));
     row.set("script", script::check_script(p, dir));
+    row.set("annotate", annotate::check_annotate(p, dir));
     if s.unwinds() {
         let task_32 = matches!(s.workload,
             scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);

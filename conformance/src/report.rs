@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 18] = [
+pub const CHECKS: [&str; 19] = [
     "header",
     "records",
     "samples",
@@ -24,10 +24,11 @@ pub const CHECKS: [&str; 18] = [
     "pprof",
     "script",
     "sched",
+    "annotate",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 18] = [
+const TITLES: [&str; 19] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -46,6 +47,7 @@ const TITLES: [&str; 18] = [
     "16 pprof",
     "17 script",
     "18 sched",
+    "19 annotate",
 ];
 
 /// One row: a scenario or a corpus file.

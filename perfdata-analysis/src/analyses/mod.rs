@@ -2,6 +2,7 @@
 //! printer shows. They use the engine layers and never each other; what two of them
 //! share lives in [`weights`].
 
+pub mod annotate;
 pub mod collapse;
 pub mod diff;
 pub mod info;

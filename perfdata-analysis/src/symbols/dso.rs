@@ -598,6 +598,22 @@ impl Dsos {
             .map_or(0, |s| s.start)
     }
 
+    /// A symbol's end (exclusive), as its symbol table states it; 0 when there is no
+    /// such symbol.
+    pub fn symbol_end(&self, s: SymbolId) -> u64 {
+        self.table(s.dso)
+            .and_then(|t| t.get(s.index as usize))
+            .map_or(0, |s| s.end)
+    }
+
+    /// The object's file the program ran from (its code: the bytes `annotate`
+    /// disassembles), found as the symbols are and with the recorded build id; loads its
+    /// symbols if they were not yet. `None` for the kernel, JIT code, or a user object
+    /// with no such file here.
+    pub fn runtime_path(&self, id: DsoId) -> Option<&Path> {
+        self.loaded(id).runtime_path.as_deref()
+    }
+
     /// True when `s` is the function at its object's entry point (`_start`): the outermost
     /// frame of a process's first thread, where unwinding ends even when the object
     /// gives it no CFI (the dynamic loader's `_start` has none). When the entry point is

@@ -210,6 +210,29 @@ pub fn demangle(name: &str) -> String {
     name.to_string()
 }
 
+/// Demangles C++ and Rust names with their parameters, as `objdump -C` prints them
+/// (binutils' `DMGL_PARAMS | DMGL_ANSI`).
+pub fn demangle_with_params(name: &str) -> String {
+    if name.starts_with("_R") || name.starts_with("_ZN") {
+        if let Ok(d) = rustc_demangle::try_demangle(name) {
+            if name.starts_with("_R") || d.to_string() != format!("{d:#}") {
+                return format!("{d:#}");
+            }
+        }
+    }
+    if name.starts_with("_Z") {
+        if let Some(d) = super::libiberty::full(name) {
+            return d;
+        }
+        if let Ok(sym) = cpp_demangle::Symbol::new(name) {
+            if let Ok(d) = sym.demangle() {
+                return d;
+            }
+        }
+    }
+    name.to_string()
+}
+
 /// What one ELF file gives: its build id, functions, and how file offsets map to
 /// addresses.
 #[derive(Debug, Default)]

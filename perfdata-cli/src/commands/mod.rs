@@ -1,6 +1,7 @@
 //! One module per subcommand: its options (`Args`) and its `run`. A command module uses
 //! the crate's shared option modules, never another command module.
 
+pub mod annotate;
 pub mod check;
 pub mod collapse;
 pub mod completions;

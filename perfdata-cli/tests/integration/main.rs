@@ -2,6 +2,7 @@
 
 use perfdata_test_support as common;
 
+mod annotate;
 #[cfg(unix)]
 mod browser;
 mod check;

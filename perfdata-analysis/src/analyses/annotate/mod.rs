@@ -1,0 +1,396 @@
+//! `perf annotate`: the functions samples fell in, disassembled in-process, each
+//! instruction with its share of the samples ([`annotate`]), and perf's `--stdio` text
+//! of that ([`listing`]).
+//!
+//! As perf 6.1: a sample counts for the function its address is in (the leaf, not its
+//! callers), per event; an instruction gets the samples at any of its bytes; functions
+//! come hottest (by period) first. The code is read from the object's file the program
+//! ran from (checked against the recorded build id, as symbols are), and decoded with
+//! [`disasm`] into objdump's text, with the source positions objdump's `-l` prints from
+//! the DWARF line table when the analyzer reads lines.
+
+pub mod disasm;
+pub mod listing;
+
+use crate::symbols::{DsoId, Dsos, SymbolId};
+use crate::AnalysisError as Error;
+use crate::Analyzer;
+use disasm::{ObjdumpSymbols, Syntax};
+use rustc_hash::FxHashMap as HashMap;
+use std::sync::Arc;
+
+/// Options of [`annotate`].
+#[derive(Debug, Clone, Default)]
+pub struct AnnotateOptions {
+    /// Only this event (by name); default: every event, one after the other.
+    pub event: Option<String>,
+    /// Only the functions of these names (as perf names them: demangled, without
+    /// parameters); default: every function with samples. As perf, the global
+    /// percentages then count only these functions' samples.
+    pub symbols: Vec<String>,
+    /// AT&T (objdump's default) or Intel.
+    pub syntax: Syntax,
+}
+
+/// The annotated functions of a recording, per event.
+#[derive(Debug, Clone, Default)]
+pub struct Annotation {
+    /// One per event with samples, in the recording's order.
+    pub events: Vec<EventAnnotation>,
+    /// Functions with samples that could not be disassembled, and why (one line each).
+    pub skipped: Vec<Skipped>,
+}
+
+/// A function that could not be disassembled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The event.
+    pub event: String,
+    /// The function's name.
+    pub symbol: String,
+    /// Its object.
+    pub dso: String,
+    /// Why, in one line.
+    pub reason: String,
+}
+
+/// The functions of one event.
+#[derive(Debug, Clone, Default)]
+pub struct EventAnnotation {
+    /// The event's name.
+    pub event: String,
+    /// Samples of the event (those the global percentages divide by).
+    pub total_samples: u64,
+    /// Their periods' sum.
+    pub total_period: u64,
+    /// Hottest first.
+    pub functions: Vec<Function>,
+}
+
+/// One function's listing.
+#[derive(Debug, Clone, Default)]
+pub struct Function {
+    /// Its object's path (perf's long name) and file name.
+    pub dso: String,
+    /// The object's file name, as the listing's header shows it.
+    pub dso_short: String,
+    /// The name perf gives it (demangled, without parameters).
+    pub symbol: String,
+    /// The name objdump gives its first address (demangled, with parameters).
+    pub objdump_name: String,
+    /// The section its code is in (`.text`).
+    pub section: String,
+    /// First address and end, as the object states them.
+    pub start: u64,
+    /// Exclusive.
+    pub end: u64,
+    /// Samples in it, and their periods' sum.
+    pub samples: u64,
+    /// Sum of the periods of its samples.
+    pub period: u64,
+    /// Its instructions, with the source positions before them.
+    pub items: Vec<Item>,
+}
+
+/// One line of a function's disassembly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// An instruction.
+    Insn(Insn),
+    /// The innermost function (inlined or not) of the next instructions, as objdump's
+    /// `-l` names it (`mix()`, a demangled name as it is).
+    Function(String),
+    /// The source position of the next instructions (objdump's `-l` line `/path:LINE`).
+    Line {
+        /// The source file.
+        file: String,
+        /// The line.
+        line: u32,
+    },
+}
+
+/// An instruction and its samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Insn {
+    /// Its address, as the object states it.
+    pub addr: u64,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// objdump's text.
+    pub text: String,
+    /// Samples at any of its bytes.
+    pub samples: u64,
+    /// Their periods' sum.
+    pub period: u64,
+}
+
+/// Per function and event: samples and period by address.
+type Hits = HashMap<u64, (u64, u64)>;
+
+/// Annotates the functions samples fell in (see the module's documentation).
+pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<Annotation, Error> {
+    let wanted =
+        match &opts.event {
+            Some(name) => Some(analyzer.events.iter().position(|e| e == name).ok_or_else(
+                || {
+                    crate::BadOption::new(
+                        "--event",
+                        format!(
+                            "no event named `{name}` (events: {})",
+                            analyzer.events.join(", ")
+                        ),
+                    )
+                },
+            )?),
+            None => None,
+        };
+    let events = analyzer.events.clone();
+    let mut totals: Vec<(u64, u64)> = vec![(0, 0); events.len()];
+    let mut hits: HashMap<(usize, SymbolId), Hits> = HashMap::default();
+    // Whether a symbol is one of those asked for, by symbol.
+    let mut chosen: HashMap<SymbolId, bool> = HashMap::default();
+    let mut result = Annotation::default();
+    let mut functions: Vec<(usize, SymbolId, Hits)> = vec![];
+    analyzer.run(
+        crate::RunOptions::default(),
+        |machine, item| -> Result<bool, Error> {
+            let Some(s) = &item.sample else {
+                return Ok(true);
+            };
+            if wanted.is_some_and(|w| w != s.event) || s.event >= totals.len() {
+                return Ok(true);
+            }
+            let frame = machine.resolve(s.pid, s.kernel, s.ip);
+            let symbol = frame.symbol;
+            if !opts.symbols.is_empty() {
+                // perf leaves every other sample out, from the totals too.
+                let Some(sym) = symbol else { return Ok(true) };
+                let ok = *chosen.entry(sym).or_insert_with(|| {
+                    let name = machine.dsos.symbol_name(sym);
+                    opts.symbols.iter().any(|n| n == name)
+                });
+                if !ok {
+                    return Ok(true);
+                }
+            }
+            let t = &mut totals[s.event];
+            t.0 += 1;
+            t.1 += s.period;
+            if let (Some(sym), Some((dso, map_ip))) = (symbol, frame.dso) {
+                let addr = machine.dsos.lookup_address(dso, map_ip);
+                let h = hits
+                    .entry((s.event, sym))
+                    .or_default()
+                    .entry(addr)
+                    .or_default();
+                h.0 += 1;
+                h.1 += s.period;
+            }
+            Ok(true)
+        },
+    )?;
+    functions.extend(hits.into_iter().map(|((e, s), h)| (e, s, h)));
+    let dsos = &analyzer.machine.dsos;
+    let mut code = CodeFiles::default();
+    for (event, name) in events.iter().enumerate() {
+        if wanted.is_some_and(|w| w != event) || totals[event].0 == 0 {
+            continue;
+        }
+        let mut mine: Vec<(SymbolId, &Hits, u64, u64)> = functions
+            .iter()
+            .filter(|(e, _, _)| *e == event)
+            .map(|(_, s, h)| {
+                let (n, p) = h.values().fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1));
+                (*s, h, n, p)
+            })
+            .collect();
+        // Hottest first; ties by object and name (a stable order).
+        mine.sort_by(|a, b| {
+            b.3.cmp(&a.3).then_with(|| {
+                let key = |s: SymbolId| (&dsos.get(s.dso).name, dsos.symbol_name(s));
+                key(a.0).cmp(&key(b.0))
+            })
+        });
+        let mut ev = EventAnnotation {
+            event: name.clone(),
+            total_samples: totals[event].0,
+            total_period: totals[event].1,
+            functions: vec![],
+        };
+        for (sym, h, samples, period) in mine {
+            match function(dsos, &mut code, sym, h, opts.syntax) {
+                Ok(mut f) => {
+                    f.samples = samples;
+                    f.period = period;
+                    ev.functions.push(f);
+                }
+                Err(reason) => result.skipped.push(Skipped {
+                    event: name.clone(),
+                    symbol: dsos.symbol_name(sym).to_string(),
+                    dso: dsos.get(sym.dso).name.clone(),
+                    reason,
+                }),
+            }
+        }
+        result.events.push(ev);
+    }
+    Ok(result)
+}
+
+/// The objects' files read so far, by DSO: the file's bytes and its symbols as objdump
+/// names addresses, or why there is none.
+#[derive(Default)]
+struct CodeFiles {
+    by_dso: HashMap<DsoId, Result<Arc<CodeFile>, String>>,
+}
+
+struct CodeFile {
+    map: memmap2::Mmap,
+    symbols: Arc<ObjdumpSymbols>,
+}
+
+impl CodeFiles {
+    fn get(&mut self, dsos: &Dsos, id: DsoId) -> Result<Arc<CodeFile>, String> {
+        self.by_dso
+            .entry(id)
+            .or_insert_with(|| CodeFile::open(dsos, id).map(Arc::new))
+            .clone()
+    }
+}
+
+impl CodeFile {
+    fn open(dsos: &Dsos, id: DsoId) -> Result<CodeFile, String> {
+        use crate::symbols::dso::DsoKind;
+        let dso = dsos.get(id);
+        match dso.kind {
+            DsoKind::Kernel | DsoKind::Module(_) => {
+                return Err("kernel code is not annotated (no kernel image is read)".into())
+            }
+            DsoKind::PerfMap | DsoKind::Jit { .. } => {
+                return Err("JIT code is not annotated yet".into())
+            }
+            DsoKind::User => {}
+        }
+        let Some(path) = dsos.runtime_path(id) else {
+            let id = dso
+                .build_id
+                .as_deref()
+                .map(|b| format!(" with build id {}", crate::symbols::dso::hex(b)))
+                .unwrap_or_default();
+            return Err(format!("no file of {}{id} found", dso.name));
+        };
+        let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // SAFETY: read-only mapping; a file changed under us gives wrong text, not UB in
+        // code that only reads bytes.
+        let map =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        let obj = object::File::parse(&*map)
+            .map_err(|e| format!("{}: not an object file ({e})", path.display()))?;
+        if disasm::bitness(&obj).is_none() {
+            return Err(format!(
+                "{}: {:?} code is not disassembled (x86 only)",
+                path.display(),
+                object::Object::architecture(&obj)
+            ));
+        }
+        let symbols = Arc::new(ObjdumpSymbols::of(&obj));
+        drop(obj);
+        Ok(CodeFile { map, symbols })
+    }
+}
+
+/// One function disassembled, with its samples.
+fn function(
+    dsos: &Dsos,
+    code: &mut CodeFiles,
+    sym: SymbolId,
+    hits: &Hits,
+    syntax: Syntax,
+) -> Result<Function, String> {
+    use object::{Object, ObjectSection};
+    let file = code.get(dsos, sym.dso)?;
+    let obj = object::File::parse(&*file.map).map_err(|e| e.to_string())?;
+    let (start, end) = (dsos.symbol_start(sym), dsos.symbol_end(sym));
+    let Some((section_index, section_name)) = disasm::section_of(&obj, start) else {
+        return Err(format!("no section holds its address {start:#x}"));
+    };
+    let section = obj
+        .section_by_index(section_index)
+        .map_err(|e| e.to_string())?;
+    let data = section
+        .data()
+        .map_err(|e| format!("section {section_name}: {e}"))?;
+    let from = (start - section.address()) as usize;
+    let to = (end.min(section.address() + data.len() as u64) - section.address()) as usize;
+    let Some(bytes) = data.get(from..to) else {
+        return Err(format!("its code at {start:#x} is not in the file"));
+    };
+    let bits = disasm::bitness(&obj).unwrap_or(64);
+    let insns = disasm::disassemble(
+        bytes,
+        start,
+        bits,
+        syntax,
+        &file.symbols,
+        Some(section_index.0),
+    );
+    let objdump_name = file
+        .symbols
+        .at(start, Some(section_index.0))
+        .map(|(n, _)| n.to_string())
+        .unwrap_or_default();
+    // Samples by instruction: every byte of it counts (perf's `calc_percent`).
+    let mut counts = vec![(0u64, 0u64); insns.len()];
+    for (&addr, &(n, p)) in hits {
+        let i = insns.partition_point(|x| x.addr <= addr);
+        if let Some(c) = i.checked_sub(1).and_then(|i| counts.get_mut(i)) {
+            c.0 += n;
+            c.1 += p;
+        }
+    }
+    let mut items = Vec::with_capacity(insns.len());
+    let mut prev_function: Option<String> = None;
+    let mut prev_line = 0;
+    for (insn, (samples, period)) in insns.into_iter().zip(counts) {
+        // objdump `-l`: the innermost function when it changes, the line when it does.
+        if let Some(f) = dsos.dwarf_frames(sym.dso, insn.addr).first() {
+            // objdump prints a demangled name as it is, any other with `()`.
+            let demangled = disasm::demangle_full(&f.name);
+            let name = if demangled != f.name {
+                demangled
+            } else {
+                format!("{}()", f.name)
+            };
+            if prev_function.as_deref() != Some(&name) {
+                items.push(Item::Function(name.clone()));
+                prev_function = Some(name);
+            }
+        }
+        if let Some((file, line)) = dsos.source_line(sym.dso, insn.addr) {
+            if line > 0 && line != prev_line {
+                items.push(Item::Line { file, line });
+            }
+            prev_line = line;
+        }
+        items.push(Item::Insn(Insn {
+            addr: insn.addr,
+            bytes: insn.bytes,
+            text: insn.text,
+            samples,
+            period,
+        }));
+    }
+    let dso = dsos.get(sym.dso);
+    Ok(Function {
+        dso: dso.name.clone(),
+        dso_short: dso.short_name.clone(),
+        symbol: dsos.symbol_name(sym).to_string(),
+        objdump_name,
+        section: section_name,
+        start,
+        end,
+        samples: 0,
+        period: 0,
+        items,
+    })
+}

@@ -1,0 +1,208 @@
+//! `perfdata annotate`: each instruction of the hot functions with its share of the
+//! samples, as `perf annotate --stdio` prints it.
+
+use crate::analysis::analyze;
+use crate::error::{At, CliError, CliResult};
+use crate::filter::FilterArgs;
+use crate::output::Output;
+use crate::symbols::SymbolArgs;
+use perfdata_analysis::analyses::annotate::{self, disasm::Syntax, listing, Annotation, Item};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Each instruction of a function with its share of the samples (perf annotate).
+///
+/// The functions samples fell in (hottest first, or those named), disassembled
+/// in-process as `objdump -d -l -C` prints them, each instruction with its share of the
+/// function's samples: the text of `perf annotate --stdio --no-source`. The code is
+/// read from the object's file the program ran from, found as symbols are (build-id
+/// caches, `--symfs`, debug directories...) and checked against the recorded build id.
+#[derive(clap::Args, Debug)]
+#[command(after_help = crate::symbols::after_help(
+    "Examples:\n  perfdata annotate perf.data\n  \
+    perfdata annotate perf.data leaf\n  \
+    perfdata annotate -i perf.data --percent-type global-period -M intel\n  \
+    perfdata annotate perf.data --asm-raw --percent-limit 5\n  \
+    perfdata annotate perf.data leaf --json",
+    &[],
+))]
+pub struct Args {
+    /// The recording, then the functions to annotate (as perf names them; default:
+    /// every function with samples). Without `-i`, a first word that is no file is a
+    /// function, and the recording is perf.data.
+    #[arg(value_name = "FILE|SYMBOL", help_heading = "Input")]
+    words: Vec<String>,
+    /// The recording (every word is then a function), as perf spells it.
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    input: Option<PathBuf>,
+    /// Only this event (default: every event, one after the other).
+    #[arg(short = 'e', long, value_name = "EVENT")]
+    event: Option<String>,
+    /// What the percentages divide by: local-period (the function's period, perf's
+    /// default), global-period (the event's), local-hits, global-hits (as perf 6.1,
+    /// 0.00 throughout).
+    #[arg(long, value_name = "TYPE", default_value = "local-period",
+          value_parser = ["local-period", "global-period", "local-hits", "global-hits",
+                          "period-local", "period-global", "hits-local", "hits-global"],
+          hide_possible_values = true)]
+    percent_type: String,
+    /// Leave out functions under this share of the event's period (percent).
+    #[arg(long, value_name = "PERCENT")]
+    percent_limit: Option<f64>,
+    /// Each instruction's bytes, as objdump shows them (seven a line).
+    #[arg(long)]
+    asm_raw: bool,
+    /// The assembler syntax: att (objdump's default) or intel.
+    #[arg(short = 'M', long = "disassembler-style", value_name = "STYLE",
+          value_parser = ["att", "intel"], default_value = "att")]
+    disassembler_style: String,
+    /// Accepted for perf's command line: the listing has no source lines interleaved
+    /// (objdump -S's); the positions objdump -l prints are shown.
+    #[arg(long)]
+    no_source: bool,
+    /// Accepted for perf's command line: the listing is text unless --json.
+    #[arg(long, help_heading = "Output")]
+    stdio: bool,
+    /// The annotation as JSON: per function its instructions with address, bytes, text,
+    /// samples and period, and source file:line where the debug info says.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    #[command(flatten)]
+    output: Output,
+    #[command(flatten)]
+    symbols: SymbolArgs,
+    #[command(flatten)]
+    filter: FilterArgs,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let percent_type = listing::PercentType::parse(&args.percent_type)
+        .ok_or_else(|| CliError::usage(format!("--percent-type {}", args.percent_type)))?;
+    if let Some(p) = args.percent_limit {
+        if !(p.is_finite() && p >= 0.0) {
+            return Err(CliError::usage(format!(
+                "--percent-limit {p}: not a percentage"
+            )));
+        }
+    }
+    let (path, names) = match &args.input {
+        Some(p) => (p.clone(), args.words.clone()),
+        None => match args.words.split_first() {
+            Some((first, rest)) if std::path::Path::new(first).exists() => {
+                (PathBuf::from(first), rest.to_vec())
+            }
+            _ => (PathBuf::from("perf.data"), args.words.clone()),
+        },
+    };
+    let opts = annotate::AnnotateOptions {
+        event: args.event.clone(),
+        symbols: names,
+        syntax: match args.disassembler_style.as_str() {
+            "intel" => Syntax::Intel,
+            _ => Syntax::Att,
+        },
+    };
+    // objdump -l's positions need the DWARF lines.
+    let mut options = args.symbols.options(true);
+    options.filter = args.filter.filter()?;
+    let result = analyze(&path, &options, Some("annotate"), |analyzer| {
+        annotate::annotate(analyzer, &opts).at(&path)
+    })?;
+    for s in &result.skipped {
+        eprintln!(
+            "perfdata: {}: cannot annotate {} ({}, {}): {}",
+            path.display(),
+            s.symbol,
+            s.dso,
+            s.event,
+            s.reason
+        );
+    }
+    let mut out = args.output.open()?;
+    if args.json {
+        let v = to_json(&result, percent_type);
+        serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        let lopts = listing::ListingOptions {
+            percent_type,
+            percent_limit: args.percent_limit.unwrap_or(0.0),
+            asm_raw: args.asm_raw,
+        };
+        for ev in &result.events {
+            listing::write_event(&mut out, ev, &lopts)?;
+        }
+    }
+    out.finish()?;
+    if !opts.symbols.is_empty() && result.events.iter().all(|e| e.functions.is_empty()) {
+        return Err(CliError::usage(format!(
+            "no samples in {} ({})",
+            opts.symbols.join(", "),
+            path.display()
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The JSON twin of the listing.
+fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
+    use serde_json::json;
+    let events: Vec<_> = a
+        .events
+        .iter()
+        .map(|ev| {
+            let functions: Vec<_> = ev
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut insns = vec![];
+                    let mut source: Option<(String, u32)> = None;
+                    let mut function: Option<&str> = None;
+                    for item in &f.items {
+                        match item {
+                            Item::Function(n) => function = Some(n),
+                            Item::Line { file, line } => source = Some((file.clone(), *line)),
+                            Item::Insn(i) => insns.push(json!({
+                                "address": format!("{:#x}", i.addr),
+                                "bytes": i.bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
+                                "text": i.text,
+                                "samples": i.samples,
+                                "period": i.period,
+                                "percent": listing::percent(ev, f, i.samples, i.period, t),
+                                "source": source.as_ref().map(|(file, line)| format!("{file}:{line}")),
+                                "function": function,
+                            })),
+                        }
+                    }
+                    json!({
+                        "symbol": f.symbol,
+                        "dso": f.dso,
+                        "start": format!("{:#x}", f.start),
+                        "end": format!("{:#x}", f.end),
+                        "samples": f.samples,
+                        "period": f.period,
+                        "instructions": insns,
+                    })
+                })
+                .collect();
+            json!({
+                "event": ev.event,
+                "total_samples": ev.total_samples,
+                "total_period": ev.total_period,
+                "functions": functions,
+            })
+        })
+        .collect();
+    let skipped: Vec<_> = a
+        .skipped
+        .iter()
+        .map(|s| json!({"event": s.event, "symbol": s.symbol, "dso": s.dso, "reason": s.reason}))
+        .collect();
+    json!({ "events": events, "skipped": skipped })
+}

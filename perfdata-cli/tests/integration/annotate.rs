@@ -1,0 +1,108 @@
+//! `perfdata annotate` on a committed fixture: perf annotate's text, its JSON twin, the
+//! Intel syntax and raw bytes, and what cannot be annotated said in one line each.
+
+use crate::run_perfdata;
+use perfdata_test_support::workspace;
+
+fn fixture() -> String {
+    workspace()
+        .join("conformance/fixtures/plain.data")
+        .display()
+        .to_string()
+}
+
+/// The fixture's programs (`sh`, `ls`, libc) are read from this machine: elsewhere (other
+/// build ids) there is no code to show, which the command says; the test then skips.
+fn annotated(args: &[&str]) -> Option<String> {
+    let (code, out, err) = run_perfdata(args, None);
+    assert_eq!(code, Some(0), "{err}");
+    for line in err.lines() {
+        assert!(
+            line.starts_with("perfdata: ") && !line.contains("panicked"),
+            "an unexpected message: {line}"
+        );
+    }
+    if out.is_empty() {
+        eprintln!("SKIP: the fixture's programs are not on this machine: {err}");
+        return None;
+    }
+    Some(out)
+}
+
+#[test]
+fn the_listing_is_perf_annotate_stdio() {
+    let f = fixture();
+    let Some(out) = annotated(&["annotate", &f, "--stdio", "--no-source"]) else {
+        return;
+    };
+    let first = out.lines().next().unwrap();
+    assert!(
+        first.starts_with(" Percent |\tSource code & Disassembly of ")
+            && first.ends_with("percent: local period)"),
+        "{first}"
+    );
+    let second = out.lines().nth(1).unwrap();
+    // perf's rule: as many dashes as the header printed (its newline counted), and 4.
+    assert_eq!(second.len(), first.len() + 1 + 4);
+    assert!(second.bytes().all(|b| b == b'-'));
+    // Every function's percentages add up to 100.
+    let mut sums = vec![];
+    for line in out.lines() {
+        if line.starts_with(" Percent |") {
+            sums.push(0.0);
+        } else if let Some((p, _)) = line.split_once(" : ") {
+            if let Ok(p) = p.trim().parse::<f64>() {
+                *sums.last_mut().unwrap() += p;
+            }
+        }
+    }
+    for s in sums {
+        assert!(
+            (s - 100.0).abs() < 0.5,
+            "a function's percentages add up to {s}"
+        );
+    }
+    // The same with -i, and a function named (as perf names it).
+    let json = annotated(&["annotate", &f, "--json"]).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let name = v["events"][0]["functions"][0]["symbol"].as_str().unwrap();
+    let one = annotated(&["annotate", "-i", &f, name]).unwrap();
+    assert_eq!(one.matches(" Percent |").count(), 1, "{one}");
+    assert!(
+        out.starts_with(&one),
+        "the hottest function's listing differs when named"
+    );
+}
+
+#[test]
+fn json_intel_and_raw_bytes() {
+    let f = fixture();
+    let Some(json) = annotated(&["annotate", &f, "--json"]) else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let insn = &v["events"][0]["functions"][0]["instructions"][0];
+    for key in ["address", "bytes", "text", "samples", "period", "percent"] {
+        assert!(!insn[key].is_null(), "{key} missing: {insn}");
+    }
+    let intel = annotated(&["annotate", &f, "-M", "intel"]).unwrap();
+    let att = annotated(&["annotate", &f]).unwrap();
+    assert!(
+        att.contains('%') && !intel.contains("%r"),
+        "intel text keeps AT&T registers"
+    );
+    let raw = annotated(&["annotate", &f, "--asm-raw"]).unwrap();
+    let bytes = insn["bytes"].as_str().unwrap();
+    assert!(raw.contains(bytes), "--asm-raw does not show {bytes}");
+}
+
+#[test]
+fn an_unknown_function_or_event_is_an_error() {
+    let f = fixture();
+    let (code, _, err) = run_perfdata(&["annotate", &f, "no_such_function_here"], None);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("no samples in no_such_function_here"), "{err}");
+    let (code, _, err) = run_perfdata(&["annotate", &f, "--event", "nope"], None);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("no event named `nope`"), "{err}");
+}
