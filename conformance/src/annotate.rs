@@ -1,9 +1,11 @@
-//! Check 19: `perfdata annotate` against `perf annotate --stdio --no-source`, function by
+//! Check 19: `perfdata annotate -l` against `perf annotate --stdio -l`, function by
 //! function and instruction by instruction: the same addresses, each instruction's
-//! percentage to 0.01, and the instruction text (objdump's, which perf reprints) for at
-//! least [`TEXT_SHARE`] of them. The lines between instructions (objdump `-l`'s function
-//! names and the line numbers perf counts with them) come from two DWARF readers,
-//! binutils' and gimli's, and are not compared.
+//! percentage to 0.01, the instruction text (objdump's, which perf reprints) for at
+//! least [`TEXT_SHARE`] of them, the source lines (objdump -S's, numbered as perf
+//! numbers them) before each instruction for at least [`SOURCE_SHARE`], and every
+//! function's `-l` summary. objdump -l's own lines between instructions (the inlined
+//! functions' names, relative paths' positions) come from two DWARF readers, binutils'
+//! and gimli's, which name inlined C++ functions differently: they are not compared.
 
 use crate::analyses::{options, os_args, perf_stdout};
 use crate::checks::Outcome;
@@ -16,32 +18,108 @@ use std::path::Path;
 /// The share of instructions whose text must equal perf's.
 pub const TEXT_SHARE: f64 = 0.99;
 
-/// One instruction line of a listing: its percentage and text.
+/// The share of instructions with source lines before them whose source lines must
+/// equal perf's: the rest are where gimli's line table reading and binutils' differ.
+pub const SOURCE_SHARE: f64 = 0.99;
+
+/// One instruction line of a listing: its percentage and text, and the source lines
+/// printed before it (since the instruction before).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     pub percent: f64,
     pub text: String,
+    /// `LINE_NUMBER TEXT` of each source line before it (objdump -S's), without the
+    /// lines of objdump -l (function names, positions) and blank lines.
+    pub source: Vec<String>,
 }
 
-/// A listing parsed: per function (its header line), its instruction lines by address.
-pub type Listing = BTreeMap<String, BTreeMap<u64, Line>>;
+/// One function of a listing: its `-l` summary and its instruction lines by address.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FunctionListing {
+    /// `(percent, file:line)`, as printed.
+    pub summary: Vec<(f64, String)>,
+    pub lines: BTreeMap<u64, Line>,
+}
 
-/// Parses perf annotate --stdio's text (or ours).
+/// A listing parsed: per function (its header line), its lines.
+pub type Listing = BTreeMap<String, FunctionListing>;
+
+/// Whether a line between instructions is objdump -l's: a function's name (`mix():`,
+/// `std::swap<Item>(Item&, Item&):`, `f(long) const:`), a position (`./x.c:12`, with a
+/// discriminator), or objdump's own (`Disassembly of section`, `<sym>:`). Such lines
+/// come from binutils' reading of the DWARF where ours come from gimli's, and are not
+/// source lines. A source line ending in `):` (`case f(x):`) is taken for a name too.
+fn objdump_line(t: &str) -> bool {
+    let Some(body) = t.strip_suffix(':') else {
+        return is_position(t) || t.starts_with("Disassembly of section");
+    };
+    if body.ends_with('>') && body.contains(" <") {
+        return true;
+    }
+    let quals = body.trim_end_matches(|c: char| c.is_ascii_alphabetic() || c == ' ' || c == '&');
+    quals.ends_with(')') && body.contains('(')
+}
+
+/// `FILE:LINE` or `FILE:LINE (discriminator N)`.
+fn is_position(t: &str) -> bool {
+    let t = t.split(" (discriminator ").next().unwrap_or(t);
+    match t.rsplit_once(':') {
+        Some((file, n)) => {
+            !file.is_empty()
+                && !file.contains(' ')
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+/// Parses perf annotate --stdio's text (or ours), with or without source and `-l`.
 pub fn parse(text: &str) -> Listing {
     let mut out = Listing::new();
     let mut current: Option<String> = None;
+    let mut summary: Vec<(f64, String)> = vec![];
+    let mut in_summary = false;
+    let mut pending: Vec<String> = vec![];
     for line in text.lines() {
+        if line.starts_with("Sorted summary for file ") {
+            in_summary = true;
+            summary.clear();
+            continue;
+        }
         if line.starts_with(" Percent |") {
+            in_summary = false;
             current = Some(line.to_string());
-            out.entry(line.to_string()).or_default();
+            pending.clear();
+            out.entry(line.to_string()).or_default().summary = std::mem::take(&mut summary);
+            continue;
+        }
+        if in_summary {
+            // ` PCT file:line`
+            if let Some((pct, path)) = line.trim_start().split_once(' ') {
+                if let Ok(p) = pct.parse::<f64>() {
+                    summary.push((p, path.to_string()));
+                }
+            }
             continue;
         }
         let Some(f) = &current else { continue };
-        // ` PCT : ADDR:TEXT`
-        let Some((pct, rest)) = line.split_once(" : ") else {
+        // ` PCT : ADDR:TEXT`, or `         : N    TEXT`.
+        let Some((pct, rest)) = line.split_once(" :") else {
             continue;
         };
         let Ok(percent) = pct.trim().parse::<f64>() else {
+            if pct.trim().is_empty() {
+                let rest = rest.trim_start();
+                let t = rest
+                    .trim_start_matches(|c: char| c.is_ascii_digit())
+                    .trim_start();
+                if !t.is_empty() && !objdump_line(t) {
+                    let n = &rest[..rest.len()
+                        - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len()];
+                    pending.push(format!("{n} {t}"));
+                }
+            }
             continue;
         };
         let rest = rest.trim_start();
@@ -51,12 +129,15 @@ pub fn parse(text: &str) -> Listing {
         let Ok(addr) = u64::from_str_radix(addr, 16) else {
             continue;
         };
-        if let Some(lines) = out.get_mut(f) {
-            lines.insert(
+        // `-l`'s ` // file:line` after the text.
+        let text = text.split(" // ").next().unwrap_or(text);
+        if let Some(l) = out.get_mut(f) {
+            l.lines.insert(
                 addr,
                 Line {
                     percent,
                     text: text.trim().to_string(),
+                    source: std::mem::take(&mut pending),
                 },
             );
         }
@@ -79,6 +160,18 @@ pub struct Comparison {
     pub differences: Vec<String>,
     /// Text differences, one line each (perf's, then ours).
     pub text_differences: Vec<String>,
+    /// Instructions with source lines before them, in perf's listing or ours.
+    pub with_source: usize,
+    /// Of those, with the same source lines.
+    pub same_source: usize,
+    /// Source differences, one line each.
+    pub source_differences: Vec<String>,
+    /// Functions with a `-l` summary in either listing, and with equal summaries.
+    pub summaries: usize,
+    /// Of those, equal (the same lines in the same order, percentages to 0.01).
+    pub same_summaries: usize,
+    /// Summary differences, one line each.
+    pub summary_differences: Vec<String>,
 }
 
 impl Comparison {
@@ -87,24 +180,46 @@ impl Comparison {
         self.differences.is_empty()
             && self.instructions > 0
             && self.same_text as f64 >= TEXT_SHARE * self.instructions as f64
+            && self.same_source as f64 >= SOURCE_SHARE * self.with_source as f64
+            && self.same_summaries == self.summaries
     }
 
     /// The check's outcome.
     pub fn outcome(&self) -> Outcome {
-        let summary = format!(
+        let share = |a: usize, b: usize| {
+            if b == 0 {
+                100.0
+            } else {
+                100.0 * a as f64 / b as f64
+            }
+        };
+        let mut summary = format!(
             "{} functions, {} instructions: {} at the same address and percentage, {} ({:.2}%) with the same text",
             self.functions,
             self.instructions,
             self.placed,
             self.same_text,
-            if self.instructions == 0 {
-                0.0
-            } else {
-                100.0 * self.same_text as f64 / self.instructions as f64
-            }
+            share(self.same_text, self.instructions)
         );
+        if self.with_source > 0 {
+            summary.push_str(&format!(
+                "; {} of {} ({:.2}%) with the same source lines",
+                self.same_source,
+                self.with_source,
+                share(self.same_source, self.with_source)
+            ));
+        }
+        if self.summaries > 0 {
+            summary.push_str(&format!(
+                "; -l summaries: {} of {} equal",
+                self.same_summaries, self.summaries
+            ));
+        }
         if self.passes() {
             let mut s = summary;
+            if let Some(d) = self.source_differences.first() {
+                s.push_str(&format!("; source differs at: {d}"));
+            }
             if !self.text_differences.is_empty() {
                 s.push_str(&format!(
                     "; text differs at: {}",
@@ -121,6 +236,8 @@ impl Comparison {
             let mut v = vec![summary];
             v.extend(self.differences.iter().take(10).cloned());
             v.extend(self.text_differences.iter().take(5).cloned());
+            v.extend(self.source_differences.iter().take(5).cloned());
+            v.extend(self.summary_differences.iter().take(5).cloned());
             Outcome::Fail(v)
         }
     }
@@ -129,14 +246,48 @@ impl Comparison {
 /// Compares our listing with perf's.
 pub fn compare(theirs: &Listing, ours: &Listing) -> Comparison {
     let mut c = Comparison::default();
-    for (header, lines) in theirs {
-        let Some(mine) = ours.get(header) else {
+    for (header, theirs_f) in theirs {
+        let lines = &theirs_f.lines;
+        let Some(mine_f) = ours.get(header) else {
             c.differences
                 .push(format!("perf annotates, we do not: {}", header.trim()));
             continue;
         };
+        let mine = &mine_f.lines;
         c.functions += 1;
+        if !theirs_f.summary.is_empty() || !mine_f.summary.is_empty() {
+            c.summaries += 1;
+            let same = theirs_f.summary.len() == mine_f.summary.len()
+                && theirs_f
+                    .summary
+                    .iter()
+                    .zip(&mine_f.summary)
+                    .all(|(a, b)| a.1 == b.1 && (a.0 - b.0).abs() <= 0.0101);
+            if same {
+                c.same_summaries += 1;
+            } else {
+                c.summary_differences.push(format!(
+                    "{}: -l summary: perf {:?}, ours {:?}",
+                    header.trim(),
+                    theirs_f.summary,
+                    mine_f.summary
+                ));
+            }
+        }
         for (addr, l) in lines {
+            if let Some(m) = mine.get(addr) {
+                if !l.source.is_empty() || !m.source.is_empty() {
+                    c.with_source += 1;
+                    if l.source == m.source {
+                        c.same_source += 1;
+                    } else {
+                        c.source_differences.push(format!(
+                            "{addr:x}: perf {:?}, ours {:?}",
+                            l.source, m.source
+                        ));
+                    }
+                }
+            }
             c.instructions += 1;
             match mine.get(addr) {
                 None => c.differences.push(format!(
@@ -175,7 +326,12 @@ pub fn compare(theirs: &Listing, ours: &Listing) -> Comparison {
 }
 
 /// Our `perfdata annotate --stdio` text of `path` (symbols as the live checks find them).
-pub fn ours(path: &Path, dir: &Path, opts: &AnnotateOptions) -> Result<String, String> {
+pub fn ours(
+    path: &Path,
+    dir: &Path,
+    opts: &AnnotateOptions,
+    listing_opts: &listing::ListingOptions,
+) -> Result<String, String> {
     let rec = Recording::open(path).map_err(|e| e.to_string())?;
     let analyzer_opts = perfdata_analysis::AnalyzerOptions {
         lines: true,
@@ -185,26 +341,31 @@ pub fn ours(path: &Path, dir: &Path, opts: &AnnotateOptions) -> Result<String, S
     let result = annotate::annotate(&mut a, opts).map_err(|e| e.to_string())?;
     let mut out = vec![];
     for ev in &result.events {
-        listing::write_event(&mut out, ev, &listing::ListingOptions::default())
-            .map_err(|e| e.to_string())?;
+        listing::write_event(&mut out, ev, listing_opts).map_err(|e| e.to_string())?;
     }
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
-/// Check 19 on one recording.
+/// Check 19 on one recording: `perf annotate --stdio -l` (source lines interleaved, the
+/// `-l` summaries) against ours with the same options.
 pub fn check_annotate(path: &Path, dir: &Path) -> Outcome {
-    let theirs = match perf_stdout(
-        dir,
-        &os_args(&["annotate", "--stdio", "--no-source", "-i"], path),
-    ) {
+    let theirs = match perf_stdout(dir, &os_args(&["annotate", "--stdio", "-l", "-i"], path)) {
         Ok(t) => String::from_utf8_lossy(&t).into_owned(),
         Err(why) => return Outcome::Skip(why),
     };
     let theirs = parse(&theirs);
-    if theirs.values().all(|l| l.is_empty()) {
+    if theirs.values().all(|l| l.lines.is_empty()) {
         return Outcome::Skip("no function perf annotates (no user-space samples)".into());
     }
-    match ours(path, dir, &AnnotateOptions::default()) {
+    let opts = AnnotateOptions {
+        source: true,
+        ..AnnotateOptions::default()
+    };
+    let listing_opts = listing::ListingOptions {
+        print_line: true,
+        ..listing::ListingOptions::default()
+    };
+    match ours(path, dir, &opts, &listing_opts) {
         Ok(o) => compare(&theirs, &parse(&o)).outcome(),
         Err(e) => Outcome::Fail(vec![format!("ours: {e}")]),
     }
@@ -224,10 +385,62 @@ mod tests {
    33.33 :   11b6:   jle    1220 <work+0x70>
 ";
 
+    const PERF_L: &str = "
+Sorted summary for file /t/x
+----------------------------------------------
+
+   66.67 x.c:11
+   33.33 x.c:17
+ Percent |\tSource code & Disassembly of x for cpu-clock (3 samples, percent: local period)
+---------------------------------------------------------------------------------------------
+         : 5    0000000000001170 <leaf>:
+         : 6    leaf():
+         : 15   {
+         :
+         : 17   unsigned long s = seed;
+    0.00 :   1170:   mov    %rsi,%rax
+         : 23   mix():
+         : 11   return s * 31;
+   66.67 :   1180:   mov    %rax,%rsi // x.c:11
+         : 13   std::swap<Item>(Item&, Item&):
+         : 14   ./x/y.c:12 (discriminator 3)
+   33.33 :   1194:   add    $0x1,%rdx // x.c:17
+";
+
+    #[test]
+    fn source_lines_and_summaries_are_compared() {
+        let t = parse(PERF_L);
+        let f = t.values().next().unwrap();
+        assert_eq!(
+            f.summary,
+            [(66.67, "x.c:11".into()), (33.33, "x.c:17".into())]
+        );
+        assert_eq!(
+            f.lines[&0x1170].source,
+            ["15 {", "17 unsigned long s = seed;"]
+        );
+        assert_eq!(f.lines[&0x1180].source, ["11 return s * 31;"]);
+        assert_eq!(f.lines[&0x1180].text, "mov    %rax,%rsi");
+        assert!(f.lines[&0x1194].source.is_empty());
+        assert!(compare(&t, &t).passes());
+        let c = compare(
+            &t,
+            &parse(&PERF_L.replace(": 11   return s", ": 12   return s")),
+        );
+        assert_eq!((c.with_source, c.same_source), (2, 1));
+        assert!(!c.passes());
+        let c = compare(&t, &parse(&PERF_L.replace("33.33 x.c:17", "33.33 x.c:18")));
+        assert_eq!((c.summaries, c.same_summaries), (1, 0));
+        assert!(!c.passes());
+        // Another name for an inlined function is not a source difference.
+        let c = compare(&t, &parse(&PERF_L.replace("         : 23   mix():\n", "")));
+        assert!(c.passes(), "{c:?}");
+    }
+
     #[test]
     fn equal_listings_pass_and_a_moved_sample_fails() {
         let t = parse(PERF);
-        assert_eq!(t.values().next().unwrap().len(), 3);
+        assert_eq!(t.values().next().unwrap().lines.len(), 3);
         let c = compare(&t, &t);
         assert!(c.passes(), "{c:?}");
         assert_eq!((c.instructions, c.same_text), (3, 3));

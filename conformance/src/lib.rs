@@ -31,8 +31,9 @@
 //! 17. on the `sched-*` rows, recorded with `perf sched record`: `perfdata sched`'s
 //!     timehist, latency and map against perf sched's, byte for byte ([`sched`];
 //!     `--only sched` runs them alone);
-//! 19. `perfdata annotate` against `perf annotate --stdio --no-source`: every
-//!     instruction's address and percentage, and the instruction text ([`annotate`]).
+//! 19. `perfdata annotate -l` against `perf annotate --stdio -l`: every instruction's
+//!     address and percentage, the instruction text, the source lines before each
+//!     instruction, and each function's source-line summary ([`annotate`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by

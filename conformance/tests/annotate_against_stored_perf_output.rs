@@ -18,7 +18,15 @@ fn plain_annotates_as_perf_did() {
     assert_eq!(mark, "#conformance: perf annotate --stdio --no-source");
     let theirs = parse(theirs);
     let dir = tempfile::tempdir().unwrap();
-    let ours = parse(&ours(&fixture, dir.path(), &AnnotateOptions::default()).unwrap());
+    let ours = parse(
+        &ours(
+            &fixture,
+            dir.path(),
+            &AnnotateOptions::default(),
+            &Default::default(),
+        )
+        .unwrap(),
+    );
     let c = compare(&theirs, &ours);
     if ours.is_empty() || (c.functions == 0 && !theirs.is_empty()) {
         eprintln!(

@@ -62,10 +62,28 @@ pub struct Args {
     #[arg(short = 'M', long = "disassembler-style", value_name = "STYLE",
           value_parser = ["att", "intel"], default_value = "att")]
     disassembler_style: String,
-    /// Accepted for perf's command line: the listing has no source lines interleaved
-    /// (objdump -S's); the positions objdump -l prints are shown.
-    #[arg(long)]
+    /// Interleave the source lines (objdump -S's way, with the inlined functions'
+    /// names): the default, as perf's.
+    #[arg(long, overrides_with = "no_source", help_heading = "Source")]
+    source: bool,
+    /// No source lines between the instructions (the positions objdump -l prints are
+    /// still counted as perf counts them).
+    #[arg(long, overrides_with = "source", help_heading = "Source")]
     no_source: bool,
+    /// Put this before each absolute source path to find the file (objdump's and perf's
+    /// --prefix, with --prefix-strip).
+    #[arg(long, value_name = "PREFIX", help_heading = "Source")]
+    prefix: Option<String>,
+    /// Take the first N directories off a source path before --prefix.
+    #[arg(long, value_name = "N", requires = "prefix", help_heading = "Source")]
+    prefix_strip: Option<usize>,
+    /// Before each function the sorted summary of its source lines (the instructions
+    /// over 0.5%), and after such an instruction its file:line (perf's -l).
+    #[arg(short = 'l', long, help_heading = "Source")]
+    print_line: bool,
+    /// Source paths whole in -l's lines, not their file names.
+    #[arg(short = 'P', long, help_heading = "Source")]
+    full_paths: bool,
     /// Accepted for perf's command line: the listing is text unless --json.
     #[arg(long, help_heading = "Output")]
     stdio: bool,
@@ -107,6 +125,9 @@ pub fn run(args: Args) -> CliResult {
             "intel" => Syntax::Intel,
             _ => Syntax::Att,
         },
+        source: !args.no_source,
+        prefix: args.prefix.clone(),
+        prefix_strip: args.prefix_strip.unwrap_or(0),
     };
     // objdump -l's positions need the DWARF lines.
     let mut options = args.symbols.options(true);
@@ -134,6 +155,8 @@ pub fn run(args: Args) -> CliResult {
             percent_type,
             percent_limit: args.percent_limit.unwrap_or(0.0),
             asm_raw: args.asm_raw,
+            print_line: args.print_line,
+            full_path: args.full_paths,
         };
         for ev in &result.events {
             listing::write_event(&mut out, ev, &lopts)?;
@@ -162,12 +185,13 @@ fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
                 .iter()
                 .map(|f| {
                     let mut insns = vec![];
-                    let mut source: Option<(String, u32)> = None;
                     let mut function: Option<&str> = None;
+                    let mut text: Vec<&str> = vec![];
                     for item in &f.items {
                         match item {
                             Item::Function(n) => function = Some(n),
-                            Item::Line { file, line } => source = Some((file.clone(), *line)),
+                            Item::Line { .. } => {}
+                            Item::Source(t) => text.push(t),
                             Item::Insn(i) => insns.push(json!({
                                 "address": format!("{:#x}", i.addr),
                                 "bytes": i.bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
@@ -175,8 +199,10 @@ fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
                                 "samples": i.samples,
                                 "period": i.period,
                                 "percent": listing::percent(ev, f, i.samples, i.period, t),
-                                "source": source.as_ref().map(|(file, line)| format!("{file}:{line}")),
+                                "source": i.line.as_ref().map(|(file, line)| format!("{file}:{line}")),
                                 "function": function,
+                                "inlined": i.inlined,
+                                "source_lines": std::mem::take(&mut text),
                             })),
                         }
                     }

@@ -69,10 +69,34 @@ pub struct ObjdumpSymbols {
 impl ObjdumpSymbols {
     /// The symbols of an ELF object, with its PLT entries' `name@plt` (binutils'
     /// synthetic symbols).
-    pub fn of(obj: &object::File<'_>) -> ObjdumpSymbols {
-        let has_symtab = obj.symbols().next().is_some();
+    ///
+    /// `debug` is the object's separate debug file: objdump -S (which loads it, from
+    /// the build id's or the debuglink's file) names addresses by its symbol table
+    /// when the object has none, not by the dynamic symbols.
+    pub fn of(obj: &object::File<'_>, debug: Option<&object::File<'_>>) -> ObjdumpSymbols {
+        let debug =
+            debug.filter(|d| obj.symbols().next().is_none() && d.symbols().next().is_some());
+        // A debug file's sections by index → the object's section of the same name.
+        let section_map: Vec<Option<usize>> = debug
+            .map(|d| {
+                let mut v = vec![];
+                for sec in d.sections() {
+                    let i = sec.index().0;
+                    v.resize(v.len().max(i + 1), None);
+                    v[i] = sec
+                        .name()
+                        .ok()
+                        .and_then(|n| obj.section_by_name(n))
+                        .map(|s| s.index().0);
+                }
+                v
+            })
+            .unwrap_or_default();
+        let has_symtab = debug.is_some() || obj.symbols().next().is_some();
         let versions = DynVersions::of(obj);
-        let table: Box<dyn Iterator<Item = object::Symbol<'_, '_>>> = if has_symtab {
+        let table: Box<dyn Iterator<Item = object::Symbol<'_, '_>>> = if let Some(d) = debug {
+            Box::new(d.symbols())
+        } else if has_symtab {
             Box::new(obj.symbols())
         } else {
             Box::new(obj.dynamic_symbols())
@@ -85,6 +109,12 @@ impl ObjdumpSymbols {
                 continue;
             }
             let section = match s.section() {
+                SymbolSection::Section(i) if debug.is_some() => {
+                    match section_map.get(i.0).copied().flatten() {
+                        Some(i) => Some(i),
+                        None => continue,
+                    }
+                }
                 SymbolSection::Section(i) => Some(i.0),
                 SymbolSection::Absolute => None,
                 _ => continue,
@@ -343,7 +373,16 @@ fn compare_symbols(a: &ObjSym, b: &ObjSym) -> std::cmp::Ordering {
 
 /// A name as `objdump -C` prints it: demangled with its parameters.
 pub fn demangle_full(name: &str) -> String {
-    crate::symbols::elf::demangle_with_params(name)
+    // binutils' `bfd_demangle`: a symbol version (`@GLIBCXX_3.4`) is kept as it is, the
+    // name before it demangled.
+    match name.find('@') {
+        Some(at) if at > 0 => {
+            let (base, version) = name.split_at(at);
+            let d = crate::symbols::elf::demangle_with_params(base);
+            format!("{d}{version}")
+        }
+        _ => crate::symbols::elf::demangle_with_params(name),
+    }
 }
 
 /// Names branch targets for iced's formatters as objdump does.

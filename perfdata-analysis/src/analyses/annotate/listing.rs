@@ -53,6 +53,11 @@ pub struct ListingOptions {
     pub percent_limit: f64,
     /// Show each instruction's bytes (`--asm-raw`), objdump's way: seven a line.
     pub asm_raw: bool,
+    /// perf's `-l/--print-line`: before each function the sorted summary of its source
+    /// lines, and after an instruction over 0.5% its `file:line` when it changes.
+    pub print_line: bool,
+    /// perf's `-P/--full-paths`: those source paths whole, not their file names.
+    pub full_path: bool,
 }
 
 /// One line of a function's listing, before printing: an instruction's address, text
@@ -63,9 +68,19 @@ enum Line {
         text: String,
         samples: u64,
         period: u64,
+        /// Its `-l` source position.
+        path: Option<String>,
     },
     Text(String),
     Marker(u32),
+}
+
+/// What perf 6.1 keeps from one function's listing to the next (its statics).
+#[derive(Debug, Default)]
+pub struct ListingState {
+    /// The `file:line` printed last after an instruction (`-l`): the next one is
+    /// printed only when it differs, in this function or the next.
+    prev_path: Option<String>,
 }
 
 /// perf annotate --stdio's text of every function of `ev`.
@@ -74,6 +89,7 @@ pub fn write_event(
     ev: &EventAnnotation,
     opts: &ListingOptions,
 ) -> io::Result<()> {
+    let mut state = ListingState::default();
     for f in &ev.functions {
         if opts.percent_limit > 0.0 {
             let share = if ev.total_period == 0 {
@@ -85,9 +101,54 @@ pub fn write_event(
                 continue;
             }
         }
-        write_function(out, ev, f, opts)?;
+        write_function(out, ev, f, opts, &mut state)?;
     }
     Ok(())
+}
+
+/// perf's source position of an instruction for `-l` (`get_srcline`): the file's name
+/// (or path, `full_path`) and line; without one, `??:0` as binutils' `addr2line` (which
+/// perf asks) answers for an address in a function of the object's symbol table, and
+/// perf's `OBJECT[ADDRESS]` where it names no function (a PLT entry).
+pub fn srcline(f: &Function, i: &super::Insn, full_path: bool) -> String {
+    match &i.line {
+        Some((file, line)) if *line > 0 => {
+            let file = if full_path {
+                file.as_str()
+            } else {
+                file.rsplit('/').next().unwrap_or(file)
+            };
+            format!("{file}:{line}")
+        }
+        _ if f.symbol.ends_with("@plt") => format!("{}[{:x}]", f.dso_short, i.addr),
+        _ => "??:0".to_string(),
+    }
+}
+
+/// perf's `-l` summary of a function: per source line, the sum of the percentages of
+/// its instructions over 0.5%, highest first (equal sums by `file:line` from the last,
+/// as perf's tree orders them).
+pub fn line_summary(
+    ev: &EventAnnotation,
+    f: &Function,
+    opts: &ListingOptions,
+) -> Vec<(String, f64)> {
+    let mut by_path: std::collections::BTreeMap<String, f64> = Default::default();
+    for item in &f.items {
+        let Item::Insn(i) = item else { continue };
+        let p = percent(ev, f, i.samples, i.period, opts.percent_type);
+        if p <= 0.5 {
+            continue;
+        }
+        *by_path.entry(srcline(f, i, opts.full_path)).or_default() += p;
+    }
+    let mut v: Vec<(String, f64)> = by_path.into_iter().collect();
+    v.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| b.0.cmp(&a.0))
+    });
+    v
 }
 
 /// The percentage of one line.
@@ -119,7 +180,19 @@ pub fn write_function(
     ev: &EventAnnotation,
     f: &Function,
     opts: &ListingOptions,
+    state: &mut ListingState,
 ) -> io::Result<()> {
+    if opts.print_line {
+        writeln!(out, "\nSorted summary for file {}", f.dso)?;
+        writeln!(out, "{}\n", "-".repeat(46))?;
+        let summary = line_summary(ev, f, opts);
+        if summary.is_empty() {
+            writeln!(out, " Nothing higher than 0.5%")?;
+        }
+        for (path, p) in summary {
+            writeln!(out, " {p:7.2} {path}")?;
+        }
+    }
     let header = format!(
         " {:<8.8}|\tSource code & Disassembly of {} for {} ({} samples, percent: {})\n",
         "Percent",
@@ -132,7 +205,7 @@ pub fn write_function(
     // perf prints as many dashes as the header had characters (its newline counted),
     // and four more.
     writeln!(out, "{}", "-".repeat(header.chars().count() + 4))?;
-    let lines = lines(f, opts.asm_raw);
+    let lines = lines(f, opts);
     let width = lines
         .iter()
         .rev()
@@ -155,9 +228,17 @@ pub fn write_function(
                 text,
                 samples,
                 period,
+                path,
             } => {
                 let p = percent(ev, f, *samples, *period, opts.percent_type);
-                writeln!(out, " {p:7.2} :   {addr:>width$x}:{text}")?;
+                write!(out, " {p:7.2} :   {addr:>width$x}:{text}")?;
+                if let Some(path) = path.as_ref().filter(|_| opts.print_line && p > 0.5) {
+                    if state.prev_path.as_ref() != Some(path) {
+                        write!(out, " // {path}")?;
+                        state.prev_path = Some(path.clone());
+                    }
+                }
+                writeln!(out)?;
             }
         }
         line_nr += 1;
@@ -168,7 +249,8 @@ pub fn write_function(
 /// objdump's lines for a function as perf reads them: the preamble, `-l`'s function
 /// and position lines, the instructions (with `--asm-raw`, a line per seven bytes, the
 /// further ones parsed by perf as instructions of their own).
-fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
+fn lines(f: &Function, opts: &ListingOptions) -> Vec<Line> {
+    let asm_raw = opts.asm_raw;
     let mut v = vec![
         Line::Text(String::new()),
         Line::Text(String::new()),
@@ -186,6 +268,15 @@ fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
             // line number; any other is a line of text.
             Item::Line { file, line } if file.starts_with('/') => v.push(Line::Marker(*line)),
             Item::Line { file, line } => v.push(Line::Text(format!("{file}:{line}"))),
+            // perf reads a source line as any other: trimmed, tabs expanded, a
+            // `/path:N` taken as a position.
+            Item::Source(text) => {
+                let t = expand_tabs(text.trim());
+                match position(&t) {
+                    Some(n) => v.push(Line::Marker(n)),
+                    None => v.push(Line::Text(t)),
+                }
+            }
             Item::Insn(i) => {
                 let first = if asm_raw {
                     let n = i.bytes.len().min(7);
@@ -200,6 +291,7 @@ fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
                     text: after_address(i.addr, &first),
                     samples: i.samples,
                     period: i.period,
+                    path: opts.print_line.then(|| srcline(f, i, opts.full_path)),
                 });
                 if asm_raw {
                     for (k, chunk) in i.bytes.chunks(7).enumerate().skip(1) {
@@ -210,6 +302,7 @@ fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
                             text: after_address(addr, &b.join(" ")),
                             samples: 0,
                             period: 0,
+                            path: None,
                         });
                     }
                 }
@@ -217,6 +310,22 @@ fn lines(f: &Function, asm_raw: bool) -> Vec<Line> {
         }
     }
     v
+}
+
+/// perf's regex `^/[^:]+:([0-9]+)` on a line: the line number of a position line.
+fn position(line: &str) -> Option<u32> {
+    let rest = line.strip_prefix('/')?;
+    let colon = rest.find(':')?;
+    if colon == 0 {
+        return None;
+    }
+    let digits: &str = &rest[colon + 1..];
+    let end = digits
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(digits.len());
+    // perf's atoi: digits past an int's range wrap; a line number that large is no
+    // line of a source file.
+    digits[..end].parse().ok()
 }
 
 /// What perf prints after `ADDR:` for objdump's line `ADDR:\tTEXT`: the line trimmed,
@@ -251,6 +360,55 @@ fn expand_tabs(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_as_perfs_regex_reads_them() {
+        assert_eq!(position("/t/a.c:17"), Some(17));
+        assert_eq!(position("/t/a.c:17 (discriminator 3)"), Some(17));
+        assert_eq!(position("/* a: 1 */"), None);
+        assert_eq!(position("/:12"), None);
+        assert_eq!(position("./a.c:12"), None);
+        assert_eq!(position("/a.c:x"), None);
+    }
+
+    #[test]
+    fn the_line_summary_sums_instructions_over_half_a_percent() {
+        use super::super::Insn;
+        let insn = |addr: u64, period: u64, line: u32| {
+            Item::Insn(Insn {
+                addr,
+                bytes: vec![0x90],
+                text: "nop".into(),
+                samples: period,
+                period,
+                line: Some(("/src/x.c".into(), line)),
+                inlined: vec![],
+            })
+        };
+        let f = Function {
+            dso_short: "x".into(),
+            symbol: "f".into(),
+            samples: 1000,
+            period: 1000,
+            // Line 3: 40% + 20%; line 5: 20% and 0.4% (left out); lines 7 and 9 tie.
+            items: vec![
+                insn(0, 400, 3),
+                insn(1, 200, 5),
+                insn(2, 4, 5),
+                insn(3, 200, 3),
+                insn(4, 98, 7),
+                insn(5, 98, 9),
+            ],
+            ..Function::default()
+        };
+        let ev = EventAnnotation::default();
+        let s = line_summary(&ev, &f, &ListingOptions::default());
+        let s: Vec<String> = s.iter().map(|(p, v)| format!("{v:.2} {p}")).collect();
+        assert_eq!(
+            s,
+            ["60.00 x.c:3", "20.00 x.c:5", "9.80 x.c:9", "9.80 x.c:7"]
+        );
+    }
 
     #[test]
     fn tabs_expand_from_the_trimmed_line_as_perf_does() {

@@ -30,6 +30,14 @@ pub struct AnnotateOptions {
     pub symbols: Vec<String>,
     /// AT&T (objdump's default) or Intel.
     pub syntax: Syntax,
+    /// Interleave the source lines as `objdump -S` does (perf's default; `--no-source`
+    /// leaves them out).
+    pub source: bool,
+    /// objdump's `--prefix`: put before each absolute source path (its first
+    /// [`prefix_strip`](Self::prefix_strip) directories taken off) to find the file.
+    pub prefix: Option<String>,
+    /// objdump's `--prefix-strip`: directories taken off a source path before `prefix`.
+    pub prefix_strip: usize,
 }
 
 /// The annotated functions of a recording, per event.
@@ -107,6 +115,9 @@ pub enum Item {
         /// The line.
         line: u32,
     },
+    /// A line of a source file, as `objdump -S` prints it before the instructions of
+    /// its line (with the lines before it that it had not printed yet).
+    Source(String),
 }
 
 /// An instruction and its samples.
@@ -122,6 +133,11 @@ pub struct Insn {
     pub samples: u64,
     /// Their periods' sum.
     pub period: u64,
+    /// Its source file and line (the innermost, of inlined code), when the DWARF says.
+    pub line: Option<(String, u32)>,
+    /// The functions its code is of, innermost (inlined) first, ending with the
+    /// function itself (DWARF's names, demangled); empty without DWARF.
+    pub inlined: Vec<String>,
 }
 
 /// Per function and event: samples and period by address.
@@ -191,7 +207,11 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
     )?;
     functions.extend(hits.into_iter().map(|((e, s), h)| (e, s, h)));
     let dsos = &analyzer.machine.dsos;
-    let mut code = CodeFiles::default();
+    let mut code = CodeFiles {
+        source: opts.source,
+        ..CodeFiles::default()
+    };
+    let mut sources = Sources::default();
     for (event, name) in events.iter().enumerate() {
         if wanted.is_some_and(|w| w != event) || totals[event].0 == 0 {
             continue;
@@ -218,7 +238,7 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
             functions: vec![],
         };
         for (sym, h, samples, period) in mine {
-            match function(dsos, &mut code, sym, h, opts.syntax) {
+            match function(dsos, &mut code, &mut sources, sym, h, opts) {
                 Ok(mut f) => {
                     f.samples = samples;
                     f.period = period;
@@ -242,6 +262,9 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
 #[derive(Default)]
 struct CodeFiles {
     by_dso: HashMap<DsoId, Result<Arc<CodeFile>, String>>,
+    /// Whether source lines are shown (objdump -S then names addresses by the separate
+    /// debug file's symbols).
+    source: bool,
 }
 
 struct CodeFile {
@@ -253,13 +276,13 @@ impl CodeFiles {
     fn get(&mut self, dsos: &Dsos, id: DsoId) -> Result<Arc<CodeFile>, String> {
         self.by_dso
             .entry(id)
-            .or_insert_with(|| CodeFile::open(dsos, id).map(Arc::new))
+            .or_insert_with(|| CodeFile::open(dsos, id, self.source).map(Arc::new))
             .clone()
     }
 }
 
 impl CodeFile {
-    fn open(dsos: &Dsos, id: DsoId) -> Result<CodeFile, String> {
+    fn open(dsos: &Dsos, id: DsoId, source: bool) -> Result<CodeFile, String> {
         use crate::symbols::dso::DsoKind;
         let dso = dsos.get(id);
         match dso.kind {
@@ -293,7 +316,20 @@ impl CodeFile {
                 object::Object::architecture(&obj)
             ));
         }
-        let symbols = Arc::new(ObjdumpSymbols::of(&obj));
+        // The separate debug file symbols were read from, when not the object itself:
+        // objdump -S loads it, and its symbols with it (-d alone does not).
+        let debug_map = dsos
+            .symbols_from(id)
+            .filter(|_| source)
+            .filter(|p| *p != path)
+            .and_then(|p| std::fs::File::open(p).ok())
+            // SAFETY: as above, read-only.
+            .and_then(|f| unsafe { memmap2::Mmap::map(&f) }.ok());
+        let debug = debug_map
+            .as_deref()
+            .and_then(|m| object::File::parse(m).ok());
+        let symbols = Arc::new(ObjdumpSymbols::of(&obj, debug.as_ref()));
+        drop(debug);
         drop(obj);
         Ok(CodeFile { map, symbols })
     }
@@ -303,10 +339,12 @@ impl CodeFile {
 fn function(
     dsos: &Dsos,
     code: &mut CodeFiles,
+    sources: &mut Sources,
     sym: SymbolId,
     hits: &Hits,
-    syntax: Syntax,
+    opts: &AnnotateOptions,
 ) -> Result<Function, String> {
+    let syntax = opts.syntax;
     use object::{Object, ObjectSection};
     let file = code.get(dsos, sym.dso)?;
     let obj = object::File::parse(&*file.map).map_err(|e| e.to_string())?;
@@ -337,7 +375,13 @@ fn function(
     let objdump_name = file
         .symbols
         .at(start, Some(section_index.0))
-        .map(|(n, _)| n.to_string())
+        // objdump's header names the address as any other: `<sym+0xoff>` when no
+        // symbol of its table starts there (the dynamic symbols of a stripped library).
+        .map(|(n, value)| match start.cmp(&value) {
+            std::cmp::Ordering::Equal => n.to_string(),
+            std::cmp::Ordering::Greater => format!("{n}+{:#x}", start - value),
+            std::cmp::Ordering::Less => format!("{n}-{:#x}", value - start),
+        })
         .unwrap_or_default();
     // Samples by instruction: every byte of it counts (perf's `calc_percent`).
     let mut counts = vec![(0u64, 0u64); insns.len()];
@@ -351,9 +395,13 @@ fn function(
     let mut items = Vec::with_capacity(insns.len());
     let mut prev_function: Option<String> = None;
     let mut prev_line = 0;
+    // objdump -S's per-file state, anew for each function (perf runs objdump per
+    // function): the highest line printed and the line last printed.
+    let mut printed: HashMap<String, (u32, u32)> = HashMap::default();
     for (insn, (samples, period)) in insns.into_iter().zip(counts) {
         // objdump `-l`: the innermost function when it changes, the line when it does.
-        if let Some(f) = dsos.dwarf_frames(sym.dso, insn.addr).first() {
+        let frames = dsos.dwarf_frames(sym.dso, insn.addr);
+        if let Some(f) = frames.first() {
             // objdump prints a demangled name as it is, any other with `()`.
             let demangled = disasm::demangle_full(&f.name);
             let name = if demangled != f.name {
@@ -364,13 +412,27 @@ fn function(
             if prev_function.as_deref() != Some(&name) {
                 items.push(Item::Function(name.clone()));
                 prev_function = Some(name);
+                // objdump prints the position after a function's name even when the
+                // line is the one before.
+                prev_line = 0;
             }
         }
-        if let Some((file, line)) = dsos.source_line(sym.dso, insn.addr) {
-            if line > 0 && line != prev_line {
-                items.push(Item::Line { file, line });
+        let line = dsos.source_line(sym.dso, insn.addr);
+        if let Some((file, n)) = &line {
+            let n = *n;
+            let file = relocate(file, opts.prefix.as_deref(), opts.prefix_strip);
+            if n > 0 && n != prev_line {
+                items.push(Item::Line {
+                    file: file.clone(),
+                    line: n,
+                });
             }
-            prev_line = line;
+            if n > 0 {
+                prev_line = n;
+            }
+            if opts.source && n > 0 {
+                source_lines(sources, &mut printed, &file, n, &mut items);
+            }
         }
         items.push(Item::Insn(Insn {
             addr: insn.addr,
@@ -378,6 +440,11 @@ fn function(
             text: insn.text,
             samples,
             period,
+            line,
+            inlined: frames
+                .iter()
+                .map(|f| disasm::demangle_full(&f.name))
+                .collect(),
         }));
     }
     let dso = dsos.get(sym.dso);
@@ -393,4 +460,145 @@ fn function(
         period: 0,
         items,
     })
+}
+
+/// objdump's `--prefix`/`--prefix-strip` on a source path: an absolute path gets the
+/// prefix, after its first `strip` directories are taken off.
+fn relocate(file: &str, prefix: Option<&str>, strip: usize) -> String {
+    let Some(prefix) = prefix else {
+        return file.to_string();
+    };
+    if !file.starts_with('/') {
+        return file.to_string();
+    }
+    // As objdump: the rest starts at the separator after the `strip`-th directory.
+    let mut rest = file;
+    let mut level = 0;
+    for (i, c) in file.char_indices().skip(1) {
+        if level >= strip {
+            break;
+        }
+        if c == '/' {
+            rest = &file[i..];
+            level += 1;
+        }
+    }
+    format!("{prefix}{rest}")
+}
+
+/// The lines of the source files read so far, by path (`None`: not readable).
+#[derive(Default)]
+struct Sources {
+    files: HashMap<String, Option<Arc<Vec<String>>>>,
+}
+
+impl Sources {
+    fn get(&mut self, path: &str) -> Option<Arc<Vec<String>>> {
+        self.files
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let bytes = std::fs::read(path).ok()?;
+                let text = String::from_utf8_lossy(&bytes);
+                let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+                // A final newline ends the last line; it starts none.
+                if text.ends_with('\n') {
+                    lines.pop();
+                }
+                Some(Arc::new(lines))
+            })
+            .clone()
+    }
+}
+
+/// Lines before an instruction at which objdump -S shows source (its `show_line`): when
+/// the line differs from the one last printed of the file, that line with up to five
+/// before it, none printed twice unless going back.
+fn source_lines(
+    sources: &mut Sources,
+    printed: &mut HashMap<String, (u32, u32)>,
+    file: &str,
+    line: u32,
+    items: &mut Vec<Item>,
+) {
+    /// objdump's SHOW_PRECEDING_CONTEXT_LINES.
+    const CONTEXT: u32 = 5;
+    let Some(text) = sources.get(file) else {
+        return;
+    };
+    let (max_printed, last_line) = printed.entry(file.to_string()).or_insert((0, 0));
+    if line == *last_line {
+        return;
+    }
+    let mut from = line.saturating_sub(CONTEXT).max(1);
+    if *max_printed >= from {
+        from = if *max_printed < line {
+            *max_printed + 1
+        } else {
+            line
+        };
+    }
+    for n in from..=line {
+        if let Some(t) = text.get(n as usize - 1) {
+            items.push(Item::Source(t.clone()));
+        }
+    }
+    *max_printed = (*max_printed).max(line);
+    *last_line = line;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_and_strip_as_objdump() {
+        assert_eq!(relocate("/a/b/c.c", None, 2), "/a/b/c.c");
+        assert_eq!(relocate("/a/b/c.c", Some("/x"), 0), "/x/a/b/c.c");
+        assert_eq!(relocate("/a/b/c.c", Some("/x"), 1), "/x/b/c.c");
+        assert_eq!(relocate("/a/b/c.c", Some("/x"), 2), "/x/c.c");
+        assert_eq!(relocate("/a/b/c.c", Some("/x"), 9), "/x/c.c");
+        assert_eq!(relocate("rel/c.c", Some("/x"), 1), "rel/c.c");
+    }
+
+    #[test]
+    fn source_lines_with_context_once_each_as_objdump_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.c");
+        let text: String = (1..=30).map(|n| format!("l{n}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let file = path.to_str().unwrap();
+        let mut sources = Sources::default();
+        let mut printed = HashMap::default();
+        let mut shown = |line: u32| {
+            let mut items = vec![];
+            source_lines(&mut sources, &mut printed, file, line, &mut items);
+            items
+                .into_iter()
+                .map(|i| match i {
+                    Item::Source(t) => t,
+                    other => panic!("{other:?}"),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        // Five lines of context before the first; then only what is new; a line seen
+        // before alone; the same line again nothing.
+        assert_eq!(shown(15), "l10 l11 l12 l13 l14 l15");
+        assert_eq!(shown(17), "l16 l17");
+        assert_eq!(shown(11), "l11");
+        assert_eq!(shown(11), "");
+        assert_eq!(shown(20), "l18 l19 l20");
+        assert_eq!(shown(3), "l3");
+        let mut sources = Sources::default();
+        let mut printed = HashMap::default();
+        let mut items = vec![];
+        source_lines(&mut sources, &mut printed, file, 2, &mut items);
+        assert_eq!(
+            items,
+            vec![Item::Source("l1".into()), Item::Source("l2".into())]
+        );
+        let mut items = vec![];
+        source_lines(&mut sources, &mut printed, "/no/such/file.c", 2, &mut items);
+        assert!(items.is_empty());
+    }
 }
