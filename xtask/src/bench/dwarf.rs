@@ -47,6 +47,9 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     let samply_json_s = samply_json.to_string_lossy().into_owned();
     let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
     let perf = |args: &[&str]| Workload::new(Path::new("perf"), args);
+    // annotate (issue 41): the hottest functions, chosen alike for both by the share
+    // under which functions are left out.
+    let limit = hottest_limit(env, &big, ANNOTATED)?;
     let mut workloads: Vec<(&'static str, Workload)> = vec![
         // The same view as perf's below: Self, the call graph in callee order.
         ("report-g", perfdata(&["report", "--no-children", file])),
@@ -66,6 +69,14 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
             perf(&["report", "--stdio", "--no-children", "-i", file]),
         ),
         ("perf-script", perf(&["script", "-i", file])),
+        (
+            "annotate",
+            perfdata(&["annotate", "--stdio", "--percent-limit", &limit, file]),
+        ),
+        (
+            "perf-annotate",
+            perf(&["annotate", "--stdio", "--percent-limit", &limit, "-i", file]),
+        ),
     ];
     let samply = Command::new("samply")
         .arg("--version")
@@ -114,6 +125,13 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         .peer("perf-script", Speed::FasterThanPeer(10.0))
         .decode(),
     ];
+    rows.push(
+        Row::new(
+            "`perfdata annotate --stdio` vs `perf annotate --stdio` (the 20 hottest functions, with source)",
+            "annotate",
+        )
+        .peer("perf-annotate", Speed::FasterThanPeer(10.0)),
+    );
     if samply {
         rows.push(
             Row::new(
@@ -214,6 +232,42 @@ fn record_sized(program: &Path, mb: u64, out: &Path) -> Result<()> {
 }
 
 /// The samples of a recording, from `perfdata info --json`.
+/// How many functions the annotate rows show.
+const ANNOTATED: usize = 20;
+
+/// The `--percent-limit` that leaves the `n` hottest functions (with symbols: annotate
+/// shows no other) of `file`: halfway between the `n`th's share and the next one's, from
+/// `perfdata report`'s table.
+fn hottest_limit(env: &Env, file: &Path, n: usize) -> Result<String> {
+    let out = Command::new(&env.perfdata_bin)
+        .args(["report", "--no-children", "-g", "none", "--sort", "dso,sym"])
+        .arg(file)
+        .output()
+        .context("running perfdata report")?;
+    if !out.status.success() {
+        bail!(
+            "perfdata report failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    // `    33.85%  dwarf_cpp    [.] count_keys`; an address for a name has no symbol.
+    let shares: Vec<f64> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.contains("[.] 0x") && !l.contains("[k] 0x"))
+        .filter_map(|l| l.trim_start().split_once('%'))
+        .filter_map(|(p, _)| p.parse::<f64>().ok())
+        .collect();
+    let (Some(last), Some(next)) = (shares.get(n - 1), shares.get(n)) else {
+        bail!(
+            "fewer than {} functions with samples in {}",
+            n + 1,
+            file.display()
+        );
+    };
+    Ok(format!("{:.4}", (last + next) / 2.0))
+}
+
 pub(super) fn sample_count(env: &Env, file: &Path) -> Result<u64> {
     let out = Command::new(&env.perfdata_bin)
         .args(["info", "--json"])
