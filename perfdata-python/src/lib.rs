@@ -401,6 +401,51 @@ impl NativeRecording {
         .map_err(|e| py_err(with_file(e, &self.path)))
     }
 
+    /// `perfdata annotate --json`: the functions named (every one with samples when
+    /// none), each instruction with its samples, text, source line and inlined chain.
+    #[pyo3(signature = (symbols=vec![], event=None, percent_type="local-period", source=true, prefix=None, prefix_strip=0, syntax="att"))]
+    #[allow(clippy::too_many_arguments)]
+    fn annotate_json(
+        &self,
+        py: Python<'_>,
+        symbols: Vec<String>,
+        event: Option<String>,
+        percent_type: &str,
+        source: bool,
+        prefix: Option<String>,
+        prefix_strip: usize,
+        syntax: &str,
+    ) -> PyResult<String> {
+        use perfdata_analysis::analyses::annotate::{self, disasm::Syntax, listing};
+        let t = listing::PercentType::parse(percent_type).ok_or_else(|| {
+            bad(format!(
+                "percent_type {percent_type:?}: local-period, global-period, local-hits or global-hits"
+            ))
+        })?;
+        let syntax = match syntax {
+            "att" => Syntax::Att,
+            "intel" => Syntax::Intel,
+            other => return Err(bad(format!("syntax {other:?}: att or intel"))),
+        };
+        let aopts = annotate::AnnotateOptions {
+            event,
+            symbols,
+            syntax,
+            source,
+            prefix,
+            prefix_strip,
+        };
+        let opts = self.symbols.options(None, true)?;
+        py.detach(|| -> Result<String, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let mut a = Analyzer::open(&rec, &opts)?;
+            let result = annotate::annotate(&mut a, &aopts)?;
+            serde_json::to_string(&annotate::to_json(&result, t))
+                .map_err(|e| Error::from(std::io::Error::from(e)))
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
+    }
+
     /// `perfdata collapse`: the folded stacks and their counts, sorted.
     #[pyo3(signature = (event=None, include_pid=false, include_tid=false, inline=false, unwind=None))]
     fn collapse(

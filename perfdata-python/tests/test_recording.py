@@ -545,3 +545,29 @@ def test_script_takes_perf_s_options():
         list(rec.script("+weight"))
     with pytest.raises(ValueError, match="show"):
         list(rec.script(show=["nope"]))
+
+
+def test_annotate_equals_the_cli_json():
+    path = ROOT / "conformance" / "fixtures" / "plain.data"
+    theirs = cli_json("annotate", str(path), "--json")
+    rec = perfdata.open(path)
+    ours = rec.annotate()
+    assert ours == theirs
+    functions = ours["events"][0]["functions"] if ours["events"] else []
+    if not functions:
+        pytest.skip(
+            "the programs recorded in plain.data are not on this machine with their "
+            f"recorded build ids: {[s['reason'] for s in ours['skipped']][:1]}"
+        )
+    hottest = functions[0]["symbol"]
+    one = rec.annotate(hottest, source=False, percent_type="global-period", syntax="intel")
+    assert one == cli_json(
+        "annotate", str(path), hottest, "--json", "--no-source",
+        "--percent-type", "global-period", "-M", "intel",
+    )
+    [f] = one["events"][0]["functions"]
+    assert f["symbol"] == hottest
+    assert sum(i["samples"] for i in f["instructions"]) == f["samples"]
+    assert all(not i["source_lines"] for i in f["instructions"])
+    with pytest.raises(ValueError):
+        rec.annotate(percent_type="most")

@@ -6,7 +6,7 @@ use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
-use perfdata_analysis::analyses::annotate::{self, disasm::Syntax, listing, Annotation, Item};
+use perfdata_analysis::analyses::annotate::{self, disasm::Syntax, listing};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -147,7 +147,7 @@ pub fn run(args: Args) -> CliResult {
     }
     let mut out = args.output.open()?;
     if args.json {
-        let v = to_json(&result, percent_type);
+        let v = annotate::to_json(&result, percent_type);
         serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::from)?;
         writeln!(out)?;
     } else {
@@ -171,64 +171,4 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The JSON twin of the listing.
-fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
-    use serde_json::json;
-    let events: Vec<_> = a
-        .events
-        .iter()
-        .map(|ev| {
-            let functions: Vec<_> = ev
-                .functions
-                .iter()
-                .map(|f| {
-                    let mut insns = vec![];
-                    let mut function: Option<&str> = None;
-                    let mut text: Vec<&str> = vec![];
-                    for item in &f.items {
-                        match item {
-                            Item::Function(n) => function = Some(n),
-                            Item::Line { .. } => {}
-                            Item::Source(t) => text.push(t),
-                            Item::Insn(i) => insns.push(json!({
-                                "address": format!("{:#x}", i.addr),
-                                "bytes": i.bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
-                                "text": i.text,
-                                "samples": i.samples,
-                                "period": i.period,
-                                "percent": listing::percent(ev, f, i.samples, i.period, t),
-                                "source": i.line.as_ref().map(|(file, line)| format!("{file}:{line}")),
-                                "function": function,
-                                "inlined": i.inlined,
-                                "source_lines": std::mem::take(&mut text),
-                            })),
-                        }
-                    }
-                    json!({
-                        "symbol": f.symbol,
-                        "dso": f.dso,
-                        "start": format!("{:#x}", f.start),
-                        "end": format!("{:#x}", f.end),
-                        "samples": f.samples,
-                        "period": f.period,
-                        "instructions": insns,
-                    })
-                })
-                .collect();
-            json!({
-                "event": ev.event,
-                "total_samples": ev.total_samples,
-                "total_period": ev.total_period,
-                "functions": functions,
-            })
-        })
-        .collect();
-    let skipped: Vec<_> = a
-        .skipped
-        .iter()
-        .map(|s| json!({"event": s.event, "symbol": s.symbol, "dso": s.dso, "reason": s.reason}))
-        .collect();
-    json!({ "events": events, "skipped": skipped })
 }

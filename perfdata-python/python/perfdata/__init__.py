@@ -376,6 +376,46 @@ class Recording:
         reports = json.loads(self._native.report_json(sort="comm"))
         return {r["event"]: {"samples": r["samples"], "period": r["period"]} for r in reports}
 
+    def annotate(
+        self,
+        symbol: Union[None, str, Sequence[str]] = None,
+        *,
+        event: Optional[str] = None,
+        percent_type: str = "local-period",
+        source: bool = True,
+        prefix: Optional[str] = None,
+        prefix_strip: int = 0,
+        syntax: str = "att",
+    ) -> Dict[str, Any]:
+        """``perfdata annotate --json``: the function ``symbol`` (a name as perf gives it,
+        or several; every function with samples when ``None``), disassembled, as a dict:
+        ``events`` (per event ``event``, ``total_samples``, ``total_period`` and
+        ``functions``, hottest first: ``symbol``, ``dso``, ``start``, ``end``,
+        ``samples``, ``period`` and ``instructions``, each with ``address``, ``bytes``,
+        ``text``, ``samples``, ``period``, ``percent`` (of ``percent_type``), ``source``
+        (``file:line``), ``function``, ``inlined`` and ``source_lines``) and ``skipped``
+        (the functions that could not be disassembled, with the reason).
+        ``source=False`` leaves the source lines out; ``prefix``/``prefix_strip`` find
+        moved sources as ``--prefix``/``--prefix-strip``; ``syntax`` is ``att`` or
+        ``intel``."""
+        if symbol is None:
+            symbols: List[str] = []
+        elif isinstance(symbol, str):
+            symbols = [symbol]
+        else:
+            symbols = list(symbol)
+        return json.loads(
+            self._native.annotate_json(
+                symbols=symbols,
+                event=event,
+                percent_type=percent_type,
+                source=source,
+                prefix=prefix,
+                prefix_strip=prefix_strip,
+                syntax=syntax,
+            )
+        )
+
     def collapse(
         self,
         *,

@@ -91,6 +91,17 @@ class Recording:
         max_stack: int = ...,
         unwind: Optional[str] = ...,
     ) -> Iterator[str]: ...
+    def annotate(
+        self,
+        symbol: Union[None, str, Sequence[str]] = ...,
+        *,
+        event: Optional[str] = ...,
+        percent_type: str = ...,
+        source: bool = ...,
+        prefix: Optional[str] = ...,
+        prefix_strip: int = ...,
+        syntax: str = ...,
+    ) -> Dict[str, Any]: ...
     def collapse(
         self,
         *,

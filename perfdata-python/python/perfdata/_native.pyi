@@ -68,6 +68,16 @@ class NativeRecording:
         percent_limit: Optional[float] = ...,
         unwind: Optional[str] = ...,
     ) -> str: ...
+    def annotate_json(
+        self,
+        symbols: List[str] = ...,
+        event: Optional[str] = ...,
+        percent_type: str = ...,
+        source: bool = ...,
+        prefix: Optional[str] = ...,
+        prefix_strip: int = ...,
+        syntax: str = ...,
+    ) -> str: ...
     def collapse(
         self,
         event: Optional[str] = ...,

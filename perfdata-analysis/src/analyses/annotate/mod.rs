@@ -546,6 +546,69 @@ fn source_lines(
     *last_line = line;
 }
 
+/// The JSON twin of the listing (`perfdata annotate --json`): per event its totals and
+/// functions, per function its instructions with address, bytes, text, samples, period,
+/// percentage (of `t`), source `file:line`, the innermost function and the inlined
+/// chain, and the source lines `objdump -S` shows before it; and the functions skipped.
+pub fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
+    use serde_json::json;
+    let events: Vec<_> = a
+        .events
+        .iter()
+        .map(|ev| {
+            let functions: Vec<_> = ev
+                .functions
+                .iter()
+                .map(|f| {
+                    let mut insns = vec![];
+                    let mut function: Option<&str> = None;
+                    let mut text: Vec<&str> = vec![];
+                    for item in &f.items {
+                        match item {
+                            Item::Function(n) => function = Some(n),
+                            Item::Line { .. } => {}
+                            Item::Source(t) => text.push(t),
+                            Item::Insn(i) => insns.push(json!({
+                                "address": format!("{:#x}", i.addr),
+                                "bytes": i.bytes.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(" "),
+                                "text": i.text,
+                                "samples": i.samples,
+                                "period": i.period,
+                                "percent": listing::percent(ev, f, i.samples, i.period, t),
+                                "source": i.line.as_ref().map(|(file, line)| format!("{file}:{line}")),
+                                "function": function,
+                                "inlined": i.inlined,
+                                "source_lines": std::mem::take(&mut text),
+                            })),
+                        }
+                    }
+                    json!({
+                        "symbol": f.symbol,
+                        "dso": f.dso,
+                        "start": format!("{:#x}", f.start),
+                        "end": format!("{:#x}", f.end),
+                        "samples": f.samples,
+                        "period": f.period,
+                        "instructions": insns,
+                    })
+                })
+                .collect();
+            json!({
+                "event": ev.event,
+                "total_samples": ev.total_samples,
+                "total_period": ev.total_period,
+                "functions": functions,
+            })
+        })
+        .collect();
+    let skipped: Vec<_> = a
+        .skipped
+        .iter()
+        .map(|s| json!({"event": s.event, "symbol": s.symbol, "dso": s.dso, "reason": s.reason}))
+        .collect();
+    json!({ "events": events, "skipped": skipped })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
