@@ -14,10 +14,11 @@ use std::process::ExitCode;
 /// Each instruction of a function with its share of the samples (perf annotate).
 ///
 /// The functions samples fell in (hottest first, or those named), disassembled
-/// in-process as `objdump -d -l -C` prints them, each instruction with its share of the
-/// function's samples: the text of `perf annotate --stdio --no-source`. The code is
-/// read from the object's file the program ran from, found as symbols are (build-id
-/// caches, `--symfs`, debug directories...) and checked against the recorded build id.
+/// in-process as `objdump -d -l -S -C` prints them (source lines interleaved), each
+/// instruction with its share of the function's samples: the text of `perf annotate
+/// --stdio`. The code is read from the object's file the program ran from, found as symbols are (build-id
+/// caches, `--symfs`, debug directories...) and checked against the recorded build id;
+/// JIT code from its jitdump's bytes (no `perf inject --jit` needed).
 #[derive(clap::Args, Debug)]
 #[command(after_help = crate::symbols::after_help(
     "Examples:\n  perfdata annotate perf.data\n  \

@@ -517,3 +517,47 @@ fn same_stacks(
         );
     }
 }
+
+/// The instruction lines (`PCT : ADDR: TEXT`) of a `perf annotate --stdio` listing.
+fn instruction_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            l.split_once(" : ")
+                .is_some_and(|(p, _)| p.trim().parse::<f64>().is_ok())
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Node.js's hottest JIT function annotated from the jitdump alone (the code bytes of its
+/// CODE_LOAD) gives `perf annotate` on the `perf inject --jit` output: every instruction
+/// at the same address (the injected object's), with the same text and percentage.
+#[test]
+fn node_jit_code_is_annotated_from_its_jitdump_as_perf_annotates_the_injected_file() {
+    let Some(t) = node_script_dir() else { return };
+    let dir = t.path();
+    record(dir, "perf.data", &["-k", "mono", "-F", "999"]).unwrap();
+    let data = dir.join("perf.data");
+    let (ok, json, err) = perfdata(&["annotate", data.to_str().unwrap(), "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let hottest = v["events"][0]["functions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["dso"].as_str().unwrap().contains("jitted-"))
+        .unwrap_or_else(|| panic!("no JIT function annotated: {}", v["skipped"]));
+    let name = hottest["symbol"].as_str().unwrap();
+    assert!(name.starts_with("JS:"), "{name}");
+    let (ok, ours, err) = perfdata(&["annotate", data.to_str().unwrap(), "--no-source", name]);
+    assert!(ok, "{err}");
+    let injected = inject_jit(dir);
+    let (ok, theirs, err) = run(Command::new("perf")
+        .args(["annotate", "--stdio", "--no-source", "-i"])
+        .arg(&injected)
+        .arg(name));
+    assert!(ok, "perf annotate: {err}");
+    let (ours, theirs) = (instruction_lines(&ours), instruction_lines(&theirs));
+    assert!(theirs.len() > 10, "{theirs:#?}");
+    assert_eq!(ours, theirs);
+}

@@ -67,6 +67,26 @@ pub struct ObjdumpSymbols {
 }
 
 impl ObjdumpSymbols {
+    /// One function alone, in section `section`: what `perf inject --jit`'s object of a
+    /// JIT function holds (its name for the branch targets inside it).
+    pub fn single(name: &str, start: u64, size: u64, section: Option<usize>) -> ObjdumpSymbols {
+        ObjdumpSymbols {
+            sorted: vec![ObjSym {
+                value: start,
+                section,
+                name: demangle_full(name),
+                function: true,
+                object: false,
+                local: false,
+                global: true,
+                size,
+                synthetic: false,
+                bare: name.to_string(),
+            }],
+            relocs: vec![],
+        }
+    }
+
     /// The symbols of an ELF object, with its PLT entries' `name@plt` (binutils'
     /// synthetic symbols).
     ///

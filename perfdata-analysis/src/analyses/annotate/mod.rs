@@ -268,8 +268,23 @@ struct CodeFiles {
 }
 
 struct CodeFile {
-    map: memmap2::Mmap,
+    code: Code,
     symbols: Arc<ObjdumpSymbols>,
+}
+
+/// Where a function's bytes are.
+enum Code {
+    /// An object file, mapped.
+    Elf(memmap2::Mmap),
+    /// A JIT function's bytes from its jitdump's CODE_LOAD, the code's width (32 for
+    /// an i386 JIT), and the address `perf inject --jit`'s object puts them at (its
+    /// `GEN_ELF_TEXT_OFFSET`: the ELF and program headers' size rounded up to 16), at
+    /// which they are shown, as perf shows that object.
+    Jit {
+        bytes: Vec<u8>,
+        bits: u32,
+        base: u64,
+    },
 }
 
 impl CodeFiles {
@@ -289,9 +304,14 @@ impl CodeFile {
             DsoKind::Kernel | DsoKind::Module(_) => {
                 return Err("kernel code is not annotated (no kernel image is read)".into())
             }
-            DsoKind::PerfMap | DsoKind::Jit { .. } => {
-                return Err("JIT code is not annotated yet".into())
+            DsoKind::PerfMap => {
+                return Err("a perf map names JIT code without its bytes (a jitdump has them: record with the JIT's jitdump option and give it with --jitdump)".into())
             }
+            DsoKind::Jit {
+                ref symbol,
+                size,
+                ref jitdump,
+            } => return jit_code(&dso.name, symbol, size, jitdump),
             DsoKind::User => {}
         }
         let Some(path) = dsos.runtime_path(id) else {
@@ -331,7 +351,10 @@ impl CodeFile {
         let symbols = Arc::new(ObjdumpSymbols::of(&obj, debug.as_ref()));
         drop(debug);
         drop(obj);
-        Ok(CodeFile { map, symbols })
+        Ok(CodeFile {
+            code: Code::Elf(map),
+            symbols,
+        })
     }
 }
 
@@ -347,8 +370,51 @@ fn function(
     let syntax = opts.syntax;
     use object::{Object, ObjectSection};
     let file = code.get(dsos, sym.dso)?;
-    let obj = object::File::parse(&*file.map).map_err(|e| e.to_string())?;
     let (start, end) = (dsos.symbol_start(sym), dsos.symbol_end(sym));
+    let map = match &file.code {
+        Code::Elf(map) => map,
+        Code::Jit { bytes, bits, base } => {
+            let from = usize::try_from(start).unwrap_or(usize::MAX);
+            let to = usize::try_from(end).unwrap_or(usize::MAX).min(bytes.len());
+            let Some(code) = bytes.get(from..to) else {
+                return Err(format!("its code at {start:#x} is not in its CODE_LOAD"));
+            };
+            let insns =
+                disasm::disassemble(code, start + base, *bits, opts.syntax, &file.symbols, None);
+            let hits: Hits = hits.iter().map(|(a, h)| (a + base, *h)).collect();
+            let name = disasm::demangle_full(dsos.symbol_name(sym));
+            // objdump -l names the function from the object's symbol table.
+            let items = std::iter::once(Item::Function(format!("{name}()")))
+                .chain(
+                    insns_with_samples(insns, &hits).map(|(insn, (samples, period))| {
+                        Item::Insn(Insn {
+                            addr: insn.addr,
+                            bytes: insn.bytes,
+                            text: insn.text,
+                            samples,
+                            period,
+                            line: None,
+                            inlined: vec![],
+                        })
+                    }),
+                )
+                .collect();
+            let dso = dsos.get(sym.dso);
+            return Ok(Function {
+                dso: dso.name.clone(),
+                dso_short: dso.short_name.clone(),
+                symbol: dsos.symbol_name(sym).to_string(),
+                objdump_name: name,
+                section: ".text".into(),
+                start: start + base,
+                end: end + base,
+                samples: 0,
+                period: 0,
+                items,
+            });
+        }
+    };
+    let obj = object::File::parse(&**map).map_err(|e| e.to_string())?;
     let Some((section_index, section_name)) = disasm::section_of(&obj, start) else {
         return Err(format!("no section holds its address {start:#x}"));
     };
@@ -383,22 +449,13 @@ fn function(
             std::cmp::Ordering::Less => format!("{n}-{:#x}", value - start),
         })
         .unwrap_or_default();
-    // Samples by instruction: every byte of it counts (perf's `calc_percent`).
-    let mut counts = vec![(0u64, 0u64); insns.len()];
-    for (&addr, &(n, p)) in hits {
-        let i = insns.partition_point(|x| x.addr <= addr);
-        if let Some(c) = i.checked_sub(1).and_then(|i| counts.get_mut(i)) {
-            c.0 += n;
-            c.1 += p;
-        }
-    }
     let mut items = Vec::with_capacity(insns.len());
     let mut prev_function: Option<String> = None;
     let mut prev_line = 0;
     // objdump -S's per-file state, anew for each function (perf runs objdump per
     // function): the highest line printed and the line last printed.
     let mut printed: HashMap<String, (u32, u32)> = HashMap::default();
-    for (insn, (samples, period)) in insns.into_iter().zip(counts) {
+    for (insn, (samples, period)) in insns_with_samples(insns, hits) {
         // objdump `-l`: the innermost function when it changes, the line when it does.
         let frames = dsos.dwarf_frames(sym.dso, insn.addr);
         if let Some(f) = frames.first() {
@@ -459,6 +516,65 @@ fn function(
         samples: 0,
         period: 0,
         items,
+    })
+}
+
+/// Each instruction with the samples at any of its bytes (perf's `calc_percent`).
+fn insns_with_samples(
+    insns: Vec<disasm::Insn>,
+    hits: &Hits,
+) -> impl Iterator<Item = (disasm::Insn, (u64, u64))> {
+    let mut counts = vec![(0u64, 0u64); insns.len()];
+    for (&addr, &(n, p)) in hits {
+        let i = insns.partition_point(|x| x.addr <= addr);
+        if let Some(c) = i.checked_sub(1).and_then(|i| counts.get_mut(i)) {
+            c.0 += n;
+            c.1 += p;
+        }
+    }
+    insns.into_iter().zip(counts)
+}
+
+/// A JIT function's code from its jitdump: the CODE_LOAD whose index names its object
+/// (`jitted-PID-INDEX.so`, as `perf inject --jit` names it).
+fn jit_code(dso: &str, symbol: &str, size: u64, jitdump: &str) -> Result<CodeFile, String> {
+    use perfdata::jitdump::types::RecordBody;
+    let index: u64 = dso
+        .rsplit('/')
+        .next()
+        .and_then(|f| f.strip_suffix(".so"))
+        .and_then(|f| f.rsplit('-').next())
+        .and_then(|i| i.parse().ok())
+        .ok_or_else(|| format!("{dso}: not a jitdump's code load"))?;
+    let bytes = std::fs::read(jitdump).map_err(|e| format!("{jitdump}: {e}"))?;
+    let (dump, _) =
+        perfdata::jitdump::JitDump::parse_partial(&bytes).map_err(|e| format!("{jitdump}: {e}"))?;
+    // EM_386 and EM_X86_64: x86 code only is decoded. perf inject's object puts the
+    // code after its ELF header and one program header, 16-aligned.
+    let (bits, base) = match dump.header.elf_mach {
+        3 => (32, (52u64 + 32).next_multiple_of(16)),
+        62 => (64, (64u64 + 56).next_multiple_of(16)),
+        m => {
+            return Err(format!(
+                "{jitdump}: code of ELF machine {m} is not disassembled (x86 only)"
+            ))
+        }
+    };
+    let code = dump
+        .records
+        .iter()
+        .find_map(|r| match &r.body {
+            RecordBody::CodeLoad(c) if c.code_index == index => Some(c.code.to_vec()),
+            _ => None,
+        })
+        .ok_or_else(|| format!("{jitdump}: no CODE_LOAD of index {index}"))?;
+    Ok(CodeFile {
+        code: Code::Jit {
+            bytes: code,
+            bits,
+            base,
+        },
+        symbols: Arc::new(ObjdumpSymbols::single(symbol, base, size, None)),
     })
 }
 
