@@ -90,8 +90,12 @@ pub struct Args {
     stdio: bool,
     /// The annotation as JSON: per function its instructions with address, bytes, text,
     /// samples and period, and source file:line where the debug info says.
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, help_heading = "Output", conflicts_with = "html")]
     json: bool,
+    /// A self-contained HTML page (no script, no network): the functions hottest first,
+    /// each instruction's share shaded, source lines between them.
+    #[arg(long, help_heading = "Output")]
+    html: bool,
     #[command(flatten)]
     output: Output,
     #[command(flatten)]
@@ -151,6 +155,13 @@ pub fn run(args: Args) -> CliResult {
         let v = annotate::to_json(&result, percent_type);
         serde_json::to_writer_pretty(&mut out, &v).map_err(std::io::Error::from)?;
         writeln!(out)?;
+    } else if args.html {
+        let lopts = listing::ListingOptions {
+            percent_type,
+            percent_limit: args.percent_limit.unwrap_or(0.0),
+            ..Default::default()
+        };
+        annotate::html::write_html(&mut out, &result, &lopts)?;
     } else {
         let lopts = listing::ListingOptions {
             percent_type,

@@ -106,3 +106,31 @@ fn an_unknown_function_or_event_is_an_error() {
     assert_ne!(code, Some(0));
     assert!(err.contains("no event named `nope`"), "{err}");
 }
+
+#[test]
+fn the_html_page_is_self_contained_and_shows_the_json_s_shares() {
+    let f = fixture();
+    let Some(json) = annotated(&["annotate", &f, "--json"]) else {
+        return;
+    };
+    let html = annotated(&["annotate", &f, "--html"]).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    for outside in ["http:", "https:", "<script", " src=", "@import"] {
+        assert!(!html.contains(outside), "the page reaches out: {outside}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for func in v["events"][0]["functions"].as_array().unwrap() {
+        let name = func["symbol"].as_str().unwrap();
+        assert!(html.contains(&format!(">{name}</a>")), "{name} not indexed");
+        for insn in func["instructions"].as_array().unwrap() {
+            let p = insn["percent"].as_f64().unwrap();
+            let addr = u64::from_str_radix(&insn["address"].as_str().unwrap()[2..], 16).unwrap();
+            if p > 0.0 {
+                let cell = format!(">{p:.2}</td><td class=\"a\">{addr:x}:</td>");
+                assert!(html.contains(&cell), "{name} {addr:x}: {p:.2} not shown");
+            }
+        }
+    }
+    let (code, _, err) = run_perfdata(&["annotate", &f, "--html", "--json"], None);
+    assert_ne!(code, Some(0), "--html with --json: {err}");
+}

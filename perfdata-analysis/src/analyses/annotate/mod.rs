@@ -10,6 +10,7 @@
 //! the DWARF line table when the analyzer reads lines.
 
 pub mod disasm;
+pub mod html;
 pub mod listing;
 
 use crate::symbols::{DsoId, Dsos, SymbolId};
