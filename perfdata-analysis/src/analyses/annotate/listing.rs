@@ -109,7 +109,8 @@ pub fn write_event(
 /// perf's source position of an instruction for `-l` (`get_srcline`): the file's name
 /// (or path, `full_path`) and line; without one, `??:0` as binutils' `addr2line` (which
 /// perf asks) answers for an address in a function of the object's symbol table, and
-/// perf's `OBJECT[ADDRESS]` where it names no function (a PLT entry).
+/// perf's `OBJECT[ADDRESS]` where it names no function (a PLT entry) or has no file to
+/// ask about (`[vdso]`).
 pub fn srcline(f: &Function, i: &super::Insn, full_path: bool) -> String {
     match &i.line {
         Some((file, line)) if *line > 0 => {
@@ -120,7 +121,9 @@ pub fn srcline(f: &Function, i: &super::Insn, full_path: bool) -> String {
             };
             format!("{file}:{line}")
         }
-        _ if f.symbol.ends_with("@plt") => format!("{}[{:x}]", f.dso_short, i.addr),
+        _ if f.symbol.ends_with("@plt") || f.dso.starts_with('[') => {
+            format!("{}[{:x}]", f.dso_short, i.addr)
+        }
         _ => "??:0".to_string(),
     }
 }
