@@ -32,7 +32,10 @@
 //!     timehist, latency and map against perf sched's, byte for byte ([`sched`];
 //!     `--only sched` runs them alone);
 //! 19. `perfdata annotate` against `perf annotate --stdio --no-source`: every
-//!     instruction's address and percentage, and the instruction text ([`annotate`]).
+//!     instruction's address and percentage, and the instruction text ([`annotate`]);
+//! 20. on the rows with tracepoint events: the tracepoint tables (Parquet, Python, Spark)
+//!     row by row against `perf script -F …,trace`'s plain fields
+//!     ([`tracepoint::check_tables`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -501,6 +504,7 @@ fn check_recording(
     row.set("pprof", pprof::check_pprof(p, dir, tools));
     row.set("script", script::check_script(p, dir));
     row.set("annotate", annotate::check_annotate(p, dir));
+    row.set("tp-tables", tracepoint::check_tables(p, dir));
     if s.unwinds() {
         let task_32 = matches!(s.workload,
             scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);

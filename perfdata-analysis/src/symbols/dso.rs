@@ -461,7 +461,12 @@ impl Dsos {
             return;
         }
         let mut ahead = ReadAhead::default();
-        if self.kernel.get().is_none() {
+        // The kernel's file is decided once, here, only when what decides it is known
+        // already: a pipe brings its build ids and host in its stream, later.
+        let kernel_known = self.kernel_choice.is_some()
+            || self.recorded_kallsyms.is_some()
+            || self.build_ids.contains_key("[kernel.kallsyms]");
+        if kernel_known && self.kernel.get().is_none() {
             if let KernelFile::Kallsyms(path) = &self.kernel_source().0 {
                 let path = path.clone();
                 self.kernel_ahead = ahead.push(move || {

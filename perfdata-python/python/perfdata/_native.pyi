@@ -61,6 +61,18 @@ class NativeRecording:
         byte_range: Optional[Tuple[int, int]] = ...,
         workers: Optional[int] = ...,
     ) -> SampleStream: ...
+    def tracepoints(
+        self,
+        event: str,
+        columns: Optional[List[str]] = ...,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+        stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
+    ) -> SampleStream: ...
+    def tracepoint_formats_json(self) -> str: ...
     def report_json(
         self,
         sort: str = ...,
