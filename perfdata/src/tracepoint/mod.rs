@@ -85,5 +85,5 @@ mod print;
 pub use format::{field_value, parse_format, Field, FieldTraits, FieldValue, Format};
 pub use formats::Formats;
 pub use print::{
-    KernelSymbols, NoKernelSymbols, PrintFmt, PrintFmtError, TraceError, UnknownHelpers,
+    FlagDefinition, KernelSymbols, NoKernelSymbols, PrintFmt, PrintFmtError, TraceError, UnknownHelpers,
 };
