@@ -598,6 +598,14 @@ impl Dsos {
             .map_or(0, |s| s.start)
     }
 
+    /// A symbol's ELF binding (`STB_LOCAL` 0, `STB_GLOBAL` 1, `STB_WEAK` 2); 0 when there
+    /// is no such symbol.
+    pub fn symbol_binding(&self, s: SymbolId) -> u8 {
+        self.table(s.dso)
+            .and_then(|t| t.get(s.index as usize))
+            .map_or(0, |s| s.binding())
+    }
+
     /// A symbol's end (exclusive), as its symbol table states it; 0 when there is no
     /// such symbol.
     pub fn symbol_end(&self, s: SymbolId) -> u64 {

@@ -242,7 +242,10 @@ mod tests {
         // A sparse file (no disk used) larger than two windows, with a mark per window.
         let f = tempfile::NamedTempFile::new().unwrap();
         let len = 3 * PopulateAhead::AHEAD + 4096;
-        let file = std::fs::OpenOptions::new().write(true).open(f.path()).unwrap();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(f.path())
+            .unwrap();
         file.set_len(len).unwrap();
         use std::os::unix::fs::FileExt;
         let marks: Vec<u64> = (0..len).step_by(PopulateAhead::STEP as usize).collect();
