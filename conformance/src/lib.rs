@@ -33,6 +33,8 @@
 //!     `--only sched` runs them alone);
 //! 19. `perfdata annotate` against `perf annotate --stdio --no-source`: every
 //!     instruction's address and percentage, and the instruction text ([`annotate`]).
+//! 20. perf's Python scripts (`perf script -s`) run by perfdata's host print perf's bytes
+//!     ([`pyscript`]; `--only pyscript` runs them alone).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -55,6 +57,7 @@ pub mod ours;
 pub mod perf_text;
 pub mod pprof;
 pub mod programs;
+pub mod pyscript;
 pub mod record;
 pub mod report;
 pub mod scenarios;
@@ -410,6 +413,14 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             .any(|o| o == sched::GROUP || sched::SCENARIOS.iter().any(|s| s.name == o))
     {
         rows.extend(sched::run(&dir, &opts.only));
+    }
+    if opts.only.is_empty()
+        || opts
+            .only
+            .iter()
+            .any(|o| o == pyscript::GROUP || pyscript::SCENARIOS.iter().any(|s| s.name == o))
+    {
+        rows.extend(pyscript::run(&dir, &opts.only, workspace));
     }
     let corpus = opts
         .corpus

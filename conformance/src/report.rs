@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 19] = [
+pub const CHECKS: [&str; 20] = [
     "header",
     "records",
     "samples",
@@ -25,10 +25,11 @@ pub const CHECKS: [&str; 19] = [
     "script",
     "sched",
     "annotate",
+    "pyscript",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 19] = [
+const TITLES: [&str; 20] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -48,6 +49,7 @@ const TITLES: [&str; 19] = [
     "17 script",
     "18 sched",
     "19 annotate",
+    "20 pyscript",
 ];
 
 /// One row: a scenario or a corpus file.

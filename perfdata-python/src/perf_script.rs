@@ -594,7 +594,7 @@ impl<'py> Host<'py> {
         if let Some((dso, map_ip)) = f.dso {
             let o = dsos.get(dso);
             d.set_item("dso", &o.name)?;
-            let bid = o.build_id.as_deref().map_or(String::new(), hex);
+            let bid = dsos.build_id(dso).map_or(String::new(), hex);
             d.set_item("dso_bid", bid)?;
             let map = machine.map_at(s.pid, s.kernel, s.ip);
             d.set_item("dso_map_start", map.map_or(0, |m| m.start))?;
