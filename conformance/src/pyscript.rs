@@ -116,11 +116,7 @@ pub static SCENARIOS: &[PyScenario] = &[
         name: "py-sched",
         record: &["-e", "sched:*", "-g"],
         program: Some(&programs::SCHED_THREADS),
-        scripts: &[
-            ("stackcollapse.py", &[]),
-            ("flamegraph.py", &["--", "-f", "json", "-o", "-"]),
-            EVERY,
-        ],
+        scripts: &[("flamegraph.py", &["--", "-f", "json", "-o", "-"]), EVERY],
     },
     PyScenario {
         name: "py-cpu",

@@ -336,15 +336,14 @@ impl<'py> Host<'py> {
         item: &perfdata_analysis::Replayed<'_>,
         s: &SampleInfo<'_>,
     ) -> Result<(), HostError> {
-        let py = self.py;
         let raw = s.view.raw()?;
         let raw: &[u8] = raw.as_ref().map_or(&[], |r| r.data.as_slice());
+        // Taken out while the sample is handed over (the handler state borrows `self`).
         let Some(formats) = self.formats.take() else {
             return Ok(());
         };
         let result = self.tracepoint_with(machine, item, s, &formats, raw);
         self.formats = Some(formats);
-        let _ = py;
         result
     }
 
