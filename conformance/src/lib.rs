@@ -33,7 +33,9 @@
 //!     `--only sched` runs them alone);
 //! 19. `perfdata annotate` against `perf annotate --stdio --no-source`: every
 //!     instruction's address and percentage, and the instruction text ([`annotate`]);
-//! 20. on the rows with tracepoint events: the tracepoint tables (Parquet, Python, Spark)
+//! 20. perf's Python scripts (`perf script -s`) run by perfdata's host print perf's bytes
+//!     ([`pyscript`]; `--only pyscript` runs them alone);
+//! 21. on the rows with tracepoint events: the tracepoint tables (Parquet, Python, Spark)
 //!     row by row against `perf script -F …,trace`'s plain fields
 //!     ([`tracepoint::check_tables`]).
 //!
@@ -58,6 +60,7 @@ pub mod ours;
 pub mod perf_text;
 pub mod pprof;
 pub mod programs;
+pub mod pyscript;
 pub mod record;
 pub mod report;
 pub mod scenarios;
@@ -413,6 +416,14 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             .any(|o| o == sched::GROUP || sched::SCENARIOS.iter().any(|s| s.name == o))
     {
         rows.extend(sched::run(&dir, &opts.only));
+    }
+    if opts.only.is_empty()
+        || opts
+            .only
+            .iter()
+            .any(|o| o == pyscript::GROUP || pyscript::SCENARIOS.iter().any(|s| s.name == o))
+    {
+        rows.extend(pyscript::run(&dir, &opts.only, workspace));
     }
     let corpus = opts
         .corpus

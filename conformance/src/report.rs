@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 20] = [
+pub const CHECKS: [&str; 21] = [
     "header",
     "records",
     "samples",
@@ -25,11 +25,12 @@ pub const CHECKS: [&str; 20] = [
     "script",
     "sched",
     "annotate",
+    "pyscript",
     "tp-tables",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 20] = [
+const TITLES: [&str; 21] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -49,7 +50,8 @@ const TITLES: [&str; 20] = [
     "17 script",
     "18 sched",
     "19 annotate",
-    "20 tp tables",
+    "20 pyscript",
+    "21 tp tables",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
+mod perf_script;
+
 create_exception!(
     perfdata,
     PerfDataError,
@@ -872,6 +874,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SampleStream>()?;
     m.add_class::<DumpLines>()?;
     m.add_function(wrap_pyfunction!(schema_versions, m)?)?;
+    perf_script::register(m)?;
     m.add("PerfDataError", m.py().get_type::<PerfDataError>())?;
     Ok(())
 }
