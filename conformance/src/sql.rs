@@ -87,12 +87,9 @@ fn syscalls_against_perf(t: &Table, rec: u32, path: &Path, work: &Path) -> Vec<S
             .and_then(|(s, f)| {
                 Some(s.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?)
             });
-        let nr = line.split_once(" NR ").and_then(|(_, r)| {
-            r.split(|c: char| c == ' ' || c == '(')
-                .next()?
-                .parse::<i64>()
-                .ok()
-        });
+        let nr = line
+            .split_once(" NR ")
+            .and_then(|(_, r)| r.split([' ', '(']).next()?.parse::<i64>().ok());
         if let (Ok(pid), Ok(tid), Some(ns), Some(nr)) = (pid.parse(), tid.parse(), ns, nr) {
             by_tid.entry(tid).or_default().push((ns, exit, pid, nr));
         }
