@@ -28,6 +28,7 @@ rec switch-cpu-wide     -o switch-cpu-wide.data -a --switch-events -e cpu-clock 
 rec namespaces          -o namespaces.data --namespaces -e cpu-clock -F 499 -- "${work[@]}"
 rec regs                -o regs.data --user-regs=ax,bx,sp,ip --intr-regs=ax,sp,ip -e cpu-clock -F 299 -- "${work[@]}"
 rec tracepoint          -o tracepoint.data -a -e sched:sched_switch -- sleep 0.05
+rec syscalls            -o syscalls.data -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -e syscalls:sys_enter_openat -e syscalls:sys_exit_openat -e sched:sched_wakeup -e sched:sched_switch -- "${work[@]}"
 rec clock-mono          -o clock-mono.data -k mono -e cpu-clock -F 499 -- "${work[@]}"
 rec clock-tai           -o clock-tai.data -k tai -e cpu-clock -F 499 -- "${work[@]}"
 rec period              -o period.data -c 100000 -e cpu-clock -- "${work[@]}"

@@ -6,8 +6,9 @@ usage: run_queries.py duckdb|spark|datafusion PROFILES_DIR QUERIES_DIR
 QUERIES_DIR/ENGINE/ holds the engine's setup (views.sql for DuckDB, views.py for Spark and
 DataFusion: the code the documentation shows) and one NAME.sql per query. The only edit
 made to the text is the export's path: `profiles/` (the documentation's directory) becomes
-PROFILES_DIR. Prints one JSON object: NAME -> {"columns": [...], "rows": [[...]...]} or
-{"error": "..."}; exit status 0 when every query ran.
+PROFILES_DIR. Prints one JSON object: NAME -> {"columns": [...], "rows": [[...]...]},
+{"error": "..."} or {"skipped": "..."} (a query whose `-- needs:` tables the export does
+not have); exit status 0 when every query that could run ran.
 """
 
 import decimal
@@ -67,6 +68,17 @@ def main():
 
     ok = True
     for name in names:
+        # `-- needs: DIR…`: tables an export has only for some recordings (tracepoints).
+        needs = [
+            d
+            for line in (here / f"{name}.sql").read_text().splitlines()
+            if line.startswith("-- needs:")
+            for d in line[len("-- needs:") :].split()
+        ]
+        missing = [d for d in needs if not pathlib.Path(profiles, d).is_dir()]
+        if missing:
+            out[name] = {"skipped": "the export has no " + ", ".join(missing)}
+            continue
         try:
             cols, rows = run(text(name))
             out[name] = {"columns": list(cols), "rows": [plain(list(r)) for r in rows]}

@@ -33,7 +33,12 @@
 //!     `--only sched` runs them alone);
 //! 19. `perfdata annotate -l` against `perf annotate --stdio -l`: every instruction's
 //!     address and percentage, the instruction text, the source lines before each
-//!     instruction, and each function's source-line summary ([`annotate`]).
+//!     instruction, and each function's source-line summary ([`annotate`]);
+//! 20. perf's Python scripts (`perf script -s`) run by perfdata's host print perf's bytes
+//!     ([`pyscript`]; `--only pyscript` runs them alone);
+//! 21. on the rows with tracepoint events: the tracepoint tables (Parquet, Python, Spark)
+//!     row by row against `perf script -F …,trace`'s plain fields
+//!     ([`tracepoint::check_tables`]).
 //!
 //! A second table covers the gperftools CPU profile ([`gperftools`]): real libprofiler
 //! profiles, crafted 32-bit and big-endian ones, and our perf.data conversions, read by
@@ -56,6 +61,7 @@ pub mod ours;
 pub mod perf_text;
 pub mod pprof;
 pub mod programs;
+pub mod pyscript;
 pub mod record;
 pub mod report;
 pub mod scenarios;
@@ -412,6 +418,14 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     {
         rows.extend(sched::run(&dir, &opts.only));
     }
+    if opts.only.is_empty()
+        || opts
+            .only
+            .iter()
+            .any(|o| o == pyscript::GROUP || pyscript::SCENARIOS.iter().any(|s| s.name == o))
+    {
+        rows.extend(pyscript::run(&dir, &opts.only, workspace));
+    }
     let corpus = opts
         .corpus
         .clone()
@@ -502,6 +516,7 @@ fn check_recording(
     row.set("pprof", pprof::check_pprof(p, dir, tools));
     row.set("script", script::check_script(p, dir));
     row.set("annotate", annotate::check_annotate(p, dir));
+    row.set("tp-tables", tracepoint::check_tables(p, dir));
     if s.unwinds() {
         let task_32 = matches!(s.workload,
             scenarios::Workload::Program(prog) if prog.lang == programs::Lang::C32);

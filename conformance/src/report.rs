@@ -5,7 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::path::Path;
 
 /// Column names, in order.
-pub const CHECKS: [&str; 19] = [
+pub const CHECKS: [&str; 21] = [
     "header",
     "records",
     "samples",
@@ -25,10 +25,12 @@ pub const CHECKS: [&str; 19] = [
     "script",
     "sched",
     "annotate",
+    "pyscript",
+    "tp-tables",
 ];
 
 /// Column headers of the table.
-const TITLES: [&str; 19] = [
+const TITLES: [&str; 21] = [
     "1 header",
     "2 records",
     "3 samples",
@@ -48,6 +50,8 @@ const TITLES: [&str; 19] = [
     "17 script",
     "18 sched",
     "19 annotate",
+    "20 pyscript",
+    "21 tp tables",
 ];
 
 /// One row: a scenario or a corpus file.

@@ -14,6 +14,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, SchemaRef};
 use perfdata_analysis::export::sample_stream::SampleSelection;
 use perfdata_analysis::export::tables::BATCH;
+use perfdata_analysis::export::tracepoints::{tracepoint_events, tracepoint_schema};
 use perfdata_analysis::stack::unwind::CallGraph;
 use perfdata_analysis::AnalysisError as Error;
 use perfdata_analysis::{Analyzer, AnalyzerOptions, StackOptions};
@@ -25,6 +26,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
+
+mod perf_script;
 
 create_exception!(
     perfdata,
@@ -340,15 +343,7 @@ impl NativeRecording {
         byte_range: Option<(u64, u64)>,
         workers: Option<usize>,
     ) -> PyResult<SampleStream> {
-        let workers = match workers {
-            Some(n @ 1..=MAX_WORKERS) => n,
-            Some(n) => {
-                return Err(bad(format!(
-                    "workers: {n}; from 1 to {MAX_WORKERS} (None: one per core, up to 4)"
-                )))
-            }
-            None => default_workers(),
-        };
+        let workers = workers_of(workers)?;
         let mut opts = self.symbols.options(unwind, symbolize)?;
         opts.no_symbols |= !symbolize;
         opts.stream = stream;
@@ -374,6 +369,98 @@ impl NativeRecording {
         Ok(SampleStream {
             reader: Mutex::new(Some(SampleReader { schema, rx })),
         })
+    }
+
+    /// One tracepoint event's table (its payload by field, after the sample's own
+    /// columns), as [`Recording::samples`] streams the samples.
+    #[pyo3(signature = (event, columns=None, symbolize=false, unwind=None, batch_size=BATCH, stream=None, byte_range=None, workers=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn tracepoints(
+        &self,
+        py: Python<'_>,
+        event: &str,
+        columns: Option<Vec<String>>,
+        symbolize: bool,
+        unwind: Option<&str>,
+        batch_size: usize,
+        stream: Option<usize>,
+        byte_range: Option<(u64, u64)>,
+        workers: Option<usize>,
+    ) -> PyResult<SampleStream> {
+        let workers = workers_of(workers)?;
+        let mut opts = self.symbols.options(unwind, symbolize)?;
+        opts.no_symbols |= !symbolize;
+        opts.stream = stream;
+        opts.byte_range = byte_range;
+        let rec = open(&self.path)?;
+        let (events, tracepoints) = py
+            .detach(|| -> Result<_, Error> {
+                let a = Analyzer::open(&rec, &opts)?;
+                let tps = tracepoint_events(&a.data, &a.events);
+                Ok((a.events, tps))
+            })
+            .map_err(|e| py_err(with_file(e, &self.path)))?;
+        let Some(ev) = tracepoints.iter().find(|t| t.name == event).cloned() else {
+            let known: Vec<&str> = tracepoints.iter().map(|t| t.name.as_str()).collect();
+            return Err(bad(format!(
+                "no tracepoint event `{event}` with a format in this recording (tracepoint events: {})",
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )));
+        };
+        let selection = SampleSelection::tracepoint(events, symbolize, ev, columns.as_deref())
+            .map_err(py_err)?;
+        let schema = selection.schema();
+        let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
+        let path = self.path.clone();
+        spawn_walk(tx.clone(), path, move || {
+            selection.stream_parallel(&rec, &opts, batch_size, workers, &mut |b| {
+                tx.send(Ok(b)).is_ok()
+            })
+        });
+        Ok(SampleStream {
+            reader: Mutex::new(Some(SampleReader { schema, rx })),
+        })
+    }
+
+    /// The tracepoint events and their tables' columns, as JSON: a list of
+    /// `{event, system, name, id, callchain, columns: [{name, type}], fields: [{name,
+    /// decl, offset, size, signed, common}]}`.
+    fn tracepoint_formats_json(&self, py: Python<'_>) -> PyResult<String> {
+        let opts = AnalyzerOptions {
+            no_symbols: true,
+            ..AnalyzerOptions::default()
+        };
+        py.detach(|| -> Result<String, Error> {
+            let rec = perfdata::Recording::open(&self.path)?;
+            let a = Analyzer::open(&rec, &opts)?;
+            let list: Vec<serde_json::Value> = tracepoint_events(&a.data, &a.events)
+                .iter()
+                .map(|ev| {
+                    let schema = tracepoint_schema(ev);
+                    serde_json::json!({
+                        "event": ev.name,
+                        "system": ev.format.system,
+                        "name": ev.format.name,
+                        "id": ev.format.id,
+                        "callchain": ev.callchain,
+                        "columns": schema.fields().iter().map(|f| serde_json::json!({
+                            "name": f.name(),
+                            "type": f.data_type().to_string(),
+                        })).collect::<Vec<_>>(),
+                        "fields": ev.format.fields.iter().map(|f| serde_json::json!({
+                            "name": f.name,
+                            "decl": f.decl,
+                            "offset": f.offset,
+                            "size": f.size,
+                            "signed": f.signed,
+                            "common": f.common,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            Ok(serde_json::to_string(&list).expect("JSON values serialize"))
+        })
+        .map_err(|e| py_err(with_file(e, &self.path)))
     }
 
     /// `perfdata report --json` (the Self table unless `children`; no call graph).
@@ -650,6 +737,17 @@ fn write_beside(
 /// symbols and a chunk of batches.
 const MAX_WORKERS: usize = 64;
 
+/// The walk threads asked for, checked (`None`: [`default_workers`]).
+fn workers_of(asked: Option<usize>) -> PyResult<usize> {
+    match asked {
+        Some(n @ 1..=MAX_WORKERS) => Ok(n),
+        Some(n) => Err(bad(format!(
+            "workers: {n}; from 1 to {MAX_WORKERS} (None: one per core, up to 4)"
+        ))),
+        None => Ok(default_workers()),
+    }
+}
+
 /// The samples' walk threads when not told: one per core, up to 4 (each replays the
 /// whole recording, so more gain little: `SampleSelection::stream_parallel`).
 fn default_workers() -> usize {
@@ -821,6 +919,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<SampleStream>()?;
     m.add_class::<DumpLines>()?;
     m.add_function(wrap_pyfunction!(schema_versions, m)?)?;
+    perf_script::register(m)?;
     m.add("PerfDataError", m.py().get_type::<PerfDataError>())?;
     Ok(())
 }

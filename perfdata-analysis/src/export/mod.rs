@@ -5,7 +5,8 @@
 //!
 //! The viewers' formats ([`pprof`], [`speedscope`], [`firefox`]) lay out the samples
 //! [`sampled`] gathers; [`parquet`] and the Python package's [`sample_stream`] take the
-//! Arrow batches of [`tables`]; [`gperftools`] writes a CPU profile; [`script`] streams
+//! Arrow batches of [`tables`] (and of the tracepoint events' tables it builds,
+//! [`tracepoints`]); [`gperftools`] writes a CPU profile; [`script`] streams
 //! `perf script`'s text record by record (the one text export: nothing is gathered). No
 //! format module imports another.
 
@@ -22,3 +23,5 @@ pub mod script;
 pub mod speedscope;
 #[cfg(feature = "arrow")]
 pub mod tables;
+#[cfg(feature = "arrow")]
+pub mod tracepoints;

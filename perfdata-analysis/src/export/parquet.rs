@@ -7,6 +7,7 @@
 //! metadata as `perfdata.schema_version`).
 
 use crate::export::tables::{TableBuilder, TableKind, BATCH};
+use crate::export::tracepoints::{table_name, tracepoint_events, tracepoint_schema};
 use crate::AnalysisError as Error;
 use crate::{Analyzer, AnalyzerOptions};
 use arrow_array::RecordBatch;
@@ -216,7 +217,20 @@ pub fn export<S: PartSink>(
 ) -> Result<ExportSummary, Error> {
     let a = analyzer;
     let rec = a.recording();
-    let mut tables = TableBuilder::new(a.events.clone(), opts.symbolize);
+    let tracepoints = tracepoint_events(&a.data, &a.events);
+    let mut tp_files = vec![];
+    for ev in &tracepoints {
+        let name = format!("tracepoints/{}", table_name(ev));
+        tp_files.push(Table::create(
+            parts,
+            &name,
+            recording,
+            tracepoint_schema(ev),
+            opts,
+        )?);
+    }
+    let mut tables =
+        TableBuilder::new(a.events.clone(), opts.symbolize).with_tracepoints(tracepoints);
     let mut files = vec![];
     for kind in TableKind::ALL {
         files.push((
@@ -241,6 +255,11 @@ pub fn export<S: PartSink>(
                         file.write(b)?;
                     }
                 }
+                for (i, file) in tp_files.iter_mut().enumerate() {
+                    if let Some(b) = tables.take_tracepoints(i, BATCH)? {
+                        file.write(b)?;
+                    }
+                }
             }
             Ok(true)
         },
@@ -251,6 +270,11 @@ pub fn export<S: PartSink>(
             _ => tables.take(*kind, 0)?.expect("every table but recordings"),
         };
         file.write(rows)?;
+    }
+    for (i, file) in tp_files.iter_mut().enumerate() {
+        if let Some(b) = tables.take_tracepoints(i, 0)? {
+            file.write(b)?;
+        }
     }
     let mut summary = ExportSummary {
         samples: tables.samples(),
@@ -263,6 +287,9 @@ pub fn export<S: PartSink>(
             .map(|i| rec.stream_bytes(i).len() as u64)
             .sum::<u64>();
     for (_, t) in files {
+        summary.output_bytes += t.finish(parts)?;
+    }
+    for t in tp_files {
         summary.output_bytes += t.finish(parts)?;
     }
     Ok(summary)

@@ -8,6 +8,7 @@ use crate::export::tables::{
     full_samples_schema, sample_name_fields, samples_schema, FrameKey, NewIds, TableBuilder,
     TableKind,
 };
+use crate::export::tracepoints::{tracepoint_schema, TracepointEvent};
 use crate::AnalysisError as Error;
 use crate::{Analyzer, AnalyzerOptions};
 use arrow_array::{RecordBatch, UInt64Array};
@@ -32,6 +33,9 @@ pub struct SampleSelection {
     /// For each column asked for, its index among the columns built; `None`: every
     /// column, in schema order.
     order: Option<Vec<usize>>,
+    /// The table streamed: a tracepoint event's ([`SampleSelection::tracepoint`]), else
+    /// the samples.
+    tracepoint: Option<TracepointEvent>,
 }
 
 impl SampleSelection {
@@ -58,6 +62,7 @@ impl SampleSelection {
             built_schema: full.clone(),
             schema: full.clone(),
             order: None,
+            tracepoint: None,
         };
         let Some(cols) = columns else {
             return Ok(selection);
@@ -104,8 +109,85 @@ impl SampleSelection {
         Ok(selection)
     }
 
+    /// The table of a tracepoint event's samples ([`crate::export::tracepoints`]) rather
+    /// than the samples: `columns` from its schema, as [`SampleSelection::new`] takes
+    /// them. Its `common_stack_id`s number the stacks of the event's samples in the
+    /// order they are met.
+    pub fn tracepoint(
+        events: Vec<String>,
+        symbolize: bool,
+        event: TracepointEvent,
+        columns: Option<&[String]>,
+    ) -> Result<Self, Error> {
+        let full = Arc::new(tracepoint_schema(&event));
+        let mut selection = SampleSelection {
+            events,
+            symbolize,
+            with_names: false,
+            built: None,
+            built_schema: full.clone(),
+            schema: full.clone(),
+            order: None,
+            tracepoint: Some(event),
+        };
+        let Some(cols) = columns else {
+            return Ok(selection);
+        };
+        let known = || -> String {
+            (full.fields().iter())
+                .map(|f| f.name().clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if cols.is_empty() {
+            return Err(crate::BadOption::new(
+                "columns",
+                format!(
+                    "no column asked for: name at least one, or none for all (columns: {})",
+                    known()
+                ),
+            )
+            .into());
+        }
+        let mut asked = Vec::with_capacity(cols.len());
+        for c in cols {
+            asked.push(full.index_of(c).map_err(|_| {
+                crate::BadOption::new("columns", format!("no column `{c}` (columns: {})", known()))
+            })?);
+        }
+        selection.schema = Arc::new(full.project(&asked)?);
+        selection.order = Some(asked);
+        Ok(selection)
+    }
+
+    /// Whether a delivered record is a row of the table streamed.
+    fn is_row(&self, item: &crate::Replayed<'_>) -> bool {
+        match (&item.sample, &self.tracepoint) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(s), Some(ev)) => s.event == ev.event,
+        }
+    }
+
+    /// The rows of the table streamed, when there are at least `at_least` (`0`: any).
+    fn take_rows(
+        &self,
+        tables: &mut TableBuilder,
+        at_least: usize,
+    ) -> Result<Option<RecordBatch>, Error> {
+        match self.tracepoint {
+            None => tables.take(TableKind::Samples, at_least),
+            Some(_) => tables.take_tracepoints(0, at_least),
+        }
+    }
+
     /// A builder of the columns chosen.
     fn builder(&self) -> TableBuilder {
+        if let Some(ev) = &self.tracepoint {
+            return TableBuilder::new(self.events.clone(), self.symbolize)
+                .with_sample_columns(&[])
+                .with_tracepoints(vec![ev.clone()]);
+        }
         let mut tables = TableBuilder::new(self.events.clone(), self.symbolize);
         if self.with_names {
             tables = tables.with_names();
@@ -149,10 +231,10 @@ impl SampleSelection {
             crate::RunOptions::default(),
             |machine, item| -> Result<bool, crate::AnalysisError> {
                 tables.add(machine, item)?;
-                if item.sample.is_none() {
+                if !self.is_row(item) {
                     return Ok(true);
                 }
-                if let Some(b) = tables.take(TableKind::Samples, batch_size)? {
+                if let Some(b) = self.take_rows(&mut tables, batch_size)? {
                     drop_other_rows(&mut tables)?;
                     if !send(self.arrange(b)?) {
                         open = false;
@@ -163,7 +245,7 @@ impl SampleSelection {
             },
         )?;
         if open {
-            if let Some(b) = tables.take(TableKind::Samples, 0)? {
+            if let Some(b) = self.take_rows(&mut tables, 0)? {
                 if b.num_rows() > 0 {
                     send(self.arrange(b)?);
                 }
@@ -197,7 +279,7 @@ impl SampleSelection {
             return self.stream(rec, opts, batch_size, send);
         }
         let batch_size = batch_size.max(1);
-        let ids = IdColumns::of(&self.built_schema);
+        let ids = IdColumns::of(&self.built_schema, self.tracepoint.is_some());
         let this = &self;
         std::thread::scope(|scope| {
             let mut inboxes = Vec::with_capacity(workers);
@@ -251,8 +333,9 @@ impl SampleSelection {
         a.run(
             crate::RunOptions::default(),
             |machine, item| -> Result<bool, crate::AnalysisError> {
-                if item.sample.is_none() {
-                    // Side band: the maps may change, for every worker.
+                if !self.is_row(item) {
+                    // Side band (the maps may change, for every worker), or a sample
+                    // of another event than the tracepoint streamed.
                     tables.add(machine, item)?;
                     return Ok(true);
                 }
@@ -267,7 +350,7 @@ impl SampleSelection {
                 }
                 in_mine = true;
                 tables.add(machine, item)?;
-                if let Some(b) = tables.take(TableKind::Samples, batch_size)? {
+                if let Some(b) = self.take_rows(&mut tables, batch_size)? {
                     drop_other_rows(&mut tables)?;
                     open = tx.send(Part::Batch(b, tables.take_new_ids())).is_ok();
                 }
@@ -275,7 +358,7 @@ impl SampleSelection {
             },
         )?;
         if open {
-            if let Some(b) = tables.take(TableKind::Samples, 0)? {
+            if let Some(b) = self.take_rows(&mut tables, 0)? {
                 if b.num_rows() > 0 {
                     let _ = tx.send(Part::Batch(b, tables.take_new_ids()));
                 }
@@ -326,7 +409,14 @@ struct IdColumns {
 }
 
 impl IdColumns {
-    fn of(schema: &arrow_schema::Schema) -> Self {
+    /// The id columns of the samples' `schema`, or of a tracepoint table's.
+    fn of(schema: &arrow_schema::Schema, tracepoint: bool) -> Self {
+        if tracepoint {
+            return IdColumns {
+                stack: schema.index_of("common_stack_id").ok(),
+                leaf: None,
+            };
+        }
         IdColumns {
             stack: schema.index_of("stack_id").ok(),
             leaf: schema.index_of("leaf_frame").ok(),

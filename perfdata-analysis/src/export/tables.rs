@@ -5,6 +5,7 @@
 //! others at the end), so memory stays bounded by the distinct stacks and frames, not by
 //! the input. Schema: `docs/parquet-export.md` (version [`SCHEMA_VERSION`]).
 
+use crate::export::tracepoints::{TracepointEvent, TracepointTable};
 use crate::symbols::dso;
 use crate::AnalysisError as Error;
 use crate::TRUNCATED;
@@ -21,8 +22,9 @@ use std::sync::Arc;
 
 /// The tables' layout version. 2: `samples.comm`; `frames.dso_name`, `symbol`,
 /// `folded_name`, `address_hex`; `stack_frames`; `threads` one row per thread (its
-/// names in `comms`), every COMM record in `comms`; `recordings.schema_version`.
-pub const SCHEMA_VERSION: u32 = 2;
+/// names in `comms`), every COMM record in `comms`; `recordings.schema_version`. 3: the
+/// tracepoint events' tables (`tracepoints/SYSTEM__EVENT`).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Rows a batch holds when taken as it fills (the builders are sized for it).
 pub const BATCH: usize = 1 << 16;
@@ -421,6 +423,10 @@ pub struct TableBuilder {
     /// The frames and stacks met since [`TableBuilder::take_new_ids`], when asked to keep
     /// them ([`TableBuilder::with_new_ids`]).
     new_ids: Option<NewIds>,
+    /// The tracepoint events' tables ([`TableBuilder::with_tracepoints`]), and which of
+    /// them each event (by attr index) fills.
+    tracepoints: Vec<TracepointTable>,
+    tracepoint_of: Vec<Option<usize>>,
 }
 
 /// Indices of the samples' columns in [`samples_schema`], then [`sample_name_fields`].
@@ -476,6 +482,40 @@ impl TableBuilder {
             last: None,
             keep: None,
             new_ids: None,
+            tracepoints: vec![],
+            tracepoint_of: vec![],
+        }
+    }
+
+    /// Also builds a table of each of these tracepoint events' samples (their payloads
+    /// by field: [`crate::export::tracepoints`]), taken with
+    /// [`TableBuilder::take_tracepoints`].
+    pub fn with_tracepoints(mut self, events: Vec<TracepointEvent>) -> Self {
+        for ev in events {
+            if self.tracepoint_of.len() <= ev.event {
+                self.tracepoint_of.resize(ev.event + 1, None);
+            }
+            self.tracepoint_of[ev.event] = Some(self.tracepoints.len());
+            self.tracepoints.push(TracepointTable::new(ev));
+        }
+        self
+    }
+
+    /// The tracepoint tables being built, in the order given.
+    pub fn tracepoint_tables(&self) -> &[TracepointTable] {
+        &self.tracepoints
+    }
+
+    /// The rows of the `i`-th tracepoint table ([`TableBuilder::with_tracepoints`]'s
+    /// order) held so far, as [`TableBuilder::take`] takes a table's.
+    pub fn take_tracepoints(
+        &mut self,
+        i: usize,
+        at_least: usize,
+    ) -> Result<Option<RecordBatch>, Error> {
+        match self.tracepoints.get_mut(i) {
+            Some(t) => t.take(at_least),
+            None => Ok(None),
         }
     }
 
@@ -578,17 +618,27 @@ impl TableBuilder {
         let Some(smp) = &item.sample else {
             return self.side_band(machine, item);
         };
+        let tracepoint = self.tracepoint_of.get(smp.event).copied().flatten();
         let need_stack = {
             let keep = self.keep.as_deref();
             let kept = |i| Self::kept(keep, i);
             let mut names = col::NAMES..col::NAMES + 3;
-            kept(col::STACK) || kept(col::LEAF) || (self.names_cols.is_some() && names.any(kept))
+            kept(col::STACK)
+                || kept(col::LEAF)
+                || (self.names_cols.is_some() && names.any(kept))
+                || tracepoint.is_some_and(|t| self.tracepoints[t].event().callchain)
         };
         let (stack_id, leaf_id) = if need_stack {
             self.stack_ids(machine, smp)?
         } else {
             (0, 0)
         };
+        if let Some(t) = tracepoint {
+            let raw = smp.view.raw()?;
+            let raw: &[u8] = raw.as_ref().map_or(&[], |r| &r.data);
+            let comm = machine.comm(smp.tid);
+            self.tracepoints[t].add(smp, &comm, stack_id, raw, smp.endian);
+        }
         let keep = self.keep.as_deref();
         let kept = |i| Self::kept(keep, i);
         let s = &mut self.s;

@@ -461,7 +461,12 @@ impl Dsos {
             return;
         }
         let mut ahead = ReadAhead::default();
-        if self.kernel.get().is_none() {
+        // The kernel's file is decided once, here, only when what decides it is known
+        // already: a pipe brings its build ids and host in its stream, later.
+        let kernel_known = self.kernel_choice.is_some()
+            || self.recorded_kallsyms.is_some()
+            || self.build_ids.contains_key("[kernel.kallsyms]");
+        if kernel_known && self.kernel.get().is_none() {
             if let KernelFile::Kallsyms(path) = &self.kernel_source().0 {
                 let path = path.clone();
                 self.kernel_ahead = ahead.push(move || {
@@ -596,6 +601,24 @@ impl Dsos {
         self.table(s.dso)
             .and_then(|t| t.get(s.index as usize))
             .map_or(0, |s| s.start)
+    }
+
+    /// An object's build id: the recorded one, else its file's (read as perf reads it
+    /// when it loads the object's symbols).
+    pub fn build_id(&self, id: DsoId) -> Option<&[u8]> {
+        let d = self.get(id);
+        if let Some(b) = d.build_id.as_deref() {
+            return Some(b);
+        }
+        self.loaded(id).runtime.as_ref()?.build_id.as_deref()
+    }
+
+    /// A symbol's ELF binding (`STB_LOCAL` 0, `STB_GLOBAL` 1, `STB_WEAK` 2); 0 when there
+    /// is no such symbol.
+    pub fn symbol_binding(&self, s: SymbolId) -> u8 {
+        self.table(s.dso)
+            .and_then(|t| t.get(s.index as usize))
+            .map_or(0, |s| s.binding())
     }
 
     /// A symbol's end (exclusive), as its symbol table states it; 0 when there is no

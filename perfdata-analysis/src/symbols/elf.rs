@@ -43,6 +43,16 @@ impl Symbol {
         }
         self.demangled.get_or_init(|| demangle(&self.raw).into())
     }
+
+    /// The ELF binding as perf keeps it (`STB_LOCAL` 0, `STB_GLOBAL` 1, `STB_WEAK` 2;
+    /// kallsyms: an upper-case type is global), which perf's Python callchains carry.
+    pub fn binding(&self) -> u8 {
+        match self.binding {
+            Binding::Local => 0,
+            Binding::Global => 1,
+            Binding::Weak => 2,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -555,7 +565,10 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
         if addr == 0 {
             continue;
         }
-        let binding = if kind.is_ascii_uppercase() {
+        // perf's `kallsyms2elf_binding`.
+        let binding = if kind == b'W' {
+            Binding::Weak
+        } else if kind.is_ascii_uppercase() {
             Binding::Global
         } else {
             Binding::Local

@@ -1,7 +1,8 @@
 //! The crate's folders are its layers (the crate doc's map), checked from the source's
 //! `crate::` and `super::` paths: a layer uses only the layers below it; an analysis or
 //! an export uses no other analysis or export, only the shared module of its own layer
-//! (`analyses::weights`; `export::sampled` and `export::tables`).
+//! (`analyses::weights`; `export::sampled`, `export::tables` and the tracepoint tables
+//! `export::tables` builds, `export::tracepoints`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -19,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
 /// What each analysis or export may use of its own layer besides itself.
 const SHARED: &[(&str, &[&str])] = &[
     ("analyses", &["weights"]),
-    ("export", &["sampled", "tables"]),
+    ("export", &["sampled", "tables", "tracepoints"]),
     ("rewrite", &[]),
 ];
 

@@ -3,14 +3,17 @@
 use crate::analysis::analyze;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
-use crate::input::Input;
 use crate::output::Output;
 use crate::symbols::SymbolArgs;
 use perfdata_analysis::export::script::{
     self, fields::FieldSpec, ScriptOptions, ShowEvents, TimeFormat,
 };
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+#[path = "script_python.rs"]
+mod python;
 use std::process::ExitCode;
 
 /// Every sample as `perf script` prints it, byte for byte.
@@ -20,6 +23,11 @@ use std::process::ExitCode;
 /// FlameGraph's stackcollapse-perf.pl, inferno, speedscope, the Firefox Profiler and shell
 /// pipelines read. `-F` chooses the fields with perf's grammar; `--show-*-events` adds
 /// side-band records. FILE `-` reads a pipe stream (`perf record -o - | perfdata script -`).
+///
+/// `-s SCRIPT.py [ARGS]` runs a script written for perf's Python scripting API (`perf
+/// script -s`: `trace_begin`, `SYSTEM__EVENT` handlers, `process_event`, `trace_end`)
+/// with the host in the perfdata Python package, in `python3` (or `$PERFDATA_PYTHON`);
+/// the recording is then `-i FILE` (default perf.data) and ARGS are the script's.
 #[derive(clap::Args, Debug)]
 #[command(after_help = crate::symbols::after_help(
     "Examples:\n  perfdata script perf.data > out.perf\n  \
@@ -27,12 +35,42 @@ use std::process::ExitCode;
     perfdata script -F comm,tid,time,ip,sym perf.data\n  \
     perfdata script -F +period,-cpu --ns perf.data\n  \
     perfdata script --show-task-events --show-mmap-events -G perf.data\n  \
-    perf record -g -o - -- ./prog | perfdata script -",
+    perf record -g -o - -- ./prog | perfdata script -\n  \
+    perfdata script -i perf.data -s syscall-counts.py\n  \
+    perfdata script -s flamegraph.py -- -f json",
     &[],
 ))]
 pub struct Args {
-    #[command(flatten)]
-    input: Input,
+    /// The recording: a perf.data file (either layout) or a `perf record --threads`
+    /// directory [default: perf.data]. With `-s`: the script's first argument.
+    #[arg(value_name = "FILE", help_heading = "Input")]
+    file: Option<PathBuf>,
+    /// The same as FILE, as perf spells it (the only way with `-s`).
+    #[arg(
+        short = 'i',
+        long = "input",
+        value_name = "FILE",
+        help_heading = "Input"
+    )]
+    input: Option<PathBuf>,
+    /// Run SCRIPT.py, a script for perf's Python scripting API, over the recording
+    /// (needs Python 3 and the perfdata Python package).
+    #[arg(
+        short = 's',
+        long = "script",
+        value_name = "SCRIPT.py",
+        help_heading = "Python scripts"
+    )]
+    script: Option<PathBuf>,
+    /// With `-s`: the script's arguments (its `sys.argv[1:]`); after `--` when one
+    /// starts with `-` (`-s flamegraph.py -- -f json`).
+    #[arg(
+        value_name = "ARGS",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        help_heading = "Python scripts"
+    )]
+    script_args: Vec<OsString>,
     /// The fields to print, as perf: `comm,tid,time,ip,sym` (every kind of event),
     /// `+period,-cpu` (added to or taken from the defaults), `trace:comm,trace` (one kind:
     /// hw, sw, trace, raw, break, synth). Fields: comm, tid, pid, time, cpu, event, trace,
@@ -104,6 +142,25 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
+    if let Some(script) = &args.script {
+        // perf's form: the positional arguments are the script's.
+        let input = args.input.as_deref().unwrap_or(Path::new("perf.data"));
+        let script_args: Vec<OsString> = (args.file.iter().map(|f| f.clone().into_os_string()))
+            .chain(args.script_args.iter().cloned())
+            .collect();
+        return python::run(script, input, &script_args, &args.symbols);
+    }
+    if let Some(extra) = args.script_args.first() {
+        return Err(CliError::usage(format!(
+            "unexpected argument {:?}: arguments after FILE are a script's (-s SCRIPT.py)",
+            extra
+        )));
+    }
+    if args.file.is_some() && args.input.is_some() {
+        return Err(CliError::usage(
+            "FILE and -i FILE both given: one recording at a time",
+        ));
+    }
     let mut fields = FieldSpec::default();
     for f in &args.fields {
         fields.apply(f)?;
@@ -134,7 +191,11 @@ pub fn run(args: Args) -> CliResult {
     for w in &opts.fields.warnings {
         eprintln!("{w}");
     }
-    let given = args.input.path();
+    let given = args
+        .file
+        .as_deref()
+        .or(args.input.as_deref())
+        .unwrap_or(Path::new("perf.data"));
     // A pipe stream is kept in a temporary file while it is read (the replay maps its
     // input).
     let spooled;

@@ -106,3 +106,37 @@ fn the_shipped_sample_s_text() {
     let head: String = out.lines().take(40).map(|l| format!("{l}\n")).collect();
     insta::assert_snapshot!(head);
 }
+
+#[test]
+fn script_arguments_without_a_script_and_two_inputs_are_usage_errors() {
+    let plain = fixture("plain.data");
+    let (code, _, stderr) = run_perfdata(&["script", &plain, "extra"], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("-s SCRIPT.py"), "{stderr}");
+    let (code, _, stderr) = run_perfdata(&["script", &plain, "-i", &plain], None);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("one recording at a time"), "{stderr}");
+    // `-i FILE` alone reads as FILE does.
+    let (code, by_flag, stderr) = run_perfdata(&["script", "-i", &plain], None);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (_, by_file, _) = run_perfdata(&["script", &plain], None);
+    assert_eq!(by_flag, by_file);
+}
+
+#[test]
+fn a_script_without_python_says_what_to_install() {
+    // An interpreter that does not exist: the one-line error names what to install.
+    let plain = fixture("plain.data");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perfdata"))
+        .args(["script", "-i", &plain, "-s", "x.py"])
+        .env("PERFDATA_PYTHON", "/nonexistent/python3")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("install python3 and the perfdata Python package"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

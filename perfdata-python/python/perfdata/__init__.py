@@ -256,6 +256,60 @@ class Recording:
 
         return pa.RecordBatchReader.from_stream(native)
 
+    # -- tracepoints --------------------------------------------------------------
+
+    def tracepoint_formats(self) -> List[Dict[str, Any]]:
+        """The tracepoint events of the recording that its tracing data has a format
+        for: a dict each with ``event`` (``"sched:sched_switch"``), ``system``, ``name``,
+        ``id``, ``callchain`` (its samples carry call chains), ``columns`` (its table's
+        columns: ``name`` and Arrow ``type``) and ``fields`` (the format's fields as the
+        kernel declares them: ``name``, ``decl``, ``offset``, ``size``, ``signed``,
+        ``common``)."""
+        return json.loads(self._native.tracepoint_formats_json())
+
+    def tracepoints(
+        self,
+        event: str,
+        columns: Optional[Sequence[str]] = None,
+        *,
+        symbolize: bool = False,
+        unwind: Optional[str] = None,
+        batch_size: int = 65536,
+        stream: Optional[int] = None,
+        byte_range: Optional[Tuple[int, int]] = None,
+        workers: Optional[int] = None,
+    ):
+        """One tracepoint event's samples (``"sched:sched_switch"``), one row each, as a
+        ``pyarrow.RecordBatchReader``: the sample's own columns (``common_time`` in
+        nanoseconds, ``common_cpu``, ``common_tgid``, ``common_tid``, ``common_comm``,
+        ``common_period``, and ``common_stack_id`` where the event recorded call chains),
+        then every field of the event's format, typed as the format declares it
+        (integers of their width and sign, pointers unsigned, ``char[]`` and
+        ``__data_loc char[]`` as strings, other arrays as lists; ``common_pid`` is the
+        format's own field). A field the payload is too short for is null.
+        ``columns`` picks some, in the order given; :meth:`tracepoint_formats` lists
+        them.
+
+        Streamed as :meth:`samples` is (``batch_size``, ``stream``, ``byte_range``,
+        ``workers``: the same batches and ids whatever their number).
+        ``common_stack_id`` numbers the distinct stacks of this event's samples in the
+        order met. An event the recording has no format for raises ``ValueError``
+        naming the ones it has.
+        """
+        native = self._native.tracepoints(
+            event,
+            columns=None if columns is None else list(columns),
+            symbolize=symbolize,
+            unwind=unwind,
+            batch_size=batch_size,
+            stream=stream,
+            byte_range=None if byte_range is None else (int(byte_range[0]), int(byte_range[1])),
+            workers=workers,
+        )
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_stream(native)
+
     # -- records ------------------------------------------------------------------
 
     def records(

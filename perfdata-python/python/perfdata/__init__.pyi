@@ -66,6 +66,19 @@ class Recording:
         byte_range: Optional[Tuple[int, int]] = ...,
         workers: Optional[int] = ...,
     ) -> pyarrow.RecordBatchReader: ...
+    def tracepoint_formats(self) -> List[Dict[str, Any]]: ...
+    def tracepoints(
+        self,
+        event: str,
+        columns: Optional[Sequence[str]] = ...,
+        *,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+        stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
+    ) -> pyarrow.RecordBatchReader: ...
     def records(
         self, *, limit: Optional[int] = ..., salvage: bool = ..., all_lines: bool = ...
     ) -> Iterator[Dict[str, Any]]: ...

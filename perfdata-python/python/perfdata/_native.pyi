@@ -1,5 +1,5 @@
 # Type stubs of the extension module (perfdata-python/src/lib.rs).
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 class PerfDataError(Exception):
     """A recording could not be read (or written); the attributes say where."""
@@ -61,6 +61,18 @@ class NativeRecording:
         byte_range: Optional[Tuple[int, int]] = ...,
         workers: Optional[int] = ...,
     ) -> SampleStream: ...
+    def tracepoints(
+        self,
+        event: str,
+        columns: Optional[List[str]] = ...,
+        symbolize: bool = ...,
+        unwind: Optional[str] = ...,
+        batch_size: int = ...,
+        stream: Optional[int] = ...,
+        byte_range: Optional[Tuple[int, int]] = ...,
+        workers: Optional[int] = ...,
+    ) -> SampleStream: ...
+    def tracepoint_formats_json(self) -> str: ...
     def report_json(
         self,
         sort: str = ...,
@@ -103,3 +115,24 @@ class NativeRecording:
     ) -> None: ...
 
 def schema_versions() -> Tuple[int, int]: ...
+
+# perf's Python scripting API (perfdata.perf_script).
+class ScriptContext:
+    """perf's `scripting_context`: what a handler gets as `context`."""
+
+    def __init__(self) -> None: ...
+
+def run_perf_script(
+    recording: NativeRecording,
+    main: Dict[str, Any],
+    module: Any,
+    context: ScriptContext,
+    unwind: Optional[str] = ...,
+) -> None: ...
+def common_pc(context: ScriptContext) -> int: ...
+def common_flags(context: ScriptContext) -> int: ...
+def common_lock_depth(context: ScriptContext) -> int: ...
+def perf_sample_insn(context: ScriptContext) -> Optional[bytes]: ...
+def perf_sample_srcline(context: ScriptContext) -> Tuple[Optional[str], int]: ...
+def perf_sample_srccode(context: ScriptContext) -> Tuple[Optional[str], int, Optional[str]]: ...
+def perf_set_itrace_options(context: ScriptContext, options: str) -> int: ...

@@ -22,6 +22,14 @@ Options: ``symbolize`` (``true``/``false``, default true), ``unwind``
 (``fp``/``dwarf``/``auto``), ``batchSize`` (rows per Arrow batch, default 65536),
 ``splitBytes`` (a file larger than this is read in several partitions, default
 268435456, 256 MiB; ``0``: never split).
+
+``event`` (``"sched:sched_switch"``) reads that tracepoint event's table instead of the
+samples (:meth:`perfdata.Recording.tracepoints`: the sample's ``common_*`` columns, then
+the event's fields), and ``path``; its schema comes from the first recording's format of
+the event (every recording must have the event). Its types as Spark reads the Parquet
+export's: uint8 ``smallint``, uint16 ``int``, uint32 ``bigint``, uint64
+``decimal(20,0)``; signed integers as they are; arrays ``array<…>``; ``symbolize``
+defaults to false there.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from typing import Iterator, List, Optional, Tuple
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-__all__ = ["PerfDataSource", "register", "SPARK_SCHEMA"]
+__all__ = ["PerfDataSource", "register", "SPARK_SCHEMA", "tracepoint_schema"]
 
 #: The samples as Spark sees them (see the module's doc).
 SPARK_SCHEMA = (
@@ -90,7 +98,13 @@ class PerfDataSource(DataSource):
         return "perfdata"
 
     def schema(self) -> str:
-        return SPARK_SCHEMA
+        event = self.options.get("event")
+        if event is None:
+            return SPARK_SCHEMA
+        spec = self.options.get("paths") or self.options.get("path")
+        if not spec:
+            raise ValueError('perfdata: load("recordings/*.data") or option("paths", …)')
+        return tracepoint_schema(expand(spec)[0], event)
 
     def reader(self, schema: StructType) -> "PerfDataReader":
         return PerfDataReader(self.options, schema)
@@ -102,10 +116,12 @@ class PerfDataReader(DataSourceReader):
         if not spec:
             raise ValueError('perfdata: load("recordings/*.data") or option("paths", …)')
         self.paths = expand(spec)
-        self.symbolize = str(options.get("symbolize", "true")).lower() in ("true", "1", "yes")
         self.unwind = options.get("unwind")
         self.batch_size = int(options.get("batchSize", 65536))
         self.split_bytes = int(options.get("splitBytes", 256 << 20))
+        self.event = options.get("event")
+        default = "false" if self.event else "true"
+        self.symbolize = str(options.get("symbolize", default)).lower() in ("true", "1", "yes")
         self.schema = schema
 
     def partitions(self) -> List[RecordingPartition]:
@@ -138,17 +154,20 @@ class PerfDataReader(DataSourceReader):
         wanted = [f.name for f in self.schema.fields]
         native = [c for c in wanted if c != "path"]
         arrow_schema = _arrow_schema(self.schema)
-        reader = rec.samples(
-            columns=native,
+        # Spark runs a task per core already: a second walk thread would replay the
+        # recording again for little.
+        common = dict(
             symbolize=self.symbolize,
             unwind=self.unwind,
             batch_size=self.batch_size,
             stream=partition.stream,
             byte_range=partition.byte_range,
-            # Spark runs a task per core already: a second walk thread would replay the
-            # recording again for little.
             workers=1,
         )
+        if self.event:
+            reader = rec.tracepoints(self.event, columns=native, **common)
+        else:
+            reader = rec.samples(columns=native, **common)
         path = os.fspath(partition.path)
         for batch in reader:
             cols = []
@@ -160,14 +179,53 @@ class PerfDataReader(DataSourceReader):
             yield pa.RecordBatch.from_arrays(cols, schema=arrow_schema)
 
 
+#: Spark's type of each Arrow type of a tracepoint table (as Spark reads Parquet's).
+_SPARK_TYPES = {
+    "Int8": "tinyint",
+    "Int16": "smallint",
+    "Int32": "int",
+    "Int64": "bigint",
+    "UInt8": "smallint",
+    "UInt16": "int",
+    "UInt32": "bigint",
+    "UInt64": "decimal(20,0)",
+    "Utf8": "string",
+    "Binary": "binary",
+}
+
+
+def tracepoint_schema(path: str, event: str) -> str:
+    """The Spark schema (DDL) of tracepoint `event`'s table in the recording at `path`,
+    and ``path``."""
+    import perfdata
+
+    formats = perfdata.open(path).tracepoint_formats()
+    found = [f for f in formats if f["event"] == event]
+    if not found:
+        known = ", ".join(f["event"] for f in formats) or "none"
+        raise ValueError(f"perfdata: no tracepoint event {event!r} in {path} (tracepoint events: {known})")
+
+    def spark(t: str) -> str:
+        if t.startswith("List("):
+            inner = t[len("List(") : -1].split(",")[0].strip()
+            return f"array<{spark(inner)}>"
+        return _SPARK_TYPES[t]
+
+    cols = [f"`{c['name']}` {spark(c['type'])}" for c in found[0]["columns"]]
+    return ", ".join(cols + ["path string"])
+
+
 def _arrow_schema(schema: StructType):
     """The Arrow types Spark expects for `schema` (unsigned columns widened)."""
     import pyarrow as pa
     from pyspark.sql.types import (
         ArrayType,
+        BinaryType,
+        ByteType,
         DecimalType,
         IntegerType,
         LongType,
+        ShortType,
         StringType,
     )
 
@@ -178,6 +236,12 @@ def _arrow_schema(schema: StructType):
             return pa.int64()
         if isinstance(t, IntegerType):
             return pa.int32()
+        if isinstance(t, ShortType):
+            return pa.int16()
+        if isinstance(t, ByteType):
+            return pa.int8()
+        if isinstance(t, BinaryType):
+            return pa.binary()
         if isinstance(t, StringType):
             return pa.string()
         if isinstance(t, ArrayType):

@@ -427,7 +427,7 @@ impl TepDecl {
 }
 
 /// The unsigned integer of `size` (1, 2, 4 or 8) bytes at `at`, `None` outside `raw`.
-pub(crate) fn read_uint(raw: &[u8], at: usize, size: usize, e: Endianness) -> Option<u64> {
+pub fn read_uint(raw: &[u8], at: usize, size: usize, e: Endianness) -> Option<u64> {
     let b = raw.get(at..at.checked_add(size)?)?;
     Some(match size {
         1 => u64::from(b[0]),

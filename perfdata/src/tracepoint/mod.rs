@@ -82,8 +82,9 @@ mod format;
 mod formats;
 mod print;
 
-pub use format::{field_value, parse_format, Field, FieldTraits, FieldValue, Format};
+pub use format::{field_value, parse_format, read_uint, Field, FieldTraits, FieldValue, Format};
 pub use formats::Formats;
 pub use print::{
-    KernelSymbols, NoKernelSymbols, PrintFmt, PrintFmtError, TraceError, UnknownHelpers,
+    FlagDefinition, KernelSymbols, NoKernelSymbols, PrintFmt, PrintFmtError, TraceError,
+    UnknownHelpers,
 };

@@ -26,6 +26,17 @@ use std::io::Write;
 
 pub use side_band::record_name;
 
+/// perf's text of a `data_src` value (`|OP N/A|LVL N/A|…`), as `perf_script__meminfo_scnprintf`
+/// makes it (the `data_src` field and perf's Python `datasrc_decode`).
+pub fn data_src_text(v: u64) -> String {
+    mem::describe(v)
+}
+
+/// perf's Python `iregs`/`uregs` text: each register of `mask` as `%5s:0x%x `.
+pub fn regs_text(regs: Option<perfdata::types::Regs<'_>>, mask: u64) -> String {
+    regs::regs_text(regs, mask)
+}
+
 /// Which side-band records are printed (`--show-*-events`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ShowEvents {

@@ -22,6 +22,20 @@ pub(super) fn write_regs(
     Ok(())
 }
 
+/// perf's Python host's `regs_map`: each register of `mask` as `%5s:0x%x ` (no ABI).
+pub(super) fn regs_text(regs: Option<perfdata::types::Regs<'_>>, mask: u64) -> String {
+    let mut out = String::new();
+    let Some(values) = regs.and_then(|r| r.regs) else {
+        return out;
+    };
+    let mut values = values.iter();
+    for bit in (0..64).filter(|b| mask & (1u64 << b) != 0) {
+        let Some(v) = values.next() else { break };
+        out.push_str(&format!("{:>5}:0x{v:x} ", x86_reg_name(bit)));
+    }
+    out
+}
+
 /// perf's names of the x86 registers (`perf_reg_name`).
 fn x86_reg_name(bit: u32) -> String {
     const NAMES: [&str; 24] = [

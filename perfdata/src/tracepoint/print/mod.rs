@@ -4,6 +4,7 @@
 
 mod bprint;
 pub(crate) mod cprintf;
+mod defines;
 pub(crate) mod eval;
 pub(crate) mod lex;
 pub(crate) mod num;
@@ -13,6 +14,7 @@ mod pointer;
 #[cfg(test)]
 mod tests;
 
+pub use defines::FlagDefinition;
 pub use parse::PrintFmtError;
 
 use parse::{Arg, Parser};

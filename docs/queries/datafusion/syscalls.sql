@@ -1,0 +1,21 @@
+-- System calls per process: how many, and their latency (each raw_syscalls:sys_enter to
+-- its thread's next event, when that is the sys_exit of the same call). DataFusion's
+-- p99 is approx_percentile_cont's (a t-digest); its median is exact.
+-- needs: tracepoints/raw_syscalls__sys_enter tracepoints/raw_syscalls__sys_exit
+WITH ev AS (
+  SELECT recording, common_tgid AS pid, common_tid AS tid, common_time AS t, id, 0 AS is_exit
+  FROM raw_syscalls__sys_enter
+  UNION ALL
+  SELECT recording, common_tgid, common_tid, common_time, id, 1
+  FROM raw_syscalls__sys_exit),
+paired AS (
+  SELECT *,
+         lead(is_exit) OVER (PARTITION BY recording, tid ORDER BY t, is_exit) AS next_exit,
+         lead(id) OVER (PARTITION BY recording, tid ORDER BY t, is_exit) AS next_id,
+         lead(t) OVER (PARTITION BY recording, tid ORDER BY t, is_exit) - t AS ns
+  FROM ev)
+SELECT recording, pid, id AS syscall, count(*) AS calls, sum(ns) AS total_ns,
+       median(ns) AS p50_ns, approx_percentile_cont(ns, 0.99) AS p99_ns, max(ns) AS max_ns
+FROM paired WHERE is_exit = 0 AND next_exit = 1 AND next_id = id
+GROUP BY recording, pid, id
+ORDER BY recording, total_ns DESC, pid, syscall

@@ -1,0 +1,448 @@
+//! One table per tracepoint event: a row per sample, a column per field of the event's
+//! format, typed as the format declares it, after the sample's own columns. What the
+//! Parquet export writes under `tracepoints/EVENT/` and the Python package's
+//! `Recording.tracepoints()` streams (schema: `docs/parquet-export.md`).
+//!
+//! Column names follow perf's Python handlers: the sample's own values are `common_*`
+//! (`common_time`, `common_cpu`, `common_comm`…) beside the format's own `common_*`
+//! fields (`common_pid` is the task the kernel wrote the event for), so no field of
+//! any event (`comm`, `pid`, `cpu` of `sched_wakeup` or `workqueue_*`) is renamed.
+
+use crate::sample::SampleInfo;
+use crate::AnalysisError as Error;
+use arrow_array::builder::{ArrayBuilder, BinaryBuilder, StringBuilder};
+use arrow_array::{
+    ArrayRef, Int16Array, Int32Array, Int64Array, Int8Array, ListArray, RecordBatch, UInt16Array,
+    UInt32Array, UInt64Array, UInt8Array,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
+use perfdata::tracepoint::{field_value, Field, FieldValue, Format, Formats};
+use perfdata::types::{AttrType, SampleType};
+use perfdata::{Endianness, PerfData};
+use std::sync::Arc;
+
+/// A tracepoint event of a recording, and the format its samples are read by.
+#[derive(Debug, Clone)]
+pub struct TracepointEvent {
+    /// Its attr's index in the recording.
+    pub event: usize,
+    /// Its name as the analyses give it (`sched:sched_switch`).
+    pub name: String,
+    /// Its format (from the recording's tracing data).
+    pub format: Format,
+    /// Its samples carry a call chain: the table has a `common_stack_id` column.
+    pub callchain: bool,
+}
+
+/// The tracepoint events of a recording that its tracing data has a format for, in attr
+/// order. `names` are the events' names by attr index ([`crate::Analyzer::events`]).
+/// Empty without tracing data.
+pub fn tracepoint_events(data: &PerfData<'_>, names: &[String]) -> Vec<TracepointEvent> {
+    match tracepoint_formats(data) {
+        Some(formats) => events_of(data, names, &formats),
+        None => vec![],
+    }
+}
+
+/// [`tracepoint_events`] with the formats given (a pipe's, found in its stream).
+pub fn events_of(data: &PerfData<'_>, names: &[String], formats: &Formats) -> Vec<TracepointEvent> {
+    let mut out = vec![];
+    for (i, a) in data.session.attrs.iter().enumerate() {
+        if a.attr.type_ != AttrType::TRACEPOINT {
+            continue;
+        }
+        let Some(format) = u16::try_from(a.attr.config)
+            .ok()
+            .and_then(|id| formats.get(id))
+        else {
+            continue;
+        };
+        out.push(TracepointEvent {
+            event: i,
+            name: names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("{}:{}", format.system, format.name)),
+            format: format.clone(),
+            callchain: a.attr.sample_type.contains(SampleType::CALLCHAIN),
+        });
+    }
+    out
+}
+
+/// A recording's tracing data: from its header, or (a pipe) from the
+/// HEADER_TRACING_DATA record at the start of its stream.
+pub fn tracepoint_formats(data: &PerfData<'_>) -> Option<Formats> {
+    if let Some(f) = Formats::of_file(data) {
+        return Some(f);
+    }
+    let mut found = None;
+    let endian = data.format.endian;
+    // A pipe writes its tracing data before the first sample: stop there.
+    let _ = data.for_each_record(&mut |_, rec, _| {
+        if rec.record_type() == perfdata::types::RecordType::HEADER_TRACING_DATA {
+            found = Formats::of_record(&rec, endian);
+            return Ok(false);
+        }
+        Ok(rec.record_type() != perfdata::types::RecordType::SAMPLE)
+    });
+    found
+}
+
+/// The Arrow type of a format field: integers of their width and sign (pointers
+/// unsigned), `char[]` and `__data_loc char[]` strings, other arrays lists of their
+/// elements, anything else (an odd size, a `__data_loc` array of structs) bytes.
+pub fn field_type(f: &Field) -> DataType {
+    if f.char_array || f.data_loc_string {
+        return DataType::Utf8;
+    }
+    if f.traits.dynamic {
+        return match element(f.element_size, f.signed) {
+            Some(t) => list_of(t),
+            None => DataType::Binary,
+        };
+    }
+    if let Some(n) = f.array_len {
+        let each = f.size.checked_div(n).unwrap_or(0);
+        return match element(each, f.signed).filter(|_| each * n == f.size) {
+            Some(t) => list_of(t),
+            None => DataType::Binary,
+        };
+    }
+    element(f.size, f.signed && !f.traits.pointer).unwrap_or(DataType::Binary)
+}
+
+fn element(size: usize, signed: bool) -> Option<DataType> {
+    Some(match (size, signed) {
+        (1, true) => DataType::Int8,
+        (2, true) => DataType::Int16,
+        (4, true) => DataType::Int32,
+        (8, true) => DataType::Int64,
+        (1, false) => DataType::UInt8,
+        (2, false) => DataType::UInt16,
+        (4, false) => DataType::UInt32,
+        (8, false) => DataType::UInt64,
+        _ => return None,
+    })
+}
+
+fn list_of(t: DataType) -> DataType {
+    DataType::List(Arc::new(ArrowField::new("item", t, true)))
+}
+
+/// The name of an event's table in the Parquet export (a directory): `system__event`, as
+/// perf names its Python handlers (a `:` in a path is a URI scheme to Hadoop and Spark).
+pub fn table_name(ev: &TracepointEvent) -> String {
+    let name = ev.name.replace(':', "__");
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    name.chars()
+        .map(|c| if safe(c) { c } else { '_' })
+        .collect()
+}
+
+/// The sample's own columns, before the format's fields.
+const SAMPLE_COLUMNS: [(&str, DataType); 6] = [
+    ("common_time", DataType::UInt64),
+    ("common_cpu", DataType::UInt32),
+    ("common_tgid", DataType::Int32),
+    ("common_tid", DataType::Int32),
+    ("common_comm", DataType::Utf8),
+    ("common_period", DataType::UInt64),
+];
+
+/// The columns of an event's table: the sample's own (`common_time` in nanoseconds,
+/// `common_cpu`, the sample's `common_tgid` and `common_tid`, the thread's name then,
+/// `common_period`), `common_stack_id` when its samples carry a call chain (the
+/// `stacks` table's id), then every field of the format in its order. A field is null
+/// where the payload is too short for it.
+pub fn tracepoint_schema(ev: &TracepointEvent) -> Schema {
+    let mut fields: Vec<ArrowField> = SAMPLE_COLUMNS
+        .iter()
+        .map(|(n, t)| ArrowField::new(*n, t.clone(), *n != "common_comm" && *n != "common_period"))
+        .collect();
+    if ev.callchain {
+        fields.push(ArrowField::new("common_stack_id", DataType::UInt64, false));
+    }
+    for f in ev.format.fields.iter().filter(|f| has_column(ev, f)) {
+        fields.push(ArrowField::new(&f.name, field_type(f), true));
+    }
+    Schema::new(fields)
+}
+
+/// Whether a format field has a column: not when it is named like a sample column (no
+/// kernel format has such a field; the schema's names must be distinct), nor when it
+/// repeats an earlier field's name.
+fn has_column(ev: &TracepointEvent, f: &Field) -> bool {
+    let sample = SAMPLE_COLUMNS.iter().any(|(n, _)| *n == f.name)
+        || (ev.callchain && f.name == "common_stack_id");
+    let first = ev.format.fields.iter().position(|g| g.name == f.name);
+    !sample && first.is_some_and(|i| std::ptr::eq(&ev.format.fields[i], f))
+}
+
+/// One field's column being built: integers as their bits (the format's width, sign
+/// extended where signed), narrowed to the column's type when a batch is taken.
+enum Col {
+    Int(DataType, Vec<u64>, Vec<bool>),
+    Text(StringBuilder),
+    /// A list column: its element type, offsets, elements' bits, validity.
+    List(DataType, Vec<i32>, Vec<u64>, Vec<bool>),
+    Bytes(BinaryBuilder),
+}
+
+impl Col {
+    fn new(t: &DataType) -> Col {
+        match t {
+            DataType::Utf8 => Col::Text(StringBuilder::new()),
+            DataType::Binary => Col::Bytes(BinaryBuilder::new()),
+            DataType::List(item) => Col::List(item.data_type().clone(), vec![0], vec![], vec![]),
+            t => Col::Int(t.clone(), vec![], vec![]),
+        }
+    }
+
+    /// Appends a field's value (`None`: outside the payload).
+    fn append(&mut self, v: Option<FieldValue<'_>>, e: Endianness) {
+        use FieldValue as V;
+        match (self, v) {
+            (Col::Int(_, xs, ok), Some(V::Signed(x))) => {
+                xs.push(x as u64);
+                ok.push(true);
+            }
+            (Col::Int(_, xs, ok), Some(V::Unsigned(x))) => {
+                xs.push(x);
+                ok.push(true);
+            }
+            (Col::Text(b), Some(V::Text(t))) => b.append_value(t),
+            (Col::List(_, offsets, xs, ok), Some(V::SignedArray(v))) => {
+                xs.extend(v.iter().map(|&x| x as u64));
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            (Col::List(_, offsets, xs, ok), Some(V::UnsignedArray(v))) => {
+                xs.extend(v);
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            // A `__data_loc` array of integers comes as its bytes.
+            (Col::List(item, offsets, xs, ok), Some(V::Bytes(bytes))) => {
+                let each = item.primitive_width().unwrap_or(8);
+                let signed = item.is_signed_integer();
+                for c in bytes.chunks_exact(each) {
+                    let mut v = 0u64;
+                    for (i, &b) in c.iter().enumerate() {
+                        let shift = match e {
+                            Endianness::Little => 8 * i,
+                            Endianness::Big => 8 * (each - 1 - i),
+                        };
+                        v |= u64::from(b) << shift;
+                    }
+                    if signed && each < 8 {
+                        let s = 64 - 8 * each as u32;
+                        v = (((v << s) as i64) >> s) as u64;
+                    }
+                    xs.push(v);
+                }
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            (Col::Bytes(b), Some(V::Bytes(bytes))) => b.append_value(bytes),
+            (c, _) => c.append_null(),
+        }
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Col::Int(_, xs, ok) => {
+                xs.push(0);
+                ok.push(false);
+            }
+            Col::Text(b) => b.append_null(),
+            Col::List(_, offsets, xs, ok) => {
+                offsets.push(xs.len() as i32);
+                ok.push(false);
+            }
+            Col::Bytes(b) => b.append_null(),
+        }
+    }
+
+    /// The column built so far, emptied.
+    fn finish(&mut self) -> Result<ArrayRef, Error> {
+        Ok(match self {
+            Col::Int(t, xs, ok) => {
+                let nulls = NullBuffer::from(std::mem::take(ok));
+                narrow(t, &std::mem::take(xs), Some(nulls))
+            }
+            Col::Text(b) => ArrayBuilder::finish(b),
+            Col::List(item, offsets, xs, ok) => {
+                let values = narrow(item, &std::mem::take(xs), None);
+                let offsets =
+                    OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
+                let nulls = NullBuffer::from(std::mem::take(ok));
+                let field = Arc::new(ArrowField::new("item", item.clone(), true));
+                Arc::new(ListArray::try_new(field, offsets, values, Some(nulls))?)
+            }
+            Col::Bytes(b) => ArrayBuilder::finish(b),
+        })
+    }
+}
+
+/// Integers' bits as an array of type `t`.
+fn narrow(t: &DataType, xs: &[u64], nulls: Option<NullBuffer>) -> ArrayRef {
+    macro_rules! array {
+        ($a:ty, $n:ty) => {
+            Arc::new(<$a>::new(
+                xs.iter().map(|&x| x as $n).collect::<ScalarBuffer<$n>>(),
+                nulls,
+            ))
+        };
+    }
+    match t {
+        DataType::Int8 => array!(Int8Array, i8),
+        DataType::Int16 => array!(Int16Array, i16),
+        DataType::Int32 => array!(Int32Array, i32),
+        DataType::Int64 => array!(Int64Array, i64),
+        DataType::UInt8 => array!(UInt8Array, u8),
+        DataType::UInt16 => array!(UInt16Array, u16),
+        DataType::UInt32 => array!(UInt32Array, u32),
+        _ => array!(UInt64Array, u64),
+    }
+}
+
+/// One tracepoint event's table being built.
+pub struct TracepointTable {
+    ev: TracepointEvent,
+    schema: SchemaRef,
+    time: Vec<u64>,
+    time_ok: Vec<bool>,
+    cpu: Vec<u64>,
+    cpu_ok: Vec<bool>,
+    tgid: Vec<u64>,
+    tid: Vec<u64>,
+    comm: StringBuilder,
+    period: Vec<u64>,
+    stack: Vec<u64>,
+    /// The format's fields that have a column, and their columns.
+    fields: Vec<(usize, Col)>,
+    rows: usize,
+    /// Samples whose payload was shorter than a field (the field is null), and the first
+    /// such field.
+    short: (u64, Option<String>),
+}
+
+impl TracepointTable {
+    /// An empty table of `ev`'s samples.
+    pub fn new(ev: TracepointEvent) -> Self {
+        let schema = Arc::new(tracepoint_schema(&ev));
+        let fields = (ev.format.fields.iter().enumerate())
+            .filter(|(_, f)| has_column(&ev, f))
+            .map(|(i, f)| (i, Col::new(&field_type(f))))
+            .collect();
+        TracepointTable {
+            ev,
+            schema,
+            time: vec![],
+            time_ok: vec![],
+            cpu: vec![],
+            cpu_ok: vec![],
+            tgid: vec![],
+            tid: vec![],
+            comm: StringBuilder::new(),
+            period: vec![],
+            stack: vec![],
+            fields,
+            rows: 0,
+            short: (0, None),
+        }
+    }
+
+    /// The event it is the table of.
+    pub fn event(&self) -> &TracepointEvent {
+        &self.ev
+    }
+
+    /// Its columns.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Rows built and not taken yet.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Samples whose payload was shorter than their format says, and the first field
+    /// that lay outside it: `(0, None)` when none.
+    pub fn short_payloads(&self) -> (u64, Option<&str>) {
+        (self.short.0, self.short.1.as_deref())
+    }
+
+    /// Adds a sample of the event: its thread's name then, its stack's id (when the
+    /// table has the column) and its RAW payload.
+    pub fn add(
+        &mut self,
+        s: &SampleInfo<'_>,
+        comm: &str,
+        stack_id: u64,
+        raw: &[u8],
+        e: Endianness,
+    ) {
+        self.time.push(s.time.unwrap_or(0));
+        self.time_ok.push(s.time.is_some());
+        self.cpu.push(u64::from(s.cpu.unwrap_or(0)));
+        self.cpu_ok.push(s.cpu.is_some());
+        self.tgid.push(s.pid as u32 as u64);
+        self.tid.push(s.tid as u32 as u64);
+        self.comm.append_value(comm);
+        self.period.push(s.period);
+        if self.ev.callchain {
+            self.stack.push(stack_id);
+        }
+        for (i, col) in &mut self.fields {
+            let f = &self.ev.format.fields[*i];
+            let v = field_value(raw, f, e);
+            if v.is_none() {
+                self.short.0 += 1;
+                self.short.1.get_or_insert_with(|| f.name.clone());
+            }
+            col.append(v, e);
+        }
+        self.rows += 1;
+    }
+
+    /// The rows built so far as a batch (`None` when there are fewer than `min_rows`,
+    /// or none), the table emptied.
+    pub fn take(&mut self, min_rows: usize) -> Result<Option<RecordBatch>, Error> {
+        if self.rows == 0 || self.rows < min_rows {
+            return Ok(None);
+        }
+        let nulls = |ok: &mut Vec<bool>| Some(NullBuffer::from(std::mem::take(ok)));
+        let mut cols: Vec<ArrayRef> = vec![
+            narrow(
+                &DataType::UInt64,
+                &std::mem::take(&mut self.time),
+                nulls(&mut self.time_ok),
+            ),
+            narrow(
+                &DataType::UInt32,
+                &std::mem::take(&mut self.cpu),
+                nulls(&mut self.cpu_ok),
+            ),
+            narrow(&DataType::Int32, &std::mem::take(&mut self.tgid), None),
+            narrow(&DataType::Int32, &std::mem::take(&mut self.tid), None),
+            ArrayBuilder::finish(&mut self.comm),
+            narrow(&DataType::UInt64, &std::mem::take(&mut self.period), None),
+        ];
+        if self.ev.callchain {
+            cols.push(narrow(
+                &DataType::UInt64,
+                &std::mem::take(&mut self.stack),
+                None,
+            ));
+        }
+        for (_, c) in &mut self.fields {
+            cols.push(c.finish()?);
+        }
+        self.rows = 0;
+        Ok(Some(RecordBatch::try_new(self.schema.clone(), cols)?))
+    }
+}
