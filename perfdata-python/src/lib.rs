@@ -355,20 +355,9 @@ impl NativeRecording {
             .map_err(|e| py_err(with_file(e, &self.path)))?;
         let selection =
             SampleSelection::new(events, symbolize, columns.as_deref()).map_err(py_err)?;
-        let schema = selection.schema();
-        // One batch in the channel, one being built (and the one the reader holds): memory
-        // is bounded by a few batches.
-        let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
-        let path = self.path.clone();
-        spawn_walk(tx.clone(), path, move || {
-            // A closed channel (the reader was dropped) stops the walk.
-            selection.stream_parallel(&rec, &opts, batch_size, workers, &mut |b| {
-                tx.send(Ok(b)).is_ok()
-            })
-        });
-        Ok(SampleStream {
-            reader: Mutex::new(Some(SampleReader { schema, rx })),
-        })
+        Ok(start_stream(
+            selection, rec, opts, batch_size, workers, &self.path,
+        ))
     }
 
     /// One tracepoint event's table (its payload by field, after the sample's own
@@ -409,17 +398,9 @@ impl NativeRecording {
         };
         let selection = SampleSelection::tracepoint(events, symbolize, ev, columns.as_deref())
             .map_err(py_err)?;
-        let schema = selection.schema();
-        let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
-        let path = self.path.clone();
-        spawn_walk(tx.clone(), path, move || {
-            selection.stream_parallel(&rec, &opts, batch_size, workers, &mut |b| {
-                tx.send(Ok(b)).is_ok()
-            })
-        });
-        Ok(SampleStream {
-            reader: Mutex::new(Some(SampleReader { schema, rx })),
-        })
+        Ok(start_stream(
+            selection, rec, opts, batch_size, workers, &self.path,
+        ))
     }
 
     /// The tracepoint events and their tables' columns, as JSON: a list of
@@ -752,6 +733,30 @@ fn workers_of(asked: Option<usize>) -> PyResult<usize> {
 /// whole recording, so more gain little: `SampleSelection::stream_parallel`).
 fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+/// Starts `selection`'s walk of `rec` on threads of their own: the stream of its
+/// batches. One batch in the channel, one being built (and the one the reader holds):
+/// memory is bounded by a few batches.
+fn start_stream(
+    selection: SampleSelection,
+    rec: perfdata::Recording,
+    opts: AnalyzerOptions,
+    batch_size: usize,
+    workers: usize,
+    path: &Path,
+) -> SampleStream {
+    let schema = selection.schema();
+    let (tx, rx) = sync_channel::<Result<RecordBatch, Error>>(1);
+    spawn_walk(tx.clone(), path.to_path_buf(), move || {
+        // A closed channel (the reader was dropped) stops the walk.
+        selection.stream_parallel(&rec, &opts, batch_size, workers, &mut |b| {
+            tx.send(Ok(b)).is_ok()
+        })
+    });
+    SampleStream {
+        reader: Mutex::new(Some(SampleReader { schema, rx })),
+    }
 }
 
 /// Runs a walk on a thread of its own; its error (or panic: a bug, which must not look

@@ -67,33 +67,11 @@ impl SampleSelection {
         let Some(cols) = columns else {
             return Ok(selection);
         };
-        let known = || -> String {
-            samples_schema()
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .chain(names.iter().map(|f| f.name().clone()))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if cols.is_empty() {
-            // A batch of no column has no row count in Arrow's C stream.
-            return Err(crate::BadOption::new(
-                "columns",
-                format!(
-                    "no column asked for: name at least one, or none for all (columns: {})",
-                    known()
-                ),
-            )
-            .into());
-        }
-        let mut asked = Vec::with_capacity(cols.len());
-        for c in cols {
-            let i = full.index_of(c).map_err(|_| {
-                crate::BadOption::new("columns", format!("no column `{c}` (columns: {})", known()))
-            })?;
-            asked.push(i);
-        }
+        let known: Vec<String> = (samples_schema().fields().iter())
+            .map(|f| f.name().clone())
+            .chain(names.iter().map(|f| f.name().clone()))
+            .collect();
+        let asked = column_indices(&full, cols, &known.join(", "))?;
         let schema = Arc::new(full.project(&asked)?);
         let mut built = asked.clone();
         built.sort_unstable();
@@ -133,28 +111,8 @@ impl SampleSelection {
         let Some(cols) = columns else {
             return Ok(selection);
         };
-        let known = || -> String {
-            (full.fields().iter())
-                .map(|f| f.name().clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        if cols.is_empty() {
-            return Err(crate::BadOption::new(
-                "columns",
-                format!(
-                    "no column asked for: name at least one, or none for all (columns: {})",
-                    known()
-                ),
-            )
-            .into());
-        }
-        let mut asked = Vec::with_capacity(cols.len());
-        for c in cols {
-            asked.push(full.index_of(c).map_err(|_| {
-                crate::BadOption::new("columns", format!("no column `{c}` (columns: {})", known()))
-            })?);
-        }
+        let known: Vec<&str> = full.fields().iter().map(|f| f.name().as_str()).collect();
+        let asked = column_indices(&full, cols, &known.join(", "))?;
         selection.schema = Arc::new(full.project(&asked)?);
         selection.order = Some(asked);
         Ok(selection)
@@ -366,6 +324,31 @@ impl SampleSelection {
         }
         Ok(())
     }
+}
+
+/// The indices in `full` of the columns asked for, in the order asked; an empty list or
+/// an unknown name is refused with the list of the `known` ones.
+fn column_indices(
+    full: &arrow_schema::Schema,
+    cols: &[String],
+    known: &str,
+) -> Result<Vec<usize>, Error> {
+    if cols.is_empty() {
+        // A batch of no column has no row count in Arrow's C stream.
+        return Err(crate::BadOption::new(
+            "columns",
+            format!("no column asked for: name at least one, or none for all (columns: {known})"),
+        )
+        .into());
+    }
+    cols.iter()
+        .map(|c| {
+            full.index_of(c).map_err(|_| {
+                crate::BadOption::new("columns", format!("no column `{c}` (columns: {known})"))
+                    .into()
+            })
+        })
+        .collect()
 }
 
 /// Batches in a chunk of [`SampleSelection::stream_parallel`]: enough to make a
