@@ -61,6 +61,9 @@ pub struct ExportSummary {
     pub input_bytes: u64,
     /// Bytes written: this recording's part of every table.
     pub output_bytes: u64,
+    /// What a reader should know of the data written: tracepoint samples shorter than
+    /// their event's format (the fields past the payload are null).
+    pub notes: Vec<String>,
 }
 
 pub use crate::export::tables::{samples_schema, SCHEMA_VERSION};
@@ -276,7 +279,18 @@ pub fn export<S: PartSink>(
             file.write(b)?;
         }
     }
+    let notes = (tables.tracepoint_tables().iter())
+        .filter_map(|t| match t.short_payloads() {
+            (0, _) => None,
+            (n, field) => Some(format!(
+                "{}: {n} sample(s) shorter than the event's format says (first field past the payload: {}); those fields are null",
+                t.event().name,
+                field.unwrap_or("?")
+            )),
+        })
+        .collect();
     let mut summary = ExportSummary {
+        notes,
         samples: tables.samples(),
         stacks: tables.stacks(),
         frames: tables.frames(),

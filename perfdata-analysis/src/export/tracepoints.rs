@@ -397,15 +397,17 @@ impl TracepointTable {
         if self.ev.callchain {
             self.stack.push(stack_id);
         }
+        let mut short = false;
         for (i, col) in &mut self.fields {
             let f = &self.ev.format.fields[*i];
             let v = field_value(raw, f, e);
-            if v.is_none() {
-                self.short.0 += 1;
+            if v.is_none() && !short {
+                short = true;
                 self.short.1.get_or_insert_with(|| f.name.clone());
             }
             col.append(v, e);
         }
+        self.short.0 += u64::from(short);
         self.rows += 1;
     }
 

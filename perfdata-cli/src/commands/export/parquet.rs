@@ -92,6 +92,9 @@ pub fn run(
                 });
                 match exported {
                     Ok(s) => {
+                        for n in &s.notes {
+                            bar.suspend(|| eprintln!("perfdata: {}: {n}", path.display()));
+                        }
                         let mut t = totals.lock().expect("not poisoned");
                         t.0 += s.samples;
                         t.1 += s.input_bytes;
