@@ -1,4 +1,4 @@
-//! A self-contained HTML page of an [`Annotation`](super::Annotation): an index of the
+//! A self-contained HTML page of an [`Annotation`]: an index of the
 //! functions, hottest first, then each function's listing with its instructions' shares
 //! shaded, the source lines and inlined functions between them. No script, no request:
 //! the page reads the same offline.
