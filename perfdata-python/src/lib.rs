@@ -344,10 +344,7 @@ impl NativeRecording {
         workers: Option<usize>,
     ) -> PyResult<SampleStream> {
         let workers = workers_of(workers)?;
-        let mut opts = self.symbols.options(unwind, symbolize)?;
-        opts.no_symbols |= !symbolize;
-        opts.stream = stream;
-        opts.byte_range = byte_range;
+        let opts = self.walk_options(unwind, symbolize, stream, byte_range)?;
         let rec = open(&self.path)?;
         // The header and attrs parse: errors there are raised here, not mid-stream.
         let events = py
@@ -377,10 +374,7 @@ impl NativeRecording {
         workers: Option<usize>,
     ) -> PyResult<SampleStream> {
         let workers = workers_of(workers)?;
-        let mut opts = self.symbols.options(unwind, symbolize)?;
-        opts.no_symbols |= !symbolize;
-        opts.stream = stream;
-        opts.byte_range = byte_range;
+        let opts = self.walk_options(unwind, symbolize, stream, byte_range)?;
         let rec = open(&self.path)?;
         let (events, tracepoints) = py
             .detach(|| -> Result<_, Error> {
@@ -733,6 +727,24 @@ fn workers_of(asked: Option<usize>) -> PyResult<usize> {
 /// whole recording, so more gain little: `SampleSelection::stream_parallel`).
 fn default_workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+}
+
+impl NativeRecording {
+    /// The options of a streamed walk: symbols read only when `symbolize`, one stream
+    /// or byte range when asked.
+    fn walk_options(
+        &self,
+        unwind: Option<&str>,
+        symbolize: bool,
+        stream: Option<usize>,
+        byte_range: Option<(u64, u64)>,
+    ) -> PyResult<AnalyzerOptions> {
+        let mut opts = self.symbols.options(unwind, symbolize)?;
+        opts.no_symbols |= !symbolize;
+        opts.stream = stream;
+        opts.byte_range = byte_range;
+        Ok(opts)
+    }
 }
 
 /// Starts `selection`'s walk of `rec` on threads of their own: the stream of its

@@ -128,27 +128,7 @@ fn walk(arg: &Arg, current: &mut String, out: &mut Vec<FlagDefinition>) -> bool 
 /// perf's own `eval_flag` (not libtraceevent's): a number when the text starts with a
 /// digit, one of the softirq and hrtimer names it knows, else 0.
 fn perf_eval_flag(value: &str) -> i64 {
-    if value.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-        return super::num::strtoull(value) as i64;
-    }
-    const KNOWN: &[(&str, i64)] = &[
-        ("HI_SOFTIRQ", 0),
-        ("TIMER_SOFTIRQ", 1),
-        ("NET_TX_SOFTIRQ", 2),
-        ("NET_RX_SOFTIRQ", 3),
-        ("BLOCK_SOFTIRQ", 4),
-        ("IRQ_POLL_SOFTIRQ", 5),
-        ("TASKLET_SOFTIRQ", 6),
-        ("SCHED_SOFTIRQ", 7),
-        ("HRTIMER_SOFTIRQ", 8),
-        ("RCU_SOFTIRQ", 9),
-        ("HRTIMER_NORESTART", 0),
-        ("HRTIMER_RESTART", 1),
-    ];
-    KNOWN
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map_or(0, |&(_, v)| v)
+    super::num::flag_value(value).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -58,27 +58,7 @@ pub(crate) fn cast(val: u64, ty: &str, pointer: bool) -> u64 {
 /// `eval_flag`: a `__print_flags`/`__print_symbolic` value: a number, one of the
 /// softirq and hrtimer names libtraceevent knows, else -1.
 fn eval_flag(value: &str) -> i64 {
-    if value.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-        return num::strtoull(value) as i64;
-    }
-    const KNOWN: &[(&str, i64)] = &[
-        ("HI_SOFTIRQ", 0),
-        ("TIMER_SOFTIRQ", 1),
-        ("NET_TX_SOFTIRQ", 2),
-        ("NET_RX_SOFTIRQ", 3),
-        ("BLOCK_SOFTIRQ", 4),
-        ("IRQ_POLL_SOFTIRQ", 5),
-        ("TASKLET_SOFTIRQ", 6),
-        ("SCHED_SOFTIRQ", 7),
-        ("HRTIMER_SOFTIRQ", 8),
-        ("RCU_SOFTIRQ", 9),
-        ("HRTIMER_NORESTART", 0),
-        ("HRTIMER_RESTART", 1),
-    ];
-    KNOWN
-        .iter()
-        .find(|(n, _)| *n == value)
-        .map_or(-1, |&(_, v)| v)
+    num::flag_value(value).unwrap_or(-1)
 }
 
 /// C's `isprint(c) || isspace(c)` for a `char` (bytes above 0x7f are negative: neither).

@@ -68,6 +68,30 @@ pub(crate) fn strtoll(s: &str) -> i64 {
     }
 }
 
+/// A `__print_flags`/`__print_symbolic` value as both libtraceevent's `eval_flag` and
+/// perf's read it: a number when the text starts with a digit, one of the softirq and
+/// hrtimer names they know, else `None` (each has its own default for that).
+pub(crate) fn flag_value(value: &str) -> Option<i64> {
+    if value.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return Some(strtoull(value) as i64);
+    }
+    const KNOWN: &[(&str, i64)] = &[
+        ("HI_SOFTIRQ", 0),
+        ("TIMER_SOFTIRQ", 1),
+        ("NET_TX_SOFTIRQ", 2),
+        ("NET_RX_SOFTIRQ", 3),
+        ("BLOCK_SOFTIRQ", 4),
+        ("IRQ_POLL_SOFTIRQ", 5),
+        ("TASKLET_SOFTIRQ", 6),
+        ("SCHED_SOFTIRQ", 7),
+        ("HRTIMER_SOFTIRQ", 8),
+        ("RCU_SOFTIRQ", 9),
+        ("HRTIMER_NORESTART", 0),
+        ("HRTIMER_RESTART", 1),
+    ];
+    KNOWN.iter().find(|(n, _)| *n == value).map(|&(_, v)| v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
