@@ -9,6 +9,8 @@ mkdir -p "$out"
 cd "$out" || exit 1
 # A short, deterministic CPU-bound workload in a child shell (forks, execs, maps).
 work=(sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null')
+# Bytes through a pipe, a read that fails (EISDIR) and ls: read and write system calls.
+io=(sh -c 'head -c 100000 /dev/zero | cat >/dev/null; cat / 2>/dev/null; ls / >/dev/null')
 rec() { # name, perf record args...
     local name=$1; shift
     rm -rf "$name.data" "$name.data.old"
@@ -29,6 +31,8 @@ rec namespaces          -o namespaces.data --namespaces -e cpu-clock -F 499 -- "
 rec regs                -o regs.data --user-regs=ax,bx,sp,ip --intr-regs=ax,sp,ip -e cpu-clock -F 299 -- "${work[@]}"
 rec tracepoint          -o tracepoint.data -a -e sched:sched_switch -- sleep 0.05
 rec syscalls            -o syscalls.data -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit -e syscalls:sys_enter_openat -e syscalls:sys_exit_openat -e sched:sched_wakeup -e sched:sched_switch -- "${work[@]}"
+rec wakeups             -o wakeups.data -a -e sched:sched_wakeup -e sched:sched_switch -- sleep 0.02
+rec fd-io               -o fd-io.data -e syscalls:sys_enter_read -e syscalls:sys_exit_read -e syscalls:sys_enter_write -e syscalls:sys_exit_write -- "${io[@]}"
 rec clock-mono          -o clock-mono.data -k mono -e cpu-clock -F 499 -- "${work[@]}"
 rec clock-tai           -o clock-tai.data -k tai -e cpu-clock -F 499 -- "${work[@]}"
 rec period              -o period.data -c 100000 -e cpu-clock -- "${work[@]}"

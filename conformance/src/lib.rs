@@ -68,6 +68,7 @@ pub mod scenarios;
 pub mod sched;
 pub mod script;
 pub mod sql;
+mod trace_queries;
 pub mod tracepoint;
 pub mod unwind;
 pub mod variants;

@@ -27,6 +27,9 @@ pub enum Workload {
     Shell,
     /// `sleep 0.05`, for system-wide (`-a`) recordings.
     Sleep,
+    /// A child shell moving bytes: `head` through a pipe to `cat` (reads and writes on
+    /// several descriptors, writes that block), a read that fails (`cat /`: EISDIR), `ls`.
+    Io,
     /// Nothing: `perf inject` reads an earlier scenario's file.
     None,
     /// A program of `conformance/programs/`, built into the work directory first
@@ -44,6 +47,11 @@ impl Workload {
                 "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null",
             ],
             Workload::Sleep => &["sleep", "0.05"],
+            Workload::Io => &[
+                "sh",
+                "-c",
+                "head -c 100000 /dev/zero | cat >/dev/null; cat / 2>/dev/null; ls / >/dev/null",
+            ],
             Workload::None | Workload::Program(_) => &[],
         }
     }
@@ -231,6 +239,27 @@ pub const SCENARIOS: &[Scenario] = &[
         ],
         Workload::Shell,
         "system calls and scheduler tracepoints of one task: array, pointer, string fields",
+    ),
+    file(
+        "wakeups",
+        &["-a", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch"],
+        Workload::Sleep,
+        "wakeups and the switches that run the woken threads, system-wide (wakeup_latency query)",
+    ),
+    file(
+        "fd-io",
+        &[
+            "-e",
+            "syscalls:sys_enter_read",
+            "-e",
+            "syscalls:sys_exit_read",
+            "-e",
+            "syscalls:sys_enter_write",
+            "-e",
+            "syscalls:sys_exit_write",
+        ],
+        Workload::Io,
+        "read and write system calls of a pipe, files and a failing read (fd_bytes query)",
     ),
     file(
         "clock-mono",

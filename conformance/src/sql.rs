@@ -13,12 +13,16 @@
 //! | folded | `collapse --event E`, line for line |
 //! | histogram | `report --time START,END` (the bucket's window)'s totals, for the first, middle and last bucket |
 //! | addresses | every sampled address, printed as `0x%016x` (Spark reads uint64 as decimals) |
+//! | syscalls | `perf script`'s raw_syscalls lines paired as the query pairs them: per process and call, count, total and max latency |
+//! | wakeup_latency | `perf script`'s sched_wakeup and sched_switch lines, paired alike: per thread, count, total and max |
+//! | fd_bytes | `perf script`'s sys_enter/exit_read and _write lines, paired alike: per process and fd, calls, bytes, failures |
 //!
 //! An engine whose Python package (or Java, for Spark) is missing is skipped with that
 //! reason; a query that fails as written fails every row.
 
 use crate::analyses::options;
 use crate::checks::{Outcome, SHOW};
+use crate::trace_queries::{self, TraceLine};
 use perfdata::Recording;
 use perfdata_analysis::analyses::collapse;
 use perfdata_analysis::analyses::report::{self, ReportOptions, SortKey};
@@ -34,115 +38,19 @@ use std::path::{Path, PathBuf};
 const ENGINES: [&str; 3] = ["duckdb", "spark", "datafusion"];
 
 /// One query's result: column name → index, and the rows.
-struct Table {
-    cols: Vec<String>,
-    rows: Vec<Vec<Value>>,
+pub(crate) struct Table {
+    pub(crate) cols: Vec<String>,
+    pub(crate) rows: Vec<Vec<Value>>,
 }
 
 impl Table {
-    fn col(&self, row: &[Value], name: &str) -> Value {
+    pub(crate) fn col(&self, row: &[Value], name: &str) -> Value {
         self.cols
             .iter()
             .position(|c| c == name)
             .and_then(|i| row.get(i).cloned())
             .unwrap_or(Value::Null)
     }
-}
-
-/// The `syscalls` query's rows of recording `rec` against `perf script`'s
-/// raw_syscalls samples paired as the query pairs them (each sys_enter with its
-/// thread's next event, in time order, when that is the sys_exit of the same call): per
-/// process and call, the count, total and maximum latency (the percentiles are each
-/// engine's own interpolation). A recording without those events has no rows.
-fn syscalls_against_perf(t: &Table, rec: u32, path: &Path, work: &Path) -> Vec<String> {
-    let args = crate::analyses::os_args(
-        &["script", "-F", "pid,tid,time,event,trace", "--ns", "-i"],
-        path,
-    );
-    let text = match crate::analyses::perf_stdout(work, &args) {
-        Ok(t) => String::from_utf8_lossy(&t).into_owned(),
-        Err(e) => return vec![format!("perf script: {e}")],
-    };
-    // tid -> (time, is_exit, pid, call)
-    let mut by_tid: BTreeMap<i64, Vec<(i128, u8, i64, i64)>> = BTreeMap::new();
-    for line in text.lines() {
-        let exit = if line.contains(" raw_syscalls:sys_enter: ") {
-            0
-        } else if line.contains(" raw_syscalls:sys_exit: ") {
-            1
-        } else {
-            continue;
-        };
-        // `  3597/3597  633.463285886: raw_syscalls:sys_enter: NR 257 (…)`
-        let mut w = line.split_whitespace();
-        let (Some(ids), Some(time)) = (w.next(), w.next()) else {
-            continue;
-        };
-        let Some((pid, tid)) = ids.split_once('/') else {
-            continue;
-        };
-        let ns = time
-            .trim_end_matches(':')
-            .split_once('.')
-            .and_then(|(s, f)| {
-                Some(s.parse::<i128>().ok()? * 1_000_000_000 + f.parse::<i128>().ok()?)
-            });
-        let nr = line
-            .split_once(" NR ")
-            .and_then(|(_, r)| r.split([' ', '(']).next()?.parse::<i64>().ok());
-        if let (Ok(pid), Ok(tid), Some(ns), Some(nr)) = (pid.parse(), tid.parse(), ns, nr) {
-            by_tid.entry(tid).or_default().push((ns, exit, pid, nr));
-        }
-    }
-    // (pid, call) -> (calls, total, max)
-    let mut theirs: BTreeMap<(i64, i64), (u64, i128, i128)> = BTreeMap::new();
-    for evs in by_tid.values_mut() {
-        evs.sort();
-        for w in evs.windows(2) {
-            let ((t0, 0, pid, nr), (t1, 1, _, nr1)) = (w[0], w[1]) else {
-                continue;
-            };
-            if nr != nr1 {
-                continue;
-            }
-            let e = theirs.entry((pid, nr)).or_insert((0, 0, 0));
-            e.0 += 1;
-            e.1 += t1 - t0;
-            e.2 = e.2.max(t1 - t0);
-        }
-    }
-    let mut ours: BTreeMap<(i64, i64), (u64, i128, i128)> = BTreeMap::new();
-    for r in t
-        .rows
-        .iter()
-        .filter(|r| int(&t.col(r, "recording")) == u64::from(rec))
-    {
-        let v = |c: &str| t.col(r, c).as_f64().unwrap_or(f64::NAN);
-        ours.insert(
-            (v("pid") as i64, v("syscall") as i64),
-            (
-                v("calls") as u64,
-                v("total_ns") as i128,
-                v("max_ns") as i128,
-            ),
-        );
-    }
-    let mut why = vec![];
-    for k in theirs
-        .keys()
-        .chain(ours.keys())
-        .collect::<std::collections::BTreeSet<_>>()
-    {
-        let (a, b) = (theirs.get(k), ours.get(k));
-        if a != b {
-            why.push(format!(
-                "pid {} call {}: perf (calls, total ns, max ns) {a:?}, query {b:?}",
-                k.0, k.1
-            ));
-        }
-    }
-    why.truncate(SHOW);
-    why
 }
 
 /// Check 9, for every exported recording at once (one engine start each): one outcome
@@ -191,6 +99,14 @@ pub fn check_sql(files: &[PathBuf], work: &Path, workspace: &Path) -> Vec<Outcom
                 Ok(r) => r,
                 Err(e) => return Outcome::Fail(vec![format!("our reference: {e}")]),
             };
+            // perf script's tracepoint lines, read once for the tracepoint queries.
+            let perf_trace = std::cell::OnceCell::new();
+            let trace = || perf_trace.get_or_init(|| trace_queries::perf_trace(f, work));
+            let against_perf =
+                |check: fn(&Table, u32, &[TraceLine]) -> Vec<String>, t| match trace() {
+                    Ok(lines) => check(t, i as u32, lines),
+                    Err(e) => vec![e.clone()],
+                };
             let mut fails = vec![];
             let mut checked = 0;
             for (engine, r) in &results {
@@ -212,7 +128,9 @@ pub fn check_sql(files: &[PathBuf], work: &Path, workspace: &Path) -> Vec<Outcom
                                 "folded" => reference.folded(t, i as u32),
                                 "histogram" => reference.histogram(t, i as u32, f, work),
                                 "addresses" => reference.addresses(t, i as u32),
-                                "syscalls" => syscalls_against_perf(t, i as u32, f, work),
+                                "syscalls" => against_perf(trace_queries::check_syscalls, t),
+                                "wakeup_latency" => against_perf(trace_queries::check_wakeups, t),
+                                "fd_bytes" => against_perf(trace_queries::check_fd_bytes, t),
                                 other => vec![format!("no reference for query {other}")],
                             };
                             fails.extend(why.into_iter().map(|w| format!("{engine} {name}: {w}")));
@@ -302,7 +220,7 @@ fn which(cmd: &str) -> Option<PathBuf> {
     })
 }
 
-fn text(v: &Value) -> String {
+pub(crate) fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -310,7 +228,7 @@ fn text(v: &Value) -> String {
     }
 }
 
-fn int(v: &Value) -> u64 {
+pub(crate) fn int(v: &Value) -> u64 {
     v.as_u64()
         .or_else(|| v.as_f64().map(|f| f as u64))
         .unwrap_or(u64::MAX)

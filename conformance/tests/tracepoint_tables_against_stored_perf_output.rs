@@ -37,10 +37,11 @@ fn tracepoint_tables_equal_perf_script_fields() {
         checked += 1;
     }
     // tracepoint.data (file layout), pipe-tracepoint.pipe.data (the formats in the
-    // stream) and syscalls.data (system calls' arrays and pointers, wakeups, openat's
-    // strings).
+    // stream), syscalls.data (system calls' arrays and pointers, wakeups, openat's
+    // strings), wakeups.data (system-wide wakeups and switches) and fd-io.data (read
+    // and write).
     assert_eq!(
-        checked, 3,
+        checked, 5,
         "the stored trace texts of the tracepoint fixtures"
     );
 }
