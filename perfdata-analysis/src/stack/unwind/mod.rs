@@ -102,6 +102,10 @@ struct ProcessUnwinder {
     kind: UnwinderKind,
     /// Where the signal trampolines of its objects are mapped.
     trampolines: Vec<std::ops::Range<u64>>,
+    /// Whether the CFI at an address says it is an outermost frame, by address: asked
+    /// at the end of nearly every walk, of the same few addresses (`_start`, `clone3`),
+    /// and fixed while the objects are.
+    outermost: FxHashMap<u64, bool>,
 }
 
 enum UnwinderKind {
@@ -185,7 +189,7 @@ impl Unwinding {
             let unwinder = build(kind, objects());
             self.processes.insert(pid, (generation, unwinder));
         }
-        let (_, unwinder) = self.processes.get(&pid).expect("just built");
+        let (_, unwinder) = self.processes.get_mut(&pid).expect("just built");
         let before = out.len();
         // The stack copy starts at the sampled sp.
         let sp = start.sp;
@@ -218,7 +222,14 @@ impl Unwinding {
                 let short = match end {
                     StackEnd::Lost => true,
                     StackEnd::Complete => out.last().is_some_and(|&last| {
-                        !cfi_walk::is_outermost(cfi_walk::X86_64, modules, last)
+                        let known = &mut unwinder.outermost;
+                        // Bounded: walks that end everywhere (damaged stacks) start over.
+                        if known.len() >= 4096 && !known.contains_key(&last) {
+                            known.clear();
+                        }
+                        !*known.entry(last).or_insert_with(|| {
+                            cfi_walk::is_outermost(cfi_walk::X86_64, modules, last)
+                        })
                     }),
                     _ => false,
                 };
@@ -402,7 +413,11 @@ fn build(kind: Arch, objects: Vec<MappedObject>) -> ProcessUnwinder {
             UnwinderKind::I686(objects.iter().filter(|o| o.tables.is_32).map(cfi).collect())
         }
     };
-    ProcessUnwinder { kind, trampolines }
+    ProcessUnwinder {
+        kind,
+        trampolines,
+        outermost: FxHashMap::default(),
+    }
 }
 
 /// The registers of a frame interrupted by a signal, read back from the signal frame
