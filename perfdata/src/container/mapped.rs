@@ -69,13 +69,13 @@ impl MappedFile {
 }
 
 /// A front-to-back walk's page faults, taken on another thread: told where the walk is,
-/// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables
-/// (`MADV_POPULATE_READ`), so that the walk finds them mapped, and unmaps the pages more
-/// than [`PopulateAhead::BEHIND`] bytes behind it (`MADV_DONTNEED`). A walk over a file in
-/// the page cache spends a tenth of its time faulting pages in one by one, and unmapping
-/// a whole file's pages at its end costs as much again; this moves both to the second
-/// core (and keeps the resident set of the walk bounded). It only maps and unmaps pages
-/// (reading the file where they are not cached yet; a page read again after it was
+/// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables (a read
+/// per fault-around window), so that the walk finds them mapped, and unmaps the pages
+/// more than [`PopulateAhead::BEHIND`] bytes behind it (`MADV_DONTNEED`). A walk over a
+/// file in the page cache spends a tenth of its time faulting pages in one by one, and
+/// unmapping a whole file's pages at its end costs as much again; this moves both to the
+/// second core (and keeps the resident set of the walk bounded). It only maps and unmaps
+/// pages (reading the file where they are not cached yet; a page read again after it was
 /// unmapped is mapped again from the file): the bytes, and what the walk reads, are the
 /// same with it or without it.
 pub struct PopulateAhead {
