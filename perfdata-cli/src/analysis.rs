@@ -16,6 +16,28 @@ pub fn analyze<T>(
     progress: Option<&str>,
     walk: impl FnOnce(&mut Analyzer<'_>) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
+    analyze_with(path, options, progress, walk, false)
+}
+
+/// [`analyze`] for a command that reads one recording and then ends: the analyzer is not
+/// freed. Its symbol tables and debug info are a great many small allocations (freeing
+/// them took `script` a twentieth of its time); the process's exit returns them at once.
+pub fn analyze_then_exit<T>(
+    path: &Path,
+    options: &AnalyzerOptions,
+    progress: Option<&str>,
+    walk: impl FnOnce(&mut Analyzer<'_>) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    analyze_with(path, options, progress, walk, true)
+}
+
+fn analyze_with<T>(
+    path: &Path,
+    options: &AnalyzerOptions,
+    progress: Option<&str>,
+    walk: impl FnOnce(&mut Analyzer<'_>) -> Result<T, CliError>,
+    leave_to_exit: bool,
+) -> Result<T, CliError> {
     let recording = crate::input::open(path)?;
     let mut analyzer = Analyzer::open(&recording, options).at(path)?;
     if let Some(label) = progress {
@@ -23,6 +45,9 @@ pub fn analyze<T>(
     }
     let result = walk(&mut analyzer);
     print_notes(path, &analyzer);
+    if leave_to_exit {
+        std::mem::forget(analyzer);
+    }
     result
 }
 

@@ -20,8 +20,9 @@ pub struct Symbol {
     raw: Box<str>,
     binding: Binding,
     /// Demangled on first use: a large C++ or Rust library has hundreds of thousands of
-    /// symbols and a profile names a few hundred.
-    demangled: std::cell::OnceCell<Box<str>>,
+    /// symbols and a profile names a few hundred. (A lock: tables are shared, and made
+    /// on another thread.)
+    demangled: std::sync::OnceLock<Box<str>>,
 }
 
 impl Symbol {
@@ -32,7 +33,7 @@ impl Symbol {
             no_size: false,
             raw: raw.into(),
             binding,
-            demangled: std::cell::OnceCell::new(),
+            demangled: std::sync::OnceLock::new(),
         }
     }
 
@@ -62,10 +63,11 @@ enum Binding {
     Weak,
 }
 
-/// A sorted, de-duplicated symbol table with every end fixed up.
+/// A sorted, de-duplicated symbol table with every end fixed up. Fixed once made, and
+/// shared by its copies (the kernel's: the kernel symbols' and the kernel object's).
 #[derive(Debug, Clone, Default)]
 pub struct SymbolTable {
-    symbols: Vec<Symbol>,
+    symbols: std::sync::Arc<[Symbol]>,
 }
 
 impl SymbolTable {
@@ -124,7 +126,9 @@ impl SymbolTable {
                 last.end = round_up_page(last.start) + 4096;
             }
         }
-        SymbolTable { symbols: kept }
+        SymbolTable {
+            symbols: kept.into(),
+        }
     }
 
     /// The symbol containing `addr`.

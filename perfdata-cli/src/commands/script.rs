@@ -1,6 +1,6 @@
 //! `perfdata script`: every sample as perf script prints it.
 
-use crate::analysis::analyze;
+use crate::analysis::analyze_then_exit;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Output;
@@ -217,7 +217,7 @@ pub fn run(args: Args) -> CliResult {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    let notes = analyze(path, &options, None, |analyzer| {
+    let notes = analyze_then_exit(path, &options, None, |analyzer| {
         script::script(analyzer, &opts, &mut out).at(path)
     })
     .map_err(|e| rename_stdin(e, given, path))?;

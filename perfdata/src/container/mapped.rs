@@ -69,11 +69,15 @@ impl MappedFile {
 }
 
 /// A front-to-back walk's page faults, taken on another thread: told where the walk is,
-/// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables
-/// (`MADV_POPULATE_READ`), so that the walk finds them mapped. A walk over a file in the
-/// page cache spends a tenth of its time faulting pages in one by one; this moves that
-/// to the second core. It only maps pages (reading the file where they are not cached
-/// yet): the bytes, and what the walk reads, are the same with it or without it.
+/// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables (a read
+/// per fault-around window), so that the walk finds them mapped, and unmaps the pages
+/// more than [`PopulateAhead::BEHIND`] bytes behind it (`MADV_DONTNEED`). A walk over a
+/// file in the page cache spends a tenth of its time faulting pages in one by one, and
+/// unmapping a whole file's pages at its end costs as much again; this moves both to the
+/// second core (and keeps the resident set of the walk bounded). It only maps and unmaps
+/// pages (reading the file where they are not cached yet; a page read again after it was
+/// unmapped is mapped again from the file): the bytes, and what the walk reads, are the
+/// same with it or without it.
 pub struct PopulateAhead {
     shared: Option<Arc<Populating>>,
     thread: Option<std::thread::Thread>,
@@ -89,6 +93,9 @@ impl PopulateAhead {
     /// How far ahead of the walk pages are mapped: more than a round of records (the
     /// time-ordered walk reads one round ahead of what it delivers).
     pub const AHEAD: u64 = 64 << 20;
+    /// How far behind the walk pages stay mapped: more than the rounds the time-ordered
+    /// walk may still deliver records from.
+    pub const BEHIND: u64 = 64 << 20;
     /// How far the walk goes between two wake-ups of the thread.
     const STEP: u64 = 16 << 20;
 
@@ -146,11 +153,16 @@ impl Drop for PopulateAhead {
     }
 }
 
-/// The populating thread: keeps the pages up to `AHEAD` past the walk mapped, until the
-/// walk is over. It holds the map, so the pages it names are always this file's.
+/// The populating thread: keeps the pages up to `AHEAD` past the walk mapped and those
+/// `BEHIND` before it unmapped, until the walk is over. It holds the map, so the pages it
+/// names are always this file's.
 fn populate(map: &memmap2::Mmap, shared: &Populating) {
     const CHUNK: usize = 4 << 20;
+    const PAGE: usize = 4096;
+    // The kernel's default fault-around (`fault_around_bytes`).
+    const FAULT_AROUND: usize = 64 << 10;
     let mut done = 0usize;
+    let mut released = 0usize;
     loop {
         let reached = shared.reached.load(Ordering::Acquire);
         if reached == u64::MAX {
@@ -160,22 +172,40 @@ fn populate(map: &memmap2::Mmap, shared: &Populating) {
             .unwrap_or(usize::MAX)
             .min(map.len());
         // Pages behind the walk are not worth mapping any more.
-        done = done.max(usize::try_from(reached).unwrap_or(usize::MAX) / 4096 * 4096);
+        done = done.max(usize::try_from(reached).unwrap_or(usize::MAX) / PAGE * PAGE);
         while done < until {
             let len = CHUNK.min(until - done);
-            // An error (an old kernel without MADV_POPULATE_READ, a truncated file) only
-            // means the walk faults the pages in itself.
-            #[cfg(target_os = "linux")]
-            if map
-                .advise_range(memmap2::Advice::PopulateRead, done, len)
-                .is_err()
-            {
-                return;
+            // One read per fault-around window: the fault maps the window's pages that
+            // are in the page cache (reading the others first), as the walk's own fault
+            // would. (MADV_POPULATE_READ marks every page accessed one by one, under the
+            // LRU's lock: twice the cost.) A page left unmapped is faulted in by the walk.
+            for at in (done..done + len).step_by(FAULT_AROUND) {
+                std::hint::black_box(map[at]);
             }
             done += len;
             if shared.reached.load(Ordering::Acquire) == u64::MAX {
                 return;
             }
+        }
+        let behind = usize::try_from(reached.saturating_sub(PopulateAhead::BEHIND))
+            .unwrap_or(usize::MAX)
+            .min(map.len())
+            / PAGE
+            * PAGE;
+        if behind > released {
+            // SAFETY: a private, read-only file mapping that this process never writes:
+            // MADV_DONTNEED only drops page-table entries; a later access faults the same
+            // bytes in again from the file (the page cache), so every borrowed slice still
+            // sees the same contents. An error only leaves the pages mapped.
+            #[cfg(target_os = "linux")]
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    released,
+                    behind - released,
+                )
+            };
+            released = behind;
         }
         std::thread::park();
     }
@@ -262,5 +292,10 @@ mod tests {
         }
         drop(ahead);
         assert_eq!(map.bytes().len() as u64, len);
+        // The pages left behind (unmapped, or not yet) read the same bytes again.
+        for &m in &marks {
+            let at = m as usize;
+            assert_eq!(map.bytes()[at..at + 8], m.to_le_bytes());
+        }
     }
 }

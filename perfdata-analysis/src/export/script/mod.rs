@@ -510,8 +510,13 @@ impl Script {
             let w = self.data_src_width;
             write!(out, "{text:<w$}").map_err(io)?;
         }
-        // WEIGHT_STRUCT packs the instruction latency above the weight.
-        let weight = s.view.weight()?.unwrap_or(0);
+        // WEIGHT_STRUCT packs the instruction latency above the weight. Read only when
+        // printed: it lies past the stack copy, which finding it decodes again.
+        let weight = if fields.has(Field::WEIGHT) || fields.has(Field::INS_LAT) {
+            s.view.weight()?.unwrap_or(0)
+        } else {
+            0
+        };
         let structured = item.ctx.sample_type.contains(SampleType::WEIGHT_STRUCT);
         if fields.has(Field::WEIGHT) {
             let w = if structured {
