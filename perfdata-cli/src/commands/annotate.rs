@@ -133,6 +133,7 @@ pub fn run(args: Args) -> CliResult {
         source: !args.no_source,
         prefix: args.prefix.clone(),
         prefix_strip: args.prefix_strip.unwrap_or(0),
+        percent_limit: args.percent_limit.unwrap_or(0.0),
     };
     // objdump -l's positions need the DWARF lines.
     let mut options = args.symbols.options(true);
