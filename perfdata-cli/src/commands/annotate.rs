@@ -1,7 +1,7 @@
 //! `perfdata annotate`: each instruction of the hot functions with its share of the
 //! samples, as `perf annotate --stdio` prints it.
 
-use crate::analysis::analyze;
+use crate::analysis::analyze_then_exit;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Output;
@@ -138,7 +138,7 @@ pub fn run(args: Args) -> CliResult {
     // objdump -l's positions need the DWARF lines.
     let mut options = args.symbols.options(true);
     options.filter = args.filter.filter()?;
-    let result = analyze(&path, &options, Some("annotate"), |analyzer| {
+    let result = analyze_then_exit(&path, &options, Some("annotate"), |analyzer| {
         annotate::annotate(analyzer, &opts).at(&path)
     })?;
     for s in &result.skipped {
