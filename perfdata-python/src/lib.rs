@@ -496,6 +496,7 @@ impl NativeRecording {
             source,
             prefix,
             prefix_strip,
+            percent_limit: 0.0,
         };
         let opts = self.symbols.options(None, true)?;
         py.detach(|| -> Result<String, Error> {

@@ -154,6 +154,8 @@ pub struct Dsos {
     preloaded: HashMap<String, Loaded>,
     /// Keeps the read-ahead thread going (it stops when the registry is dropped).
     _read_ahead: Option<std::sync::Arc<()>>,
+    /// Set by [`Dsos::read_ahead_user`]: the kernel's symbols are not read ahead.
+    kernel_late: bool,
     /// Kernel symbols chosen by the caller (a file or none, and why).
     kernel_choice: Option<(Option<PathBuf>, String)>,
     /// What the recording says about its machine (for choosing kernel symbols).
@@ -218,6 +220,7 @@ impl Dsos {
             kernel_ahead: Pending::default(),
             preloaded: HashMap::new(),
             _read_ahead: None,
+            kernel_late: false,
             kernel_choice: None,
             host: RecordedHost::default(),
             kernel_ref: None,
@@ -463,9 +466,10 @@ impl Dsos {
         let mut ahead = ReadAhead::default();
         // The kernel's file is decided once, here, only when what decides it is known
         // already: a pipe brings its build ids and host in its stream, later.
-        let kernel_known = self.kernel_choice.is_some()
-            || self.recorded_kallsyms.is_some()
-            || self.build_ids.contains_key("[kernel.kallsyms]");
+        let kernel_known = !self.kernel_late
+            && (self.kernel_choice.is_some()
+                || self.recorded_kallsyms.is_some()
+                || self.build_ids.contains_key("[kernel.kallsyms]"));
         if kernel_known && self.kernel.get().is_none() {
             if let KernelFile::Kallsyms(path) = &self.kernel_source().0 {
                 let path = path.clone();
@@ -511,6 +515,15 @@ impl Dsos {
             }
         }
         self._read_ahead = ahead.start();
+    }
+
+    /// [`Dsos::read_ahead`] without the kernel's symbols: for a caller that resolves
+    /// kernel addresses after its walk, or not at all (annotate, which cannot annotate
+    /// kernel code). No later [`Dsos::read_ahead`] reads the kernel's symbols ahead
+    /// either: they load where they are first needed.
+    pub fn read_ahead_user(&mut self, debug_info: bool) {
+        self.kernel_late = true;
+        self.read_ahead(debug_info);
     }
 
     /// The DSO of a name, created on first sight.

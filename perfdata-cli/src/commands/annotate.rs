@@ -1,7 +1,7 @@
 //! `perfdata annotate`: each instruction of the hot functions with its share of the
 //! samples, as `perf annotate --stdio` prints it.
 
-use crate::analysis::analyze;
+use crate::analysis::analyze_then_exit;
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Output;
@@ -133,11 +133,12 @@ pub fn run(args: Args) -> CliResult {
         source: !args.no_source,
         prefix: args.prefix.clone(),
         prefix_strip: args.prefix_strip.unwrap_or(0),
+        percent_limit: args.percent_limit.unwrap_or(0.0),
     };
     // objdump -l's positions need the DWARF lines.
     let mut options = args.symbols.options(true);
     options.filter = args.filter.filter()?;
-    let result = analyze(&path, &options, Some("annotate"), |analyzer| {
+    let result = analyze_then_exit(&path, &options, Some("annotate"), |analyzer| {
         annotate::annotate(analyzer, &opts).at(&path)
     })?;
     for s in &result.skipped {

@@ -68,6 +68,30 @@ impl MappedFile {
     }
 }
 
+impl MappedFile {
+    /// [`MappedFile::release_before`] the whole file, on another thread: for a caller
+    /// done walking a large file with other work before it exits, that would otherwise
+    /// pay for unmapping every page the walk mapped on its own thread (a tenth of a
+    /// walk's time), when the map is dropped. The bytes stay readable as ever.
+    pub fn release_in_background(&self) {
+        let Some(map) = &self.map else { return };
+        if map.len() as u64 <= 2 * PopulateAhead::AHEAD {
+            return;
+        }
+        let map = Arc::clone(map);
+        // Not started: the pages are unmapped with the map, as without this.
+        let _ = std::thread::Builder::new()
+            .name("perfdata-release".into())
+            .spawn(move || {
+                // SAFETY: as in `release_before`: a private, read-only file mapping
+                // never written; a later access faults the same bytes in again.
+                let _ = unsafe {
+                    map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, map.len())
+                };
+            });
+    }
+}
+
 /// A front-to-back walk's page faults, taken on another thread: told where the walk is,
 /// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables (a read
 /// per fault-around window), so that the walk finds them mapped, and unmaps the pages

@@ -107,6 +107,16 @@ impl Recording {
         self.header.populate_ahead()
     }
 
+    /// Unmaps the pages walks mapped, on another thread, for a caller done walking
+    /// ([`MappedFile::release_in_background`](super::MappedFile::release_in_background));
+    /// the bytes stay readable.
+    pub fn release_in_background(&self) {
+        self.header.release_in_background();
+        for (_, s) in &self.streams {
+            s.release_in_background();
+        }
+    }
+
     /// The main file's bytes (`data` in a directory).
     pub fn header_bytes(&self) -> &[u8] {
         self.header.bytes()

@@ -15,7 +15,7 @@ use iced_x86::{
 use object::{
     Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SectionIndex, SymbolKind, SymbolSection,
 };
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Which assembler syntax (`-M/--disassembler-style`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,7 +43,11 @@ pub struct Insn {
 struct ObjSym {
     value: u64,
     section: Option<usize>,
-    name: String,
+    /// objdump's name: `bare` demangled, then `suffix`; made when first asked for (most
+    /// symbols of a library never are, and demangling them all costs).
+    name: OnceLock<String>,
+    /// The dynamic symbol's version objdump prints after the name (`@@GLIBC_2.2.5`).
+    suffix: String,
     function: bool,
     object: bool,
     local: bool,
@@ -66,6 +70,16 @@ pub struct ObjdumpSymbols {
     relocs: Vec<(u64, String, u64, bool)>,
 }
 
+impl ObjSym {
+    fn name(&self) -> &str {
+        self.name.get_or_init(|| {
+            let mut n = demangle_full(&self.bare);
+            n.push_str(&self.suffix);
+            n
+        })
+    }
+}
+
 impl ObjdumpSymbols {
     /// One function alone, in section `section`: what `perf inject --jit`'s object of a
     /// JIT function holds (its name for the branch targets inside it).
@@ -74,7 +88,8 @@ impl ObjdumpSymbols {
             sorted: vec![ObjSym {
                 value: start,
                 section,
-                name: demangle_full(name),
+                name: OnceLock::from(demangle_full(name)),
+                suffix: String::new(),
                 function: true,
                 object: false,
                 local: false,
@@ -153,16 +168,16 @@ impl ObjdumpSymbols {
                 }
                 _ => (s.is_local(), s.is_global()),
             };
-            let bare = name.to_string();
-            let mut name = demangle_full(name);
-            if !has_symtab {
-                name.push_str(&versions.suffix(s.index(), false));
-            }
             sorted.push(ObjSym {
-                bare,
+                bare: name.to_string(),
                 value: s.address(),
                 section,
-                name,
+                name: OnceLock::new(),
+                suffix: if has_symtab {
+                    String::new()
+                } else {
+                    versions.suffix(s.index(), false)
+                },
                 function: s.kind() == SymbolKind::Text,
                 object: s.kind() == SymbolKind::Data,
                 local,
@@ -210,7 +225,8 @@ impl ObjdumpSymbols {
             sorted.push(ObjSym {
                 value: *addr,
                 section,
-                name: name.clone(),
+                name: OnceLock::from(name.clone()),
+                suffix: String::new(),
                 function: true,
                 object: false,
                 local: false,
@@ -253,7 +269,7 @@ impl ObjdumpSymbols {
                 }
             }
         }
-        Some((&pick.name, pick.value))
+        Some((pick.name(), pick.value))
     }
 
     /// `addr <sym+0xoff>` as objdump prints an address it names.
@@ -374,8 +390,8 @@ fn compare_symbols(a: &ObjSym, b: &ObjSym) -> std::cmp::Ordering {
     let compiled = |n: &str| n.contains("gnu_compiled") || n.contains("gcc2_compiled");
     a.value
         .cmp(&b.value)
-        .then_with(|| compiled(&a.name).cmp(&compiled(&b.name)))
-        .then_with(|| file_like(&a.name).cmp(&file_like(&b.name)))
+        .then_with(|| compiled(a.name()).cmp(&compiled(b.name())))
+        .then_with(|| file_like(a.name()).cmp(&file_like(b.name())))
         .then_with(|| by(a.function, b.function))
         .then_with(|| by(a.object, b.object))
         .then_with(|| a.local.cmp(&b.local))

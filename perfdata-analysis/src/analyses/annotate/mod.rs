@@ -39,6 +39,9 @@ pub struct AnnotateOptions {
     pub prefix: Option<String>,
     /// objdump's `--prefix-strip`: directories taken off a source path before `prefix`.
     pub prefix_strip: usize,
+    /// perf's `--percent-limit`: the functions under this share of their event's period
+    /// (percent) are left out, neither disassembled nor reported skipped; 0: none is.
+    pub percent_limit: f64,
 }
 
 /// The annotated functions of a recording, per event.
@@ -168,6 +171,15 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
     let mut chosen: HashMap<SymbolId, bool> = HashMap::default();
     let mut result = Annotation::default();
     let mut functions: Vec<(usize, SymbolId, Hits)> = vec![];
+    // Kernel code is never annotated: its samples count in the totals, and are named
+    // (for the functions skipped) after the walk, only where the kernel's share of an
+    // event reaches the limit; its symbols are then read, and only then.
+    let defer_kernel = opts.symbols.is_empty();
+    let mut kernel_hits: HashMap<(usize, i32, u64), (u64, u64)> = HashMap::default();
+    let mut kernel_period = vec![0u64; events.len()];
+    // The objects' DWARF (objdump -l's positions, the source lines) loads on another
+    // thread while the walk goes on.
+    analyzer.machine.dsos.read_ahead_user(true);
     analyzer.run(
         crate::RunOptions::default(),
         |machine, item| -> Result<bool, Error> {
@@ -175,6 +187,16 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
                 return Ok(true);
             };
             if wanted.is_some_and(|w| w != s.event) || s.event >= totals.len() {
+                return Ok(true);
+            }
+            if defer_kernel && s.kernel {
+                let t = &mut totals[s.event];
+                t.0 += 1;
+                t.1 += s.period;
+                kernel_period[s.event] += s.period;
+                let h = kernel_hits.entry((s.event, s.pid, s.ip)).or_default();
+                h.0 += 1;
+                h.1 += s.period;
                 return Ok(true);
             }
             let frame = machine.resolve(s.pid, s.kernel, s.ip);
@@ -206,6 +228,26 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
             Ok(true)
         },
     )?;
+    // The walk is over: the recording's pages are unmapped on another thread while
+    // the functions are disassembled, not on this one when the recording is dropped.
+    analyzer.recording().release_in_background();
+    let machine = &analyzer.machine;
+    for ((event, pid, ip), (n, p)) in kernel_hits {
+        if share(kernel_period[event], totals[event].1) < opts.percent_limit {
+            continue;
+        }
+        let frame = machine.resolve(pid, true, ip);
+        if let (Some(sym), Some((dso, map_ip))) = (frame.symbol, frame.dso) {
+            let addr = machine.dsos.lookup_address(dso, map_ip);
+            let h = hits
+                .entry((event, sym))
+                .or_default()
+                .entry(addr)
+                .or_default();
+            h.0 += n;
+            h.1 += p;
+        }
+    }
     functions.extend(hits.into_iter().map(|((e, s), h)| (e, s, h)));
     let dsos = &analyzer.machine.dsos;
     let mut code = CodeFiles {
@@ -239,6 +281,9 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
             functions: vec![],
         };
         for (sym, h, samples, period) in mine {
+            if share(period, totals[event].1) < opts.percent_limit {
+                continue;
+            }
             match function(dsos, &mut code, &mut sources, sym, h, opts) {
                 Ok(mut f) => {
                     f.samples = samples;
@@ -256,6 +301,15 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
         result.events.push(ev);
     }
     Ok(result)
+}
+
+/// `part` of `total` in percent (0 of nothing), as `--percent-limit` compares it.
+fn share(part: u64, total: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / total as f64
+    }
 }
 
 /// The objects' files read so far, by DSO: the file's bytes and its symbols as objdump
@@ -456,12 +510,23 @@ fn function(
     // objdump -S's per-file state, anew for each function (perf runs objdump per
     // function): the highest line printed and the line last printed.
     let mut printed: HashMap<String, (u32, u32)> = HashMap::default();
+    // The names of the (inlined) functions, demangled once each: the same few come at
+    // every instruction.
+    let mut demangled: HashMap<String, String> = HashMap::default();
+    let mut demangle = |name: &str| -> String {
+        if let Some(d) = demangled.get(name) {
+            return d.clone();
+        }
+        let d = disasm::demangle_full(name);
+        demangled.insert(name.to_string(), d.clone());
+        d
+    };
     for (insn, (samples, period)) in insns_with_samples(insns, hits) {
         // objdump `-l`: the innermost function when it changes, the line when it does.
         let frames = dsos.dwarf_frames(sym.dso, insn.addr);
         if let Some(f) = frames.first() {
             // objdump prints a demangled name as it is, any other with `()`.
-            let demangled = disasm::demangle_full(&f.name);
+            let demangled = demangle(&f.name);
             let name = if demangled != f.name {
                 demangled
             } else {
@@ -499,10 +564,7 @@ fn function(
             samples,
             period,
             line,
-            inlined: frames
-                .iter()
-                .map(|f| disasm::demangle_full(&f.name))
-                .collect(),
+            inlined: frames.iter().map(|f| demangle(&f.name)).collect(),
         }));
     }
     let dso = dsos.get(sym.dso);
