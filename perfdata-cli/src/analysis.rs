@@ -51,26 +51,6 @@ fn analyze_with<T>(
     result
 }
 
-/// [`analyze`] for a command that prints what `walk` returned and exits: the analyzer
-/// (symbol tables, DWARF, the processes' maps) is left for the process's exit to free,
-/// not freed piece by piece, which after a large recording costs a tenth of the run.
-pub fn analyze_then_exit<T>(
-    path: &Path,
-    options: &AnalyzerOptions,
-    progress: Option<&str>,
-    walk: impl FnOnce(&mut Analyzer<'_>) -> Result<T, CliError>,
-) -> Result<T, CliError> {
-    let recording = crate::input::open(path)?;
-    let mut analyzer = Analyzer::open(&recording, options).at(path)?;
-    if let Some(label) = progress {
-        crate::progress::show(&mut analyzer, label);
-    }
-    let result = walk(&mut analyzer);
-    print_notes(path, &analyzer);
-    std::mem::forget(analyzer);
-    result
-}
-
 /// Prints the analyzer's notes on standard error, each naming the recording.
 fn print_notes(path: &Path, analyzer: &Analyzer<'_>) {
     for n in analyzer.notes() {

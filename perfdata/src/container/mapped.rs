@@ -66,9 +66,7 @@ impl MappedFile {
         // the same contents.
         let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, end) };
     }
-}
 
-impl MappedFile {
     /// [`MappedFile::release_before`] the whole file, on another thread: for a caller
     /// done walking a large file with other work before it exits, that would otherwise
     /// pay for unmapping every page the walk mapped on its own thread (a tenth of a
