@@ -912,6 +912,32 @@ fn cell(row: &DiffRow, column: &str, opts: &DiffOptions, d: &EventDiff) -> Strin
 mod tests {
     use super::*;
 
+    #[test]
+    fn folded_sums_survive_slots_taken_and_emptying() {
+        // More addresses than slots, met in turn: slots change hands all the time.
+        let n = 3 * (1u64 << Folded::SLOT_BITS) + 7;
+        let raw = |ip: u64| -> Raw { [0, 0, ip, 1] };
+        let key = |ip: u64| -> FastKey { (None, None, None, Some(FastSym::Addr(ip, '.'))) };
+        let mut folded = Folded::new();
+        let mut fast: Vec<[HashMap<FastKey, u64>; 2]> = vec![Default::default()];
+        for round in 1..=3u64 {
+            for ip in 0..n {
+                if !folded.add(&raw(ip), round * ip) {
+                    folded.insert(raw(ip), 0, false, key(ip), round * ip);
+                }
+            }
+            if round == 2 {
+                folded.empty_into(&mut fast);
+            }
+        }
+        folded.empty_into(&mut fast);
+        assert_eq!(fast[0][0].len() as u64, n);
+        assert!(fast[0][1].is_empty());
+        for ip in 0..n {
+            assert_eq!(fast[0][0][&key(ip)], 6 * ip, "address {ip}");
+        }
+    }
+
     fn key(dso: &str, sym: &str, addr: u64) -> EntryKey {
         EntryKey {
             dso: Some(Some(dso.into())),
