@@ -286,17 +286,7 @@ pub fn profile(
     // Per event: (shown, hidden) sums.
     let mut fast: Vec<[HashMap<FastKey, u64>; 2]> = (0..n).map(|_| Default::default()).collect();
     let mut totals = vec![0u64; n];
-    // Samples of one address, thread and state of the machine resolve alike: summed by
-    // those first (one lookup a sample), resolved once, and emptied into `fast` when
-    // many (memory stays bounded).
-    type Raw = (usize, bool, i32, i32, bool, u64, u64);
-    let mut raw: HashMap<Raw, (FastKey, u64)> = HashMap::default();
-    let empty = |raw: &mut HashMap<Raw, (FastKey, u64)>,
-                 fast: &mut [[HashMap<FastKey, u64>; 2]]| {
-        for ((ev, hidden, ..), (key, period)) in raw.drain() {
-            *fast[ev][usize::from(hidden)].entry(key).or_default() += period;
-        }
-    };
+    let mut folded = Folded::new();
     let run = crate::RunOptions {
         deliver_hidden: absolute,
         ..Default::default()
@@ -308,9 +298,13 @@ pub fn profile(
         let ev = s.event.min(n - 1);
         totals[ev] += s.period;
         let tid = if w_comm || w_pid { s.tid } else { 0 };
-        let at = (ev, s.hidden, s.pid, tid, s.kernel, s.ip, machine.changes());
-        if let Some(e) = raw.get_mut(&at) {
-            e.1 += s.period;
+        let at: Raw = [
+            ev as u64 | u64::from(s.hidden) << 32 | u64::from(s.kernel) << 33,
+            u64::from(s.pid as u32) << 32 | u64::from(tid as u32),
+            s.ip,
+            machine.changes(),
+        ];
+        if folded.add(&at, s.period) {
             return Ok(true);
         }
         let leaf = machine.resolve(s.pid, s.kernel, s.ip);
@@ -328,13 +322,13 @@ pub fn profile(
             w_dso.then(|| leaf.dso.map(|(d, _)| d.0)),
             w_sym.then(|| FastSym::of(&leaf)),
         );
-        if raw.len() >= 1 << 16 {
-            empty(&mut raw, &mut fast);
+        if folded.entries.len() >= 1 << 16 {
+            folded.empty_into(&mut fast);
         }
-        raw.insert(at, (key, s.period));
+        folded.insert(at, ev, s.hidden, key, s.period);
         Ok(true)
     })?;
-    empty(&mut raw, &mut fast);
+    folded.empty_into(&mut fast);
     let machine = &analyzer.machine;
     let events = fast
         .into_iter()
@@ -348,6 +342,112 @@ pub fn profile(
         })
         .collect();
     Ok(Profile { events })
+}
+
+/// A sample's event, hidden mark and cpumode (one word), process and thread (the thread
+/// only when a key needs it), address, and the machine's change count: samples alike in
+/// these resolve alike.
+type Raw = [u64; 4];
+
+/// Samples summed by [`Raw`] before they are resolved: each new one resolved once, the
+/// rest summed in a direct-mapped slot (most samples repeat a few addresses; a slot is one
+/// cache line, cheaper than a hash map's probe), which passes its sum on to the entry
+/// when another key takes it; a key not in its slot is found through the map.
+struct Folded {
+    /// (event, hidden, key, Σ period) — without what the slots hold.
+    entries: Vec<(usize, bool, FastKey, u64)>,
+    index: HashMap<Raw, u32>,
+    slots: Box<[Slot]>,
+}
+
+/// A raw key, its entry and the period summed here since the slot took it; `at` is
+/// [`Folded::EMPTY`] in a slot never filled (no sample has that event word).
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct Slot {
+    at: Raw,
+    entry: u32,
+    period: u64,
+}
+
+impl Folded {
+    const SLOT_BITS: u32 = 12;
+    const EMPTY: Slot = Slot {
+        at: [u64::MAX; 4],
+        entry: 0,
+        period: 0,
+    };
+
+    fn new() -> Self {
+        Folded {
+            entries: Vec::new(),
+            index: HashMap::default(),
+            slots: vec![Self::EMPTY; 1 << Self::SLOT_BITS].into_boxed_slice(),
+        }
+    }
+
+    #[inline(always)]
+    fn slot(at: &Raw) -> usize {
+        let h = (at[0] ^ at[1].rotate_left(17) ^ at[2] ^ at[3].rotate_left(41))
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> (64 - Self::SLOT_BITS)) as usize
+    }
+
+    /// Adds `period` to the entry of `at`; `false`: it has none yet.
+    #[inline(always)]
+    fn add(&mut self, at: &Raw, period: u64) -> bool {
+        let k = Self::slot(at);
+        let slot = &mut self.slots[k];
+        // Word by word, the address first (what differs most): one 32-byte compare of
+        // a key just written reads it back through memory at a stall.
+        if slot.at[2] == at[2] && slot.at[3] == at[3] && slot.at[1] == at[1] && slot.at[0] == at[0]
+        {
+            slot.period += period;
+            return true;
+        }
+        let Some(&i) = self.index.get(at) else {
+            return false;
+        };
+        self.take_slot(k, *at, i, period);
+        true
+    }
+
+    /// Gives slot `k` to entry `i` (of `at`), the sum of its previous entry passed on.
+    fn take_slot(&mut self, k: usize, at: Raw, i: u32, period: u64) {
+        let old = std::mem::replace(
+            &mut self.slots[k],
+            Slot {
+                at,
+                entry: i,
+                period,
+            },
+        );
+        if old.at != Self::EMPTY.at {
+            self.entries[old.entry as usize].3 += old.period;
+        }
+    }
+
+    fn insert(&mut self, at: Raw, ev: usize, hidden: bool, key: FastKey, period: u64) {
+        let i = self.entries.len() as u32;
+        self.entries.push((ev, hidden, key, 0));
+        self.index.insert(at, i);
+        self.take_slot(Self::slot(&at), at, i, period);
+    }
+
+    /// Moves the sums into `fast` (per event: shown, hidden) and forgets every entry:
+    /// memory stays bounded however many addresses a recording has.
+    fn empty_into(&mut self, fast: &mut [[HashMap<FastKey, u64>; 2]]) {
+        for slot in self.slots.iter_mut() {
+            if slot.at != Self::EMPTY.at {
+                self.entries[slot.entry as usize].3 += slot.period;
+            }
+            *slot = Self::EMPTY;
+        }
+        for (ev, hidden, key, period) in self.entries.drain(..) {
+            *fast[ev][usize::from(hidden)].entry(key).or_default() += period;
+        }
+        self.index.clear();
+    }
 }
 
 type FastKey = (
@@ -811,6 +911,32 @@ fn cell(row: &DiffRow, column: &str, opts: &DiffOptions, d: &EventDiff) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folded_sums_survive_slots_taken_and_emptying() {
+        // More addresses than slots, met in turn: slots change hands all the time.
+        let n = 3 * (1u64 << Folded::SLOT_BITS) + 7;
+        let raw = |ip: u64| -> Raw { [0, 0, ip, 1] };
+        let key = |ip: u64| -> FastKey { (None, None, None, Some(FastSym::Addr(ip, '.'))) };
+        let mut folded = Folded::new();
+        let mut fast: Vec<[HashMap<FastKey, u64>; 2]> = vec![Default::default()];
+        for round in 1..=3u64 {
+            for ip in 0..n {
+                if !folded.add(&raw(ip), round * ip) {
+                    folded.insert(raw(ip), 0, false, key(ip), round * ip);
+                }
+            }
+            if round == 2 {
+                folded.empty_into(&mut fast);
+            }
+        }
+        folded.empty_into(&mut fast);
+        assert_eq!(fast[0][0].len() as u64, n);
+        assert!(fast[0][1].is_empty());
+        for ip in 0..n {
+            assert_eq!(fast[0][0][&key(ip)], 6 * ip, "address {ip}");
+        }
+    }
 
     fn key(dso: &str, sym: &str, addr: u64) -> EntryKey {
         EntryKey {

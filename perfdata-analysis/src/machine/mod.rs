@@ -190,6 +190,9 @@ impl Thread {
     }
 }
 
+/// How many threads [`Machine::note_thread`] remembers as named.
+const NOTED_SLOTS: usize = 16;
+
 /// The state of every process and thread at the current point of a recording.
 #[derive(Debug)]
 pub struct Machine {
@@ -207,9 +210,9 @@ pub struct Machine {
     /// Bumped by every change of threads, names or maps: a sample seen again under
     /// the same count resolves as it did (what `report` folds repeated stacks by).
     changes: u64,
-    /// The thread [`Machine::note_thread`] last found named, and `changes` then:
-    /// consecutive samples are mostly of one thread.
-    noted: Option<(i32, u64)>,
+    /// Threads [`Machine::note_thread`] found named, and `changes` then, one slot per
+    /// few tids: samples mostly come from a few threads, often interleaved.
+    noted: [(i32, u64); NOTED_SLOTS],
     stack_options: StackOptions,
     unwinding: RefCell<Unwinding>,
     /// The unwinding tables of JIT code from jitdumps, by the DSO its loads map.
@@ -232,7 +235,7 @@ impl Machine {
             generation: 0,
             map_generation: FxHashMap::default(),
             changes: 0,
-            noted: None,
+            noted: [(0, u64::MAX); NOTED_SLOTS],
             stack_options: StackOptions::default(),
             unwinding: RefCell::new(Unwinding::new(Arch::host())),
             jit_tables: FxHashMap::default(),
@@ -400,13 +403,21 @@ impl Machine {
 
     /// The thread of a sample, created (named `:TID`, sharing its process's maps) when
     /// no record introduced it.
+    #[inline]
     pub fn note_thread(&mut self, pid: i32, tid: i32) {
-        if self.noted == Some((tid, self.changes)) {
+        // `changes` never reaches u64::MAX: an empty slot matches no thread.
+        if self.noted[tid as usize % NOTED_SLOTS] == (tid, self.changes) {
             return;
         }
+        self.note_thread_slow(pid, tid);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_thread_slow(&mut self, pid: i32, tid: i32) {
         if let Some(t) = self.threads.get(&tid) {
             if t.comm.is_some() || t.unnamed.is_some() {
-                self.noted = Some((tid, self.changes));
+                self.noted[tid as usize % NOTED_SLOTS] = (tid, self.changes);
                 return;
             }
         }

@@ -764,6 +764,7 @@ impl Filtering<'_> {
 /// read, each with the counter's change since its last sample as the period (perf's
 /// `deliver_sample_value`; a counter that did not move gives none). Samples go through
 /// the filter.
+#[inline]
 fn deliver(
     machine: &mut Machine,
     item: &Replayed<'_>,
@@ -779,6 +780,20 @@ fn deliver(
     if !expand_read || !item.ctx.sample_type.contains(SampleType::READ) {
         return Ok(filter.pass(machine, item, f));
     }
+    deliver_read(machine, item, s, last_read, filter, f)
+}
+
+/// [`deliver`]'s PERF_SAMPLE_READ sample: one per counter read (out of line, so that
+/// the path every sample takes stays small enough to inline).
+#[inline(never)]
+fn deliver_read(
+    machine: &mut Machine,
+    item: &Replayed<'_>,
+    s: &SampleInfo<'_>,
+    last_read: &mut HashMap<u64, u64>,
+    filter: Filtering<'_>,
+    f: &mut Sink<'_>,
+) -> Result<bool, perfdata::Error> {
     let Some(read) = s.view.read()? else {
         return Ok(filter.pass(machine, item, f));
     };
@@ -842,6 +857,7 @@ fn sample_time_span(
 /// the user frames of the CALLCHAIN written for it, if one is waiting
 /// (the module `simpleperf_unwinding` says how they are matched). Samples the filter or a byte
 /// range leaves out take theirs too, so that no chain is left waiting for them.
+#[inline]
 fn apply_simpleperf_unwinding(
     unwinding: &mut simpleperf_unwinding::SimpleperfUnwinding,
     item: &Replayed<'_>,
@@ -851,13 +867,22 @@ fn apply_simpleperf_unwinding(
     }
     let ty = item.rec.record_type();
     if ty == RecordType::SIMPLEPERF_CALLCHAIN || ty == RecordType::SIMPLEPERF_UNWINDING_RESULT {
-        match item.data.decode(item.rec, item.ctx) {
-            Ok(body) => unwinding.on_record(&body),
-            // Only a stack or a note depends on it: the rest of the replay goes on.
-            Err(e) => unwinding.undecodable(e),
-        }
+        simpleperf_record(unwinding, item);
     }
     None
+}
+
+/// A simpleperf CALLCHAIN or UNWINDING_RESULT record, to `unwinding` (out of line: rare).
+#[inline(never)]
+fn simpleperf_record(
+    unwinding: &mut simpleperf_unwinding::SimpleperfUnwinding,
+    item: &Replayed<'_>,
+) {
+    match item.data.decode(item.rec, item.ctx) {
+        Ok(body) => unwinding.on_record(&body),
+        // Only a stack or a note depends on it: the rest of the replay goes on.
+        Err(e) => unwinding.undecodable(e),
+    }
 }
 
 /// Gives `item`'s sample `user` as its user frames ([`SampleInfo::user_callchain`]), in
@@ -870,6 +895,7 @@ fn set_user_chain<'a>(item: &mut Replayed<'a>, user: Option<&'a [u64]>) {
 }
 
 /// Pipe mode: build ids, features (host, release) and event names arrive as records.
+#[inline]
 fn note_header_record(
     data: &PerfData<'_>,
     rec: &RawRecord<'_>,
@@ -884,6 +910,18 @@ fn note_header_record(
     {
         return Ok(());
     }
+    header_record(data, rec, ctx, dsos, events)
+}
+
+/// [`note_header_record`]'s records (out of line: rare).
+#[inline(never)]
+fn header_record(
+    data: &PerfData<'_>,
+    rec: &RawRecord<'_>,
+    ctx: &RecordCtx,
+    dsos: &mut Dsos,
+    events: &mut [String],
+) -> Result<(), perfdata::Error> {
     match data.decode(rec, ctx)? {
         RecordBody::EventUpdate(u) => {
             if let EventUpdateData::Name(n) = &u.data {
@@ -940,7 +978,6 @@ fn item<'a>(
     rec: &'a RawRecord<'a>,
     ctx: &'a RecordCtx,
 ) -> Result<Replayed<'a>, perfdata::Error> {
-    let time = data.time(rec, ctx);
     let sample = match data.sample(rec, ctx)? {
         Some(view) => {
             let event = ctx.attr.unwrap_or(0) as usize;
@@ -965,6 +1002,11 @@ fn item<'a>(
             })
         }
         None => None,
+    };
+    // A sample's time is its view's (the field the record's time is read from): read once.
+    let time = match &sample {
+        Some(s) => s.time,
+        None => data.time(rec, ctx),
     };
     Ok(Replayed {
         data,
