@@ -1132,6 +1132,7 @@ mod tests {
             runs: 1,
             max_rss_kib: 0,
             max_anon_kib: 0,
+            cpu: std::time::Duration::ZERO,
             stdout: stdout.into(),
         }
     }
