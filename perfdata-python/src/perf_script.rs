@@ -139,6 +139,9 @@ struct Event {
     /// Offsets and sizes of `common_preempt_count`, `common_flags`, `common_lock_depth`,
     /// `common_pid`.
     commons: [Option<(usize, usize)>; 4],
+    /// The handler last called and its argument count (perf asks the handler for it at
+    /// every sample; a function's count does not change).
+    argc: Option<(Py<PyAny>, usize)>,
 }
 
 /// The walk's state.
@@ -155,6 +158,10 @@ struct Host<'py> {
     /// `attr` bytes per event (perf's in-memory `perf_event_attr`: 128 bytes in 6.1).
     attrs: Vec<Py<PyBytes>>,
     frames: Vec<Frame>,
+    /// `"trace_unhandled"`, made once: a `str` key hashes once, not at every sample.
+    unhandled: Py<PyString>,
+    /// Threads' names handed over, by the machine's interned name: made once each.
+    comms: HashMap<u32, (String, Py<PyString>)>,
 }
 
 /// `size of struct perf_event_attr` in perf 6.1.
@@ -203,6 +210,8 @@ pub(crate) fn run_perf_script<'py>(
         current_field: String::new(),
         attrs,
         frames: vec![],
+        unhandled: PyString::intern(py, "trace_unhandled").unbind(),
+        comms: HashMap::new(),
     };
     let mut failed: Option<PyErr> = None;
     let run = RunOptions {
@@ -278,6 +287,14 @@ fn handler<'py>(main: &Bound<'py, PyDict>, name: &str) -> PyResult<Option<Bound<
     Ok(main.get_item(name)?.filter(|h| h.is_callable()))
 }
 
+/// [`handler`] by a `str` key made once (its hash is kept in it).
+fn handler_by<'py>(
+    main: &Bound<'py, PyDict>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(main.get_item(name)?.filter(|h| h.is_callable()))
+}
+
 /// perf's `get_argument_count`: the handler's `__code__.co_argcount` (0 when it has
 /// none: a builtin, a class).
 fn argument_count(h: &Bound<'_, PyAny>) -> usize {
@@ -325,6 +342,7 @@ impl<'py> Host<'py> {
                     common("common_lock_depth"),
                     common("common_pid"),
                 ],
+                argc: None,
             }
         })
     }
@@ -415,9 +433,9 @@ impl<'py> Host<'py> {
                 lock_depth: read(commons[2]),
             };
         }
-        let (h, unhandled) = match handler(&main, &name.to_string())? {
+        let (h, unhandled) = match handler_by(&main, &name)? {
             Some(h) => (h, false),
-            None => match handler(&main, "trace_unhandled")? {
+            None => match handler_by(&main, self.unhandled.bind(py))? {
                 Some(h) => (h, true),
                 None => return Ok(()),
             },
@@ -427,7 +445,7 @@ impl<'py> Host<'py> {
         let time = s.time.unwrap_or(0);
         let (secs, nsecs) = (time / 1_000_000_000, time % 1_000_000_000);
         let cpu = s.cpu.map_or(-1, |c| c as i32);
-        let comm = machine.comm(s.tid);
+        let comm = self.comm(machine, s.tid);
         let callchain = self.callchain(machine, s)?;
         let mut args: Vec<Bound<'py, PyAny>> = Vec::with_capacity(8 + format.fields.len());
         args.push(name.clone().into_any());
@@ -438,7 +456,7 @@ impl<'py> Host<'py> {
             d.set_item("common_s", secs)?;
             d.set_item("common_ns", nsecs)?;
             d.set_item("common_pid", pid)?;
-            d.set_item("common_comm", comm.as_ref())?;
+            d.set_item("common_comm", &comm)?;
             d.set_item("common_callchain", &callchain)?;
             Some(d)
         } else {
@@ -446,7 +464,7 @@ impl<'py> Host<'py> {
             args.push(int(py, secs));
             args.push(int(py, nsecs));
             args.push(int(py, pid));
-            args.push(PyString::new(py, &comm).into_any());
+            args.push(comm.into_any());
             args.push(callchain.clone().into_any());
             None
         };
@@ -464,7 +482,15 @@ impl<'py> Host<'py> {
         if let Some(d) = dict {
             args.push(d.into_any());
         }
-        if argument_count(&h) == args.len() + 1 {
+        let argc = match &event.argc {
+            Some((cached, n)) if cached.bind(py).is(&h) => *n,
+            _ => {
+                let n = argument_count(&h);
+                event.argc = Some((h.clone().unbind(), n));
+                n
+            }
+        };
+        if argc == args.len() + 1 {
             args.push(
                 self.sample_dict(machine, item, s, raw, callchain)?
                     .into_any(),
@@ -472,6 +498,25 @@ impl<'py> Host<'py> {
         }
         h.call1(PyTuple::new(py, args)?)?;
         Ok(())
+    }
+
+    /// The thread's name as a `str`, made once per name the machine interned.
+    fn comm(&mut self, machine: &Machine, tid: i32) -> Bound<'py, PyString> {
+        let py = self.py;
+        let Some(id) = machine.comm_id(tid) else {
+            return PyString::new(py, &machine.comm(tid));
+        };
+        let text = machine.comm_name(id);
+        match self.comms.get(&id.0) {
+            // The same text checked: the cache must not outlive a machine's interning.
+            Some((t, s)) if t == text => s.bind(py).clone(),
+            _ => {
+                let s = PyString::new(py, text);
+                self.comms
+                    .insert(id.0, (text.to_string(), s.clone().unbind()));
+                s
+            }
+        }
     }
 
     /// perf's `python_process_general_event`: `process_event(dict)`.

@@ -18,6 +18,7 @@ commands:
                   that recording fails too (both listed at the end); --no-retry: once
   bench [--file F] [--size-mb N] [--runs N] [--quick] [--out docs/performance.md]
         [--big-gb N [--big-only]] [--python | --python-only]
+        [--tracepoints-mb N | --no-tracepoints] [--tracepoints-only]
                   the performance table: perfdata vs linux-perf-data 0.13, cp and perf script
                   on a recorded (or synthesized) file under target/bench/; --quick: a tiny
                   synthesized file, one run (keeps the suite running in CI); --big-gb N adds
@@ -28,7 +29,12 @@ commands:
                   Parquet export, Spark local[2]); --python-only measures it alone;
                   --sched-mb N (default 300): the perf sched table (perfdata sched
                   timehist/latency vs perf sched on a busy system-wide perf sched record of
-                  N MB), --no-sched leaves it out, --sched-only measures it alone
+                  N MB), --no-sched leaves it out, --sched-only measures it alone;
+                  --tracepoints-mb N (default 250): the tracepoint table (tracepoints() into
+                  pandas vs perf script + pandas, script -s syscall-counts-by-pid.py vs perf
+                  script -s, the Parquet export, on a system-wide perf record of sched:* and
+                  raw_syscalls:* of N MB), --no-tracepoints leaves it out,
+                  --tracepoints-only measures it alone and, with --out, replaces its section
   fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize]
                   seed fuzz/corpus/ (from fuzz/seeds/T.tar.gz, the fixtures, the findings) and
                   run the cargo-fuzz targets of fuzz/ (default: all, 60 s each; nightly if

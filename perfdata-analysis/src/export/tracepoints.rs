@@ -269,20 +269,34 @@ impl Col {
     fn finish(&mut self) -> Result<ArrayRef, Error> {
         Ok(match self {
             Col::Int(t, xs, ok) => {
-                let nulls = NullBuffer::from(std::mem::take(ok));
-                narrow(t, &std::mem::take(xs), Some(nulls))
+                let a = narrow(t, xs, validity(ok));
+                xs.clear();
+                ok.clear();
+                a
             }
             Col::Text(b) => ArrayBuilder::finish(b),
             Col::List(item, offsets, xs, ok) => {
-                let values = narrow(item, &std::mem::take(xs), None);
-                let offsets =
-                    OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
-                let nulls = NullBuffer::from(std::mem::take(ok));
+                let values = narrow(item, xs, None);
+                let bounds = OffsetBuffer::new(ScalarBuffer::from(offsets.as_slice().to_vec()));
                 let field = Arc::new(ArrowField::new("item", item.clone(), true));
-                Arc::new(ListArray::try_new(field, offsets, values, Some(nulls))?)
+                let a = ListArray::try_new(field, bounds, values, validity(ok))?;
+                xs.clear();
+                ok.clear();
+                offsets.truncate(1);
+                Arc::new(a)
             }
             Col::Bytes(b) => ArrayBuilder::finish(b),
         })
+    }
+}
+
+/// The validity of a column's values: none when all are valid (the same values, and the
+/// writers skip the null checks).
+fn validity(ok: &[bool]) -> Option<NullBuffer> {
+    if ok.iter().all(|&v| v) {
+        None
+    } else {
+        Some(NullBuffer::from(ok))
     }
 }
 
@@ -417,30 +431,31 @@ impl TracepointTable {
         if self.rows == 0 || self.rows < min_rows {
             return Ok(None);
         }
-        let nulls = |ok: &mut Vec<bool>| Some(NullBuffer::from(std::mem::take(ok)));
+        // The buffers are emptied, not dropped: the next batch fills them without
+        // growing them again.
         let mut cols: Vec<ArrayRef> = vec![
-            narrow(
-                &DataType::UInt64,
-                &std::mem::take(&mut self.time),
-                nulls(&mut self.time_ok),
-            ),
-            narrow(
-                &DataType::UInt32,
-                &std::mem::take(&mut self.cpu),
-                nulls(&mut self.cpu_ok),
-            ),
-            narrow(&DataType::Int32, &std::mem::take(&mut self.tgid), None),
-            narrow(&DataType::Int32, &std::mem::take(&mut self.tid), None),
+            narrow(&DataType::UInt64, &self.time, validity(&self.time_ok)),
+            narrow(&DataType::UInt32, &self.cpu, validity(&self.cpu_ok)),
+            narrow(&DataType::Int32, &self.tgid, None),
+            narrow(&DataType::Int32, &self.tid, None),
             ArrayBuilder::finish(&mut self.comm),
-            narrow(&DataType::UInt64, &std::mem::take(&mut self.period), None),
+            narrow(&DataType::UInt64, &self.period, None),
         ];
         if self.ev.callchain {
-            cols.push(narrow(
-                &DataType::UInt64,
-                &std::mem::take(&mut self.stack),
-                None,
-            ));
+            cols.push(narrow(&DataType::UInt64, &self.stack, None));
         }
+        for v in [
+            &mut self.time,
+            &mut self.cpu,
+            &mut self.tgid,
+            &mut self.tid,
+            &mut self.period,
+            &mut self.stack,
+        ] {
+            v.clear();
+        }
+        self.time_ok.clear();
+        self.cpu_ok.clear();
         for (_, c) in &mut self.fields {
             cols.push(c.finish()?);
         }

@@ -10,6 +10,7 @@ mod python;
 mod runner;
 mod sched;
 mod table;
+mod tracepoints;
 
 use anyhow::{bail, Context, Result};
 use runner::{check_status, measure_workload, Env, Measured, Workload, LONG_RUN};
@@ -35,6 +36,10 @@ pub struct Options {
     pub sched_mb: Option<u64>,
     /// Only the `perf sched` table.
     pub sched_only: bool,
+    /// The tracepoint table (full bench only): its recording's size, or none.
+    pub tracepoints_mb: Option<u64>,
+    /// Only the tracepoint table; with `--out`, its section of that file is replaced.
+    pub tracepoints_only: bool,
     /// The big-input table (never by default): its file's size in GB.
     pub big_gb: Option<u64>,
     /// Only the big-input table; with `--out`, its section of that file is replaced.
@@ -57,6 +62,8 @@ impl Options {
             dwarf_only: false,
             sched_mb: Some(300),
             sched_only: false,
+            tracepoints_mb: Some(250),
+            tracepoints_only: false,
             big_gb: None,
             big_only: false,
             python: false,
@@ -81,6 +88,11 @@ impl Options {
                 "--sched-mb" => o.sched_mb = Some(number(value("--sched-mb")?, "--sched-mb")?),
                 "--no-sched" => o.sched_mb = None,
                 "--sched-only" => o.sched_only = true,
+                "--tracepoints-mb" => {
+                    o.tracepoints_mb = Some(number(value("--tracepoints-mb")?, "--tracepoints-mb")?)
+                }
+                "--no-tracepoints" => o.tracepoints_mb = None,
+                "--tracepoints-only" => o.tracepoints_only = true,
                 "--big-gb" => o.big_gb = Some(number(value("--big-gb")?, "--big-gb")?),
                 "--big-only" => o.big_only = true,
                 "--python" => o.python = true,
@@ -93,6 +105,7 @@ impl Options {
             o.runs = 1;
             o.dwarf_mb = None;
             o.sched_mb = None;
+            o.tracepoints_mb = None;
         }
         if o.sched_only && (o.sched_mb.is_none() || o.out.is_some() || o.dwarf_only) {
             bail!("bench: --sched-only measures the sched table alone (not with --quick, --no-sched, --dwarf-only or --out)");
@@ -103,11 +116,20 @@ impl Options {
         if o.big_only && (o.big_gb.is_none() || o.dwarf_only || o.quick) {
             bail!("bench: --big-only measures the big-input table alone: give --big-gb N, not --dwarf-only or --quick");
         }
+        if o.tracepoints_only
+            && (o.tracepoints_mb.is_none()
+                || o.sched_only
+                || o.dwarf_only
+                || o.big_only
+                || o.python_only)
+        {
+            bail!("bench: --tracepoints-only measures the tracepoint table alone: not with --quick, --no-tracepoints or another --*-only");
+        }
         if o.python_only && (o.big_only || o.dwarf_only || o.quick) {
             bail!("bench: --python-only measures the Python table alone: not with --big-only, --dwarf-only or --quick");
         }
-        if o.runs == 0 || o.size_mb == 0 || o.big_gb == Some(0) {
-            bail!("bench: --runs, --size-mb and --big-gb must be at least 1");
+        if o.runs == 0 || o.size_mb == 0 || o.big_gb == Some(0) || o.tracepoints_mb == Some(0) {
+            bail!("bench: --runs, --size-mb, --big-gb and --tracepoints-mb must be at least 1");
         }
         Ok(o)
     }
@@ -172,6 +194,19 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         print!("\n{}", sched::measure(&env, mb, opts.runs)?.markdown);
         return Ok(());
     }
+    if opts.tracepoints_only {
+        let mb = opts.tracepoints_mb.unwrap_or(250);
+        let tp = tracepoints::measure(&env, mb, opts.runs)?;
+        print!("\n{}", tp.markdown);
+        if let Some(out) = &opts.out {
+            let out = root.join(out);
+            let doc = std::fs::read_to_string(&out).unwrap_or_default();
+            let doc = with_section(&doc, TRACEPOINT_SECTION, &tracepoint_section(&tp));
+            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
+            println!("\nreplaced the tracepoint section of {}", out.display());
+        }
+        return Ok(());
+    }
     if opts.big_only {
         let gb = opts.big_gb.unwrap_or(10);
         let big = big::measure(&env, gb)?;
@@ -223,6 +258,17 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     if let Some(s) = &sched_table {
         print!("\n{}", s.markdown);
     }
+    let tp = match opts.tracepoints_mb {
+        Some(mb) if env.perf => Some(tracepoints::measure(&env, mb, opts.runs)?),
+        Some(_) => {
+            println!("skipped the tracepoint table: perf does not run here");
+            None
+        }
+        None => None,
+    };
+    if let Some(t) = &tp {
+        print!("\n{}", t.markdown);
+    }
     let py = if opts.python {
         Some(python::measure(&env, &input.path, opts.runs)?)
     } else {
@@ -254,13 +300,19 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 s.input, s.markdown
             );
         }
-        // The sections measured by runs of their own (`--big-gb`, `--python`) are kept from
-        // the document as it was when this run did not measure them.
+        // The sections measured by runs of their own (`--tracepoints-only`, `--big-gb`,
+        // `--python`) are kept from the document as it was when this run did not measure
+        // them.
         let out = root.join(out);
         let old = std::fs::read_to_string(&out).unwrap_or_default();
+        let tp_text = tp.as_ref().map(tracepoint_section);
         let big_text = big.as_ref().map(big_section);
         let py_text = py.as_ref().map(|p| python_section(&input, p));
-        for (heading, new) in [(BIG_SECTION, big_text), (PYTHON_SECTION, py_text)] {
+        for (heading, new) in [
+            (TRACEPOINT_SECTION, tp_text),
+            (BIG_SECTION, big_text),
+            (PYTHON_SECTION, py_text),
+        ] {
             if let Some(section) = new.or_else(|| section_of(&old, heading).map(str::to_string)) {
                 doc = with_section(&doc, heading, &section);
             }
@@ -284,6 +336,22 @@ fn python_section(input: &Input, p: &python::PythonTable) -> String {
         input.bytes as f64 / 1e6,
         input.source,
         p.markdown
+    )
+}
+
+/// The heading of the tracepoint section of the performance document.
+const TRACEPOINT_SECTION: &str = "## Tracepoints";
+
+/// The tracepoint section, heading included.
+fn tracepoint_section(t: &tracepoints::TracepointTable) -> String {
+    format!(
+        "{TRACEPOINT_SECTION}\n\nMeasured with `cargo xtask bench --tracepoints-only --out \
+         docs/performance.md` (the full bench measures it too; `--tracepoints-mb N` sizes \
+         the recording, `--no-tracepoints` leaves it out): the Python rows with the \
+         `perfdata` package built by `maturin build --release`, each row a whole process.\n\n\
+         * input: {}\n* peers: `perf script` (perf 6.1) with pandas, `perf script -s` (perf's \
+         embedded Python), the same output byte for byte (conformance check 20)\n\n{}",
+        t.input, t.markdown
     )
 }
 
@@ -1064,6 +1132,7 @@ mod tests {
             runs: 1,
             max_rss_kib: 0,
             max_anon_kib: 0,
+            cpu: std::time::Duration::ZERO,
             stdout: stdout.into(),
         }
     }

@@ -80,74 +80,16 @@ pub(super) struct PythonTable {
 /// Builds and installs the wheel, then measures the rows on `input`: `runs` runs each,
 /// Spark once over copies of it.
 pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTable> {
-    let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let has = |m: &str| {
-        Command::new(&py)
-            .args(["-c", &format!("import {m}")])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let missing: Vec<&str> = ["maturin", "pandas", "pyarrow"]
-        .into_iter()
-        .filter(|m| !has(m))
-        .collect();
-    if !missing.is_empty() {
-        bail!(
-            "the Python table needs {}: `pip install {}`",
-            missing.join(", "),
-            missing.join(" ")
-        );
-    }
-    let wheels = env.scratch.join("wheels");
-    let site = env.scratch.join("py");
-    let _ = std::fs::remove_dir_all(&wheels);
-    println!("building the perfdata wheel (release)");
-    check_status(
-        Command::new(&py)
-            .args([
-                "-m",
-                "maturin",
-                "build",
-                "--release",
-                "--interpreter",
-                &py,
-                "-o",
-            ])
-            .arg(&wheels)
-            .current_dir(env.root.join("perfdata-python")),
-        "maturin build --release",
-    )?;
-    let wheel = std::fs::read_dir(&wheels)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .context("maturin wrote no wheel")?;
-    let _ = std::fs::remove_dir_all(&site);
-    check_status(
-        Command::new(&py)
-            .args(["-m", "pip", "install", "-q", "--no-deps", "--target"])
-            .arg(&site)
-            .arg(&wheel),
-        "pip install --target",
-    )?;
+    let wheel = Wheel::install(env)?;
+    let (py, site) = (wheel.python.clone(), wheel.site.clone());
+    let has = |m: &str| wheel.has(m);
     let file = input.to_str().context("input path is not UTF-8")?;
     let script = |name: &str, text: &str| -> Result<String> {
         let path = env.scratch.join(name);
         std::fs::write(&path, text)?;
         Ok(path.to_string_lossy().into_owned())
     };
-    let python = |script: &str, arg: &str| {
-        let mut w = Workload::new(Path::new("env"), &[]);
-        w.args = vec![
-            format!("PYTHONPATH={}", site.display()),
-            py.clone(),
-            script.to_string(),
-            arg.to_string(),
-        ];
-        w.keep_stdout = true;
-        w
-    };
+    let python = |script: &str, arg: &str| wheel.run(script, &[arg]);
     let ours = script("bench_samples.py", OURS)?;
     let peer = script("bench_perf_script.py", PERF_SCRIPT)?;
     let parquet = env
@@ -302,4 +244,95 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(PythonTable { markdown: md })
+}
+
+/// The release wheel of the `perfdata` package, installed into `target/bench/py/` (once
+/// per bench run: the Python and tracepoint tables share it).
+pub(super) struct Wheel {
+    /// The interpreter (`$PYTHON`, else `python3`).
+    pub(super) python: String,
+    /// Where the package is installed (`PYTHONPATH`).
+    pub(super) site: std::path::PathBuf,
+}
+
+impl Wheel {
+    /// Builds the wheel (`maturin build --release`) and installs it, unless this process
+    /// did already; fails naming what to `pip install` when a module is missing.
+    pub(super) fn install(env: &Env) -> Result<Wheel> {
+        static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+        let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let wheel = Wheel {
+            python: py.clone(),
+            site: env.scratch.join("py"),
+        };
+        let missing: Vec<&str> = ["maturin", "pandas", "pyarrow"]
+            .into_iter()
+            .filter(|m| !wheel.has(m))
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "the Python rows need {}: `pip install {}`",
+                missing.join(", "),
+                missing.join(" ")
+            );
+        }
+        if DONE.get().is_some() {
+            return Ok(wheel);
+        }
+        let wheels = env.scratch.join("wheels");
+        let _ = std::fs::remove_dir_all(&wheels);
+        println!("building the perfdata wheel (release)");
+        check_status(
+            Command::new(&py)
+                .args([
+                    "-m",
+                    "maturin",
+                    "build",
+                    "--release",
+                    "--interpreter",
+                    &py,
+                    "-o",
+                ])
+                .arg(&wheels)
+                .current_dir(env.root.join("perfdata-python")),
+            "maturin build --release",
+        )?;
+        let file = std::fs::read_dir(&wheels)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|e| e == "whl"))
+            .context("maturin wrote no wheel")?;
+        let _ = std::fs::remove_dir_all(&wheel.site);
+        check_status(
+            Command::new(&py)
+                .args(["-m", "pip", "install", "-q", "--no-deps", "--target"])
+                .arg(&wheel.site)
+                .arg(&file),
+            "pip install --target",
+        )?;
+        let _ = DONE.set(());
+        Ok(wheel)
+    }
+
+    /// Whether the interpreter imports `module`.
+    pub(super) fn has(&self, module: &str) -> bool {
+        Command::new(&self.python)
+            .args(["-c", &format!("import {module}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// `python3 SCRIPT ARGS…` with the package importable, its standard output kept.
+    pub(super) fn run(&self, script: &str, args: &[&str]) -> Workload {
+        let mut w = Workload::new(Path::new("env"), &[]);
+        w.args = vec![
+            format!("PYTHONPATH={}", self.site.display()),
+            self.python.clone(),
+            script.to_string(),
+        ];
+        w.args.extend(args.iter().map(|a| a.to_string()));
+        w.keep_stdout = true;
+        w
+    }
 }

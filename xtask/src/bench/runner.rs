@@ -38,6 +38,9 @@ pub(super) struct Measured {
     pub(super) max_rss_kib: u64,
     /// Largest `RssAnon` seen while polling, KiB.
     pub(super) max_anon_kib: u64,
+    /// Median CPU time (user + system, `wait4`): what the work cost, less sensitive than
+    /// wall time to other processes sharing the cores.
+    pub(super) cpu: Duration,
     /// What the first run printed.
     pub(super) stdout: String,
 }
@@ -84,15 +87,17 @@ impl Workload {
 
 pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
     let mut walls = vec![];
+    let mut cpus = vec![];
     let mut m = Measured {
         wall: Duration::ZERO,
         runs: 0,
         max_rss_kib: 0,
         max_anon_kib: 0,
+        cpu: Duration::ZERO,
         stdout: String::new(),
     };
     for i in 0..runs {
-        let (wall, rss, anon, stdout) =
+        let (wall, cpu, rss, anon, stdout) =
             run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
         if i == 0 {
             m.stdout = stdout;
@@ -105,6 +110,7 @@ pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<M
             );
         }
         walls.push(wall);
+        cpus.push(cpu);
         m.max_rss_kib = m.max_rss_kib.max(rss);
         m.max_anon_kib = m.max_anon_kib.max(anon);
         if wall > LONG_RUN {
@@ -112,12 +118,15 @@ pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<M
         }
     }
     walls.sort();
+    cpus.sort();
     m.runs = walls.len();
     m.wall = walls[walls.len() / 2];
+    m.cpu = cpus[cpus.len() / 2];
     println!(
-        "  {:<60} {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
+        "  {:<60} {:>8.3} s  cpu {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
         w.describe(),
         m.wall.as_secs_f64(),
+        m.cpu.as_secs_f64(),
         m.max_rss_kib as f64 / 1024.0,
         m.max_anon_kib as f64 / 1024.0,
         m.runs,
@@ -126,8 +135,8 @@ pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<M
     Ok(m)
 }
 
-/// Runs `w` once: wall time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
-pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, String)> {
+/// Runs `w` once: wall time, CPU time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.
+pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, Duration, u64, u64, String)> {
     if let Some(out) = &w.fresh_output {
         let _ = std::fs::remove_file(out);
     }
@@ -155,7 +164,7 @@ pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, S
     }
     let start = Instant::now();
     let child = cmd.spawn()?;
-    let (status, rss_kib, anon_kib) = wait_watching_memory(child.id())?;
+    let (status, rss_kib, anon_kib, cpu) = wait_watching_memory(child.id())?;
     let wall = start.elapsed();
     let stdout = if w.keep_stdout {
         let text = std::fs::read_to_string(&stdout_path)?;
@@ -171,11 +180,12 @@ pub(super) fn run_once(env: &Env, w: &Workload) -> Result<(Duration, u64, u64, S
         let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
         bail!("failed (wait status {status:#x}): {}", stderr.trim());
     }
-    Ok((wall, rss_kib, anon_kib, stdout))
+    Ok((wall, cpu, rss_kib, anon_kib, stdout))
 }
 
-/// Reaps `pid` with `wait4`, polling its `RssAnon` every 2 ms until it exits.
-pub(super) fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64)> {
+/// Reaps `pid` with `wait4`, polling its `RssAnon` every 2 ms until it exits: its wait
+/// status, `ru_maxrss`, peak `RssAnon` (KiB) and CPU time (its and its children's).
+pub(super) fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64, Duration)> {
     let pid = pid as libc::pid_t;
     let status_file = format!("/proc/{pid}/status");
     let mut anon_kib = 0u64;
@@ -185,7 +195,11 @@ pub(super) fn wait_watching_memory(pid: u32) -> Result<(i32, u64, u64)> {
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
         let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
         if r == pid {
-            return Ok((status, usage.ru_maxrss as u64, anon_kib));
+            let time = |t: libc::timeval| {
+                Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+            };
+            let cpu = time(usage.ru_utime) + time(usage.ru_stime);
+            return Ok((status, usage.ru_maxrss as u64, anon_kib, cpu));
         }
         if r < 0 {
             return Err(std::io::Error::last_os_error()).context("wait4");

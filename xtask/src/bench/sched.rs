@@ -36,10 +36,10 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
     let big = env.scratch.join(format!("sched-{mb}mb.data"));
     let small = env.scratch.join("sched-small.data");
     if !big.exists() {
-        record_sized(&dir, mb, &big)?;
+        record_sized(&dir, mb, &big, SCHED_RECORD)?;
     }
     if !small.exists() {
-        record(&dir, SMALL_SECONDS, &small)?;
+        record(&dir, SMALL_SECONDS, &small, SCHED_RECORD)?;
     }
     let file = big.to_str().context("input path is not UTF-8")?;
     let small_file = small.to_str().context("input path is not UTF-8")?;
@@ -119,8 +119,11 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
     })
 }
 
+/// How the sched table records: `perf sched record` (its events, system-wide).
+const SCHED_RECORD: &[&str] = &["sched", "record"];
+
 /// The workloads, compiled into the scratch directory under the names that choose them.
-fn build(env: &Env) -> Result<PathBuf> {
+pub(super) fn build(env: &Env) -> Result<PathBuf> {
     let dir = env.scratch.join("sched-load");
     std::fs::create_dir_all(&dir)?;
     let source = dir.join("sched_workloads.c");
@@ -140,8 +143,10 @@ fn build(env: &Env) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Records `seconds` of the whole machine while the workloads loop (two of each per CPU).
-fn record(dir: &Path, seconds: f64, out: &Path) -> Result<()> {
+/// Records `seconds` of the whole machine while the workloads loop (two of each per CPU),
+/// with `perf` and `perf_args` (`["sched", "record"]`, or `record` of chosen events with
+/// `-a`).
+pub(super) fn record(dir: &Path, seconds: f64, out: &Path, perf_args: &[&str]) -> Result<()> {
     let partial = out.with_extension("partial");
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut loops = String::new();
@@ -160,10 +165,11 @@ fn record(dir: &Path, seconds: f64, out: &Path) -> Result<()> {
     let script = format!("{loops} sleep {seconds}; rm -f {}; wait", running.display());
     let status = check_status(
         Command::new("perf")
-            .args(["sched", "record", "-o"])
+            .args(perf_args)
+            .arg("-o")
             .arg(&partial)
             .args(["--", "sh", "-c", &script]),
-        "perf sched record",
+        &format!("perf {}", perf_args.join(" ")),
     );
     let _ = std::fs::remove_file(&running);
     status?;
@@ -172,12 +178,15 @@ fn record(dir: &Path, seconds: f64, out: &Path) -> Result<()> {
 }
 
 /// Records about `mb` MB, the duration scaled from a calibration recording.
-fn record_sized(dir: &Path, mb: u64, out: &Path) -> Result<()> {
+pub(super) fn record_sized(dir: &Path, mb: u64, out: &Path, perf_args: &[&str]) -> Result<()> {
     let calibration = out.with_extension("calibration");
-    record(dir, CALIBRATION_SECONDS, &calibration)?;
+    record(dir, CALIBRATION_SECONDS, &calibration, perf_args)?;
     let per_second = std::fs::metadata(&calibration)?.len() as f64 / CALIBRATION_SECONDS;
     std::fs::remove_file(&calibration)?;
     let seconds = (mb as f64 * 1e6 / per_second.max(1.0)).max(0.1);
-    println!("recording ~{mb} MB of perf sched record ({seconds:.1} s of the load)");
-    record(dir, seconds, out)
+    println!(
+        "recording ~{mb} MB of perf {} ({seconds:.1} s of the load)",
+        perf_args.join(" ")
+    );
+    record(dir, seconds, out, perf_args)
 }
