@@ -434,6 +434,70 @@ impl<'r> Analyzer<'r> {
         }
     }
 
+    /// Calls `f` for every record of a file in time order, as [`Analyzer::run`] delivers
+    /// them, but not replayed: no machine state (the analyzer's stays as it is), no
+    /// filter, no kernel symbols read ahead, each sample once as it is (a
+    /// PERF_SAMPLE_READ sample is not expanded) and without simpleperf's user frames.
+    /// For a view that keeps its own account of the side band and resolves no address
+    /// (perf sched's), the replay is most of a walk's cost. `f` returns whether to go on.
+    /// A `--threads` directory is refused (its streams need the merge `run` does).
+    pub fn run_unreplayed<E, F>(&mut self, mut f: F) -> Result<(), E>
+    where
+        E: From<AnalysisError>,
+        F: FnMut(&Replayed<'_>) -> Result<bool, E>,
+    {
+        if self.recording.is_directory() {
+            return Err(E::from(
+                BadOption::new(
+                    "run_unreplayed",
+                    "a --threads directory's streams are walked by run",
+                )
+                .into(),
+            ));
+        }
+        self.run_notes.clear();
+        let mut failed = None;
+        let data = &self.data;
+        let (progress, events) = (&mut self.progress, &mut self.events);
+        let dsos = &mut self.machine.dsos;
+        let mut ahead = self.recording.populate_ahead();
+        let walked = static_endian!(data.format.endian, |e| {
+            let mut walk = data.records_as(e).time_ordered();
+            let walked = walk.for_each(|origin, rec, ctx| {
+                ahead.reached(rec.offset);
+                if let Some(p) = progress.as_mut() {
+                    p.tick(rec.offset);
+                }
+                note_header_record(data, &rec, ctx, dsos, events)?;
+                let item = item(data, Place::Main, origin, &rec, ctx)?;
+                match f(&item) {
+                    Ok(go_on) => Ok(go_on),
+                    Err(e) => {
+                        failed = Some(e);
+                        Ok(false)
+                    }
+                }
+            });
+            let unjoined = walk.take_unjoined();
+            self.run_notes.extend(
+                unjoined
+                    .iter()
+                    .map(|e| format!("{e}: the record these SPLIT records held is left out")),
+            );
+            walked
+        });
+        if let Some(p) = self.progress.as_mut() {
+            (p.report)(Progress {
+                done: p.total,
+                total: p.total,
+            });
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => walked.map_err(|e| E::from(e.into())),
+        }
+    }
+
     /// [`Analyzer::run`]'s walk, with the caller's callback behind one non-generic sink.
     fn walk(&mut self, opts: RunOptions, sink: &mut Sink<'_>) -> Result<(), AnalysisError> {
         // The kernel's symbols load on another thread while the walk starts.
