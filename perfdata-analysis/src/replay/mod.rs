@@ -440,7 +440,10 @@ impl<'r> Analyzer<'r> {
     /// PERF_SAMPLE_READ sample is not expanded) and without simpleperf's user frames.
     /// For a view that keeps its own account of the side band and resolves no address
     /// (perf sched's), the replay is most of a walk's cost. `f` returns whether to go on.
-    /// A `--threads` directory is refused (its streams need the merge `run` does).
+    ///
+    /// The records are put in time order on another thread, which hands them over in
+    /// batches (where they are, not their bytes): the ordering and `f` share the two
+    /// cores. A `--threads` directory is refused (its streams need the merge `run` does).
     pub fn run_unreplayed<E, F>(&mut self, mut f: F) -> Result<(), E>
     where
         E: From<AnalysisError>,
@@ -461,31 +464,72 @@ impl<'r> Analyzer<'r> {
         let (progress, events) = (&mut self.progress, &mut self.events);
         let dsos = &mut self.machine.dsos;
         let mut ahead = self.recording.populate_ahead();
-        let walked = static_endian!(data.format.endian, |e| {
-            let mut walk = data.records_as(e).time_ordered();
-            let walked = walk.for_each(|origin, rec, ctx| {
-                ahead.reached(rec.offset);
-                if let Some(p) = progress.as_mut() {
-                    p.tick(rec.offset);
-                }
-                note_header_record(data, &rec, ctx, dsos, events)?;
-                let item = item(data, Place::Main, origin, &rec, ctx)?;
-                match f(&item) {
-                    Ok(go_on) => Ok(go_on),
-                    Err(e) => {
-                        failed = Some(e);
-                        Ok(false)
+        let (input, _) = data.records().input();
+        let (walked, unjoined) = std::thread::scope(|scope| {
+            let (to_f, batches) = std::sync::mpsc::sync_channel::<Vec<Ordered>>(4);
+            let (give_back, returned) = std::sync::mpsc::channel::<Vec<Ordered>>();
+            let orderer = std::thread::Builder::new()
+                .name("perfdata-order".into())
+                .spawn_scoped(scope, move || {
+                    static_endian!(data.format.endian, |e| {
+                        let mut walk = data.records_as(e).time_ordered();
+                        let mut batch = Vec::with_capacity(Ordered::BATCH);
+                        let walked = walk.for_each(|origin, rec, ctx| {
+                            ahead.reached(rec.offset);
+                            batch.push(Ordered::new(input, origin, &rec, ctx));
+                            if batch.len() == Ordered::BATCH {
+                                let next = returned
+                                    .try_recv()
+                                    .unwrap_or_else(|_| Vec::with_capacity(Ordered::BATCH));
+                                // The receiver gone: `f` stopped the walk.
+                                return Ok(to_f.send(std::mem::replace(&mut batch, next)).is_ok());
+                            }
+                            Ok(true)
+                        });
+                        if !batch.is_empty() {
+                            let _ = to_f.send(batch);
+                        }
+                        (walked, walk.take_unjoined())
+                    })
+                })
+                .map_err(AnalysisError::from)?;
+            'walk: for mut batch in batches.iter() {
+                for o in &batch {
+                    let rec = o.record(input);
+                    if let Some(p) = progress.as_mut() {
+                        p.tick(rec.offset);
+                    }
+                    let go_on = note_header_record(data, &rec, &o.ctx, dsos, events)
+                        .and_then(|()| item(data, Place::Main, o.origin, &rec, &o.ctx));
+                    let go_on = match go_on {
+                        Ok(item) => f(&item),
+                        Err(e) => Err(E::from(e.into())),
+                    };
+                    match go_on {
+                        Ok(true) => {}
+                        Ok(false) => break 'walk,
+                        Err(e) => {
+                            failed = Some(e);
+                            break 'walk;
+                        }
                     }
                 }
-            });
-            let unjoined = walk.take_unjoined();
-            self.run_notes.extend(
-                unjoined
-                    .iter()
-                    .map(|e| format!("{e}: the record these SPLIT records held is left out")),
-            );
-            walked
-        });
+                batch.clear();
+                let _ = give_back.send(batch);
+            }
+            // The orderer stops at its next batch once nobody receives it.
+            drop(batches);
+            match orderer.join() {
+                Ok(r) => Ok(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+        .map_err(E::from)?;
+        self.run_notes.extend(
+            unjoined
+                .iter()
+                .map(|e| format!("{e}: the record these SPLIT records held is left out")),
+        );
         if let Some(p) = self.progress.as_mut() {
             (p.report)(Progress {
                 done: p.total,
@@ -584,6 +628,64 @@ impl<'r> Analyzer<'r> {
             walked
         })?;
         Ok(())
+    }
+}
+
+/// A record put in time order by [`Analyzer::run_unreplayed`]'s ordering thread: where
+/// its bytes are in the input, or a copy of them when they are not there (decompressed
+/// or joined records, whose buffers move on).
+struct Ordered {
+    origin: Origin,
+    offset: u64,
+    header: perfdata::types::EventHeader,
+    ctx: RecordCtx,
+    bytes: OrderedBytes,
+}
+
+enum OrderedBytes {
+    /// The body's and the payload's ranges in the input.
+    Input(std::ops::Range<usize>, std::ops::Range<usize>),
+    /// The body then the payload, and the body's length.
+    Copied(Box<[u8]>, usize),
+}
+
+impl Ordered {
+    /// Records per batch handed over (a few batches are in flight: bounded memory).
+    const BATCH: usize = 4096;
+
+    fn new(input: &[u8], origin: Origin, rec: &RawRecord<'_>, ctx: &RecordCtx) -> Ordered {
+        let within = |s: &[u8]| {
+            if s.is_empty() {
+                // An empty slice may point anywhere.
+                return Some(0..0);
+            }
+            let at = (s.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
+            (at <= input.len() && s.len() <= input.len() - at).then_some(at..at + s.len())
+        };
+        let bytes = match (within(rec.body), within(rec.payload)) {
+            (Some(body), Some(payload)) => OrderedBytes::Input(body, payload),
+            _ => OrderedBytes::Copied([rec.body, rec.payload].concat().into(), rec.body.len()),
+        };
+        Ordered {
+            origin,
+            offset: rec.offset,
+            header: rec.header,
+            ctx: *ctx,
+            bytes,
+        }
+    }
+
+    fn record<'a>(&'a self, input: &'a [u8]) -> RawRecord<'a> {
+        let (body, payload) = match &self.bytes {
+            OrderedBytes::Input(b, p) => (&input[b.clone()], &input[p.clone()]),
+            OrderedBytes::Copied(bytes, n) => bytes.split_at(*n),
+        };
+        RawRecord {
+            offset: self.offset,
+            header: self.header,
+            body,
+            payload,
+        }
     }
 }
 

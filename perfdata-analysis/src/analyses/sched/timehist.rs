@@ -693,15 +693,22 @@ impl State<'_> {
         let mut t = time;
         let state = tp.int(Field::PrevState) as i32;
         let prev_pid = tp.int(Field::PrevPid);
-        // machine__resolve: the sample's thread.
-        self.tasks.findnew(s.pid, s.tid);
+        // machine__resolve: the sample's thread. A second lookup of the same pid and
+        // tid finds what the first made and changes nothing: it is skipped.
+        let sample_thread = self.tasks.findnew(s.pid, s.tid);
         let who = if prev_pid == 0 {
             self.idle_slot(cpu);
             Who::Idle(cpu)
         } else {
             let tid = if s.tid != 0 { s.tid } else { s.pid };
-            let i = self.tasks.findnew(s.pid, tid);
-            self.tasks.findnew(s.pid, s.pid);
+            let i = if tid == s.tid {
+                sample_thread
+            } else {
+                self.tasks.findnew(s.pid, tid)
+            };
+            if s.pid != tid {
+                self.tasks.findnew(s.pid, s.pid);
+            }
             self.save_callchain(m, s, user_maps)?;
             if self.o.idle_hist {
                 self.idle_slot(cpu).last_thread = Some(i);
