@@ -496,11 +496,12 @@ impl<'r> Analyzer<'r> {
             'walk: for mut batch in batches.iter() {
                 for o in &batch {
                     let rec = o.record(input);
+                    let ctx = o.ctx(data);
                     if let Some(p) = progress.as_mut() {
                         p.tick(rec.offset);
                     }
-                    let go_on = note_header_record(data, &rec, &o.ctx, dsos, events)
-                        .and_then(|()| item(data, Place::Main, o.origin, &rec, &o.ctx));
+                    let go_on = note_header_record(data, &rec, &ctx, dsos, events)
+                        .and_then(|()| item(data, Place::Main, o.origin, &rec, &ctx));
                     let go_on = match go_on {
                         Ok(item) => f(&item),
                         Err(e) => Err(E::from(e.into())),
@@ -633,52 +634,79 @@ impl<'r> Analyzer<'r> {
 
 /// A record put in time order by [`Analyzer::run_unreplayed`]'s ordering thread: where
 /// its bytes are in the input, or a copy of them when they are not there (decompressed
-/// or joined records, whose buffers move on).
+/// or joined records, whose buffers move on). Its context is not carried: the walks of
+/// [`PerfData::records`] give every record `session.ctx_of(attr, header.misc)`, which
+/// the receiving side puts together again (a tenth of the bytes handed over).
 struct Ordered {
     origin: Origin,
     offset: u64,
     header: perfdata::types::EventHeader,
-    ctx: RecordCtx,
+    /// [`RecordCtx::attr`], `u32::MAX` for none.
+    attr: u32,
     bytes: OrderedBytes,
 }
 
 enum OrderedBytes {
-    /// The body's and the payload's ranges in the input.
-    Input(std::ops::Range<usize>, std::ops::Range<usize>),
+    /// Where the body and the payload are in the input, and their lengths.
+    Input {
+        body: usize,
+        payload: usize,
+        body_len: u32,
+        payload_len: u32,
+    },
     /// The body then the payload, and the body's length.
-    Copied(Box<[u8]>, usize),
+    Copied(Box<(Box<[u8]>, usize)>),
 }
 
 impl Ordered {
     /// Records per batch handed over (a few batches are in flight: bounded memory).
     const BATCH: usize = 4096;
 
+    #[inline]
     fn new(input: &[u8], origin: Origin, rec: &RawRecord<'_>, ctx: &RecordCtx) -> Ordered {
         let within = |s: &[u8]| {
             if s.is_empty() {
                 // An empty slice may point anywhere.
-                return Some(0..0);
+                return Some((0, 0));
             }
             let at = (s.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
-            (at <= input.len() && s.len() <= input.len() - at).then_some(at..at + s.len())
+            let len = u32::try_from(s.len()).ok()?;
+            (at <= input.len() && s.len() <= input.len() - at).then_some((at, len))
         };
         let bytes = match (within(rec.body), within(rec.payload)) {
-            (Some(body), Some(payload)) => OrderedBytes::Input(body, payload),
-            _ => OrderedBytes::Copied([rec.body, rec.payload].concat().into(), rec.body.len()),
+            (Some((body, body_len)), Some((payload, payload_len))) => OrderedBytes::Input {
+                body,
+                payload,
+                body_len,
+                payload_len,
+            },
+            _ => OrderedBytes::Copied(Box::new((
+                [rec.body, rec.payload].concat().into(),
+                rec.body.len(),
+            ))),
         };
         Ordered {
             origin,
             offset: rec.offset,
             header: rec.header,
-            ctx: *ctx,
+            attr: ctx.attr.unwrap_or(u32::MAX),
             bytes,
         }
     }
 
+    #[inline]
     fn record<'a>(&'a self, input: &'a [u8]) -> RawRecord<'a> {
         let (body, payload) = match &self.bytes {
-            OrderedBytes::Input(b, p) => (&input[b.clone()], &input[p.clone()]),
-            OrderedBytes::Copied(bytes, n) => bytes.split_at(*n),
+            &OrderedBytes::Input {
+                body,
+                payload,
+                body_len,
+                payload_len,
+            } => (
+                &input[body..body + body_len as usize],
+                &input[payload..payload + payload_len as usize],
+            ),
+            OrderedBytes::Copied(copy) => copy.0.split_at(copy.1),
         };
         RawRecord {
             offset: self.offset,
@@ -686,6 +714,13 @@ impl Ordered {
             body,
             payload,
         }
+    }
+
+    /// The context the walk gave the record.
+    #[inline]
+    fn ctx(&self, data: &PerfData<'_>) -> RecordCtx {
+        let attr = (self.attr != u32::MAX).then_some(self.attr as usize);
+        data.session.ctx_of(attr, self.header.misc)
     }
 }
 
