@@ -257,7 +257,14 @@ where
             }
             let kind = w.kinds.get(s.event).copied().unwrap_or(Kind::Other);
             if kind == Kind::Other {
-                f(&w, Event::Sample { s, tp: None, machine })?;
+                f(
+                    &w,
+                    Event::Sample {
+                        s,
+                        tp: None,
+                        machine,
+                    },
+                )?;
                 return Ok(true);
             }
             let raw_data = s.view.raw()?;
@@ -279,7 +286,14 @@ where
                 fields,
                 endian,
             };
-            f(&w, Event::Sample { s, tp: Some(tp), machine })?;
+            f(
+                &w,
+                Event::Sample {
+                    s,
+                    tp: Some(tp),
+                    machine,
+                },
+            )?;
             return Ok(true);
         }
         if ty == RecordType::MMAP

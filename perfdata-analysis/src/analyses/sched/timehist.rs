@@ -439,7 +439,8 @@ impl State<'_> {
             self.skipped += 1;
         }
         if self.o.idle_hist
-            && (kind != Kind::Switch || (tp.int(Field::PrevPid) != 0 && tp.int(Field::NextPid) != 0))
+            && (kind != Kind::Switch
+                || (tp.int(Field::PrevPid) != 0 && tp.int(Field::NextPid) != 0))
         {
             rc = true;
         }
