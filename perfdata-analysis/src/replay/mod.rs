@@ -434,6 +434,115 @@ impl<'r> Analyzer<'r> {
         }
     }
 
+    /// Calls `f` for every record of a file in time order, as [`Analyzer::run`] delivers
+    /// them, but not replayed: no machine state (the analyzer's stays as it is), no
+    /// filter, no kernel symbols read ahead, each sample once as it is (a
+    /// PERF_SAMPLE_READ sample is not expanded) and without simpleperf's user frames.
+    /// For a view that keeps its own account of the side band and resolves no address
+    /// (perf sched's), the replay is most of a walk's cost. `f` returns whether to go on.
+    ///
+    /// The records are put in time order on another thread, which hands them over in
+    /// batches (where they are, not their bytes): the ordering and `f` share the two
+    /// cores. A `--threads` directory is refused (its streams need the merge `run` does).
+    pub fn run_unreplayed<E, F>(&mut self, mut f: F) -> Result<(), E>
+    where
+        E: From<AnalysisError>,
+        F: FnMut(&Replayed<'_>) -> Result<bool, E>,
+    {
+        if self.recording.is_directory() {
+            return Err(E::from(
+                BadOption::new(
+                    "run_unreplayed",
+                    "a --threads directory's streams are walked by run",
+                )
+                .into(),
+            ));
+        }
+        self.run_notes.clear();
+        let mut failed = None;
+        let data = &self.data;
+        let (progress, events) = (&mut self.progress, &mut self.events);
+        let dsos = &mut self.machine.dsos;
+        let mut ahead = self.recording.populate_ahead();
+        let (input, _) = data.records().input();
+        let (walked, unjoined) = std::thread::scope(|scope| {
+            let (to_f, batches) = std::sync::mpsc::sync_channel::<Vec<Ordered>>(4);
+            let (give_back, returned) = std::sync::mpsc::channel::<Vec<Ordered>>();
+            let orderer = std::thread::Builder::new()
+                .name("perfdata-order".into())
+                .spawn_scoped(scope, move || {
+                    static_endian!(data.format.endian, |e| {
+                        let mut walk = data.records_as(e).time_ordered();
+                        let mut batch = Vec::with_capacity(Ordered::BATCH);
+                        let walked = walk.for_each(|origin, rec, ctx| {
+                            ahead.reached(rec.offset);
+                            batch.push(Ordered::new(input, origin, &rec, ctx));
+                            if batch.len() == Ordered::BATCH {
+                                let next = returned
+                                    .try_recv()
+                                    .unwrap_or_else(|_| Vec::with_capacity(Ordered::BATCH));
+                                // The receiver gone: `f` stopped the walk.
+                                return Ok(to_f.send(std::mem::replace(&mut batch, next)).is_ok());
+                            }
+                            Ok(true)
+                        });
+                        if !batch.is_empty() {
+                            let _ = to_f.send(batch);
+                        }
+                        (walked, walk.take_unjoined())
+                    })
+                })
+                .map_err(AnalysisError::from)?;
+            'walk: for mut batch in batches.iter() {
+                for o in &batch {
+                    let rec = o.record(input);
+                    let ctx = o.ctx(data);
+                    if let Some(p) = progress.as_mut() {
+                        p.tick(rec.offset);
+                    }
+                    let go_on = note_header_record(data, &rec, &ctx, dsos, events)
+                        .and_then(|()| item(data, Place::Main, o.origin, &rec, &ctx));
+                    let go_on = match go_on {
+                        Ok(item) => f(&item),
+                        Err(e) => Err(E::from(e.into())),
+                    };
+                    match go_on {
+                        Ok(true) => {}
+                        Ok(false) => break 'walk,
+                        Err(e) => {
+                            failed = Some(e);
+                            break 'walk;
+                        }
+                    }
+                }
+                batch.clear();
+                let _ = give_back.send(batch);
+            }
+            // The orderer stops at its next batch once nobody receives it.
+            drop(batches);
+            match orderer.join() {
+                Ok(r) => Ok(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+        .map_err(E::from)?;
+        self.run_notes.extend(
+            unjoined
+                .iter()
+                .map(|e| format!("{e}: the record these SPLIT records held is left out")),
+        );
+        if let Some(p) = self.progress.as_mut() {
+            (p.report)(Progress {
+                done: p.total,
+                total: p.total,
+            });
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => walked.map_err(|e| E::from(e.into())),
+        }
+    }
+
     /// [`Analyzer::run`]'s walk, with the caller's callback behind one non-generic sink.
     fn walk(&mut self, opts: RunOptions, sink: &mut Sink<'_>) -> Result<(), AnalysisError> {
         // The kernel's symbols load on another thread while the walk starts.
@@ -520,6 +629,98 @@ impl<'r> Analyzer<'r> {
             walked
         })?;
         Ok(())
+    }
+}
+
+/// A record put in time order by [`Analyzer::run_unreplayed`]'s ordering thread: where
+/// its bytes are in the input, or a copy of them when they are not there (decompressed
+/// or joined records, whose buffers move on). Its context is not carried: the walks of
+/// [`PerfData::records`] give every record `session.ctx_of(attr, header.misc)`, which
+/// the receiving side puts together again (a tenth of the bytes handed over).
+struct Ordered {
+    origin: Origin,
+    offset: u64,
+    header: perfdata::types::EventHeader,
+    /// [`RecordCtx::attr`], `u32::MAX` for none.
+    attr: u32,
+    bytes: OrderedBytes,
+}
+
+enum OrderedBytes {
+    /// Where the body and the payload are in the input, and their lengths.
+    Input {
+        body: usize,
+        payload: usize,
+        body_len: u32,
+        payload_len: u32,
+    },
+    /// The body then the payload, and the body's length.
+    Copied(Box<(Box<[u8]>, usize)>),
+}
+
+impl Ordered {
+    /// Records per batch handed over (a few batches are in flight: bounded memory).
+    const BATCH: usize = 4096;
+
+    #[inline]
+    fn new(input: &[u8], origin: Origin, rec: &RawRecord<'_>, ctx: &RecordCtx) -> Ordered {
+        let within = |s: &[u8]| {
+            if s.is_empty() {
+                // An empty slice may point anywhere.
+                return Some((0, 0));
+            }
+            let at = (s.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
+            let len = u32::try_from(s.len()).ok()?;
+            (at <= input.len() && s.len() <= input.len() - at).then_some((at, len))
+        };
+        let bytes = match (within(rec.body), within(rec.payload)) {
+            (Some((body, body_len)), Some((payload, payload_len))) => OrderedBytes::Input {
+                body,
+                payload,
+                body_len,
+                payload_len,
+            },
+            _ => OrderedBytes::Copied(Box::new((
+                [rec.body, rec.payload].concat().into(),
+                rec.body.len(),
+            ))),
+        };
+        Ordered {
+            origin,
+            offset: rec.offset,
+            header: rec.header,
+            attr: ctx.attr.unwrap_or(u32::MAX),
+            bytes,
+        }
+    }
+
+    #[inline]
+    fn record<'a>(&'a self, input: &'a [u8]) -> RawRecord<'a> {
+        let (body, payload) = match &self.bytes {
+            &OrderedBytes::Input {
+                body,
+                payload,
+                body_len,
+                payload_len,
+            } => (
+                &input[body..body + body_len as usize],
+                &input[payload..payload + payload_len as usize],
+            ),
+            OrderedBytes::Copied(copy) => copy.0.split_at(copy.1),
+        };
+        RawRecord {
+            offset: self.offset,
+            header: self.header,
+            body,
+            payload,
+        }
+    }
+
+    /// The context the walk gave the record.
+    #[inline]
+    fn ctx(&self, data: &PerfData<'_>) -> RecordCtx {
+        let attr = (self.attr != u32::MAX).then_some(self.attr as usize);
+        data.session.ctx_of(attr, self.header.misc)
     }
 }
 

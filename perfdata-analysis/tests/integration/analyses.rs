@@ -181,3 +181,75 @@ fn info_names_the_producer_and_counts_samples() {
     let text = info::render(&i);
     assert!(text.contains("cpu-clock") && text.contains("top shared objects"));
 }
+
+/// What a walk delivered of one record: where, its type and time, its sample's thread,
+/// CPU and event, its bytes.
+type Delivered = (
+    u64,
+    u32,
+    Option<u64>,
+    Option<(i32, i32, Option<u32>, usize)>,
+    Vec<u8>,
+    usize,
+);
+
+fn delivered(item: &perfdata_analysis::Replayed<'_>) -> Delivered {
+    (
+        item.origin.input_offset(item.rec.offset),
+        item.rec.header.type_,
+        item.time,
+        item.sample.as_ref().map(|s| (s.pid, s.tid, s.cpu, s.event)),
+        item.rec.body.to_vec(),
+        item.rec.payload.len(),
+    )
+}
+
+#[test]
+fn the_unreplayed_walk_delivers_what_run_delivers() {
+    let mut walked = 0;
+    // And perf sched's recording: several events, told apart by their ids.
+    let sched = common::workspace().join("perfdata-cli/tests/data/sched/sched-threads.data");
+    for path in fixtures().into_iter().chain([sched]) {
+        let rec = Recording::open(&path).unwrap();
+        if rec.is_directory() {
+            continue;
+        }
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        let reads = (a.data.session.attrs.iter())
+            .any(|x| (x.attr.sample_type).contains(perfdata::types::SampleType::READ));
+        if reads {
+            // run expands a counter-reading sample into one per counter.
+            continue;
+        }
+        let (mut replayed, mut unreplayed) = (vec![], vec![]);
+        let every = perfdata_analysis::RunOptions {
+            filtered: false,
+            ..Default::default()
+        };
+        let r1 = a.run(
+            every,
+            |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+                replayed.push(delivered(item));
+                Ok(true)
+            },
+        );
+        let r2 = a.run_unreplayed(|item| -> Result<bool, perfdata_analysis::AnalysisError> {
+            unreplayed.push(delivered(item));
+            Ok(true)
+        });
+        assert_eq!(r1.is_ok(), r2.is_ok(), "{}", path.display());
+        assert_eq!(replayed.len(), unreplayed.len(), "{}", path.display());
+        assert!(replayed == unreplayed, "{}", path.display());
+        // Stopped early: the orderer ends too, and exactly that many were delivered.
+        let stop = unreplayed.len() / 2;
+        let mut n = 0;
+        a.run_unreplayed(|_| -> Result<bool, perfdata_analysis::AnalysisError> {
+            n += 1;
+            Ok(n < stop)
+        })
+        .unwrap_or(());
+        assert_eq!(n, stop.max(1).min(unreplayed.len()), "{}", path.display());
+        walked += 1;
+    }
+    assert!(walked > 5, "{walked} fixtures walked");
+}

@@ -119,6 +119,49 @@ impl EventAttr<'_> {
     }
 }
 
+/// How [`Session`] hashes event ids, which it looks up for every record of a recording
+/// with several events: a keyed mix of the one word (SipHash costs a walk a few percent),
+/// its key random per process so that a file cannot choose ids that collide.
+#[derive(Debug, Clone, Copy)]
+struct IdHashing(u64);
+
+impl Default for IdHashing {
+    fn default() -> Self {
+        use std::hash::BuildHasher;
+        IdHashing(std::collections::hash_map::RandomState::new().hash_one(0x1d5_u64))
+    }
+}
+
+impl std::hash::BuildHasher for IdHashing {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(self.0)
+    }
+}
+
+/// [`IdHashing`]'s hasher: splitmix64's finalizer over the key and the words written.
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        let mut x = self.0 ^ v;
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = x ^ (x >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Attrs seen so far plus the context they give. In pipe mode it grows as HEADER_ATTR
 /// and HEADER_FEATURE records pass by.
 #[derive(Debug, Clone, Default)]
@@ -128,7 +171,7 @@ pub struct Session<'a> {
     pub attrs: Vec<EventAttr<'a>>,
     /// One per attr, in the same order.
     plans: Vec<AttrPlan>,
-    by_id: HashMap<u64, usize>,
+    by_id: HashMap<u64, usize, IdHashing>,
     /// The context values features give (the spec's `from FEATURE.…`: NRCPUS's CPU
     /// counts, which feature payloads that loop per CPU need).
     feature_values: Ctx,

@@ -5,7 +5,7 @@
 //! perf keeps a list of "atoms" per task but only ever looks at the last one: that is all
 //! that is kept here, so memory grows with the tasks only.
 
-use super::{usec, walk, Event, Kind, TaskId, Tasks};
+use super::{usec, walk, Event, Field, Kind, TaskId, Tasks};
 use crate::error::BadOption;
 use crate::AnalysisError as Error;
 use crate::Analyzer;
@@ -219,7 +219,7 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
         by_task.insert(t, rows.len() - 1);
         (rows.len() - 1, true)
     };
-    let w = walk(analyzer, |_, ev| {
+    let w = walk(analyzer, false, |_, ev| {
         match ev {
             Event::Sample {
                 s, tp: Some(tp), ..
@@ -229,8 +229,8 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
                 };
                 match tp.kind {
                     Kind::Switch => {
-                        let prev = tp.int("prev_pid") as u32;
-                        let next = tp.int("next_pid") as u32;
+                        let prev = tp.int(Field::PrevPid) as u32;
+                        let next = tp.int(Field::NextPid) as u32;
                         if let Some(&c) = curr_pid.get(&cpu) {
                             if c != prev {
                                 bugs += 1;
@@ -240,7 +240,7 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
                         let out = tasks.findnew(-1, prev as i32);
                         let inn = tasks.findnew(-1, next as i32);
                         let (o, _) = row_of(&mut rows, &mut by_task, out);
-                        rows[o].out(tp.int("prev_state") == 0, time);
+                        rows[o].out(tp.int(Field::PrevState) == 0, time);
                         let (i, new) = row_of(&mut rows, &mut by_task, inn);
                         if new {
                             rows[i].out(true, time);
@@ -249,15 +249,15 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
                         curr_pid.insert(cpu, next);
                     }
                     Kind::StatRuntime => {
-                        let t = tasks.findnew(-1, tp.int("pid") as u32 as i32);
+                        let t = tasks.findnew(-1, tp.int(Field::Pid) as u32 as i32);
                         let (r, new) = row_of(&mut rows, &mut by_task, t);
                         if new {
                             rows[r].out(true, time);
                         }
-                        rows[r].runtime_ns += tp.int("runtime");
+                        rows[r].runtime_ns += tp.int(Field::Runtime);
                     }
                     Kind::Wakeup | Kind::WakeupNew => {
-                        let t = tasks.findnew(-1, tp.int("pid") as u32 as i32);
+                        let t = tasks.findnew(-1, tp.int(Field::Pid) as u32 as i32);
                         let (r, new) = row_of(&mut rows, &mut by_task, t);
                         if new {
                             rows[r].out(false, time);
@@ -277,7 +277,7 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
                         a.wake_up = time;
                     }
                     Kind::Migrate if profile.is_some() => {
-                        let t = tasks.findnew(-1, tp.int("pid") as u32 as i32);
+                        let t = tasks.findnew(-1, tp.int(Field::Pid) as u32 as i32);
                         let (r, new) = row_of(&mut rows, &mut by_task, t);
                         if new {
                             rows[r].out(true, time);

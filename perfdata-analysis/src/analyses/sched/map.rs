@@ -3,7 +3,7 @@
 //! (without colours: perf colours only a terminal).
 
 use super::latency::bad_events;
-use super::{usec, walk, Event, Kind, TaskId, Tasks};
+use super::{usec, walk, Event, Field, Kind, TaskId, Tasks};
 use crate::AnalysisError as Error;
 use crate::Analyzer;
 use rustc_hash::FxHashMap as HashMap;
@@ -71,7 +71,7 @@ pub fn map(
     let mut next = (b'A', b'0');
     let (mut bugs, mut lost_records) = (0u64, 0u64);
     let wanted = |c: u32| opts.cpus.as_ref().is_none_or(|l| l.contains(&i64::from(c)));
-    let walked = walk(analyzer, |_, ev| {
+    let walked = walk(analyzer, false, |_, ev| {
         match ev {
             Event::Sample {
                 s, tp: Some(tp), ..
@@ -79,8 +79,8 @@ pub fn map(
                 let (Some(time), this) = (s.time, s.cpu.unwrap_or(0)) else {
                     return Ok(());
                 };
-                let prev = tp.int("prev_pid") as u32;
-                let next_pid = tp.int("next_pid") as u32;
+                let prev = tp.int(Field::PrevPid) as u32;
+                let next_pid = tp.int(Field::NextPid) as u32;
                 if let Some(&c) = curr_pid.get(&this) {
                     if c != prev {
                         bugs += 1;

@@ -23,9 +23,9 @@ pub mod table;
 pub mod timehist;
 
 use crate::AnalysisError as Error;
-use crate::{Analyzer, Machine, SampleInfo};
-use perfdata::tracepoint::{field_value, FieldValue, Format, Formats};
-use perfdata::types::{RecordBody, RecordType};
+use crate::{Analyzer, Machine, Replayed, SampleInfo};
+use perfdata::tracepoint::{field_value, read_uint, FieldValue, Format, Formats};
+use perfdata::types::{RecordBody, RecordType, SampleType};
 use perfdata::Endianness;
 use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
@@ -56,42 +56,94 @@ impl Kind {
     }
 }
 
+/// The fields of the sched tracepoints a view reads as numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    PrevPid,
+    NextPid,
+    PrevState,
+    Pid,
+    Runtime,
+    OrigCpu,
+    DestCpu,
+}
+
+impl Field {
+    const ALL: [Field; 7] = [
+        Field::PrevPid,
+        Field::NextPid,
+        Field::PrevState,
+        Field::Pid,
+        Field::Runtime,
+        Field::OrigCpu,
+        Field::DestCpu,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Field::PrevPid => "prev_pid",
+            Field::NextPid => "next_pid",
+            Field::PrevState => "prev_state",
+            Field::Pid => "pid",
+            Field::Runtime => "runtime",
+            Field::OrigCpu => "orig_cpu",
+            Field::DestCpu => "dest_cpu",
+        }
+    }
+}
+
+/// Where one event's fields are, found once per event rather than by name per sample.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Fields {
+    /// Offset and size of each [`Field`] that `field_value` reads as one integer
+    /// (`None`: absent, or not a scalar of 1, 2, 4 or 8 bytes, which perf reads as 0).
+    ints: [Option<(usize, usize)>; Field::ALL.len()],
+    /// `next_comm`.
+    next_comm: Option<perfdata::tracepoint::Field>,
+}
+
+impl Fields {
+    fn of(format: Option<&Format>) -> Fields {
+        let mut out = Fields::default();
+        let Some(format) = format else { return out };
+        let find = |name: &str| format.fields.iter().find(|f| f.name == name);
+        for (slot, field) in out.ints.iter_mut().zip(Field::ALL) {
+            *slot = find(field.name())
+                .filter(|f| {
+                    !f.char_array
+                        && !f.traits.dynamic
+                        && f.array_len.is_none()
+                        && matches!(f.size, 1 | 2 | 4 | 8)
+                })
+                .map(|f| (f.offset, f.size));
+        }
+        out.next_comm = find("next_comm").cloned();
+        out
+    }
+}
+
 /// One tracepoint sample: its RAW fields read as perf's `evsel__intval` reads them.
 pub(crate) struct Tp<'a> {
     pub kind: Kind,
     raw: &'a [u8],
-    format: Option<&'a Format>,
+    fields: &'a Fields,
     endian: Endianness,
 }
 
 impl Tp<'_> {
     /// The unsigned value of a numeric field (perf: not sign-extended, 0 when the event
     /// has no such field).
-    pub fn int(&self, name: &str) -> u64 {
-        let Some(f) = self
-            .format
-            .and_then(|fm| fm.fields.iter().find(|f| f.name == name))
-        else {
-            return 0;
-        };
-        let mask = if f.size >= 8 {
-            u64::MAX
-        } else {
-            (1u64 << (8 * f.size)) - 1
-        };
-        match field_value(self.raw, f, self.endian) {
-            Some(FieldValue::Unsigned(v)) => v,
-            Some(FieldValue::Signed(v)) => (v as u64) & mask,
-            _ => 0,
+    #[inline]
+    pub fn int(&self, field: Field) -> u64 {
+        match self.fields.ints[field as usize] {
+            Some((at, size)) => read_uint(self.raw, at, size, self.endian).unwrap_or(0),
+            None => 0,
         }
     }
 
-    /// A string field (`next_comm`); empty when absent.
-    pub fn text(&self, name: &str) -> String {
-        let Some(f) = self
-            .format
-            .and_then(|fm| fm.fields.iter().find(|f| f.name == name))
-        else {
+    /// `next_comm`; empty when absent.
+    pub fn next_comm(&self) -> String {
+        let Some(f) = &self.fields.next_comm else {
             return String::new();
         };
         match field_value(self.raw, f, self.endian) {
@@ -107,7 +159,8 @@ pub(crate) enum Event<'a, 'b> {
     Sample {
         s: &'b SampleInfo<'a>,
         tp: Option<Tp<'b>>,
-        machine: &'b Machine,
+        /// The replayed processes; `None` from a walk that asked for no machine.
+        machine: Option<&'b Machine>,
     },
     /// PERF_RECORD_COMM: `pid`/`tid` renamed; `id` the pid/tid of its sample id.
     Comm {
@@ -164,8 +217,14 @@ pub(crate) struct Walk {
 
 /// Replays the recording in perf's time order, handing every record a view cares
 /// about to `f`. Fails when the recording has no `sched:sched_switch` event (perf's
-/// words).
-pub(crate) fn walk<F>(analyzer: &mut Analyzer<'_>, mut f: F) -> Result<Walk, Error>
+/// words). A view that resolves no address (`needs_machine` false) is walked without
+/// the replay of processes and maps ([`Analyzer::run_unreplayed`]) when the recording
+/// allows it: a file whose samples do not read counters (which the replay expands).
+pub(crate) fn walk<F>(
+    analyzer: &mut Analyzer<'_>,
+    needs_machine: bool,
+    mut f: F,
+) -> Result<Walk, Error>
 where
     F: FnMut(&Walk, Event<'_, '_>) -> Result<(), Error>,
 {
@@ -183,13 +242,9 @@ where
     };
     let mut formats = Formats::of_file(&analyzer.data);
     let endian = analyzer.data.format.endian;
-    // The format of each event, found once (by its first sample's common_type).
-    let mut by_event: Vec<Option<Option<Format>>> = vec![];
-    let every_sample = crate::RunOptions {
-        filtered: false,
-        ..Default::default()
-    };
-    analyzer.run(every_sample, |machine, item| -> Result<bool, Error> {
+    // The fields of each event, found once (by its first sample's common_type).
+    let mut by_event: Vec<Option<Fields>> = vec![];
+    let mut each = |machine: Option<&Machine>, item: &Replayed<'_>| -> Result<bool, Error> {
         w.records += 1;
         let ty = item.rec.record_type();
         if ty == RecordType::HEADER_TRACING_DATA && formats.is_none() {
@@ -201,30 +256,44 @@ where
                 check_cpu("a sample on CPU", cpu)?;
             }
             let kind = w.kinds.get(s.event).copied().unwrap_or(Kind::Other);
-            let raw_data = if kind == Kind::Other {
-                None
-            } else {
-                s.view.raw()?
+            if kind == Kind::Other {
+                f(
+                    &w,
+                    Event::Sample {
+                        s,
+                        tp: None,
+                        machine,
+                    },
+                )?;
+                return Ok(true);
+            }
+            let raw_data = s.view.raw()?;
+            let raw: &[u8] = raw_data.as_ref().map_or(&[], |r| &r.data);
+            if by_event.len() <= s.event {
+                by_event.resize(s.event + 1, None);
+            }
+            if let (None, Some(fm)) = (&by_event[s.event], &formats) {
+                by_event[s.event] = Some(Fields::of(fm.format_of(raw)));
+            }
+            static NONE: Fields = Fields {
+                ints: [None; Field::ALL.len()],
+                next_comm: None,
             };
-            let tp = if kind == Kind::Other {
-                None
-            } else {
-                let raw: &[u8] = raw_data.as_ref().map_or(&[], |r| &r.data);
-                if by_event.len() <= s.event {
-                    by_event.resize(s.event + 1, None);
-                }
-                if let (None, Some(f)) = (&by_event[s.event], &formats) {
-                    by_event[s.event] = Some(f.format_of(raw).cloned());
-                }
-                let format = by_event[s.event].as_ref().and_then(Option::as_ref);
-                Some(Tp {
-                    kind,
-                    raw,
-                    format,
-                    endian,
-                })
+            let fields = by_event[s.event].as_ref().unwrap_or(&NONE);
+            let tp = Tp {
+                kind,
+                raw,
+                fields,
+                endian,
             };
-            f(&w, Event::Sample { s, tp, machine })?;
+            f(
+                &w,
+                Event::Sample {
+                    s,
+                    tp: Some(tp),
+                    machine,
+                },
+            )?;
             return Ok(true);
         }
         if ty == RecordType::MMAP
@@ -270,7 +339,22 @@ where
         };
         f(&w, ev)?;
         Ok(true)
-    })?;
+    };
+    let reads = analyzer
+        .data
+        .session
+        .attrs
+        .iter()
+        .any(|a| a.attr.sample_type.contains(SampleType::READ));
+    if needs_machine || reads || analyzer.recording().is_directory() {
+        let every_sample = crate::RunOptions {
+            filtered: false,
+            ..Default::default()
+        };
+        analyzer.run(every_sample, |machine, item| each(Some(machine), item))?;
+    } else {
+        analyzer.run_unreplayed(|item| each(None, item))?;
+    }
     Ok(w)
 }
 

@@ -7,11 +7,10 @@
 //! `tprev - ` its previous switch-out (sleep, iowait or preempted by the state it left
 //! in). Lines stream into the writer as the replay goes; the state is per task and CPU.
 
-use super::{usec, walk, Event, Kind, TaskId, Tasks, Tp};
+use super::{usec, walk, Event, Field, Kind, TaskId, Tasks, Tp};
 use crate::stack::Stack;
 use crate::AnalysisError as Error;
 use crate::{Analyzer, Machine, SampleInfo};
-use rustc_hash::FxHashMap as HashMap;
 use std::io::Write;
 
 /// Options of [`timehist`] (perf sched timehist's).
@@ -278,8 +277,8 @@ struct State<'o> {
     max_cpu: u32,
     show_callchain: bool,
     waking: bool,
-    /// The last switch per (event, CPU).
-    last_switch: HashMap<(usize, u32), u64>,
+    /// The last switch per event and CPU (0: none yet).
+    last_switch: Vec<Vec<u64>>,
     hist_start: u64,
     hist_end: u64,
     skipped: u64,
@@ -291,9 +290,13 @@ struct State<'o> {
     intervals: Option<&'o mut dyn FnMut(Interval)>,
     /// Each task's `[tid/pid]` label, by the task's version it was made at.
     labels: Vec<Option<(u32, Vec<u8>)>>,
-    /// The line being printed (reused).
-    line: Vec<u8>,
+    /// Lines printed but not yet written: they go to the writer in large blocks (past
+    /// any buffer of its own), and before anything else is written to it.
+    out: Vec<u8>,
 }
+
+/// What [`State::out`] holds before it goes to the writer.
+const OUT_BLOCK: usize = 1 << 16;
 
 fn time_ms(w: &mut dyn Write, ns: u64, width: usize) -> std::io::Result<()> {
     let ms = ns / 1_000_000;
@@ -314,18 +317,32 @@ fn padded(w: &mut dyn Write, s: &[u8], width: usize, left: bool) -> std::io::Res
     Ok(())
 }
 
+/// "00" to "99", for two digits per division.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
 /// `v` in decimal, at least `width` bytes, padded on the left with `fill`.
+#[inline]
 fn push_num(out: &mut Vec<u8>, v: u64, width: usize, fill: u8) {
     let mut digits = [0u8; 20];
     let mut n = digits.len();
     let mut v = v;
-    loop {
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        n -= 2;
+        digits[n..n + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    }
+    if v >= 10 {
+        let d = v as usize * 2;
+        n -= 2;
+        digits[n..n + 2].copy_from_slice(&PAIRS[d..d + 2]);
+    } else {
         n -= 1;
-        digits[n] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+        digits[n] = b'0' + v as u8;
     }
     let len = digits.len() - n;
     out.resize(out.len() + width.saturating_sub(len), fill);
@@ -422,7 +439,8 @@ impl State<'_> {
             self.skipped += 1;
         }
         if self.o.idle_hist
-            && (kind != Kind::Switch || (tp.int("prev_pid") != 0 && tp.int("next_pid") != 0))
+            && (kind != Kind::Switch
+                || (tp.int(Field::PrevPid) != 0 && tp.int(Field::NextPid) != 0))
         {
             rc = true;
         }
@@ -514,14 +532,18 @@ impl State<'_> {
     }
 
     /// The task's call chain into `cursor` (perf's `save_task_callchain`): at most
-    /// `max_stack + 2` entries, `schedule` and friends left out when printed.
+    /// `max_stack + 2` entries, `schedule` and friends left out when printed. The walk
+    /// replays the machine whenever call chains are shown.
     fn save_callchain(
         &mut self,
-        m: &Machine,
+        m: Option<&Machine>,
         s: &SampleInfo<'_>,
         user_maps: bool,
     ) -> Result<(), Error> {
-        if !self.show_callchain || s.view.callchain()?.is_none() {
+        let Some(m) = m.filter(|_| self.show_callchain) else {
+            return Ok(());
+        };
+        if s.view.callchain()?.is_none() {
             return Ok(());
         }
         m.stack(s, &mut self.stack)?;
@@ -566,8 +588,7 @@ impl State<'_> {
             return Ok(());
         }
         // The hot path of a long timehist: built by hand into one reused buffer.
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
+        let mut line = std::mem::take(&mut self.out);
         let max_cpus = self.max_cpu + 1;
         push_usec(&mut line, t, 15);
         line.extend_from_slice(b" [");
@@ -614,8 +635,8 @@ impl State<'_> {
         if self.o.next {
             let mut n = format!(
                 "next: {}[{}]",
-                tp.text("next_comm"),
-                tp.int("next_pid") as u32
+                tp.next_comm(),
+                tp.int(Field::NextPid) as u32
             )
             .into_bytes();
             n.truncate(29);
@@ -644,8 +665,17 @@ impl State<'_> {
             }
         }
         line.push(b'\n');
-        let r = w.write_all(&line);
-        self.line = line;
+        self.out = line;
+        if self.out.len() >= OUT_BLOCK {
+            return self.flush(w);
+        }
+        Ok(())
+    }
+
+    /// Writes the lines held in [`State::out`].
+    fn flush(&mut self, w: &mut dyn Write) -> std::io::Result<()> {
+        let r = w.write_all(&self.out);
+        self.out.clear();
         r
     }
 
@@ -653,7 +683,7 @@ impl State<'_> {
     fn switch(
         &mut self,
         w: &mut dyn Write,
-        m: &Machine,
+        m: Option<&Machine>,
         s: &SampleInfo<'_>,
         tp: &Tp<'_>,
         cpu: u32,
@@ -662,17 +692,24 @@ impl State<'_> {
     ) -> Result<(), Error> {
         let (start, end) = self.o.time;
         let mut t = time;
-        let state = tp.int("prev_state") as i32;
-        let prev_pid = tp.int("prev_pid");
-        // machine__resolve: the sample's thread.
-        self.tasks.findnew(s.pid, s.tid);
+        let state = tp.int(Field::PrevState) as i32;
+        let prev_pid = tp.int(Field::PrevPid);
+        // machine__resolve: the sample's thread. A second lookup of the same pid and
+        // tid finds what the first made and changes nothing: it is skipped.
+        let sample_thread = self.tasks.findnew(s.pid, s.tid);
         let who = if prev_pid == 0 {
             self.idle_slot(cpu);
             Who::Idle(cpu)
         } else {
             let tid = if s.tid != 0 { s.tid } else { s.pid };
-            let i = self.tasks.findnew(s.pid, tid);
-            self.tasks.findnew(s.pid, s.pid);
+            let i = if tid == s.tid {
+                sample_thread
+            } else {
+                self.tasks.findnew(s.pid, tid)
+            };
+            if s.pid != tid {
+                self.tasks.findnew(s.pid, s.pid);
+            }
             self.save_callchain(m, s, user_maps)?;
             if self.o.idle_hist {
                 self.idle_slot(cpu).last_thread = Some(i);
@@ -686,7 +723,10 @@ impl State<'_> {
             }
             touched = true;
             self.rt(who);
-            let mut tprev = self.last_switch.get(&(s.event, cpu)).copied().unwrap_or(0);
+            let mut tprev = (self.last_switch.get(s.event))
+                .and_then(|c| c.get(cpu as usize))
+                .copied()
+                .unwrap_or(0);
             if start != 0 && start > t {
                 break 'out;
             }
@@ -743,7 +783,15 @@ impl State<'_> {
             r.waker = None;
             r.waker_comm = None;
         }
-        self.last_switch.insert((s.event, cpu), time);
+        if self.last_switch.len() <= s.event {
+            self.last_switch.resize_with(s.event + 1, Vec::new);
+        }
+        let last = &mut self.last_switch[s.event];
+        if last.len() <= cpu as usize {
+            // CPUs are below MAX_CPUS (the walk refuses others).
+            last.resize(cpu as usize + 1, 0);
+        }
+        last[cpu as usize] = time;
         Ok(())
     }
 
@@ -785,7 +833,7 @@ impl State<'_> {
         tp: &Tp<'_>,
         time: u64,
     ) -> Result<(), Error> {
-        let pid = tp.int("pid") as u32 as i32;
+        let pid = tp.int(Field::Pid) as u32 as i32;
         let i = self.tasks.findnew(0, pid);
         let waker_comm = match (self.intervals.is_some(), self.tasks.peek(s.tid)) {
             (true, Some(w)) => Some(format!("{}[{}]", self.tasks.comm(w), s.tid)),
@@ -806,6 +854,7 @@ impl State<'_> {
         if self.skip(waker, tp.kind, tp) && self.skip(Who::Task(i), tp.kind, tp) {
             return Ok(());
         }
+        self.flush(w)?;
         let cpu = s.cpu.unwrap_or(0);
         write!(w, "{:>15} [{cpu:04}] ", usec(time))?;
         if self.o.cpu_visual {
@@ -830,17 +879,18 @@ impl State<'_> {
         tp: &Tp<'_>,
         time: u64,
     ) -> Result<(), Error> {
-        let pid = tp.int("pid") as u32 as i32;
+        let pid = tp.int(Field::Pid) as u32 as i32;
         let i = self.tasks.findnew(0, pid);
         self.rt(Who::Task(i)).migrations += 1;
         if self.o.summary_only {
             return Ok(());
         }
-        let (ocpu, dcpu) = (tp.int("orig_cpu") as u32, tp.int("dest_cpu") as u32);
+        let (ocpu, dcpu) = (tp.int(Field::OrigCpu) as u32, tp.int(Field::DestCpu) as u32);
         let mover = Who::Task(self.tasks.findnew(s.pid, s.tid));
         if self.skip(mover, tp.kind, tp) && self.skip(Who::Task(i), tp.kind, tp) {
             return Ok(());
         }
+        self.flush(w)?;
         let cpu = s.cpu.unwrap_or(0);
         write!(w, "{:>15} [{cpu:04}] ", usec(time))?;
         if self.o.cpu_visual {
@@ -1077,7 +1127,7 @@ pub fn timehist<'o>(
         max_cpu,
         show_callchain,
         waking,
-        last_switch: HashMap::default(),
+        last_switch: vec![],
         hist_start: 0,
         hist_end: 0,
         skipped: 0,
@@ -1086,12 +1136,12 @@ pub fn timehist<'o>(
         frames: vec![],
         intervals,
         labels: vec![],
-        line: vec![],
+        out: Vec::with_capacity(OUT_BLOCK + 4096),
     };
     if !opts.summary_only {
         st.header(w)?;
     }
-    walk(analyzer, |walked, ev| {
+    let walked = walk(analyzer, show_callchain, |walked, ev| {
         match ev {
             Event::Sample { s, tp, machine } => {
                 let cpu = s.cpu.unwrap_or(0);
@@ -1120,6 +1170,7 @@ pub fn timehist<'o>(
             } => st.tasks.fork(pid, ppid, tid, ptid),
             Event::Exit { pid, tid } => st.tasks.exit(pid, tid),
             Event::Lost { lost, time, cpu } => {
+                st.flush(w)?;
                 writeln!(
                     w,
                     "{:>15} lost {lost} events on cpu {}",
@@ -1129,7 +1180,10 @@ pub fn timehist<'o>(
             }
         }
         Ok(())
-    })?;
+    });
+    // The lines before a failure are written, as they were printed.
+    st.flush(w)?;
+    walked?;
     if opts.summary_only || opts.with_summary {
         st.summary(w)?;
     }
