@@ -185,6 +185,21 @@ impl ProgressReport<'_> {
             });
         }
     }
+
+    /// The walk is over: the bar reaches its end.
+    fn finish(&mut self) {
+        (self.report)(Progress {
+            done: self.total,
+            total: self.total,
+        });
+    }
+}
+
+/// The analyzer's note for each record that SPLIT records held and never completed.
+fn unjoined_notes(unjoined: &[perfdata::Error]) -> impl Iterator<Item = String> + '_ {
+    unjoined
+        .iter()
+        .map(|e| format!("{e}: the record these SPLIT records held is left out"))
 }
 
 impl<'r> Analyzer<'r> {
@@ -423,10 +438,7 @@ impl<'r> Analyzer<'r> {
         };
         let walked = self.walk(opts, &mut sink);
         if let Some(p) = self.progress.as_mut() {
-            (p.report)(Progress {
-                done: p.total,
-                total: p.total,
-            });
+            p.finish();
         }
         match failed {
             Some(e) => Err(e),
@@ -526,16 +538,9 @@ impl<'r> Analyzer<'r> {
             }
         })
         .map_err(E::from)?;
-        self.run_notes.extend(
-            unjoined
-                .iter()
-                .map(|e| format!("{e}: the record these SPLIT records held is left out")),
-        );
+        self.run_notes.extend(unjoined_notes(&unjoined));
         if let Some(p) = self.progress.as_mut() {
-            (p.report)(Progress {
-                done: p.total,
-                total: p.total,
-            });
+            p.finish();
         }
         match failed {
             Some(e) => Err(e),
@@ -584,11 +589,7 @@ impl<'r> Analyzer<'r> {
             // that the time-ordered walk below stays the one hot loop (sharing it cost
             // report a tenth of its time).
             let (walked, unjoined) = walk_file_order(&mut replay, progress, jit, events);
-            self.run_notes.extend(
-                unjoined
-                    .iter()
-                    .map(|e| format!("{e}: the record these SPLIT records held is left out")),
-            );
+            self.run_notes.extend(unjoined_notes(&unjoined));
             return walked.map_err(AnalysisError::from);
         }
         // The pages ahead are mapped on another thread.
@@ -621,11 +622,7 @@ impl<'r> Analyzer<'r> {
                 });
                 (walked, walk.take_unjoined())
             };
-            self.run_notes.extend(
-                unjoined
-                    .iter()
-                    .map(|e| format!("{e}: the record these SPLIT records held is left out")),
-            );
+            self.run_notes.extend(unjoined_notes(&unjoined));
             walked
         })?;
         Ok(())

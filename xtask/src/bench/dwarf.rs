@@ -6,7 +6,7 @@
 //! recording of the same program (one default run) shows that our peak memory follows the
 //! unwind tables touched, not the number of samples.
 
-use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, measure_workload, sample_count, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -266,28 +266,4 @@ fn hottest_limit(env: &Env, file: &Path, n: usize) -> Result<String> {
         );
     };
     Ok(format!("{:.4}", (last + next) / 2.0))
-}
-
-pub(super) fn sample_count(env: &Env, file: &Path) -> Result<u64> {
-    let out = Command::new(&env.perfdata_bin)
-        .args(["info", "--json"])
-        .arg(file)
-        .output()
-        .context("running perfdata info")?;
-    if !out.status.success() {
-        bail!(
-            "perfdata info failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let at = text
-        .find("\"samples\":")
-        .with_context(|| format!("no \"samples\" in perfdata info --json: {text}"))?;
-    let digits: String = text[at + 10..]
-        .trim_start()
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Ok(digits.parse()?)
 }

@@ -226,9 +226,51 @@ pub(super) fn field(line: &str, name: &str) -> Result<u64> {
         .with_context(|| format!("{name}= in {line:?}"))
 }
 
+/// The samples of every event of `file` (a multi-event recording's too): the sum of the
+/// `samples` of the events of `perfdata info --json`.
+pub(super) fn sample_count(env: &Env, file: &Path) -> Result<u64> {
+    let out = Command::new(&env.perfdata_bin)
+        .args(["info", "--json"])
+        .arg(file)
+        .output()
+        .context("running perfdata info")?;
+    if !out.status.success() {
+        bail!(
+            "perfdata info failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    sum_event_samples(&text).with_context(|| format!("no events' samples in {text}"))
+}
+
+/// The sum of the `"samples": N` of the `"events"` list of `perfdata info --json`.
+fn sum_event_samples(json: &str) -> Option<u64> {
+    let start = json.find("\"events\":")?;
+    let events = &json[start..];
+    let end = events.find("\n  \"").unwrap_or(events.len());
+    let mut total = None;
+    for part in events[..end].split("\"samples\":").skip(1) {
+        let digits: String = part
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        *total.get_or_insert(0) += digits.parse::<u64>().ok()?;
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_event_s_samples_are_counted() {
+        let json = "{\n  \"records\": 9,\n  \"events\": [\n    {\n      \"name\": \"a\",\n      \"samples\": 0\n    },\n    {\n      \"samples\": 7\n    },\n    {\"samples\": 5}\n  ],\n  \"top_processes\": [{\"samples\": 100}]\n}";
+        assert_eq!(sum_event_samples(json), Some(12));
+        assert_eq!(sum_event_samples("{\"records\": 1}"), None);
+    }
 
     #[test]
     fn reads_rss_anon_from_proc_status() {

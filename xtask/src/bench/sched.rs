@@ -95,7 +95,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
             "latency-small",
         ),
     ];
-    let samples = super::dwarf::sample_count(env, &big)?;
+    let samples = super::runner::sample_count(env, &big)?;
     let mut md = render(&rows, &results, input_bytes, samples)?;
     let small_bytes = std::fs::metadata(&small)?.len();
     let anon = |k: &str| results[k].max_anon_kib as f64 / 1024.0;

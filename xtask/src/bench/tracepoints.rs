@@ -7,7 +7,7 @@
 //! tables. The Python rows use the release wheel the Python table builds.
 
 use super::python::Wheel;
-use super::runner::{field, measure_workload, Env, Measured, Workload};
+use super::runner::{field, measure_workload, sample_count, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -193,7 +193,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<TracepointTable
         .speed(Speed::AtLeastMBps(100.0))
         .decode(),
     ];
-    let samples = every_sample(env, &input)?;
+    let samples = sample_count(env, &input)?;
     let mut md = render(&table_rows, &results, input_bytes, samples)?;
     let anon = |k: &str| results[k].max_anon_kib as f64 / 1024.0;
     let cpu = |k: &str| results[k].cpu.as_secs_f64();
@@ -230,41 +230,6 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<TracepointTable
             input_bytes as f64 / 1e6
         ),
     })
-}
-
-/// The samples of every event of `file`: the sum of the `samples` of the events of
-/// `perfdata info --json`.
-fn every_sample(env: &Env, file: &Path) -> Result<u64> {
-    let out = Command::new(&env.perfdata_bin)
-        .args(["info", "--json"])
-        .arg(file)
-        .output()
-        .context("running perfdata info")?;
-    if !out.status.success() {
-        bail!(
-            "perfdata info failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    sum_event_samples(&text).with_context(|| format!("no events' samples in {text}"))
-}
-
-/// The sum of the `"samples": N` of the `"events"` list of `perfdata info --json`.
-fn sum_event_samples(json: &str) -> Option<u64> {
-    let start = json.find("\"events\":")?;
-    let events = &json[start..];
-    let end = events.find("\n  \"").unwrap_or(events.len());
-    let mut total = None;
-    for part in events[..end].split("\"samples\":").skip(1) {
-        let digits: String = part
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        *total.get_or_insert(0) += digits.parse::<u64>().ok()?;
-    }
-    total
 }
 
 /// perf's `syscall-counts-by-pid.py`, where perf installs its scripts.
@@ -317,16 +282,4 @@ fn first_difference(theirs: &str, ours: &str) -> String {
                 b.get(i).map(|s| cut(s))
             )
         })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sum_event_samples;
-
-    #[test]
-    fn every_event_s_samples_are_counted() {
-        let json = "{\n  \"records\": 9,\n  \"events\": [\n    {\n      \"name\": \"a\",\n      \"samples\": 0\n    },\n    {\n      \"samples\": 7\n    },\n    {\"samples\": 5}\n  ],\n  \"top_processes\": [{\"samples\": 100}]\n}";
-        assert_eq!(sum_event_samples(json), Some(12));
-        assert_eq!(sum_event_samples("{\"records\": 1}"), None);
-    }
 }
