@@ -283,32 +283,31 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     }
     if let Some(out) = &opts.out {
         let mut doc = document(&env, opts, &input, &table)?;
-        if let Some(d) = &dwarf {
-            let _ = write!(
-                doc,
-                "\n## `--call-graph dwarf` recordings\n\n* input: {}\n* peers: perf \
-                 (unwinds with libunwind, names inline frames with addr2line), samply \
-                 (framehop) when installed\n\n{}",
-                d.input, d.markdown
-            );
-        }
-        if let Some(s) = &sched_table {
-            let _ = write!(
-                doc,
-                "\n## perf sched views\n\n* input: {}\n* peer: perf sched (perf 6.1, \
-                 libtraceevent), the same views byte for byte (conformance check 18)\n\n{}",
-                s.input, s.markdown
-            );
-        }
-        // The sections measured by runs of their own (`--tracepoints-only`, `--big-gb`,
-        // `--python`) are kept from the document as it was when this run did not measure
-        // them.
+        // A section this run did not measure (`--no-dwarf`, `--no-sched`, and those
+        // measured by runs of their own: `--tracepoints-only`, `--big-gb`, `--python`)
+        // is kept from the document as it was.
         let out = root.join(out);
         let old = std::fs::read_to_string(&out).unwrap_or_default();
+        let dwarf_text = dwarf.as_ref().map(|d| {
+            format!(
+                "{DWARF_SECTION}\n\n* input: {}\n* peers: perf (unwinds with libunwind, names \
+                 inline frames with addr2line), samply (framehop) when installed\n\n{}",
+                d.input, d.markdown
+            )
+        });
+        let sched_text = sched_table.as_ref().map(|s| {
+            format!(
+                "{SCHED_SECTION}\n\n* input: {}\n* peer: perf sched (perf 6.1, libtraceevent), \
+                 the same views byte for byte (conformance check 18)\n\n{}",
+                s.input, s.markdown
+            )
+        });
         let tp_text = tp.as_ref().map(tracepoint_section);
         let big_text = big.as_ref().map(big_section);
         let py_text = py.as_ref().map(|p| python_section(&input, p));
         for (heading, new) in [
+            (DWARF_SECTION, dwarf_text),
+            (SCHED_SECTION, sched_text),
             (TRACEPOINT_SECTION, tp_text),
             (BIG_SECTION, big_text),
             (PYTHON_SECTION, py_text),
@@ -322,6 +321,12 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     }
     Ok(())
 }
+
+/// The heading of the `--call-graph dwarf` section of the performance document.
+const DWARF_SECTION: &str = "## `--call-graph dwarf` recordings";
+
+/// The heading of the perf sched section of the performance document.
+const SCHED_SECTION: &str = "## perf sched views";
 
 /// The heading of the Python section of the performance document.
 const PYTHON_SECTION: &str = "## From Python";
@@ -1121,6 +1126,34 @@ mod tests {
         assert_eq!(
             doc,
             "# P\n\nnew table\n\n## Big inputs\n\nbig\n\n## From Python\n\npy\n"
+        );
+    }
+
+    #[test]
+    fn the_dwarf_and_sched_sections_not_measured_are_kept_in_their_place() {
+        let old = format!(
+            "# P\n\nold\n\n{DWARF_SECTION}\n\ndwarf\n\n{SCHED_SECTION}\n\nsched\n\n\
+             {TRACEPOINT_SECTION}\n\ntp\n"
+        );
+        let mut doc = "# P\n\nnew\n".to_string();
+        // This run measured the sched views only.
+        let fresh = format!("{SCHED_SECTION}\n\nsched 2");
+        for (h, new) in [
+            (DWARF_SECTION, None),
+            (SCHED_SECTION, Some(fresh)),
+            (TRACEPOINT_SECTION, None),
+        ] {
+            let section = new
+                .or_else(|| section_of(&old, h).map(str::to_string))
+                .unwrap();
+            doc = with_section(&doc, h, &section);
+        }
+        assert_eq!(
+            doc,
+            format!(
+                "# P\n\nnew\n\n{DWARF_SECTION}\n\ndwarf\n\n{SCHED_SECTION}\n\nsched 2\n\n\
+                 {TRACEPOINT_SECTION}\n\ntp\n"
+            )
         );
     }
 
