@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod aarch64;
 pub mod simpleperf;
 pub mod tools;
 

@@ -239,7 +239,7 @@ fn probe(tool: &Tool) -> Result<(), String> {
 }
 
 /// `program ARGS` runs and succeeds.
-fn runs(program: &str, args: &[&str]) -> Result<(), String> {
+pub(crate) fn runs(program: &str, args: &[&str]) -> Result<(), String> {
     run(Command::new(program).args(args), program)
 }
 

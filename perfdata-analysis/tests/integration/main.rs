@@ -2,6 +2,7 @@
 
 use perfdata_test_support as common;
 
+mod aarch64_disasm;
 mod analyses;
 mod jit;
 mod layering;

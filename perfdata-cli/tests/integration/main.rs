@@ -3,6 +3,7 @@
 use perfdata_test_support as common;
 
 mod annotate;
+mod annotate_aarch64;
 mod annotate_source;
 #[cfg(unix)]
 mod browser;

@@ -136,6 +136,10 @@ impl ObjdumpSymbols {
         } else {
             Box::new(obj.dynamic_symbols())
         };
+        let arm = matches!(
+            obj.architecture(),
+            object::Architecture::Aarch64 | object::Architecture::Arm
+        );
         let mut sorted = vec![];
         for s in table {
             // binutils' `remove_useless_symbols`: debugging and section symbols,
@@ -156,6 +160,11 @@ impl ObjdumpSymbols {
             };
             let Ok(name) = s.name() else { continue };
             if name.is_empty() && s.kind() == SymbolKind::Unknown {
+                continue;
+            }
+            // ARM's mapping symbols ($x, $d, `$x.12`) mark code and data, and name
+            // nothing (binutils' `aarch64_symbol_is_valid`).
+            if arm && is_mapping_symbol(name) {
                 continue;
             }
             let (local, global) = match s.flags() {
@@ -283,6 +292,15 @@ impl ObjdumpSymbols {
             None => format!("{addr:x}"),
         }
     }
+}
+
+/// `$x`, `$d`, `$a`, `$t`, alone or followed by `.` and anything.
+fn is_mapping_symbol(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2
+        && b[0] == b'$'
+        && matches!(b[1], b'x' | b'd' | b'a' | b't')
+        && (b.len() == 2 || b[2] == b'.')
 }
 
 /// binutils' synthetic `name@plt` symbols (`elf_x86_64_get_synthetic_symtab`): each
@@ -686,6 +704,58 @@ fn configure(o: &mut iced_x86::FormatterOptions) {
     o.set_show_branch_size(false);
     o.set_space_after_operand_separator(false);
     o.set_signed_memory_displacements(true);
+}
+
+/// The instruction set of a function's code: from its object's ELF machine (or its
+/// jitdump's), so that each object is decoded as what it is, whatever the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arch {
+    /// x86-64 (and x32).
+    #[default]
+    X86_64,
+    /// 32-bit x86.
+    I386,
+    /// AArch64 (A64).
+    Aarch64,
+}
+
+impl Arch {
+    /// The architecture of an object's code, when it is one that is decoded.
+    pub fn of(obj: &object::File<'_>) -> Option<Arch> {
+        match obj.architecture() {
+            object::Architecture::X86_64 => Some(Arch::X86_64),
+            object::Architecture::X86_64_X32 | object::Architecture::I386 => Some(Arch::I386),
+            object::Architecture::Aarch64 => Some(Arch::Aarch64),
+            _ => None,
+        }
+    }
+
+    /// The architecture of an ELF machine number (`e_machine`, a jitdump's `elf_mach`).
+    pub fn of_elf_machine(machine: u32) -> Option<Arch> {
+        match machine {
+            3 => Some(Arch::I386),
+            62 => Some(Arch::X86_64),
+            183 => Some(Arch::Aarch64),
+            _ => None,
+        }
+    }
+}
+
+/// Decodes `code` (placed at `addr`) into instructions with objdump's text for `arch`
+/// (`syntax` matters to x86 only: objdump's `-M intel` is x86's).
+pub fn decode(
+    code: &[u8],
+    addr: u64,
+    arch: Arch,
+    syntax: Syntax,
+    symbols: &Arc<ObjdumpSymbols>,
+    section: Option<usize>,
+) -> Vec<Insn> {
+    match arch {
+        Arch::X86_64 => disassemble(code, addr, 64, syntax, symbols, section),
+        Arch::I386 => disassemble(code, addr, 32, syntax, symbols, section),
+        Arch::Aarch64 => super::aarch64::disassemble(code, addr, symbols, section),
+    }
 }
 
 /// The bitness of an ELF object's code.

@@ -281,7 +281,14 @@ fn lines(f: &Function, opts: &ListingOptions) -> Vec<Line> {
                 }
             }
             Item::Insn(i) => {
-                let first = if asm_raw {
+                // objdump shows an aarch64 instruction as its 32-bit word (four bytes a
+                // line, one chunk: `d503201f \tnop`).
+                let word = (f.arch == super::disasm::Arch::Aarch64)
+                    .then(|| <[u8; 4]>::try_from(&i.bytes[..]).ok())
+                    .flatten();
+                let first = if let (true, Some(w)) = (asm_raw, word) {
+                    format!("{:08x} \t{}", u32::from_le_bytes(w), i.text)
+                } else if asm_raw {
                     let n = i.bytes.len().min(7);
                     let mut b: String = i.bytes[..n].iter().map(|x| format!("{x:02x} ")).collect();
                     b.push_str(&"   ".repeat(7 - n));
@@ -296,7 +303,7 @@ fn lines(f: &Function, opts: &ListingOptions) -> Vec<Line> {
                     period: i.period,
                     path: opts.print_line.then(|| srcline(f, i, opts.full_path)),
                 });
-                if asm_raw {
+                if asm_raw && word.is_none() {
                     for (k, chunk) in i.bytes.chunks(7).enumerate().skip(1) {
                         let addr = i.addr + 7 * k as u64;
                         let b: Vec<String> = chunk.iter().map(|x| format!("{x:02x}")).collect();

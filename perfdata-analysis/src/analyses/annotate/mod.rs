@@ -9,6 +9,7 @@
 //! [`disasm`] into objdump's text, with the source positions objdump's `-l` prints from
 //! the DWARF line table when the analyzer reads lines.
 
+pub mod aarch64;
 pub mod disasm;
 pub mod html;
 pub mod listing;
@@ -16,7 +17,7 @@ pub mod listing;
 use crate::symbols::{DsoId, Dsos, SymbolId};
 use crate::AnalysisError as Error;
 use crate::Analyzer;
-use disasm::{ObjdumpSymbols, Syntax};
+use disasm::{Arch, ObjdumpSymbols, Syntax};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::Arc;
 
@@ -92,6 +93,8 @@ pub struct Function {
     pub objdump_name: String,
     /// The section its code is in (`.text`).
     pub section: String,
+    /// Its code's instruction set (how `--asm-raw` shows the bytes).
+    pub arch: Arch,
     /// First address and end, as the object states them.
     pub start: u64,
     /// Exclusive.
@@ -331,13 +334,13 @@ struct CodeFile {
 enum Code {
     /// An object file, mapped.
     Elf(memmap2::Mmap),
-    /// A JIT function's bytes from its jitdump's CODE_LOAD, the code's width (32 for
-    /// an i386 JIT), and the address `perf inject --jit`'s object puts them at (its
+    /// A JIT function's bytes from its jitdump's CODE_LOAD, the code's instruction set
+    /// (its `elf_mach`), and the address `perf inject --jit`'s object puts them at (its
     /// `GEN_ELF_TEXT_OFFSET`: the ELF and program headers' size rounded up to 16), at
     /// which they are shown, as perf shows that object.
     Jit {
         bytes: Vec<u8>,
-        bits: u32,
+        arch: Arch,
         base: u64,
     },
 }
@@ -384,9 +387,9 @@ impl CodeFile {
             unsafe { memmap2::Mmap::map(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
         let obj = object::File::parse(&*map)
             .map_err(|e| format!("{}: not an object file ({e})", path.display()))?;
-        if disasm::bitness(&obj).is_none() {
+        if Arch::of(&obj).is_none() {
             return Err(format!(
-                "{}: {:?} code is not disassembled (x86 only)",
+                "{}: {:?} code is not disassembled (x86 and aarch64 only)",
                 path.display(),
                 object::Object::architecture(&obj)
             ));
@@ -428,14 +431,13 @@ fn function(
     let (start, end) = (dsos.symbol_start(sym), dsos.symbol_end(sym));
     let map = match &file.code {
         Code::Elf(map) => map,
-        Code::Jit { bytes, bits, base } => {
+        Code::Jit { bytes, arch, base } => {
             let from = usize::try_from(start).unwrap_or(usize::MAX);
             let to = usize::try_from(end).unwrap_or(usize::MAX).min(bytes.len());
             let Some(code) = bytes.get(from..to) else {
                 return Err(format!("its code at {start:#x} is not in its CODE_LOAD"));
             };
-            let insns =
-                disasm::disassemble(code, start + base, *bits, opts.syntax, &file.symbols, None);
+            let insns = disasm::decode(code, start + base, *arch, opts.syntax, &file.symbols, None);
             let hits: Hits = hits.iter().map(|(a, h)| (a + base, *h)).collect();
             let name = disasm::demangle_full(dsos.symbol_name(sym));
             // objdump -l names the function from the object's symbol table.
@@ -461,6 +463,7 @@ fn function(
                 symbol: dsos.symbol_name(sym).to_string(),
                 objdump_name: name,
                 section: ".text".into(),
+                arch: *arch,
                 start: start + base,
                 end: end + base,
                 samples: 0,
@@ -484,11 +487,11 @@ fn function(
     let Some(bytes) = data.get(from..to) else {
         return Err(format!("its code at {start:#x} is not in the file"));
     };
-    let bits = disasm::bitness(&obj).unwrap_or(64);
-    let insns = disasm::disassemble(
+    let arch = Arch::of(&obj).unwrap_or_default();
+    let insns = disasm::decode(
         bytes,
         start,
-        bits,
+        arch,
         syntax,
         &file.symbols,
         Some(section_index.0),
@@ -574,6 +577,7 @@ fn function(
         symbol: dsos.symbol_name(sym).to_string(),
         objdump_name,
         section: section_name,
+        arch,
         start,
         end,
         samples: 0,
@@ -612,14 +616,15 @@ fn jit_code(dso: &str, symbol: &str, size: u64, jitdump: &str) -> Result<CodeFil
     let bytes = std::fs::read(jitdump).map_err(|e| format!("{jitdump}: {e}"))?;
     let (dump, _) =
         perfdata::jitdump::JitDump::parse_partial(&bytes).map_err(|e| format!("{jitdump}: {e}"))?;
-    // EM_386 and EM_X86_64: x86 code only is decoded. perf inject's object puts the
+    // EM_386, EM_X86_64 and EM_AARCH64 are decoded. perf inject's object puts the
     // code after its ELF header and one program header, 16-aligned.
-    let (bits, base) = match dump.header.elf_mach {
-        3 => (32, (52u64 + 32).next_multiple_of(16)),
-        62 => (64, (64u64 + 56).next_multiple_of(16)),
-        m => {
+    let m = dump.header.elf_mach;
+    let (arch, base) = match Arch::of_elf_machine(m) {
+        Some(a @ Arch::I386) => (a, (52u64 + 32).next_multiple_of(16)),
+        Some(a) => (a, (64u64 + 56).next_multiple_of(16)),
+        None => {
             return Err(format!(
-                "{jitdump}: code of ELF machine {m} is not disassembled (x86 only)"
+                "{jitdump}: code of ELF machine {m} is not disassembled (x86 and aarch64 only)"
             ))
         }
     };
@@ -634,7 +639,7 @@ fn jit_code(dso: &str, symbol: &str, size: u64, jitdump: &str) -> Result<CodeFil
     Ok(CodeFile {
         code: Code::Jit {
             bytes: code,
-            bits,
+            arch,
             base,
         },
         symbols: Arc::new(ObjdumpSymbols::single(symbol, base, size, None)),
