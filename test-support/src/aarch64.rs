@@ -53,7 +53,10 @@ pub fn assemble(dir: &Path, text: &str) -> Result<PathBuf, String> {
     if !out.status.success() {
         return Err(format!(
             "llvm-mc: {}",
-            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
         ));
     }
     Ok(obj)
@@ -117,7 +120,16 @@ pub fn executable(object_file: &[u8]) -> Result<Vec<u8>, String> {
     align8(&mut out);
     let shoff = out.len() as u64;
     // Section headers: null, .text, .symtab, .strtab, .shstrtab.
-    let mut sh = |name: u32, ty: u32, flags: u64, addr: u64, off: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64| {
+    let mut sh = |name: u32,
+                  ty: u32,
+                  flags: u64,
+                  addr: u64,
+                  off: u64,
+                  size: u64,
+                  link: u32,
+                  info: u32,
+                  align: u64,
+                  entsize: u64| {
         out.extend(name.to_le_bytes());
         out.extend(ty.to_le_bytes());
         out.extend(flags.to_le_bytes());
@@ -131,7 +143,18 @@ pub fn executable(object_file: &[u8]) -> Result<Vec<u8>, String> {
     };
     sh(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     sh(1, 1, 6, vaddr, TEXT_OFFSET, code.len() as u64, 0, 0, 4, 0);
-    sh(7, 2, 0, 0, symtab_off, symtab.len() as u64, 3, first_global as u32, 8, 24);
+    sh(
+        7,
+        2,
+        0,
+        0,
+        symtab_off,
+        symtab.len() as u64,
+        3,
+        first_global as u32,
+        8,
+        24,
+    );
     sh(15, 3, 0, 0, strtab_off, strtab.len() as u64, 0, 0, 1, 0);
     sh(23, 3, 0, 0, shstrtab_off, shstrtab.len() as u64, 0, 0, 1, 0);
 

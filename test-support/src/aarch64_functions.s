@@ -1,5 +1,5 @@
 // AArch64 functions for the annotate tests: branches, loads and stores, SIMD, system
-// instructions, atomics, an undecodable word. Assembled with llvm-mc; no relocation
+// instructions, atomics, undecodable words, a literal pool. Assembled with llvm-mc; no relocation
 // outside `main`/`helper` except the ADRP/ADD pair (left as assembled, 0).
 	.text
 	.type	main,@function
@@ -21,6 +21,7 @@ main:
 	stur	w7, [x29, #-4]
 	adrp	x8, data
 	add	x8, x8, :lo12:data
+	ldr	x9, =0x12345678
 	movz	x10, #0x1234, lsl #16
 	movk	x10, #0x5678
 	mov	x11, #-1
@@ -122,6 +123,8 @@ helper:
 	bti	c
 	mov	x0, #0x2a
 	ret
+	// A literal pool (`$d`): objdump prints it as data.
+	.ltorg
 	.size	helper, .-helper
 	.data
 data:	.quad	0

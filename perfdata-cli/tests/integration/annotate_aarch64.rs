@@ -15,7 +15,14 @@ fn an_aarch64_recording_is_annotated_with_aarch64_text() {
     let exe = aarch64::build(dir.path()).unwrap();
     let text = BASE + 0x1000;
     // main: 3 samples at its `b.ne`, 1 at its first load; helper: 2 at its `ret`.
-    let ips = [text + 0x14, text + 0x14, text + 0x14, text + 0x24, text + 0x1c0, text + 0x1c0];
+    let ips = [
+        text + 0x14,
+        text + 0x14,
+        text + 0x14,
+        text + 0x24,
+        text + 0x1c0,
+        text + 0x1c0,
+    ];
     let data = dir.path().join("perf.data");
     std::fs::write(&data, aarch64::recording(&exe, &ips)).unwrap();
     let file = data.to_str().unwrap();
@@ -25,7 +32,10 @@ fn an_aarch64_recording_is_annotated_with_aarch64_text() {
     // The temporary directory's path is in the header: the snapshot names it so.
     let out = out.replace(dir.path().to_str().unwrap(), "$TMP");
     insta::assert_snapshot!("aarch64_annotate", out);
-    let (code, raw, err) = run_perfdata(&["annotate", file, "--asm-raw", "--no-source", "helper"], None);
+    let (code, raw, err) = run_perfdata(
+        &["annotate", file, "--asm-raw", "--no-source", "helper"],
+        None,
+    );
     assert_eq!(code, Some(0), "{err}");
     // objdump's word, then a space and a tab: `d65f03c0 \tret`.
     assert!(raw.contains("d65f03c0 \tret"), "{raw}");

@@ -14,7 +14,8 @@
 //! `mov`'s immediate padded to 20 columns and its value in a `// #N` comment; a
 //! branch's or literal load's target as `4005c8 <main+0x18>`; BTI hints by name;
 //! floating-point immediates as `%.18e`; an undecodable word as `.inst 0x... ;
-//! undefined`.
+//! undefined`; a word in data its `$d` mapping symbol marks (a literal pool) as
+//! `.word 0x...`.
 
 use super::disasm::{Insn, ObjdumpSymbols};
 use std::sync::Arc;
@@ -38,10 +39,15 @@ pub fn disassemble(
     for (i, bytes) in words.enumerate() {
         let here = addr + 4 * i as u64;
         let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
-        let text = match decoder.decode(&mut U8Reader::new(bytes)) {
-            Ok(insn) => gnu_text(&insn, here, symbols, section),
-            // binutils' aarch64-dis.c for an undefined encoding.
-            Err(_) => format!(".inst\t0x{word:08x} ; undefined"),
+        let text = if symbols.is_data(here) {
+            // A literal pool: objdump prints the word as data.
+            format!(".word\t0x{word:08x}")
+        } else {
+            match decoder.decode(&mut U8Reader::new(bytes)) {
+                Ok(insn) => gnu_text(&insn, here, symbols, section),
+                // binutils' aarch64-dis.c for an undefined encoding.
+                Err(_) => format!(".inst\t0x{word:08x} ; undefined"),
+            }
         };
         out.push(Insn {
             addr: here,
@@ -66,6 +72,20 @@ fn gnu_text(
     symbols: &ObjdumpSymbols,
     section: Option<usize>,
 ) -> String {
+    // ORR of a bitmask immediate into a register is `mov` only where MOVZ/MOVN cannot
+    // make the value (the architecture's MoveWidePreferred, as binutils decides);
+    // yaxpeax says `mov` always.
+    if let (Opcode::ORR, Operand::Register(size, 31)) = (insn.opcode, insn.operands[1]) {
+        let imm = match insn.operands[2] {
+            Operand::Imm64(v) => Some(v),
+            Operand::Immediate(v) => Some(u64::from(v)),
+            _ => None,
+        };
+        let wide = size == yaxpeax_arm::armv8::a64::SizeCode::X;
+        if let Some(v) = imm.filter(|v| move_wide(*v, wide)) {
+            return format!("orr\t{}, {}, #0x{v:x}", insn.operands[0], insn.operands[1]);
+        }
+    }
     let text = insn.to_string();
     let (mnemonic, operands) = match text.split_once(' ') {
         Some((m, o)) => (m.to_string(), o.to_string()),
@@ -108,7 +128,8 @@ fn gnu_text(
                 *part = symbols.describe(t, section);
             }
         } else if let Some(value) = part.strip_prefix('#') {
-            if value.contains('.') && !value.starts_with("0x") {
+            // FMOV's immediate; a compare with zero keeps `#0.0`.
+            if mnemonic == "fmov" && value.contains('.') {
                 if let Ok(f) = value.parse::<f64>() {
                     *part = format!("#{}", c_exponent(f));
                 }
@@ -141,6 +162,17 @@ fn gnu_text(
         s.push_str(&c);
     }
     s
+}
+
+/// Whether MOVZ or MOVN makes `v` (a 32-bit value unless `wide`): one 16-bit chunk.
+fn move_wide(v: u64, wide: bool) -> bool {
+    let (mask, chunks) = if wide {
+        (u64::MAX, 4)
+    } else {
+        (0xffff_ffff, 2)
+    };
+    let one_chunk = |x: u64| (0..chunks).any(|i| x & !(0xffffu64 << (16 * i)) == 0);
+    one_chunk(v & mask) || one_chunk(!v & mask)
 }
 
 /// Mnemonics whose immediates binutils prints in decimal: shift amounts, bit
@@ -337,7 +369,10 @@ mod tests {
         assert_eq!(one(0x540003a1, 0x400014), "b.ne\t400088 <main+0x88>");
         assert_eq!(one(0xd503201f, 0x400000), "nop");
         assert_eq!(one(0xd503245f, 0x400000), "bti\tc");
-        assert_eq!(one(0x4cdfa000, 0x400000), "ld1\t{v0.16b, v1.16b}, [x0], #32");
+        assert_eq!(
+            one(0x4cdfa000, 0x400000),
+            "ld1\t{v0.16b, v1.16b}, [x0], #32"
+        );
         assert_eq!(
             one(0x1e2e1008, 0x400000),
             "fmov\ts8, #1.000000000000000000e+00"
@@ -350,7 +385,14 @@ mod tests {
             one(0x9280000b, 0x400000),
             "mov\tx11, #0xffffffffffffffff    \t// #-1"
         );
+        assert_eq!(one(0x1e602088, 0x400000), "fcmp\td4, #0.0");
         assert_eq!(one(0xffffffff, 0x400000), ".inst\t0xffffffff ; undefined");
+        // ORR's `mov` alias only for values MOVZ/MOVN cannot make.
+        assert_eq!(one(0xb2401fec, 0x400000), "orr\tx12, xzr, #0xff");
+        assert_eq!(
+            one(0xb200c3e0, 0x400000),
+            "mov\tx0, #0x101010101010101     \t// #72340172838076673"
+        );
         // ADRP names a 4 KiB page.
         assert_eq!(one(0x90000008, 0x400123), "adrp\tx8, 400000 <main>");
     }

@@ -68,6 +68,9 @@ pub struct ObjdumpSymbols {
     /// Dynamic relocations against symbols, by address: (address, the symbol's name
     /// with its version, its value, undefined).
     relocs: Vec<(u64, String, u64, bool)>,
+    /// ARM's mapping symbols by address: whether data (`$d`) starts there, not code
+    /// (`$x`, `$a`, `$t`).
+    mapping: Vec<(u64, bool)>,
 }
 
 impl ObjSym {
@@ -99,6 +102,7 @@ impl ObjdumpSymbols {
                 bare: name.to_string(),
             }],
             relocs: vec![],
+            mapping: vec![],
         }
     }
 
@@ -141,6 +145,7 @@ impl ObjdumpSymbols {
             object::Architecture::Aarch64 | object::Architecture::Arm
         );
         let mut sorted = vec![];
+        let mut mapping = vec![];
         for s in table {
             // binutils' `remove_useless_symbols`: debugging and section symbols,
             // undefined and common ones go.
@@ -165,6 +170,7 @@ impl ObjdumpSymbols {
             // ARM's mapping symbols ($x, $d, `$x.12`) mark code and data, and name
             // nothing (binutils' `aarch64_symbol_is_valid`).
             if arm && is_mapping_symbol(name) {
+                mapping.push((s.address(), name.as_bytes()[1] == b'd'));
                 continue;
             }
             let (local, global) = match s.flags() {
@@ -246,7 +252,12 @@ impl ObjdumpSymbols {
             });
         }
         sorted.sort_by(compare_symbols);
-        ObjdumpSymbols { sorted, relocs }
+        mapping.sort_by_key(|m: &(u64, bool)| m.0);
+        ObjdumpSymbols {
+            sorted,
+            relocs,
+            mapping,
+        }
     }
 
     /// The symbol objdump prints `addr` with (`find_symbol_for_address`): the last at or
@@ -279,6 +290,13 @@ impl ObjdumpSymbols {
             }
         }
         Some((pick.name(), pick.value))
+    }
+
+    /// Whether `addr` is in data an ARM mapping symbol (`$d`) marks, which objdump
+    /// prints as data (`.word`), not decoded.
+    pub fn is_data(&self, addr: u64) -> bool {
+        let i = self.mapping.partition_point(|m| m.0 <= addr);
+        i > 0 && self.mapping[i - 1].1
     }
 
     /// `addr <sym+0xoff>` as objdump prints an address it names.
