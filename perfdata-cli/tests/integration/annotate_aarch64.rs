@@ -14,7 +14,7 @@ fn an_aarch64_recording_is_annotated_with_aarch64_text() {
     let dir = tempfile::tempdir().unwrap();
     let exe = aarch64::build(dir.path()).unwrap();
     let text = BASE + 0x1000;
-    // main: 3 samples at its `b.ne`, 1 at its first load; helper: 2 at its `ret`.
+    // main: 3 samples at its `b.ne`, 1 at its first load; helper: 2 at its `mov`.
     let ips = [
         text + 0x14,
         text + 0x14,
@@ -37,7 +37,26 @@ fn an_aarch64_recording_is_annotated_with_aarch64_text() {
         None,
     );
     assert_eq!(code, Some(0), "{err}");
-    // objdump's word, then a space and a tab: `d65f03c0 \tret`.
-    assert!(raw.contains("d65f03c0 \tret"), "{raw}");
-    assert!(raw.contains("d2800540 \tmov\tx0, #0x2a"), "{raw}");
+    // objdump's word, a space and the tab perf expands: `d65f03c0        ret`; one
+    // line per instruction.
+    let line = |word: &str| {
+        raw.lines()
+            .find(|l| l.contains(word))
+            .unwrap_or_else(|| panic!("no {word} in\n{raw}"))
+            .to_string()
+    };
+    assert!(
+        line("d65f03c0")
+            .trim_end()
+            .ends_with(": d65f03c0        ret"),
+        "{raw}"
+    );
+    assert!(
+        line("d2800540").contains(": d2800540        mov     x0, #0x2a"),
+        "{raw}"
+    );
+    assert!(
+        !raw.contains(" c0 03 5f d6"),
+        "bytes instead of the word: {raw}"
+    );
 }
