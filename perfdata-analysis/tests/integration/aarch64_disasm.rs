@@ -128,6 +128,8 @@ fn aarch64_text_equals_llvm_objdump_s_for_99_percent() {
         };
         if let Ok(addr) = u64::from_str_radix(a.trim(), 16) {
             if !line.ends_with(">:") {
+                // Data shows its bytes even with --no-show-raw-insn: the directive only.
+                let t = t.find(".word").map_or(t, |at| &t[at..]);
                 llvm.insert(addr, t.trim().to_string());
             }
         }
