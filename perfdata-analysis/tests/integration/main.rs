@@ -3,6 +3,7 @@
 use perfdata_test_support as common;
 
 mod analyses;
+mod annotate_jit;
 mod jit;
 mod layering;
 mod parallel_stream;
