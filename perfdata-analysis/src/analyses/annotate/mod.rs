@@ -744,7 +744,7 @@ fn by_line(f: &Function, sources: &mut Sources, opts: &AnnotateOptions) -> Vec<S
         }
         prev = Some(k);
         // A chain of more than the function itself: inlined code.
-        if let (Some(inner), true) = (i.inlined.first(), i.inlined.len() > 1) {
+        if let [inner, _, ..] = i.inlined.as_slice() {
             if !line.inlined.contains(inner) {
                 line.inlined.push(inner.clone());
             }
