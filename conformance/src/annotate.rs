@@ -373,6 +373,7 @@ pub fn check_annotate(path: &Path, dir: &Path) -> Outcome {
     }
     let opts = AnnotateOptions {
         source: true,
+        print_line: true,
         ..AnnotateOptions::default()
     };
     let listing_opts = listing::ListingOptions {

@@ -497,6 +497,8 @@ impl NativeRecording {
             prefix,
             prefix_strip,
             percent_limit: 0.0,
+            by_line: true,
+            print_line: false,
         };
         let opts = self.symbols.options(None, true)?;
         py.detach(|| -> Result<String, Error> {

@@ -79,6 +79,9 @@ struct Loaded {
     lines: OnceCell<Option<addr2line::Loader>>,
     /// `lines` being read on another thread ([`Dsos::read_ahead`]).
     lines_ahead: Pending<Option<addr2line::Loader>>,
+    /// Where binutils' `addr2line` names another file than the line table, read when
+    /// first asked ([`Dsos::binutils_line_file`]).
+    bfd_files: OnceCell<Option<super::bfd_lines::BfdFiles>>,
     /// CFI, read when a stack through this object is first unwound.
     unwind: OnceCell<Option<std::sync::Arc<UnwindTables>>>,
 }
@@ -693,6 +696,23 @@ impl Dsos {
         Some((loc.file?.to_string(), loc.line.unwrap_or(0)))
     }
 
+    /// The source file binutils' `addr2line` (2.40, which perf 6.1 asks for its `-l`
+    /// lines) names for an address (a lookup address) where it is not the one
+    /// [`Dsos::source_line`] gives: the compile unit's own file, for the rows of a DWARF 5
+    /// line program before its first file change (see `bfd_lines`). The line is the
+    /// same. Reads every line program of the object the first time.
+    pub fn binutils_line_file(&self, id: DsoId, addr: u64) -> Option<&str> {
+        if !self.sources.lines {
+            return None;
+        }
+        let loaded = self.loaded(id);
+        loaded
+            .bfd_files
+            .get_or_init(|| super::bfd_lines::BfdFiles::read(loaded.dwarf.as_deref()?))
+            .as_ref()?
+            .file_at(addr)
+    }
+
     /// The source file binutils' `addr2line` gives an address from the symbol table when
     /// no debug info covers it (the `STT_FILE` symbol of its function; line 0), from the
     /// file the symbols came from.
@@ -1057,6 +1077,7 @@ impl Found {
             dwarf,
             lines: OnceCell::new(),
             lines_ahead: Pending::default(),
+            bfd_files: OnceCell::new(),
             unwind: OnceCell::new(),
         }
     }

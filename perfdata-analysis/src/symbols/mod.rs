@@ -5,6 +5,7 @@
 //! needs it (`read_ahead`), and how a resolved [`Frame`] is named
 //! ([`naming`]).
 
+mod bfd_lines;
 pub mod dso;
 pub mod elf;
 mod frame;

@@ -4,6 +4,7 @@ use perfdata_test_support as common;
 
 mod aarch64_disasm;
 mod analyses;
+mod annotate_jit;
 mod jit;
 mod layering;
 mod parallel_stream;

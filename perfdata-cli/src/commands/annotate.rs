@@ -25,7 +25,8 @@ use std::process::ExitCode;
     perfdata annotate perf.data leaf\n  \
     perfdata annotate -i perf.data --percent-type global-period -M intel\n  \
     perfdata annotate perf.data --asm-raw --percent-limit 5\n  \
-    perfdata annotate perf.data leaf --json",
+    perfdata annotate perf.data leaf --json\n  \
+    perfdata annotate perf.data leaf --by-line --prefix /src --prefix-strip 2",
     &[],
 ))]
 pub struct Args {
@@ -82,6 +83,14 @@ pub struct Args {
     /// over 0.5%), and after such an instruction its file:line (perf's -l).
     #[arg(short = 'l', long, help_heading = "Source")]
     print_line: bool,
+    /// Instead of the listing, per function each source line with instructions: its
+    /// share, its instructions' addresses (runs of consecutive ones as FIRST-LAST) and
+    /// its text, the file read as for the interleaved source (--prefix applies; the
+    /// line number alone when the file is absent). Inlined code counts for its
+    /// innermost line, as the listing's positions. perf has no such view (pprof's -list
+    /// is the nearest); --json always has it, as each function's `lines`.
+    #[arg(long, help_heading = "Source", conflicts_with = "html")]
+    by_line: bool,
     /// Source paths whole in -l's lines, not their file names.
     #[arg(short = 'P', long, help_heading = "Source")]
     full_paths: bool,
@@ -134,6 +143,8 @@ pub fn run(args: Args) -> CliResult {
         prefix: args.prefix.clone(),
         prefix_strip: args.prefix_strip.unwrap_or(0),
         percent_limit: args.percent_limit.unwrap_or(0.0),
+        by_line: args.by_line || args.json,
+        print_line: args.print_line,
     };
     // objdump -l's positions need the DWARF lines.
     let mut options = args.symbols.options(true);
@@ -163,6 +174,16 @@ pub fn run(args: Args) -> CliResult {
             ..Default::default()
         };
         annotate::html::write_html(&mut out, &result, &lopts)?;
+    } else if args.by_line {
+        let lopts = listing::ListingOptions {
+            percent_type,
+            ..Default::default()
+        };
+        for ev in &result.events {
+            for f in &ev.functions {
+                listing::write_by_line(&mut out, ev, f, &lopts)?;
+            }
+        }
     } else {
         let lopts = listing::ListingOptions {
             percent_type,

@@ -134,3 +134,57 @@ fn the_html_page_is_self_contained_and_shows_the_json_s_shares() {
     let (code, _, err) = run_perfdata(&["annotate", &f, "--html", "--json"], None);
     assert_ne!(code, Some(0), "--html with --json: {err}");
 }
+
+#[test]
+fn the_per_line_view_s_shares_add_up_to_each_function_s() {
+    let f = fixture();
+    let Some(json) = annotated(&["annotate", &f, "--json", "--percent-type", "global-period"])
+    else {
+        return;
+    };
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for ev in v["events"].as_array().unwrap() {
+        for func in ev["functions"].as_array().unwrap() {
+            let insns = func["instructions"].as_array().unwrap();
+            let lines = func["lines"].as_array().unwrap();
+            let sum = |v: &[serde_json::Value]| -> f64 {
+                v.iter().map(|x| x["percent"].as_f64().unwrap()).sum()
+            };
+            let name = &func["symbol"];
+            assert!(
+                (sum(lines) - sum(insns)).abs() < 1e-6,
+                "{name}: lines {} != instructions {}",
+                sum(lines),
+                sum(insns)
+            );
+            // Every instruction in one line's runs, once.
+            let counted: u64 = lines
+                .iter()
+                .flat_map(|l| l["addresses"].as_array().unwrap())
+                .map(|r| r["instructions"].as_u64().unwrap())
+                .sum();
+            assert_eq!(counted, insns.len() as u64, "{name}");
+            let samples: u64 = lines.iter().map(|l| l["samples"].as_u64().unwrap()).sum();
+            assert_eq!(samples, func["samples"].as_u64().unwrap(), "{name}");
+        }
+    }
+    // The text: each function's rows add up to 100% (local period).
+    let text = annotated(&["annotate", &f, "--by-line"]).unwrap();
+    let mut sums: Vec<f64> = vec![];
+    for line in text.lines() {
+        if line.starts_with("Source lines of ") {
+            sums.push(0.0);
+        } else if let Some(p) = line
+            .split_whitespace()
+            .next()
+            .filter(|_| line.starts_with(' '))
+            .and_then(|w| w.parse::<f64>().ok())
+        {
+            *sums.last_mut().unwrap() += p;
+        }
+    }
+    assert!(!sums.is_empty(), "{text}");
+    for s in sums {
+        assert!((s - 100.0).abs() < 0.5, "a function's lines add up to {s}");
+    }
+}

@@ -91,6 +91,18 @@ fn source_lines_and_the_line_summary_as_perf_prints_them() {
     assert!(summary.contains("Sorted summary for file "), "{summary}");
     assert!(summary.contains(" prog.c:4\n"), "{summary}");
 
+    // Per source line: the text while the file is there, the numbers alone once gone.
+    let by_line = ours(&data, t.path(), &["--by-line", "leaf"]);
+    assert!(
+        by_line.starts_with("Source lines of leaf in prog "),
+        "{by_line}"
+    );
+    const INNER: &str = "return s * 31 + (i ^ (s >> 7));";
+    assert!(by_line.contains(INNER), "{by_line}");
+    assert!(by_line.contains("[inlined: mix]"), "{by_line}");
+    let gone_lines = |text: &str| text.contains("prog.c (not found: line numbers only)\n");
+    assert!(!gone_lines(&by_line), "{by_line}");
+
     // Moved: found through --prefix and --prefix-strip (the DWARF says /…/build/src).
     let moved = t.path().join("elsewhere");
     std::fs::create_dir_all(&moved).unwrap();
@@ -111,4 +123,20 @@ fn source_lines_and_the_line_summary_as_perf_prints_them() {
         ],
     );
     assert!(prefixed.contains("s = mix(s, i);"), "{prefixed}");
+    let by_line_gone = ours(&data, t.path(), &["--by-line", "leaf"]);
+    assert!(gone_lines(&by_line_gone), "{by_line_gone}");
+    assert!(!by_line_gone.contains(INNER), "{by_line_gone}");
+    let by_line_prefixed = ours(
+        &data,
+        t.path(),
+        &[
+            "--by-line",
+            "--prefix",
+            moved.to_str().unwrap(),
+            "--prefix-strip",
+            &depth.to_string(),
+            "leaf",
+        ],
+    );
+    assert!(by_line_prefixed.contains(INNER), "{by_line_prefixed}");
 }

@@ -445,9 +445,13 @@ class Recording:
         or several; every function with samples when ``None``), disassembled, as a dict:
         ``events`` (per event ``event``, ``total_samples``, ``total_period`` and
         ``functions``, hottest first: ``symbol``, ``dso``, ``start``, ``end``,
-        ``samples``, ``period`` and ``instructions``, each with ``address``, ``bytes``,
+        ``samples``, ``period``, ``instructions``, each with ``address``, ``bytes``,
         ``text``, ``samples``, ``period``, ``percent`` (of ``percent_type``), ``source``
-        (``file:line``), ``function``, ``inlined`` and ``source_lines``) and ``skipped``
+        (``file:line``), ``function``, ``inlined`` and ``source_lines``, and ``lines``:
+        per source line with instructions its ``file``, ``line``, ``text`` (``None``
+        when the file is absent), ``samples``, ``period``, ``percent``, ``addresses``
+        (runs of consecutive instructions: ``first``, ``last``, ``instructions``) and
+        ``inlined``, inlined code counting for its innermost line) and ``skipped``
         (the functions that could not be disassembled, with the reason).
         ``source=False`` leaves the source lines out; ``prefix``/``prefix_strip`` find
         moved sources as ``--prefix``/``--prefix-strip``; ``syntax`` is ``att`` or

@@ -114,6 +114,7 @@ pub fn write_event(
 pub fn srcline(f: &Function, i: &super::Insn, full_path: bool) -> String {
     match &i.line {
         Some((file, line)) if *line > 0 => {
+            let file = i.binutils_file.as_ref().unwrap_or(file);
             let file = if full_path {
                 file.as_str()
             } else {
@@ -247,6 +248,78 @@ pub fn write_function(
         line_nr += 1;
     }
     Ok(())
+}
+
+/// The per-source-line view of one function (`perfdata annotate --by-line`; perf has
+/// none, pprof's `-list` is the nearest): a header, then per file its lines with
+/// instructions, each with its share, line number, its instructions' addresses (runs
+/// of consecutive instructions as `FIRST-LAST`) and the line's text when the file was
+/// read. Needs [`Function::lines`](super::Function::lines) gathered.
+pub fn write_by_line(
+    out: &mut impl Write,
+    ev: &EventAnnotation,
+    f: &Function,
+    opts: &ListingOptions,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "Source lines of {} in {} for {} ({} samples, percent: {})",
+        f.symbol,
+        f.dso_short,
+        ev.event,
+        f.samples,
+        opts.percent_type.header()
+    )?;
+    let addresses: Vec<String> = f
+        .lines
+        .iter()
+        .map(|l| {
+            l.runs
+                .iter()
+                .map(|r| match r.instructions {
+                    1 => format!("{:x}", r.first),
+                    _ => format!("{:x}-{:x}", r.first, r.last),
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let width = addresses.iter().map(String::len).max().unwrap_or(0).max(9);
+    writeln!(
+        out,
+        " {:>7}  {:>6}  {:<width$}  Source",
+        "Percent", "Line", "Addresses"
+    )?;
+    let mut file: Option<Option<&str>> = None;
+    for (l, addrs) in f.lines.iter().zip(&addresses) {
+        let this = l.position.as_ref().map(|(f, _)| f.as_str());
+        if file != Some(this) {
+            let read = f
+                .lines
+                .iter()
+                .any(|m| m.text.is_some() && m.position.as_ref().map(|(f, _)| f.as_str()) == this);
+            match this {
+                Some(name) if read => writeln!(out, "{name}")?,
+                // Not read: the lines of this file have their numbers only.
+                Some(name) => writeln!(out, "{name} (not found: line numbers only)")?,
+                None => writeln!(out, "(no source line)")?,
+            }
+            file = Some(this);
+        }
+        let p = percent(ev, f, l.samples, l.period, opts.percent_type);
+        let n = l
+            .position
+            .as_ref()
+            .map(|(_, n)| n.to_string())
+            .unwrap_or_else(|| "?".into());
+        let mut text = l.text.as_deref().map(expand_tabs).unwrap_or_default();
+        if !l.inlined.is_empty() {
+            text.push_str(&format!("   [inlined: {}]", l.inlined.join(", ")));
+        }
+        let row = format!(" {p:7.2}  {n:>6}  {addrs:<width$}  {text}");
+        writeln!(out, "{}", row.trim_end())?;
+    }
+    writeln!(out)
 }
 
 /// objdump's lines for a function as perf reads them: the preamble, `-l`'s function
@@ -392,6 +465,8 @@ mod tests {
                 samples: period,
                 period,
                 line: Some(("/src/x.c".into(), line)),
+                // binutils names line 7's file by the unit's.
+                binutils_file: (line == 7).then(|| "/src/unit.c".into()),
                 inlined: vec![],
             })
         };
@@ -416,7 +491,7 @@ mod tests {
         let s: Vec<String> = s.iter().map(|(p, v)| format!("{v:.2} {p}")).collect();
         assert_eq!(
             s,
-            ["60.00 x.c:3", "20.00 x.c:5", "9.80 x.c:9", "9.80 x.c:7"]
+            ["60.00 x.c:3", "20.00 x.c:5", "9.80 x.c:9", "9.80 unit.c:7"]
         );
     }
 

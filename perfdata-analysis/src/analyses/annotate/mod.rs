@@ -43,6 +43,13 @@ pub struct AnnotateOptions {
     /// perf's `--percent-limit`: the functions under this share of their event's period
     /// (percent) are left out, neither disassembled nor reported skipped; 0: none is.
     pub percent_limit: f64,
+    /// Also gather each function's [`Function::lines`]: per source line its share and
+    /// its instructions' addresses, the line's text read from the file (found as the
+    /// interleaved source is, `prefix` and `prefix_strip` applied).
+    pub by_line: bool,
+    /// perf's `-l` will be printed: gather each instruction's
+    /// [`Insn::binutils_file`] (reading the object's line programs once more).
+    pub print_line: bool,
 }
 
 /// The annotated functions of a recording, per event.
@@ -105,6 +112,43 @@ pub struct Function {
     pub period: u64,
     /// Its instructions, with the source positions before them.
     pub items: Vec<Item>,
+    /// Its source lines with instructions ([`AnnotateOptions::by_line`]; empty
+    /// otherwise): files in the order their first instruction comes, lines ascending
+    /// in a file, the instructions without a position last.
+    pub lines: Vec<SourceLine>,
+}
+
+/// One source line of a function and the instructions the debug info attributes to it.
+/// Inlined code counts for its innermost line (the line table's, as the listing's
+/// positions), not for the line of the call it was inlined at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The file, as the debug info names it, and the line; `None` for the
+    /// instructions without a position.
+    pub position: Option<(String, u32)>,
+    /// The line's text, when its file could be read (`None`: only the position is
+    /// known).
+    pub text: Option<String>,
+    /// Samples at its instructions.
+    pub samples: u64,
+    /// Their periods' sum.
+    pub period: u64,
+    /// Its instructions, as runs of consecutive instructions in address order.
+    pub runs: Vec<AddressRun>,
+    /// The inlined functions (innermost, demangled) whose code it is; empty when it is
+    /// the function's own code only.
+    pub inlined: Vec<String>,
+}
+
+/// Consecutive instructions of one source line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AddressRun {
+    /// The first instruction's address.
+    pub first: u64,
+    /// The last instruction's address (its first byte).
+    pub last: u64,
+    /// How many instructions.
+    pub instructions: usize,
 }
 
 /// One line of a function's disassembly.
@@ -142,6 +186,10 @@ pub struct Insn {
     pub period: u64,
     /// Its source file and line (the innermost, of inlined code), when the DWARF says.
     pub line: Option<(String, u32)>,
+    /// The file perf's `-l` names instead of `line`'s (binutils' `addr2line`, which
+    /// perf asks, names the compile unit's file for some rows: see
+    /// [`Dsos::binutils_line_file`]), gathered with [`AnnotateOptions::print_line`].
+    pub binutils_file: Option<String>,
     /// The functions its code is of, innermost (inlined) first, ending with the
     /// function itself (DWARF's names, demangled); empty without DWARF.
     pub inlined: Vec<String>,
@@ -291,6 +339,9 @@ pub fn annotate(analyzer: &mut Analyzer<'_>, opts: &AnnotateOptions) -> Result<A
                 Ok(mut f) => {
                     f.samples = samples;
                     f.period = period;
+                    if opts.by_line {
+                        f.lines = by_line(&f, &mut sources, opts);
+                    }
                     ev.functions.push(f);
                 }
                 Err(reason) => result.skipped.push(Skipped {
@@ -342,6 +393,10 @@ enum Code {
         bytes: Vec<u8>,
         arch: Arch,
         base: u64,
+        /// The CODE_DEBUG_INFO before its CODE_LOAD: from each offset in the code (by
+        /// offset) on, up to the next's, the source position (`None`: a line the JIT
+        /// marks unknown).
+        lines: Vec<(u64, Option<(String, u32)>)>,
     },
 }
 
@@ -431,7 +486,12 @@ fn function(
     let (start, end) = (dsos.symbol_start(sym), dsos.symbol_end(sym));
     let map = match &file.code {
         Code::Elf(map) => map,
-        Code::Jit { bytes, arch, base } => {
+        Code::Jit {
+            bytes,
+            arch,
+            base,
+            lines: positions,
+        } => {
             let from = usize::try_from(start).unwrap_or(usize::MAX);
             let to = usize::try_from(end).unwrap_or(usize::MAX).min(bytes.len());
             let Some(code) = bytes.get(from..to) else {
@@ -441,21 +501,33 @@ fn function(
             let hits: Hits = hits.iter().map(|(a, h)| (a + base, *h)).collect();
             let name = disasm::demangle_full(dsos.symbol_name(sym));
             // objdump -l names the function from the object's symbol table.
-            let items = std::iter::once(Item::Function(format!("{name}()")))
-                .chain(
-                    insns_with_samples(insns, &hits).map(|(insn, (samples, period))| {
-                        Item::Insn(Insn {
-                            addr: insn.addr,
-                            bytes: insn.bytes,
-                            text: insn.text,
-                            samples,
-                            period,
-                            line: None,
-                            inlined: vec![],
-                        })
-                    }),
-                )
-                .collect();
+            let mut items = vec![Item::Function(format!("{name}()"))];
+            let mut prev_line = 0;
+            let mut printed: HashMap<String, (u32, u32)> = HashMap::default();
+            for (insn, (samples, period)) in insns_with_samples(insns, &hits) {
+                // The entry in force: the last one at or before the instruction.
+                let offset = insn.addr - base;
+                let at = positions.partition_point(|(o, _)| *o <= offset);
+                let line = at.checked_sub(1).and_then(|k| positions[k].1.clone());
+                position_items(
+                    &mut items,
+                    sources,
+                    &mut printed,
+                    &mut prev_line,
+                    line.as_ref(),
+                    opts,
+                );
+                items.push(Item::Insn(Insn {
+                    addr: insn.addr,
+                    bytes: insn.bytes,
+                    text: insn.text,
+                    samples,
+                    period,
+                    line,
+                    binutils_file: None,
+                    inlined: vec![],
+                }));
+            }
             let dso = dsos.get(sym.dso);
             return Ok(Function {
                 dso: dso.name.clone(),
@@ -469,6 +541,7 @@ fn function(
                 samples: 0,
                 period: 0,
                 items,
+                lines: vec![],
             });
         }
     };
@@ -544,28 +617,25 @@ fn function(
             }
         }
         let line = dsos.source_line(sym.dso, insn.addr);
-        if let Some((file, n)) = &line {
-            let n = *n;
-            let file = relocate(file, opts.prefix.as_deref(), opts.prefix_strip);
-            if n > 0 && n != prev_line {
-                items.push(Item::Line {
-                    file: file.clone(),
-                    line: n,
-                });
-            }
-            if n > 0 {
-                prev_line = n;
-            }
-            if opts.source && n > 0 {
-                source_lines(sources, &mut printed, &file, n, &mut items);
-            }
-        }
+        position_items(
+            &mut items,
+            sources,
+            &mut printed,
+            &mut prev_line,
+            line.as_ref(),
+            opts,
+        );
         items.push(Item::Insn(Insn {
             addr: insn.addr,
             bytes: insn.bytes,
             text: insn.text,
             samples,
             period,
+            binutils_file: line
+                .as_ref()
+                .filter(|_| opts.print_line)
+                .and_then(|_| dsos.binutils_line_file(sym.dso, insn.addr))
+                .map(str::to_string),
             line,
             inlined: frames.iter().map(|f| demangle(&f.name)).collect(),
         }));
@@ -583,7 +653,36 @@ fn function(
         samples: 0,
         period: 0,
         items,
+        lines: vec![],
     })
+}
+
+/// What objdump `-l -S` prints before an instruction at `line`: its position when the
+/// line changes, and the source lines `-S` shows (see [`source_lines`]).
+fn position_items(
+    items: &mut Vec<Item>,
+    sources: &mut Sources,
+    printed: &mut HashMap<String, (u32, u32)>,
+    prev_line: &mut u32,
+    line: Option<&(String, u32)>,
+    opts: &AnnotateOptions,
+) {
+    let Some((file, n)) = line else { return };
+    let n = *n;
+    if n == 0 {
+        return;
+    }
+    let file = relocate(file, opts.prefix.as_deref(), opts.prefix_strip);
+    if n != *prev_line {
+        items.push(Item::Line {
+            file: file.clone(),
+            line: n,
+        });
+    }
+    *prev_line = n;
+    if opts.source {
+        source_lines(sources, printed, &file, n, items);
+    }
 }
 
 /// Each instruction with the samples at any of its bytes (perf's `calc_percent`).
@@ -600,6 +699,75 @@ fn insns_with_samples(
         }
     }
     insns.into_iter().zip(counts)
+}
+
+/// A function's source lines with their instructions' samples and addresses (see
+/// [`Function::lines`]); the text read from the files through `sources`.
+fn by_line(f: &Function, sources: &mut Sources, opts: &AnnotateOptions) -> Vec<SourceLine> {
+    let mut lines: Vec<SourceLine> = vec![];
+    let mut index: HashMap<Option<(&str, u32)>, usize> = HashMap::default();
+    // The order files first come in, by name.
+    let mut files: HashMap<&str, usize> = HashMap::default();
+    let mut prev: Option<usize> = None;
+    for item in &f.items {
+        let Item::Insn(i) = item else { continue };
+        let key = i
+            .line
+            .as_ref()
+            .filter(|(_, n)| *n > 0)
+            .map(|(file, n)| (file.as_str(), *n));
+        if let Some((file, _)) = key {
+            let next = files.len();
+            files.entry(file).or_insert(next);
+        }
+        let k = *index.entry(key).or_insert_with(|| {
+            lines.push(SourceLine {
+                position: key.map(|(file, n)| (file.to_string(), n)),
+                text: None,
+                samples: 0,
+                period: 0,
+                runs: vec![],
+                inlined: vec![],
+            });
+            lines.len() - 1
+        });
+        let line = &mut lines[k];
+        line.samples += i.samples;
+        line.period += i.period;
+        match line.runs.last_mut() {
+            // The instruction right after the last one of this line: its run goes on.
+            Some(run) if prev == Some(k) => {
+                run.last = i.addr;
+                run.instructions += 1;
+            }
+            _ => line.runs.push(AddressRun {
+                first: i.addr,
+                last: i.addr,
+                instructions: 1,
+            }),
+        }
+        prev = Some(k);
+        // A chain of more than the function itself: inlined code.
+        if let [inner, _, ..] = i.inlined.as_slice() {
+            if !line.inlined.contains(inner) {
+                line.inlined.push(inner.clone());
+            }
+        }
+    }
+    let order = |l: &SourceLine| match &l.position {
+        Some((file, n)) => (files.get(file.as_str()).copied().unwrap_or(0), *n),
+        None => (usize::MAX, 0),
+    };
+    lines.sort_by_key(order);
+    for l in &mut lines {
+        if let Some((file, n)) = &l.position {
+            let path = relocate(file, opts.prefix.as_deref(), opts.prefix_strip);
+            l.text = sources
+                .get(&path)
+                .and_then(|text| text.get(*n as usize - 1).cloned());
+        }
+    }
+    lines
 }
 
 /// A JIT function's code from its jitdump: the CODE_LOAD whose index names its object
@@ -628,22 +796,66 @@ fn jit_code(dso: &str, symbol: &str, size: u64, jitdump: &str) -> Result<CodeFil
             ))
         }
     };
-    let code = dump
+    let (at, load) = dump
         .records
         .iter()
-        .find_map(|r| match &r.body {
-            RecordBody::CodeLoad(c) if c.code_index == index => Some(c.code.to_vec()),
+        .enumerate()
+        .find_map(|(k, r)| match &r.body {
+            RecordBody::CodeLoad(c) if c.code_index == index => Some((k, c)),
             _ => None,
         })
         .ok_or_else(|| format!("{jitdump}: no CODE_LOAD of index {index}"))?;
+    // As perf inject: the last CODE_DEBUG_INFO since the previous CODE_LOAD is this
+    // load's (a load takes the one before it, a later one replaces it).
+    let debug = dump.records[..at]
+        .iter()
+        .rev()
+        .take_while(|r| !matches!(r.body, RecordBody::CodeLoad(_)))
+        .find_map(|r| match &r.body {
+            RecordBody::DebugInfo(d) => Some(d),
+            _ => None,
+        });
+    let lines = debug
+        .map(|d| jit_lines(&d.entries, load.code_addr))
+        .unwrap_or_default();
     Ok(CodeFile {
         code: Code::Jit {
-            bytes: code,
+            bytes: load.code.to_vec(),
             arch,
             base,
+            lines,
         },
         symbols: Arc::new(ObjdumpSymbols::single(symbol, base, size, None)),
     })
+}
+
+/// A CODE_DEBUG_INFO's entries as (offset in the code, position), by offset: each
+/// holds from its address up to the next entry's (the last one to the code's end), as
+/// the line table `perf inject --jit` writes from them. A name `\xff` repeats the
+/// previous entry's; a line under 1 (V8's "unknown") and an address before the code
+/// give no position.
+fn jit_lines(
+    entries: &[perfdata::jitdump::types::DebugEntry<'_>],
+    code_addr: u64,
+) -> Vec<(u64, Option<(String, u32)>)> {
+    let mut name = String::new();
+    let mut v = Vec::with_capacity(entries.len());
+    for e in entries {
+        if e.name.text() != b"\xff" {
+            name = e.name.to_str_lossy().into_owned();
+        }
+        let Some(offset) = e.addr.checked_sub(code_addr) else {
+            continue;
+        };
+        let line = u32::try_from(e.lineno)
+            .ok()
+            .filter(|n| *n > 0 && !name.is_empty())
+            .map(|n| (name.clone(), n));
+        v.push((offset, line));
+    }
+    // Entries come by address; sorted (stably) should a JIT write them otherwise.
+    v.sort_by_key(|(o, _)| *o);
+    v
 }
 
 /// objdump's `--prefix`/`--prefix-strip` on a source path: an absolute path gets the
@@ -733,7 +945,8 @@ fn source_lines(
 /// The JSON twin of the listing (`perfdata annotate --json`): per event its totals and
 /// functions, per function its instructions with address, bytes, text, samples, period,
 /// percentage (of `t`), source `file:line`, the innermost function and the inlined
-/// chain, and the source lines `objdump -S` shows before it; and the functions skipped.
+/// chain, and the source lines `objdump -S` shows before it; per function also its
+/// source lines ([`Function::lines`], empty unless gathered); and the functions skipped.
 pub fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
     use serde_json::json;
     let events: Vec<_> = a
@@ -774,6 +987,20 @@ pub fn to_json(a: &Annotation, t: listing::PercentType) -> serde_json::Value {
                         "samples": f.samples,
                         "period": f.period,
                         "instructions": insns,
+                        "lines": f.lines.iter().map(|l| json!({
+                            "file": l.position.as_ref().map(|(file, _)| file),
+                            "line": l.position.as_ref().map(|(_, n)| n),
+                            "text": l.text,
+                            "samples": l.samples,
+                            "period": l.period,
+                            "percent": listing::percent(ev, f, l.samples, l.period, t),
+                            "addresses": l.runs.iter().map(|r| json!({
+                                "first": format!("{:#x}", r.first),
+                                "last": format!("{:#x}", r.last),
+                                "instructions": r.instructions,
+                            })).collect::<Vec<_>>(),
+                            "inlined": l.inlined,
+                        })).collect::<Vec<_>>(),
                     })
                 })
                 .collect();
