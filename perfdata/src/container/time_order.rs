@@ -47,16 +47,10 @@ struct Queued {
 /// The bit of `Queued::record_offset` that says `Origin::Joined` (offsets stay below it).
 const JOINED: u64 = 1 << 63;
 
-/// The records waiting for their round, in arrival order (after the sorted ones a flush
-/// left).
+/// The records waiting for their round, in arrival order until a flush sorts them.
 #[derive(Default)]
 struct Queue {
     items: Vec<Queued>,
-    /// A flush's order: each queued record's (time, position in `items`), sorted. Sorting
-    /// these 16 bytes, not the 48 of a `Queued`, moves a third of the memory.
-    order: Vec<(u64, usize)>,
-    /// The records left by a flush, gathered in time order (swapped with `items`).
-    spare: Vec<Queued>,
     /// Bodies of queued decompressed records.
     arena: Vec<u8>,
     /// Arena position of `arena[0]` (positions only grow; the front is dropped as records
@@ -98,29 +92,20 @@ impl Queue {
         });
     }
 
-    /// Puts the queue in (time, arrival) order and gives the positions in that order
-    /// ([`Queue::at`]) of the records with `time <= limit`, which come first.
+    /// Sorts the queue by (time, arrival) and gives the positions of the records with
+    /// `time <= limit`, which come first.
     fn due(&mut self, limit: u64) -> Range<usize> {
-        self.order.clear();
-        (self.order).extend(self.items.iter().enumerate().map(|(i, q)| (q.time, i)));
         // Stable: equal times keep their arrival order. The queue is a few sorted runs
         // (one per CPU buffer, plus the sorted rest of the last round), which the
         // standard library's merge sort takes in close to linear time.
-        self.order.sort_by_key(|k| k.0);
-        0..self.order.partition_point(|k| k.0 <= limit)
+        self.items.sort_by_key(|q| q.time);
+        0..self.items.partition_point(|q| q.time <= limit)
     }
 
-    /// The record at position `i` of the flush's order.
-    #[inline(always)]
-    fn at(&self, i: usize) -> &Queued {
-        &self.items[self.order[i].1]
-    }
-
-    /// The queued record at position `i` of the flush's order; records of the input are
-    /// found again in `data`.
+    /// The queued record at `i`; records of the input are found again in `data`.
     #[inline]
     fn record<'q>(&'q self, i: usize, data: &'q [u8]) -> (Origin, RawRecord<'q>) {
-        let q = self.at(i);
+        let q = &self.items[i];
         let len = q.body_len as usize;
         let (body, origin) = if q.record_offset == u64::MAX {
             let at = q.body_at as usize;
@@ -147,22 +132,14 @@ impl Queue {
         (origin, rec)
     }
 
-    /// Drops the first `n` records of the flush's order (delivered); the rest stay
-    /// queued, in time order.
+    /// Drops the first `n` records (delivered).
     fn delivered(&mut self, n: usize) {
-        self.spare.clear();
-        let items = &self.items;
-        (self.spare).extend(self.order[n..].iter().map(|&(_, i)| items[i]));
-        std::mem::swap(&mut self.items, &mut self.spare);
-        self.order.clear();
+        self.items.drain(..n);
         self.trim_arena();
     }
 
     /// Drops the arena bytes no queued record needs any more.
     fn trim_arena(&mut self) {
-        if self.arena.is_empty() {
-            return;
-        }
         let oldest = self
             .items
             .iter()
@@ -280,7 +257,7 @@ impl<E: Endian> RecordWalk for TimeOrdered<'_, '_, E> {
     fn advance(&mut self) -> Result<bool, Error> {
         loop {
             if let Some(i) = self.deliver.next() {
-                let q = self.queue.at(i);
+                let q = &self.queue.items[i];
                 self.queued_ctx = self.records.session().ctx_of(
                     (q.attr != u32::MAX).then_some(q.attr as usize),
                     q.header.misc,
