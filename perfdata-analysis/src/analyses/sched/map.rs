@@ -71,145 +71,142 @@ pub fn map(
     let mut next = (b'A', b'0');
     let (mut bugs, mut lost_records) = (0u64, 0u64);
     let wanted = |c: u32| opts.cpus.as_ref().is_none_or(|l| l.contains(&i64::from(c)));
-    let walked = walk(
-        analyzer,
-        false,
-        |k| k == Kind::Switch,
-        |_, ev| {
-            match ev {
-                Event::Sample {
-                    s, tp: Some(tp), ..
-                } if tp.kind == Kind::Switch => {
-                    let (Some(time), this) = (s.time, s.cpu.unwrap_or(0)) else {
-                        return Ok(());
-                    };
-                    let prev = tp.int(Field::PrevPid) as u32;
-                    let next_pid = tp.int(Field::NextPid) as u32;
-                    if let Some(&c) = curr_pid.get(&this) {
-                        if c != prev {
-                            bugs += 1;
-                        }
+    // perf sched map reads sched_switch only.
+    let wants = |k: Kind| k == Kind::Switch;
+    let walked = walk(analyzer, false, wants, |_, ev| {
+        match ev {
+            Event::Sample {
+                s, tp: Some(tp), ..
+            } if tp.kind == Kind::Switch => {
+                let (Some(time), this) = (s.time, s.cpu.unwrap_or(0)) else {
+                    return Ok(());
+                };
+                let prev = tp.int(Field::PrevPid) as u32;
+                let next_pid = tp.int(Field::NextPid) as u32;
+                if let Some(&c) = curr_pid.get(&this) {
+                    if c != prev {
+                        bugs += 1;
                     }
-                    if this > max_cpu {
-                        max_cpu = this;
+                }
+                if this > max_cpu {
+                    max_cpu = this;
+                }
+                let mut new_cpu = false;
+                let cpus_nr = if opts.compact {
+                    if !comp.contains(&this) {
+                        comp.push(this);
+                        new_cpu = true;
                     }
-                    let mut new_cpu = false;
-                    let cpus_nr = if opts.compact {
-                        if !comp.contains(&this) {
-                            comp.push(this);
-                            new_cpu = true;
-                        }
-                        comp.len()
+                    comp.len()
+                } else {
+                    max_cpu as usize
+                };
+                let t = tasks.findnew(-1, next_pid as i32);
+                curr.insert(this, t);
+                write!(w, "  ")?;
+                let sh = shorts.entry(t).or_default();
+                let mut new_name = false;
+                if sh.name.is_none() {
+                    if tasks.comm(t) == "swapper" {
+                        sh.name = Some([b'.', b' ']);
                     } else {
-                        max_cpu as usize
+                        sh.name = Some([next.0, next.1]);
+                        if next.0 < b'Z' {
+                            next.0 += 1;
+                        } else {
+                            next.0 = b'A';
+                            next.1 = if next.1 < b'9' { next.1 + 1 } else { b'0' };
+                        }
+                    }
+                    new_name = true;
+                }
+                let mut columns = vec![];
+                for i in 0..cpus_nr {
+                    let cpu = if opts.compact {
+                        comp.get(i).copied().unwrap_or(0)
+                    } else {
+                        i as u32
                     };
-                    let t = tasks.findnew(-1, next_pid as i32);
-                    curr.insert(this, t);
-                    write!(w, "  ")?;
+                    if !wanted(cpu) {
+                        continue;
+                    }
+                    write!(w, "{}", if cpu == this { '*' } else { ' ' })?;
+                    match curr.get(&cpu) {
+                        Some(c) => {
+                            let n = shorts.entry(*c).or_default().name.unwrap_or([0, 0]);
+                            let n: String = n
+                                .iter()
+                                .take_while(|&&b| b != 0)
+                                .map(|&b| b as char)
+                                .collect();
+                            write!(w, "{n:>2} ")?;
+                            if lines.is_some() {
+                                columns.push((cpu, Some(n.trim_end().to_string())));
+                            }
+                        }
+                        None => {
+                            write!(w, "   ")?;
+                            if lines.is_some() {
+                                columns.push((cpu, None));
+                            }
+                        }
+                    }
+                }
+                if let Some(f) = lines.as_mut() {
+                    let n = shorts.entry(t).or_default().name.unwrap_or([b' ', b' ']);
+                    f(MapLine {
+                        time,
+                        cpu: this,
+                        short: format!("{}{}", n[0] as char, n[1] as char)
+                            .trim_end()
+                            .to_string(),
+                        comm: tasks.comm(t).into_owned(),
+                        tid: tasks.all[t].tid,
+                        new: new_name,
+                        cpus: columns,
+                    });
+                }
+                if wanted(this) {
+                    write!(w, "  {:>12} secs ", usec(time))?;
                     let sh = shorts.entry(t).or_default();
-                    let mut new_name = false;
-                    if sh.name.is_none() {
-                        if tasks.comm(t) == "swapper" {
-                            sh.name = Some([b'.', b' ']);
-                        } else {
-                            sh.name = Some([next.0, next.1]);
-                            if next.0 < b'Z' {
-                                next.0 += 1;
-                            } else {
-                                next.0 = b'A';
-                                next.1 = if next.1 < b'9' { next.1 + 1 } else { b'0' };
-                            }
-                        }
-                        new_name = true;
+                    if new_name || sh.comm_changed {
+                        let n = sh.name.unwrap_or([b' ', b' ']);
+                        sh.comm_changed = false;
+                        write!(
+                            w,
+                            "{}{} => {}:{}",
+                            n[0] as char,
+                            n[1] as char,
+                            tasks.comm(t),
+                            tasks.all[t].tid
+                        )?;
                     }
-                    let mut columns = vec![];
-                    for i in 0..cpus_nr {
-                        let cpu = if opts.compact {
-                            comp.get(i).copied().unwrap_or(0)
-                        } else {
-                            i as u32
-                        };
-                        if !wanted(cpu) {
-                            continue;
-                        }
-                        write!(w, "{}", if cpu == this { '*' } else { ' ' })?;
-                        match curr.get(&cpu) {
-                            Some(c) => {
-                                let n = shorts.entry(*c).or_default().name.unwrap_or([0, 0]);
-                                let n: String = n
-                                    .iter()
-                                    .take_while(|&&b| b != 0)
-                                    .map(|&b| b as char)
-                                    .collect();
-                                write!(w, "{n:>2} ")?;
-                                if lines.is_some() {
-                                    columns.push((cpu, Some(n.trim_end().to_string())));
-                                }
-                            }
-                            None => {
-                                write!(w, "   ")?;
-                                if lines.is_some() {
-                                    columns.push((cpu, None));
-                                }
-                            }
-                        }
-                    }
-                    if let Some(f) = lines.as_mut() {
-                        let n = shorts.entry(t).or_default().name.unwrap_or([b' ', b' ']);
-                        f(MapLine {
-                            time,
-                            cpu: this,
-                            short: format!("{}{}", n[0] as char, n[1] as char)
-                                .trim_end()
-                                .to_string(),
-                            comm: tasks.comm(t).into_owned(),
-                            tid: tasks.all[t].tid,
-                            new: new_name,
-                            cpus: columns,
-                        });
-                    }
-                    if wanted(this) {
-                        write!(w, "  {:>12} secs ", usec(time))?;
-                        let sh = shorts.entry(t).or_default();
-                        if new_name || sh.comm_changed {
-                            let n = sh.name.unwrap_or([b' ', b' ']);
-                            sh.comm_changed = false;
-                            write!(
-                                w,
-                                "{}{} => {}:{}",
-                                n[0] as char,
-                                n[1] as char,
-                                tasks.comm(t),
-                                tasks.all[t].tid
-                            )?;
-                        }
-                        if opts.compact && new_cpu {
-                            write!(w, " (CPU {this})")?;
-                        }
-                    }
-                    writeln!(w)?;
-                    curr_pid.insert(this, next_pid);
-                }
-                Event::Comm { pid, tid, comm, id } => {
-                    tasks.comm_event(pid, tid, &comm);
-                    if let Some((p, t)) = id {
-                        if let Some(i) = tasks.find(p, t) {
-                            shorts.entry(i).or_default().comm_changed = true;
-                        }
+                    if opts.compact && new_cpu {
+                        write!(w, " (CPU {this})")?;
                     }
                 }
-                Event::Fork {
-                    pid,
-                    ppid,
-                    tid,
-                    ptid,
-                } => tasks.fork(pid, ppid, tid, ptid),
-                Event::Lost { .. } => lost_records += 1,
-                _ => {}
+                writeln!(w)?;
+                curr_pid.insert(this, next_pid);
             }
-            Ok(())
-        },
-    )?;
+            Event::Comm { pid, tid, comm, id } => {
+                tasks.comm_event(pid, tid, &comm);
+                if let Some((p, t)) = id {
+                    if let Some(i) = tasks.find(p, t) {
+                        shorts.entry(i).or_default().comm_changed = true;
+                    }
+                }
+            }
+            Event::Fork {
+                pid,
+                ppid,
+                tid,
+                ptid,
+            } => tasks.fork(pid, ppid, tid, ptid),
+            Event::Lost { .. } => lost_records += 1,
+            _ => {}
+        }
+        Ok(())
+    })?;
     bad_events(w, 0, 0, bugs, (walked.lost, walked.records, lost_records))?;
     Ok(())
 }
