@@ -219,7 +219,13 @@ pub fn latency(analyzer: &mut Analyzer<'_>, opts: &LatencyOptions) -> Result<Lat
         by_task.insert(t, rows.len() - 1);
         (rows.len() - 1, true)
     };
-    let w = walk(analyzer, false, |_, ev| {
+    // sched_waking is not one of perf sched latency's events.
+    let wants = |k: Kind| match k {
+        Kind::Switch | Kind::StatRuntime | Kind::Wakeup | Kind::WakeupNew => true,
+        Kind::Migrate => profile.is_some(),
+        Kind::Waking | Kind::Other => false,
+    };
+    let w = walk(analyzer, false, wants, |_, ev| {
         match ev {
             Event::Sample {
                 s, tp: Some(tp), ..

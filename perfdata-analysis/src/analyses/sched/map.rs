@@ -71,7 +71,9 @@ pub fn map(
     let mut next = (b'A', b'0');
     let (mut bugs, mut lost_records) = (0u64, 0u64);
     let wanted = |c: u32| opts.cpus.as_ref().is_none_or(|l| l.contains(&i64::from(c)));
-    let walked = walk(analyzer, false, |_, ev| {
+    // perf sched map reads sched_switch only.
+    let wants = |k: Kind| k == Kind::Switch;
+    let walked = walk(analyzer, false, wants, |_, ev| {
         match ev {
             Event::Sample {
                 s, tp: Some(tp), ..

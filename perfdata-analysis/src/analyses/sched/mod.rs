@@ -220,9 +220,12 @@ pub(crate) struct Walk {
 /// words). A view that resolves no address (`needs_machine` false) is walked without
 /// the replay of processes and maps ([`Analyzer::run_unreplayed`]) when the recording
 /// allows it: a file whose samples do not read counters (which the replay expands).
+/// The samples of a kind the view does not `want` reach `f` as those of other events
+/// do (without their fields: their tracepoint data is not read).
 pub(crate) fn walk<F>(
     analyzer: &mut Analyzer<'_>,
     needs_machine: bool,
+    wants: impl Fn(Kind) -> bool,
     mut f: F,
 ) -> Result<Walk, Error>
 where
@@ -256,7 +259,7 @@ where
                 check_cpu("a sample on CPU", cpu)?;
             }
             let kind = w.kinds.get(s.event).copied().unwrap_or(Kind::Other);
-            if kind == Kind::Other {
+            if kind == Kind::Other || !wants(kind) {
                 f(
                     &w,
                     Event::Sample {

@@ -1141,7 +1141,14 @@ pub fn timehist<'o>(
     if !opts.summary_only {
         st.header(w)?;
     }
-    let walked = walk(analyzer, show_callchain, |walked, ev| {
+    // The kinds the match below handles (sched_stat_runtime is not one of them).
+    let wants = |k: Kind| match k {
+        Kind::Switch | Kind::Waking | Kind::WakeupNew => true,
+        Kind::Wakeup => !waking,
+        Kind::Migrate => opts.migrations,
+        Kind::StatRuntime | Kind::Other => false,
+    };
+    let walked = walk(analyzer, show_callchain, wants, |walked, ev| {
         match ev {
             Event::Sample { s, tp, machine } => {
                 let cpu = s.cpu.unwrap_or(0);
