@@ -352,7 +352,19 @@ impl FirefoxProfile {
         out.flush()?;
         Ok(())
     }
+
+    /// [`FirefoxProfile::write`] gzip-compressed (the profiler loads `.json.gz` files):
+    /// the JSON is produced on another thread while this one compresses it.
+    pub fn write_gz(&self, out: impl Write) -> Result<(), Error> {
+        crate::export::gzip::gzip_beside(out, GZIP_LEVEL, |w| {
+            serde_json::to_writer(w, &self.p).map_err(std::io::Error::from)
+        })?;
+        Ok(())
+    }
 }
+
+/// The gzip level of [`FirefoxProfile::write_gz`]: flate2's default, as samply's.
+const GZIP_LEVEL: flate2::Compression = flate2::Compression::new(6);
 
 /// A profile being built a sample at a time, in time order.
 struct Builder {

@@ -10,8 +10,8 @@
 
 use super::encode::RecordEncoder;
 use super::model::{Builder, RecordItem};
-use super::read_back::Carried;
-use super::save::save_checked;
+use super::read_back::{read_back_file_carrying, Carried};
+use super::save::{save_then, Written};
 use super::sink::{FileSink, PipeSink, Sink};
 use super::stages::{
     pipe_event_types, Compress, CompressedKind, Decompress, Emit, Pipeline, Stage, ToFile, ToPipe,
@@ -23,7 +23,7 @@ use crate::container::{
 };
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::rt::{static_endian, Endianness, Error, StaticEndian};
-use std::io::{BufWriter, Seek, SeekFrom};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// What to change. `None` / `false` keeps what the input has.
@@ -202,7 +202,7 @@ pub fn convert_file_reporting(
     let mut converted = Converted::default();
     // Everything about the input lives inside the closure: its map is gone before the
     // output is mapped to be read back.
-    save_checked(output, |out| {
+    save_then(output, |out| {
         let map = MappedFile::open(input)?;
         let mut data = PerfData::open(map.bytes()).map_err(at)?;
         // Damaged features are carried as they are (in the input's byte order; another
@@ -213,15 +213,7 @@ pub fn convert_file_reporting(
         let mut release = ReleaseBehind::new(&map);
         let plan = Plan::new(&data, opts, &mut release).map_err(at)?;
         if plan.is_copy(&data) {
-            let mut src = std::fs::File::open(input)?;
-            copy(&data, &mut src, out)?;
-            // Bytes after the last record that frame none are copied as they are: the
-            // output, read back, may end in them too (found only then: the walk costs).
-            return Ok(Carried {
-                damaged,
-                unframed_tail: None,
-            }
-            .with_tail_of(&data));
+            return copy_checked(input, &map, &data, damaged, out);
         }
         // Bytes after the last record that frame none cannot be carried into another
         // layout or byte order (nothing says what they are): the records end before them,
@@ -240,7 +232,7 @@ pub fn convert_file_reporting(
             out,
             &mut release
         )))
-        .map(|()| Carried::from(damaged))
+        .map(|()| Written::ReadBack(Carried::from(damaged)))
         .map_err(at)
     })?;
     Ok(converted)
@@ -255,6 +247,73 @@ impl Carried {
 }
 
 type Out<'o> = BufWriter<&'o mut std::fs::File>;
+
+/// No change: [`copy`], checked without walking the output. The input is read back (the
+/// check every output gets, allowing its own damage) on the other core while the kernel
+/// copies; then the output is compared with the input byte for byte, one read of each.
+/// Equal, the output reads back as the input did; different (a header part the writer
+/// laid out otherwise), it is read back as any output.
+fn copy_checked(
+    input: &Path,
+    map: &MappedFile,
+    data: &PerfData<'_>,
+    damaged: Vec<FeatureId>,
+    out: &mut Out<'_>,
+) -> Result<Written, Error> {
+    let carried = Carried::from(damaged);
+    let (copied, input_read_back) = std::thread::scope(|scope| {
+        let check = scope.spawn(|| read_back_input(input, data, &carried));
+        let copied = std::fs::File::open(input)
+            .map_err(Error::from)
+            .and_then(|mut src| copy(data, &mut src, out))
+            .and_then(|()| out.flush().map_err(Error::from));
+        (copied, check.join())
+    });
+    copied?;
+    let input_read_back =
+        input_read_back.map_err(|_| Error::other("the thread reading the input back panicked"))?;
+    if same_bytes(out.get_ref(), map)? {
+        return Ok(Written::Checked(input_read_back));
+    }
+    // Bytes after the last record that frame none are copied as they are: the output,
+    // read back, may end in them too (found only now: the walk costs).
+    Ok(Written::ReadBack(carried.with_tail_of(data)))
+}
+
+/// The read-back of the input, as of a copy of it: the walk may stop in bytes after the
+/// last record that frame none (a copy keeps them); where those start is looked for (a
+/// walk of its own) only when the walk failed.
+fn read_back_input(input: &Path, data: &PerfData<'_>, carried: &Carried) -> Result<(), Error> {
+    read_back_file_carrying(input, carried).or_else(|e| {
+        let with_tail = carried.clone().with_tail_of(data);
+        match with_tail.unframed_tail {
+            Some(_) => read_back_file_carrying(input, &with_tail),
+            None => Err(e),
+        }
+    })
+}
+
+/// Whether `file` holds exactly the bytes of `map`. The file is read in blocks; the map's
+/// pages are released behind the comparison, so memory stays bounded at any size.
+fn same_bytes(file: &std::fs::File, map: &MappedFile) -> Result<bool, Error> {
+    let want = map.bytes();
+    if file.metadata()?.len() != want.len() as u64 {
+        return Ok(false);
+    }
+    let mut file = file;
+    file.seek(SeekFrom::Start(0))?;
+    let mut block = vec![0u8; 1 << 18];
+    let mut release = ReleaseBehind::new(map);
+    for (i, expected) in want.chunks(block.len()).enumerate() {
+        let got = &mut block[..expected.len()];
+        file.read_exact(got)?;
+        if got != expected {
+            return Ok(false);
+        }
+        release.reached(((i + 1) * block.len()) as u64);
+    }
+    Ok(true)
+}
 
 /// No change: the header part is written by the sink (so it is the writer's, as in the
 /// model path) and the records are copied as a block.
@@ -402,5 +461,36 @@ impl<T: Stage> Stage for StageRef<'_, T> {
     }
     fn finish(&mut self, head: &mut Builder<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
         self.0.finish(head, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bytes_compares_every_byte_and_the_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        // Longer than a block, not a multiple of it.
+        let bytes: Vec<u8> = (0..(1u32 << 18) * 3 + 77).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&a, &bytes).unwrap();
+        let map = MappedFile::open(&a).unwrap();
+        let b = dir.path().join("b");
+        let same = |content: &[u8]| {
+            std::fs::write(&b, content).unwrap();
+            same_bytes(&std::fs::File::open(&b).unwrap(), &map).unwrap()
+        };
+        assert!(same(&bytes));
+        let mut last = bytes.clone();
+        *last.last_mut().unwrap() ^= 1;
+        assert!(!same(&last));
+        let mut second_block = bytes.clone();
+        second_block[(1 << 18) + 5] ^= 0x80;
+        assert!(!same(&second_block));
+        assert!(!same(&bytes[..bytes.len() - 1]));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(!same(&longer));
     }
 }
