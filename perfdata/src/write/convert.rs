@@ -23,7 +23,7 @@ use crate::container::{
 };
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::rt::{static_endian, Endianness, Error, StaticEndian};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// What to change. `None` / `false` keeps what the input has.
@@ -248,11 +248,11 @@ impl Carried {
 
 type Out<'o> = BufWriter<&'o mut std::fs::File>;
 
-/// No change: [`copy`], checked without walking the output. The input is read back (the
-/// check every output gets, allowing its own damage) on the other core while the kernel
-/// copies; then the output is compared with the input byte for byte, one read of each.
-/// Equal, the output reads back as the input did; different (a header part the writer
-/// laid out otherwise), it is read back as any output.
+/// No change: [`copy`], checked without walking the output. On the other core while
+/// the kernel copies, the input is read back (the check every output gets, allowing its
+/// own damage), then the output is compared with the input byte for byte as far as the
+/// copy has come, one read of each. Equal, the output reads back as the input did;
+/// different (a header part the writer laid out otherwise), it is read back as any output.
 fn copy_checked(
     input: &Path,
     map: &MappedFile,
@@ -261,23 +261,132 @@ fn copy_checked(
     out: &mut Out<'_>,
 ) -> Result<Written, Error> {
     let carried = Carried::from(damaged);
-    let (copied, input_read_back) = std::thread::scope(|scope| {
-        let check = scope.spawn(|| read_back_input(input, data, &carried));
+    // A second handle for the checker's positioned reads (they leave the writer's offset).
+    let written = out.get_ref().try_clone()?;
+    let (progress, copied_so_far) = std::sync::mpsc::channel();
+    let (copied, checked) = std::thread::scope(|scope| {
+        let check = scope.spawn(|| {
+            let read_back = read_back_input(input, data, &carried);
+            let same = same_as_copied(&written, map, data, copied_so_far);
+            (read_back, same)
+        });
         let copied = std::fs::File::open(input)
             .map_err(Error::from)
-            .and_then(|mut src| copy(data, &mut src, out))
-            .and_then(|()| out.flush().map_err(Error::from));
+            .and_then(|mut src| {
+                copy(data, &mut src, out, &mut |n| {
+                    let _ = progress.send(Copied::Data(n));
+                })
+            })
+            .and_then(|()| out.flush().map_err(Error::from))
+            .map(|()| {
+                let _ = progress.send(Copied::All);
+            });
+        drop(progress);
         (copied, check.join())
     });
     copied?;
-    let input_read_back =
-        input_read_back.map_err(|_| Error::other("the thread reading the input back panicked"))?;
-    if same_bytes(out.get_ref(), map)? {
+    let (input_read_back, same) =
+        checked.map_err(|_| Error::other("the thread checking the copy panicked"))?;
+    if same? {
         return Ok(Written::Checked(input_read_back));
     }
     // Bytes after the last record that frame none are copied as they are: the output,
     // read back, may end in them too (found only now: the walk costs).
     Ok(Written::ReadBack(carried.with_tail_of(data)))
+}
+
+/// How far a copy has come.
+enum Copied {
+    /// This many bytes of the data section.
+    Data(u64),
+    /// Everything, flushed.
+    All,
+}
+
+/// Whether `file`, as [`copy_checked`]'s copy writes it, holds exactly the bytes of `map`
+/// (the input): the data section compared as `progress` says it is copied, the rest once
+/// all is. The file is read in blocks; the map's pages are released behind the
+/// comparison, so memory stays bounded at any size. `false` when the copy stopped.
+fn same_as_copied(
+    file: &std::fs::File,
+    map: &MappedFile,
+    data: &PerfData<'_>,
+    progress: std::sync::mpsc::Receiver<Copied>,
+) -> Result<bool, Error> {
+    let want = map.bytes();
+    let start = data.data_offset();
+    let end = start + data.data().len() as u64;
+    let mut same = SameBytes {
+        file,
+        want,
+        block: vec![0u8; 1 << 18],
+        release: ReleaseBehind::new(map),
+    };
+    let mut compared = start;
+    for copied in progress {
+        match copied {
+            Copied::Data(n) => {
+                if !same.range(compared, start + n)? {
+                    return Ok(false);
+                }
+                compared = start + n;
+            }
+            Copied::All => {
+                return Ok(file.metadata()?.len() == want.len() as u64
+                    && same.range(compared, end)?
+                    && same.range(0, start)?
+                    && same.range(end, want.len() as u64)?);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A file compared with bytes in memory, a block at a time.
+struct SameBytes<'a> {
+    file: &'a std::fs::File,
+    want: &'a [u8],
+    block: Vec<u8>,
+    release: ReleaseBehind<'a>,
+}
+
+impl SameBytes<'_> {
+    /// Whether the file's bytes `from..to` are those of `want`. A file that ends first,
+    /// or cannot be read at an offset, is not the same.
+    fn range(&mut self, from: u64, to: u64) -> Result<bool, Error> {
+        let Some(want) = self.want.get(from as usize..to as usize) else {
+            return Ok(false);
+        };
+        let mut at = from;
+        for expected in want.chunks(self.block.len()) {
+            let got = &mut self.block[..expected.len()];
+            match read_exact_at(self.file, got, at) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::Unsupported => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+            if got != expected {
+                return Ok(false);
+            }
+            at += expected.len() as u64;
+            self.release.reached(at);
+        }
+        Ok(true)
+    }
+}
+
+/// `buf.len()` bytes of `file` at `offset`, leaving its offset as it is.
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Elsewhere a positioned read moves the file's offset (the writer's): the copy is read
+/// back instead.
+#[cfg(not(unix))]
+fn read_exact_at(_: &std::fs::File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 /// The read-back of the input, as of a copy of it: the walk may stop in bytes after the
@@ -293,31 +402,14 @@ fn read_back_input(input: &Path, data: &PerfData<'_>, carried: &Carried) -> Resu
     })
 }
 
-/// Whether `file` holds exactly the bytes of `map`. The file is read in blocks; the map's
-/// pages are released behind the comparison, so memory stays bounded at any size.
-fn same_bytes(file: &std::fs::File, map: &MappedFile) -> Result<bool, Error> {
-    let want = map.bytes();
-    if file.metadata()?.len() != want.len() as u64 {
-        return Ok(false);
-    }
-    let mut file = file;
-    file.seek(SeekFrom::Start(0))?;
-    let mut block = vec![0u8; 1 << 18];
-    let mut release = ReleaseBehind::new(map);
-    for (i, expected) in want.chunks(block.len()).enumerate() {
-        let got = &mut block[..expected.len()];
-        file.read_exact(got)?;
-        if got != expected {
-            return Ok(false);
-        }
-        release.reached(((i + 1) * block.len()) as u64);
-    }
-    Ok(true)
-}
-
 /// No change: the header part is written by the sink (so it is the writer's, as in the
-/// model path) and the records are copied as a block.
-fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Result<(), Error> {
+/// model path) and the records are copied as they are, in parts ([`copy_in_parts`]).
+fn copy(
+    data: &PerfData<'_>,
+    src: &mut std::fs::File,
+    out: &mut Out<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), Error> {
     let head = Builder::read_head(data)?;
     src.seek(SeekFrom::Start(data.data_offset()))?;
     let len = data.data().len() as u64;
@@ -329,7 +421,8 @@ fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Resu
         fctx,
         src,
         len,
-        out
+        out,
+        progress
     ))
 }
 
@@ -342,19 +435,41 @@ fn copy_as<E: StaticEndian>(
     src: &mut std::fs::File,
     len: u64,
     out: &mut Out<'_>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<(), Error> {
     let enc = RecordEncoder::<E>::new(head.endian, &head.attrs, fctx);
     match layout {
         Layout::File => {
             let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
-            sink.copy_records(src, len)?;
+            copy_in_parts(&mut sink, src, len, progress)?;
             sink.finish(&head.features, &head.feature_table_slack)?;
         }
         Layout::Pipe => {
             let mut sink = PipeSink::begin(out, enc)?;
-            sink.copy_records(src, len)?;
+            copy_in_parts(&mut sink, src, len, progress)?;
             sink.finish(&[], &[])?;
         }
+    }
+    Ok(())
+}
+
+/// The bytes copied between two reports of [`copy_in_parts`].
+const COPY_PART: u64 = 32 << 20;
+
+/// `len` bytes of records from `src` into `sink`, saying how many are copied after each
+/// part (so that they can be checked while the next part is copied).
+fn copy_in_parts(
+    sink: &mut impl Sink,
+    src: &mut std::fs::File,
+    len: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), Error> {
+    let mut copied = 0;
+    while copied < len {
+        let part = (len - copied).min(COPY_PART);
+        sink.copy_records(src, part)?;
+        copied += part;
+        progress(copied);
     }
     Ok(())
 }
@@ -469,7 +584,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn same_bytes_compares_every_byte_and_the_length() {
+    fn same_bytes_compares_every_byte_and_stops_at_the_end() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         // Longer than a block, not a multiple of it.
@@ -477,20 +592,28 @@ mod tests {
         std::fs::write(&a, &bytes).unwrap();
         let map = MappedFile::open(&a).unwrap();
         let b = dir.path().join("b");
-        let same = |content: &[u8]| {
+        let len = bytes.len() as u64;
+        let same = |content: &[u8], from: u64, to: u64| {
             std::fs::write(&b, content).unwrap();
-            same_bytes(&std::fs::File::open(&b).unwrap(), &map).unwrap()
+            let file = std::fs::File::open(&b).unwrap();
+            let mut same = SameBytes {
+                file: &file,
+                want: map.bytes(),
+                block: vec![0u8; 1 << 18],
+                release: ReleaseBehind::new(&map),
+            };
+            same.range(from, to).unwrap()
         };
-        assert!(same(&bytes));
+        assert!(same(&bytes, 0, len));
+        assert!(same(&bytes, 1000, len - 3));
         let mut last = bytes.clone();
         *last.last_mut().unwrap() ^= 1;
-        assert!(!same(&last));
+        assert!(!same(&last, 0, len));
+        assert!(same(&last, 0, len - 1));
         let mut second_block = bytes.clone();
         second_block[(1 << 18) + 5] ^= 0x80;
-        assert!(!same(&second_block));
-        assert!(!same(&bytes[..bytes.len() - 1]));
-        let mut longer = bytes.clone();
-        longer.push(0);
-        assert!(!same(&longer));
+        assert!(!same(&second_block, 0, len));
+        assert!(!same(&bytes[..bytes.len() - 1], 0, len));
+        assert!(!same(&bytes, 0, len + 1));
     }
 }
