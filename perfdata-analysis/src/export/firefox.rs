@@ -363,8 +363,10 @@ impl FirefoxProfile {
     }
 }
 
-/// The gzip level of [`FirefoxProfile::write_gz`]: flate2's default, as samply's.
-const GZIP_LEVEL: flate2::Compression = flate2::Compression::new(6);
+/// The gzip level of [`FirefoxProfile::write_gz`]: the fastest. On a 600 MB dwarf
+/// recording's profile (1.75 MB of JSON) level 6, flate2's default and samply's, took
+/// 7% of the export for a file 22% smaller (215 KB against 277 KB).
+const GZIP_LEVEL: flate2::Compression = flate2::Compression::fast();
 
 /// A profile being built a sample at a time, in time order.
 struct Builder {

@@ -46,9 +46,9 @@ pub fn gzip_beside<W: Write, E: From<io::Error> + Send>(
         }
         // Unblocks a producer waiting to hand over (its send fails) after a failed write.
         drop(full_rx);
-        let produced = producer
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the thread producing the output panicked").into()));
+        let produced = producer.join().unwrap_or_else(|_| {
+            Err(io::Error::other("the thread producing the output panicked").into())
+        });
         compressed?;
         produced?;
         Ok(gz.finish()?)
@@ -120,9 +120,7 @@ mod tests {
     #[test]
     fn what_is_written_comes_back_out_of_the_gzip_stream() {
         // Several blocks, the last one partial, written in pieces of odd sizes.
-        let bytes: Vec<u8> = (0..BLOCK * 3 + 1234)
-            .map(|i| (i * 7 % 253) as u8)
-            .collect();
+        let bytes: Vec<u8> = (0..BLOCK * 3 + 1234).map(|i| (i * 7 % 253) as u8).collect();
         let out = gzip_beside(Vec::new(), Compression::fast(), |w| {
             for piece in bytes.chunks(77_777) {
                 w.write_all(piece)?;

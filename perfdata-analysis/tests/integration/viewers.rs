@@ -285,8 +285,7 @@ fn firefox_folded(path: &Path) -> (serde_json::Value, BTreeMap<String, u64>, u64
     let mut gz = vec![];
     profile.write_gz(&mut gz).unwrap();
     let mut unzipped = vec![];
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut unzipped)
-        .unwrap();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut unzipped).unwrap();
     assert!(unzipped == bytes, "the gzip stream holds other JSON");
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let mut folded: BTreeMap<String, u64> = BTreeMap::new();

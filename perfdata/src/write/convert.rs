@@ -588,7 +588,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         // Longer than a block, not a multiple of it.
-        let bytes: Vec<u8> = (0..(1u32 << 18) * 3 + 77).map(|i| (i % 251) as u8).collect();
+        let bytes: Vec<u8> = (0..(1u32 << 18) * 3 + 77)
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(&a, &bytes).unwrap();
         let map = MappedFile::open(&a).unwrap();
         let b = dir.path().join("b");
