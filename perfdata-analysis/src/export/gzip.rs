@@ -144,6 +144,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(err.to_string(), "the producer failed");
 
+        #[derive(Debug)]
         struct Full;
         impl Write for Full {
             fn write(&mut self, _: &[u8]) -> io::Result<usize> {
