@@ -419,8 +419,7 @@ fn copy(
         data.format.layout,
         &head,
         fctx,
-        src,
-        len,
+        (src, len),
         out,
         progress
     ))
@@ -432,8 +431,7 @@ fn copy_as<E: StaticEndian>(
     layout: Layout,
     head: &Builder<'_>,
     fctx: Ctx,
-    src: &mut std::fs::File,
-    len: u64,
+    (src, len): (&mut std::fs::File, u64),
     out: &mut Out<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), Error> {
