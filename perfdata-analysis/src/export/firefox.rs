@@ -352,7 +352,21 @@ impl FirefoxProfile {
         out.flush()?;
         Ok(())
     }
+
+    /// [`FirefoxProfile::write`] gzip-compressed (the profiler loads `.json.gz` files):
+    /// the JSON is produced on another thread while this one compresses it.
+    pub fn write_gz(&self, out: impl Write) -> Result<(), Error> {
+        crate::export::gzip::gzip_beside(out, GZIP_LEVEL, |w| {
+            serde_json::to_writer(w, &self.p).map_err(std::io::Error::from)
+        })?;
+        Ok(())
+    }
 }
+
+/// The gzip level of [`FirefoxProfile::write_gz`]: the fastest. On a 600 MB dwarf
+/// recording's profile (1.75 MB of JSON) level 6, flate2's default and samply's, took
+/// 7% of the export for a file 22% smaller (215 KB against 277 KB).
+const GZIP_LEVEL: flate2::Compression = flate2::Compression::fast();
 
 /// A profile being built a sample at a time, in time order.
 struct Builder {

@@ -13,6 +13,7 @@
 pub mod firefox;
 #[cfg(feature = "gperftools")]
 pub mod gperftools;
+pub mod gzip;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 pub mod pprof;

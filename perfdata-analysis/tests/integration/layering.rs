@@ -2,7 +2,8 @@
 //! `crate::` and `super::` paths: a layer uses only the layers below it; an analysis or
 //! an export uses no other analysis or export, only the shared module of its own layer
 //! (`analyses::weights`; `export::sampled`, `export::tables` and the tracepoint tables
-//! `export::tables` builds, `export::tracepoints`).
+//! `export::tables` builds, `export::tracepoints`; `export::gzip`, compression beside
+//! the writer).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
 /// What each analysis or export may use of its own layer besides itself.
 const SHARED: &[(&str, &[&str])] = &[
     ("analyses", &["weights"]),
-    ("export", &["sampled", "tables", "tracepoints"]),
+    ("export", &["sampled", "tables", "tracepoints", "gzip"]),
     ("rewrite", &[]),
 ];
 

@@ -281,6 +281,12 @@ fn firefox_folded(path: &Path) -> (serde_json::Value, BTreeMap<String, u64>, u64
         perfdata_analysis::export::firefox::FirefoxProfile::from_sampled(&g, "test").unwrap();
     let mut bytes = vec![];
     profile.write(&mut bytes).unwrap();
+    // `-o x.json.gz`: the same JSON, in a gzip stream.
+    let mut gz = vec![];
+    profile.write_gz(&mut gz).unwrap();
+    let mut unzipped = vec![];
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut unzipped).unwrap();
+    assert!(unzipped == bytes, "the gzip stream holds other JSON");
     let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
     let mut folded: BTreeMap<String, u64> = BTreeMap::new();
     let (mut samples, mut weight) = (0, 0);

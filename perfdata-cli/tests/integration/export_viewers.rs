@@ -18,6 +18,7 @@ fn export_writes_each_viewer_format() {
         ("pprof", "out.pb.gz"),
         ("speedscope", "out.speedscope.json"),
         ("firefox", "out.firefox.json"),
+        ("firefox", "out.firefox.json.gz"),
     ] {
         let out = dir.path().join(file);
         let (code, stdout, stderr) = run_perfdata(
@@ -36,13 +37,22 @@ fn export_writes_each_viewer_format() {
         let bytes = std::fs::read(&out).unwrap();
         if format == "pprof" {
             assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+        } else if file.ends_with(".gz") {
+            let mut json = vec![];
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut json)
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+            assert!(v["threads"].is_array(), "{file}");
+            // The same profile as without compression.
+            let plain = std::fs::read(dir.path().join("out.firefox.json")).unwrap();
+            assert!(json == plain, "{file} holds another profile");
         } else {
             let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
             assert!(v.is_object(), "{format}");
         }
     }
-    // Only the three outputs: the temporary files were renamed into place.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+    // Only the four outputs: the temporary files were renamed into place.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
 }
 
 #[test]

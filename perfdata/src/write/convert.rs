@@ -10,8 +10,8 @@
 
 use super::encode::RecordEncoder;
 use super::model::{Builder, RecordItem};
-use super::read_back::Carried;
-use super::save::save_checked;
+use super::read_back::{read_back_file_carrying, Carried};
+use super::save::{save_then, Written};
 use super::sink::{FileSink, PipeSink, Sink};
 use super::stages::{
     pipe_event_types, Compress, CompressedKind, Decompress, Emit, Pipeline, Stage, ToFile, ToPipe,
@@ -23,7 +23,7 @@ use crate::container::{
 };
 use crate::generated::perf_data::{Ctx, FeatureBody, FeatureId, RecordBody, RecordType};
 use crate::rt::{static_endian, Endianness, Error, StaticEndian};
-use std::io::{BufWriter, Seek, SeekFrom};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// What to change. `None` / `false` keeps what the input has.
@@ -202,7 +202,7 @@ pub fn convert_file_reporting(
     let mut converted = Converted::default();
     // Everything about the input lives inside the closure: its map is gone before the
     // output is mapped to be read back.
-    save_checked(output, |out| {
+    save_then(output, |out| {
         let map = MappedFile::open(input)?;
         let mut data = PerfData::open(map.bytes()).map_err(at)?;
         // Damaged features are carried as they are (in the input's byte order; another
@@ -213,15 +213,7 @@ pub fn convert_file_reporting(
         let mut release = ReleaseBehind::new(&map);
         let plan = Plan::new(&data, opts, &mut release).map_err(at)?;
         if plan.is_copy(&data) {
-            let mut src = std::fs::File::open(input)?;
-            copy(&data, &mut src, out)?;
-            // Bytes after the last record that frame none are copied as they are: the
-            // output, read back, may end in them too (found only then: the walk costs).
-            return Ok(Carried {
-                damaged,
-                unframed_tail: None,
-            }
-            .with_tail_of(&data));
+            return copy_checked(input, &map, &data, damaged, out);
         }
         // Bytes after the last record that frame none cannot be carried into another
         // layout or byte order (nothing says what they are): the records end before them,
@@ -240,7 +232,7 @@ pub fn convert_file_reporting(
             out,
             &mut release
         )))
-        .map(|()| Carried::from(damaged))
+        .map(|()| Written::ReadBack(Carried::from(damaged)))
         .map_err(at)
     })?;
     Ok(converted)
@@ -256,9 +248,168 @@ impl Carried {
 
 type Out<'o> = BufWriter<&'o mut std::fs::File>;
 
+/// No change: [`copy`], checked without walking the output. On the other core while
+/// the kernel copies, the input is read back (the check every output gets, allowing its
+/// own damage), then the output is compared with the input byte for byte as far as the
+/// copy has come, one read of each. Equal, the output reads back as the input did;
+/// different (a header part the writer laid out otherwise), it is read back as any output.
+fn copy_checked(
+    input: &Path,
+    map: &MappedFile,
+    data: &PerfData<'_>,
+    damaged: Vec<FeatureId>,
+    out: &mut Out<'_>,
+) -> Result<Written, Error> {
+    let carried = Carried::from(damaged);
+    // A second handle for the checker's positioned reads (they leave the writer's offset).
+    let written = out.get_ref().try_clone()?;
+    let (progress, copied_so_far) = std::sync::mpsc::channel();
+    let (copied, checked) = std::thread::scope(|scope| {
+        let check = scope.spawn(|| {
+            let read_back = read_back_input(input, data, &carried);
+            let same = same_as_copied(&written, map, data, copied_so_far);
+            (read_back, same)
+        });
+        let copied = std::fs::File::open(input)
+            .map_err(Error::from)
+            .and_then(|mut src| {
+                copy(data, &mut src, out, &mut |n| {
+                    let _ = progress.send(Copied::Data(n));
+                })
+            })
+            .and_then(|()| out.flush().map_err(Error::from))
+            .map(|()| {
+                let _ = progress.send(Copied::All);
+            });
+        drop(progress);
+        (copied, check.join())
+    });
+    copied?;
+    let (input_read_back, same) =
+        checked.map_err(|_| Error::other("the thread checking the copy panicked"))?;
+    if same? {
+        return Ok(Written::Checked(input_read_back));
+    }
+    // Bytes after the last record that frame none are copied as they are: the output,
+    // read back, may end in them too (found only now: the walk costs).
+    Ok(Written::ReadBack(carried.with_tail_of(data)))
+}
+
+/// How far a copy has come.
+enum Copied {
+    /// This many bytes of the data section.
+    Data(u64),
+    /// Everything, flushed.
+    All,
+}
+
+/// Whether `file`, as [`copy_checked`]'s copy writes it, holds exactly the bytes of `map`
+/// (the input): the data section compared as `progress` says it is copied, the rest once
+/// all is. The file is read in blocks; the map's pages are released behind the
+/// comparison, so memory stays bounded at any size. `false` when the copy stopped.
+fn same_as_copied(
+    file: &std::fs::File,
+    map: &MappedFile,
+    data: &PerfData<'_>,
+    progress: std::sync::mpsc::Receiver<Copied>,
+) -> Result<bool, Error> {
+    let want = map.bytes();
+    let start = data.data_offset();
+    let end = start + data.data().len() as u64;
+    let mut same = SameBytes {
+        file,
+        want,
+        block: vec![0u8; 1 << 18],
+        release: ReleaseBehind::new(map),
+    };
+    let mut compared = start;
+    for copied in progress {
+        match copied {
+            Copied::Data(n) => {
+                if !same.range(compared, start + n)? {
+                    return Ok(false);
+                }
+                compared = start + n;
+            }
+            Copied::All => {
+                return Ok(file.metadata()?.len() == want.len() as u64
+                    && same.range(compared, end)?
+                    && same.range(0, start)?
+                    && same.range(end, want.len() as u64)?);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// A file compared with bytes in memory, a block at a time.
+struct SameBytes<'a> {
+    file: &'a std::fs::File,
+    want: &'a [u8],
+    block: Vec<u8>,
+    release: ReleaseBehind<'a>,
+}
+
+impl SameBytes<'_> {
+    /// Whether the file's bytes `from..to` are those of `want`. A file that ends first,
+    /// or cannot be read at an offset, is not the same.
+    fn range(&mut self, from: u64, to: u64) -> Result<bool, Error> {
+        let Some(want) = self.want.get(from as usize..to as usize) else {
+            return Ok(false);
+        };
+        let mut at = from;
+        for expected in want.chunks(self.block.len()) {
+            let got = &mut self.block[..expected.len()];
+            match read_exact_at(self.file, got, at) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(false),
+                Err(e) if e.kind() == std::io::ErrorKind::Unsupported => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+            if got != expected {
+                return Ok(false);
+            }
+            at += expected.len() as u64;
+            self.release.reached(at);
+        }
+        Ok(true)
+    }
+}
+
+/// `buf.len()` bytes of `file` at `offset`, leaving its offset as it is.
+#[cfg(unix)]
+fn read_exact_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Elsewhere a positioned read moves the file's offset (the writer's): the copy is read
+/// back instead.
+#[cfg(not(unix))]
+fn read_exact_at(_: &std::fs::File, _: &mut [u8], _: u64) -> std::io::Result<()> {
+    Err(std::io::ErrorKind::Unsupported.into())
+}
+
+/// The read-back of the input, as of a copy of it: the walk may stop in bytes after the
+/// last record that frame none (a copy keeps them); where those start is looked for (a
+/// walk of its own) only when the walk failed.
+fn read_back_input(input: &Path, data: &PerfData<'_>, carried: &Carried) -> Result<(), Error> {
+    read_back_file_carrying(input, carried).or_else(|e| {
+        let with_tail = carried.clone().with_tail_of(data);
+        match with_tail.unframed_tail {
+            Some(_) => read_back_file_carrying(input, &with_tail),
+            None => Err(e),
+        }
+    })
+}
+
 /// No change: the header part is written by the sink (so it is the writer's, as in the
-/// model path) and the records are copied as a block.
-fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Result<(), Error> {
+/// model path) and the records are copied as they are, in parts ([`copy_in_parts`]).
+fn copy(
+    data: &PerfData<'_>,
+    src: &mut std::fs::File,
+    out: &mut Out<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), Error> {
     let head = Builder::read_head(data)?;
     src.seek(SeekFrom::Start(data.data_offset()))?;
     let len = data.data().len() as u64;
@@ -268,9 +419,9 @@ fn copy(data: &PerfData<'_>, src: &mut std::fs::File, out: &mut Out<'_>) -> Resu
         data.format.layout,
         &head,
         fctx,
-        src,
-        len,
-        out
+        (src, len),
+        out,
+        progress
     ))
 }
 
@@ -280,22 +431,43 @@ fn copy_as<E: StaticEndian>(
     layout: Layout,
     head: &Builder<'_>,
     fctx: Ctx,
-    src: &mut std::fs::File,
-    len: u64,
+    (src, len): (&mut std::fs::File, u64),
     out: &mut Out<'_>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<(), Error> {
     let enc = RecordEncoder::<E>::new(head.endian, &head.attrs, fctx);
     match layout {
         Layout::File => {
             let mut sink = FileSink::begin(out, head, !head.features.is_empty(), enc)?;
-            sink.copy_records(src, len)?;
+            copy_in_parts(&mut sink, src, len, progress)?;
             sink.finish(&head.features, &head.feature_table_slack)?;
         }
         Layout::Pipe => {
             let mut sink = PipeSink::begin(out, enc)?;
-            sink.copy_records(src, len)?;
+            copy_in_parts(&mut sink, src, len, progress)?;
             sink.finish(&[], &[])?;
         }
+    }
+    Ok(())
+}
+
+/// The bytes copied between two reports of [`copy_in_parts`].
+const COPY_PART: u64 = 32 << 20;
+
+/// `len` bytes of records from `src` into `sink`, saying how many are copied after each
+/// part (so that they can be checked while the next part is copied).
+fn copy_in_parts(
+    sink: &mut impl Sink,
+    src: &mut std::fs::File,
+    len: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), Error> {
+    let mut copied = 0;
+    while copied < len {
+        let part = (len - copied).min(COPY_PART);
+        sink.copy_records(src, part)?;
+        copied += part;
+        progress(copied);
     }
     Ok(())
 }
@@ -402,5 +574,46 @@ impl<T: Stage> Stage for StageRef<'_, T> {
     }
     fn finish(&mut self, head: &mut Builder<'_>, out: &mut Emit<'_>) -> Result<(), Error> {
         self.0.finish(head, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_bytes_compares_every_byte_and_stops_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        // Longer than a block, not a multiple of it.
+        let bytes: Vec<u8> = (0..(1u32 << 18) * 3 + 77)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&a, &bytes).unwrap();
+        let map = MappedFile::open(&a).unwrap();
+        let b = dir.path().join("b");
+        let len = bytes.len() as u64;
+        let same = |content: &[u8], from: u64, to: u64| {
+            std::fs::write(&b, content).unwrap();
+            let file = std::fs::File::open(&b).unwrap();
+            let mut same = SameBytes {
+                file: &file,
+                want: map.bytes(),
+                block: vec![0u8; 1 << 18],
+                release: ReleaseBehind::new(&map),
+            };
+            same.range(from, to).unwrap()
+        };
+        assert!(same(&bytes, 0, len));
+        assert!(same(&bytes, 1000, len - 3));
+        let mut last = bytes.clone();
+        *last.last_mut().unwrap() ^= 1;
+        assert!(!same(&last, 0, len));
+        assert!(same(&last, 0, len - 1));
+        let mut second_block = bytes.clone();
+        second_block[(1 << 18) + 5] ^= 0x80;
+        assert!(!same(&second_block, 0, len));
+        assert!(!same(&bytes[..bytes.len() - 1], 0, len));
+        assert!(!same(&bytes, 0, len + 1));
     }
 }

@@ -62,21 +62,40 @@ pub fn save_checked_as<C: Into<Carried>, E: From<Error>>(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<C, E>,
 ) -> Result<(), E> {
-    let mut tmp = temp_file_beside(path).map_err(Error::from)?;
-    let carried = {
-        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
-        let carried = fill(&mut out)?.into();
-        out.flush().map_err(Error::from)?;
-        carried
-    };
-    Ok(finish_checked(path, tmp, carried)?)
+    save_then(path, |out| fill(out).map(|c| Written::ReadBack(c.into())))
 }
 
-/// [`save_checked_as`] after `fill`: the read-back check, the sync and the rename.
+/// What is left to check of an output once `fill` has written it.
+pub(crate) enum Written {
+    /// Read it back, allowing what it carries of its input's damage.
+    ReadBack(Carried),
+    /// Nothing more: `fill` found it byte for byte equal to a file whose read-back gave
+    /// this (a copy reads its input back while the kernel copies, then compares: see
+    /// `convert`'s `copy_checked`).
+    Checked(Result<(), Error>),
+}
+
+/// [`save_checked_as`] where `fill` says what is left to check.
+pub(crate) fn save_then<E: From<Error>>(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<Written, E>,
+) -> Result<(), E> {
+    let mut tmp = temp_file_beside(path).map_err(Error::from)?;
+    let written = {
+        let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        let written = fill(&mut out)?;
+        out.flush().map_err(Error::from)?;
+        written
+    };
+    Ok(finish_checked(path, tmp, written)?)
+}
+
+/// [`save_then`] after `fill`: the read-back check (unless done), the sync and the
+/// rename.
 fn finish_checked(
     path: &Path,
     tmp: tempfile::NamedTempFile,
-    carried: Carried,
+    written: Written,
 ) -> Result<(), Error> {
     let replacing = path.exists();
     // The bytes go to disk while we read them back (one waits on the device, the other
@@ -84,7 +103,10 @@ fn finish_checked(
     let (checked, synced) = std::thread::scope(|scope| {
         let file = tmp.as_file();
         let sync = replacing.then(|| scope.spawn(move || file.sync_all()));
-        let checked = read_back_file_carrying(tmp.path(), &carried);
+        let checked = match written {
+            Written::ReadBack(carried) => read_back_file_carrying(tmp.path(), &carried),
+            Written::Checked(result) => result,
+        };
         (checked, sync.map_or(Ok(Ok(())), |s| s.join()))
     });
     checked.map_err(|e| {

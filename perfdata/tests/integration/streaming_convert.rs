@@ -285,3 +285,44 @@ fn an_output_that_does_not_read_back_is_never_written() {
     );
     assert!(!out.exists());
 }
+
+#[test]
+fn a_copy_of_an_input_that_does_not_read_back_is_never_written() {
+    // The copy is checked on its input (while the kernel copies) and by comparing the two
+    // files: a record the walk rejects still fails the copy, naming where it is.
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fixture_path("callchain.data")).unwrap();
+    let data = PerfData::open(&bytes).unwrap();
+    let mut at = None;
+    data.for_each_record(&mut |origin, rec, _| {
+        if origin == Origin::Input && rec.record_type() == RecordType::SAMPLE {
+            at = Some(rec.offset as usize);
+            return Ok(false);
+        }
+        Ok(true)
+    })
+    .unwrap();
+    let at = at.expect("callchain.data has samples");
+    drop(data);
+    // The sample's size cut to its header: no field it declares is there.
+    bytes[at + 6..at + 8].copy_from_slice(&8u16.to_le_bytes());
+    let input = dir.path().join("damaged.data");
+    std::fs::write(&input, &bytes).unwrap();
+    let out = dir.path().join("out.data");
+    let err = convert_file(&input, &out, &ConvertOptions::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("does not read back"), "{text}");
+    // Where its missing fields start: right after its 8-byte header.
+    let body = at + 8;
+    assert!(
+        text.contains(&format!("byte {body:#x}")) && text.contains("SAMPLE"),
+        "{text} (record at {at:#x})"
+    );
+    assert!(!out.exists());
+    let entries = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(entries, 1, "temporary file left behind");
+    // The same input, undamaged, copies byte for byte.
+    std::fs::copy(fixture_path("callchain.data"), &input).unwrap();
+    convert_file(&input, &out, &ConvertOptions::default()).unwrap();
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&input).unwrap());
+}

@@ -45,6 +45,11 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     let unwound_s = unwound.to_string_lossy().into_owned();
     let samply_json = env.scratch.join("samply.json");
     let samply_json_s = samply_json.to_string_lossy().into_owned();
+    // The Firefox Profiler's file, gzip-compressed, by each (issue 42).
+    let firefox_gz = env.scratch.join("perfdata-firefox.json.gz");
+    let firefox_gz_s = firefox_gz.to_string_lossy().into_owned();
+    let samply_gz = env.scratch.join("samply-firefox.json.gz");
+    let samply_gz_s = samply_gz.to_string_lossy().into_owned();
     let perfdata = |args: &[&str]| Workload::new(&env.perfdata_bin, args);
     let perf = |args: &[&str]| Workload::new(Path::new("perf"), args);
     // annotate (issue 41): the hottest functions, chosen alike for both by the share
@@ -63,6 +68,11 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         (
             "convert-unwind",
             perfdata(&["convert", "--unwind", file, "-o", &unwound_s]).writing(&unwound_s),
+        ),
+        (
+            "export-firefox",
+            perfdata(&["export", file, "--to", "firefox", "-o", &firefox_gz_s])
+                .writing(&firefox_gz_s),
         ),
         (
             "perf-report",
@@ -93,6 +103,23 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
             )
             .writing(&samply_json_s),
         ));
+        // The same output as `export --to firefox`: a symbolized profile, gzip-compressed.
+        workloads.push((
+            "samply-firefox",
+            Workload::new(
+                Path::new("samply"),
+                &[
+                    "import",
+                    file,
+                    "-s",
+                    "-n",
+                    "-o",
+                    &samply_gz_s,
+                    "--unstable-presymbolicate",
+                ],
+            )
+            .writing(&samply_gz_s),
+        ));
     }
     println!("measuring the dwarf table ({runs} run(s) each, median)");
     let mut results: HashMap<&str, Measured> = HashMap::new();
@@ -102,6 +129,11 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
     let unwound_bytes = std::fs::metadata(&unwound).map_or(0, |m| m.len());
     let _ = std::fs::remove_file(&unwound);
     let _ = std::fs::remove_file(&samply_json);
+    let _ = std::fs::remove_file(&firefox_gz);
+    let _ = std::fs::remove_file(&samply_gz);
+    // samply's symbols sidecar, when it writes one.
+    let _ = std::fs::remove_file(env.scratch.join("samply-firefox.json.syms.json"));
+    let _ = std::fs::remove_file(env.scratch.join("samply-firefox.json.gz.syms.json"));
 
     let input_bytes = std::fs::metadata(&big)?.len();
     let samples = sample_count(env, &big)?;
@@ -141,14 +173,42 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
             .peer("samply", Speed::FasterThanPeer(1.0)),
         );
     }
+    // Without samply: our time, and "n/a (no peer)".
+    rows.push(
+        Row::new(
+            "`perfdata export --to firefox -o X.json.gz` vs `samply import -s -n -o X.json.gz \
+             --unstable-presymbolicate` (a symbolized Firefox Profiler profile, gzip)",
+            "export-firefox",
+        )
+        .peer("samply-firefox", Speed::FasterThanPeer(1.5)),
+    );
     rows.push(Row::new("`perfdata convert --unwind`", "convert-unwind").decode());
     rows.push(Row::new(
         "`perfdata collapse --inline` on the small recording",
         "collapse-inline-small",
     ));
     let mut md = render(&rows, &results, input_bytes, samples)?;
-    if !samply {
-        md += "\nsamply is not installed (`cargo install samply`): its row is left out.\n";
+    if samply {
+        // The Firefox row's memory target: at most samply's, plus the input we map.
+        let rss = |k: &str| results[k].max_rss_kib as f64 / 1024.0;
+        let bound = rss("samply-firefox") + input_bytes as f64 / (1 << 20) as f64;
+        writeln!(
+            md,
+            "\nPeak RSS of `export --to firefox`: {:.1} MiB; samply's {:.1} MiB plus the \
+             mapped input ({:.1} MiB): {:.1} MiB (target: at most that, {}).",
+            rss("export-firefox"),
+            rss("samply-firefox"),
+            input_bytes as f64 / (1 << 20) as f64,
+            bound,
+            if rss("export-firefox") <= bound {
+                "met"
+            } else {
+                "not met"
+            },
+        )?;
+    } else {
+        md += "\nsamply is not installed (`cargo install samply`): its rows (report, and \
+               `export --to firefox`) are left out.\n";
     }
     let small_bytes = std::fs::metadata(&small)?.len();
     let anon = |k: &str| results[k].max_anon_kib as f64 / 1024.0;

@@ -31,7 +31,7 @@ use viewers::Viewer;
     go tool pprof -http=127.0.0.1:8080 perf.pb.gz\n  \
     perfdata export perf.data --to pprof --per-process -o profiles/\n  \
     perfdata export perf.data --to speedscope -o perf.speedscope.json\n  \
-    perfdata export perf.data --to firefox -o perf.firefox.json\n  \
+    perfdata export perf.data --to firefox -o perf.firefox.json.gz\n  \
     (then on profiler.firefox.com: Load a profile from file)",
     &["TMPDIR                 where --to speedscope keeps samples past its memory budget"],
 ))]
@@ -75,7 +75,8 @@ pub enum ExportFormat {
     Pprof,
     /// speedscope's JSON file format.
     Speedscope,
-    /// The Firefox Profiler's processed profile format (JSON).
+    /// The Firefox Profiler's processed profile format (JSON; gzip-compressed when the
+    /// output's name ends in `.gz`).
     Firefox,
 }
 

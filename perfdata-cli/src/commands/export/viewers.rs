@@ -82,7 +82,12 @@ pub fn run(
                 Ok(profile)
             })?;
             let mut out = Out::file(output)?;
-            profile.write(&mut out).at(output)?;
+            // `-o x.json.gz`: compressed, as the profiler loads it (and samply writes it).
+            if output.extension().is_some_and(|e| e == "gz") {
+                profile.write_gz(&mut out).at(output)?;
+            } else {
+                profile.write(&mut out).at(output)?;
+            }
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         Viewer::Pprof => {}
