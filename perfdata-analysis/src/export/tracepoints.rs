@@ -660,7 +660,7 @@ print fmt: \"x\"\n";
     #[test]
     fn fields_read_as_field_value_reads_them() {
         let format = parse_format(FORMAT).expect("format");
-        let mut raw = vec![0u8; 96];
+        let mut raw = [0u8; 96];
         raw[0..2].copy_from_slice(&7u16.to_le_bytes());
         raw[4..8].copy_from_slice(&(-3i32).to_le_bytes());
         raw[8..13].copy_from_slice(b"perf\0");
