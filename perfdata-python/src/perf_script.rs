@@ -129,6 +129,8 @@ fn perf_set_itrace_options(context: &Bound<'_, PyAny>, options: &str) -> PyResul
 
 /// What is known of a tracepoint format, once per format.
 struct Event {
+    /// The format (a copy: found once, not by id at every sample).
+    format: Format,
     /// `system__name`: the handler's name and the events' name in the calls.
     handler: Py<PyString>,
     /// The definitions to make before its first sample (then emptied).
@@ -152,7 +154,11 @@ struct Host<'py> {
     events: Vec<String>,
     formats: Option<Formats>,
     formats_read: bool,
-    by_id: HashMap<u16, Event>,
+    /// The events met, one per format id (`by_id` indexes them).
+    known: Vec<Event>,
+    by_id: HashMap<u16, usize>,
+    /// Per attr index: `None` not met yet, `Some(None)` no format, else its event.
+    by_attr: Vec<Option<Option<usize>>>,
     /// perf's `cur_field_name`, kept across events as perf keeps it.
     current_field: String,
     /// `attr` bytes per event (perf's in-memory `perf_event_attr`: 128 bytes in 6.1).
@@ -160,8 +166,8 @@ struct Host<'py> {
     frames: Vec<Frame>,
     /// `"trace_unhandled"`, made once: a `str` key hashes once, not at every sample.
     unhandled: Py<PyString>,
-    /// Threads' names handed over, by the machine's interned name: made once each.
-    comms: HashMap<u32, (String, Py<PyString>)>,
+    /// Threads' names handed over, by the machine's interned name's id: made once each.
+    comms: Vec<Option<(String, Py<PyString>)>>,
 }
 
 /// `size of struct perf_event_attr` in perf 6.1.
@@ -206,12 +212,14 @@ pub(crate) fn run_perf_script<'py>(
         events: analyzer.events.clone(),
         formats: None,
         formats_read: false,
+        known: vec![],
         by_id: HashMap::new(),
+        by_attr: vec![],
         current_field: String::new(),
         attrs,
         frames: vec![],
         unhandled: PyString::intern(py, "trace_unhandled").unbind(),
-        comms: HashMap::new(),
+        comms: vec![],
     };
     let mut failed: Option<PyErr> = None;
     let run = RunOptions {
@@ -223,6 +231,8 @@ pub(crate) fn run_perf_script<'py>(
             if item.rec.record_type() == RecordType::HEADER_TRACING_DATA {
                 host.formats = Formats::of_record(item.rec, item.data.format.endian);
                 host.formats_read = true;
+                // Events are found again in the new formats.
+                host.by_attr.clear();
                 return Ok(true);
             }
             let Some(s) = &item.sample else {
@@ -317,34 +327,70 @@ fn attr_bytes(py: Python<'_>, attr: &perfdata::types::Attr<'_>) -> Py<PyBytes> {
 }
 
 impl<'py> Host<'py> {
-    fn event_of(&mut self, format: &Format) -> &mut Event {
-        let current = &mut self.current_field;
-        let py = self.py;
-        self.by_id.entry(format.id).or_insert_with(|| {
-            let defines = match &format.print {
-                Ok(p) => p.flag_definitions(current),
-                Err(_) => vec![],
-            };
-            let common = |name: &str| {
-                format
-                    .fields
-                    .iter()
-                    .find(|f| f.common && f.name == name)
-                    .map(|f| (f.offset, f.size))
-            };
-            Event {
-                handler: PyString::new(py, &format!("{}__{}", format.system, format.name)).unbind(),
-                defines,
-                as_bytes: vec![false; format.fields.len()],
-                commons: [
-                    common("common_preempt_count"),
-                    common("common_flags"),
-                    common("common_lock_depth"),
-                    common("common_pid"),
-                ],
-                argc: None,
-            }
-        })
+    /// The event of a format, made the first time the format is met.
+    fn event_of(&mut self, format: &Format) -> usize {
+        if let Some(&i) = self.by_id.get(&format.id) {
+            return i;
+        }
+        let defines = match &format.print {
+            Ok(p) => p.flag_definitions(&mut self.current_field),
+            Err(_) => vec![],
+        };
+        let common = |name: &str| {
+            format
+                .fields
+                .iter()
+                .find(|f| f.common && f.name == name)
+                .map(|f| (f.offset, f.size))
+        };
+        let name = format!("{}__{}", format.system, format.name);
+        self.known.push(Event {
+            format: format.clone(),
+            handler: PyString::new(self.py, &name).unbind(),
+            defines,
+            as_bytes: vec![false; format.fields.len()],
+            commons: [
+                common("common_preempt_count"),
+                common("common_flags"),
+                common("common_lock_depth"),
+                common("common_pid"),
+            ],
+            argc: None,
+        });
+        self.by_id.insert(format.id, self.known.len() - 1);
+        self.known.len() - 1
+    }
+
+    /// The event of attr `event`'s samples (`None`: no format), found at its first sample.
+    fn event_of_attr(
+        &mut self,
+        item: &perfdata_analysis::Replayed<'_>,
+        event: usize,
+    ) -> Option<usize> {
+        if let Some(Some(known)) = self.by_attr.get(event) {
+            return *known;
+        }
+        // perf finds the format by the event's config, not the payload.
+        let config = item
+            .data
+            .session
+            .attrs
+            .get(event)
+            .map_or(0, |a| a.attr.config);
+        let format = u16::try_from(config)
+            .ok()
+            .and_then(|id| self.formats.as_ref()?.get(id))
+            .cloned();
+        let found = format.map(|f| {
+            let i = self.event_of(&f);
+            self.known[i].format = f;
+            i
+        });
+        if self.by_attr.len() <= event {
+            self.by_attr.resize(event + 1, None);
+        }
+        self.by_attr[event] = Some(found);
+        found
     }
 
     /// perf's `python_process_tracepoint`.
@@ -354,44 +400,13 @@ impl<'py> Host<'py> {
         item: &perfdata_analysis::Replayed<'_>,
         s: &SampleInfo<'_>,
     ) -> Result<(), HostError> {
-        let raw = s.view.raw()?;
-        let raw: &[u8] = raw.as_ref().map_or(&[], |r| r.data.as_slice());
-        // Taken out while the sample is handed over (the handler state borrows `self`).
-        let Some(formats) = self.formats.take() else {
-            return Ok(());
-        };
-        let result = self.tracepoint_with(machine, item, s, &formats, raw);
-        self.formats = Some(formats);
-        result
-    }
-
-    fn tracepoint_with(
-        &mut self,
-        machine: &Machine,
-        item: &perfdata_analysis::Replayed<'_>,
-        s: &SampleInfo<'_>,
-        formats: &Formats,
-        raw: &[u8],
-    ) -> Result<(), HostError> {
         let py = self.py;
-        // perf finds the format by the event's config, not the payload.
-        let config = item
-            .data
-            .session
-            .attrs
-            .get(s.event)
-            .map_or(0, |a| a.attr.config);
-        let Some(format) = u16::try_from(config).ok().and_then(|id| formats.get(id)) else {
+        let Some(ev) = self.event_of_attr(item, s.event) else {
             return Ok(());
-        };
-        let endian = formats.endian;
-        let read = |at: Option<(usize, usize)>| {
-            at.and_then(|(off, size)| perfdata::tracepoint::read_uint(raw, off, size, endian))
         };
         let main = self.main.clone();
-        let event = self.event_of(format);
+        let event = &mut self.known[ev];
         let name = event.handler.bind(py).clone();
-        let commons = event.commons;
         // The definitions, before the event's first sample (perf 6.1 marks the event
         // defined then).
         for d in std::mem::take(&mut event.defines) {
@@ -426,6 +441,16 @@ impl<'py> Host<'py> {
                 }
             }
         }
+        let raw = s.view.raw()?;
+        let raw: &[u8] = raw.as_ref().map_or(&[], |r| r.data.as_slice());
+        let endian = match &self.formats {
+            Some(f) => f.endian,
+            None => return Ok(()),
+        };
+        let read = |at: Option<(usize, usize)>| {
+            at.and_then(|(off, size)| perfdata::tracepoint::read_uint(raw, off, size, endian))
+        };
+        let commons = self.known[ev].commons;
         if let Ok(mut now) = self.context.get().now.lock() {
             *now = Now {
                 preempt_count: read(commons[0]),
@@ -447,7 +472,9 @@ impl<'py> Host<'py> {
         let cpu = s.cpu.map_or(-1, |c| c as i32);
         let comm = self.comm(machine, s.tid);
         let callchain = self.callchain(machine, s)?;
-        let mut args: Vec<Bound<'py, PyAny>> = Vec::with_capacity(8 + format.fields.len());
+        let event = &mut self.known[ev];
+        let format = &event.format;
+        let mut args: Vec<Bound<'py, PyAny>> = Vec::with_capacity(9 + format.fields.len());
         args.push(name.clone().into_any());
         args.push(self.context.clone().into_any());
         let dict = if unhandled {
@@ -468,7 +495,6 @@ impl<'py> Host<'py> {
             args.push(callchain.clone().into_any());
             None
         };
-        let event = self.by_id.get_mut(&format.id).expect("made above");
         for (i, f) in format.fields.iter().enumerate() {
             if f.common {
                 continue;
@@ -507,13 +533,16 @@ impl<'py> Host<'py> {
             return PyString::new(py, &machine.comm(tid));
         };
         let text = machine.comm_name(id);
-        match self.comms.get(&id.0) {
+        let at = id.0 as usize;
+        match self.comms.get(at) {
             // The same text checked: the cache must not outlive a machine's interning.
-            Some((t, s)) if t == text => s.bind(py).clone(),
+            Some(Some((t, s))) if t == text => s.bind(py).clone(),
             _ => {
                 let s = PyString::new(py, text);
-                self.comms
-                    .insert(id.0, (text.to_string(), s.clone().unbind()));
+                if self.comms.len() <= at {
+                    self.comms.resize_with(at + 1, || None);
+                }
+                self.comms[at] = Some((text.to_string(), s.clone().unbind()));
                 s
             }
         }

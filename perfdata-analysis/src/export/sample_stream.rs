@@ -113,8 +113,19 @@ impl SampleSelection {
         };
         let known: Vec<&str> = full.fields().iter().map(|f| f.name().as_str()).collect();
         let asked = column_indices(&full, cols, &known.join(", "))?;
+        // Only the columns asked for are built (a thread's name, a stack's id cost a
+        // look-up per row).
+        let mut built = asked.clone();
+        built.sort_unstable();
+        built.dedup();
+        let order = asked
+            .iter()
+            .map(|i| built.binary_search(i).expect("a built column"))
+            .collect();
         selection.schema = Arc::new(full.project(&asked)?);
-        selection.order = Some(asked);
+        selection.built_schema = Arc::new(full.project(&built)?);
+        selection.built = Some(built);
+        selection.order = Some(order);
         Ok(selection)
     }
 
@@ -142,9 +153,13 @@ impl SampleSelection {
     /// A builder of the columns chosen.
     fn builder(&self) -> TableBuilder {
         if let Some(ev) = &self.tracepoint {
-            return TableBuilder::new(self.events.clone(), self.symbolize)
+            let tables = TableBuilder::new(self.events.clone(), self.symbolize)
                 .with_sample_columns(&[])
                 .with_tracepoints(vec![ev.clone()]);
+            return match &self.built {
+                Some(built) => tables.with_tracepoint_columns(built),
+                None => tables,
+            };
         }
         let mut tables = TableBuilder::new(self.events.clone(), self.symbolize);
         if self.with_names {

@@ -501,9 +501,25 @@ impl TableBuilder {
         self
     }
 
+    /// The tracepoint tables build only these columns of their schemas (indices in
+    /// [`crate::export::tracepoints::tracepoint_schema`], ascending), in that order.
+    pub fn with_tracepoint_columns(mut self, built: &[usize]) -> Self {
+        self.tracepoints = std::mem::take(&mut self.tracepoints)
+            .into_iter()
+            .map(|t| t.with_columns(built))
+            .collect();
+        self
+    }
+
     /// The tracepoint tables being built, in the order given.
     pub fn tracepoint_tables(&self) -> &[TracepointTable] {
         &self.tracepoints
+    }
+
+    /// Which tracepoint table (its index, as [`TableBuilder::take_tracepoints`] takes it)
+    /// the samples of event `event` (an attr index) go to.
+    pub fn tracepoint_table_of(&self, event: usize) -> Option<usize> {
+        self.tracepoint_of.get(event).copied().flatten()
     }
 
     /// The rows of the `i`-th tracepoint table ([`TableBuilder::with_tracepoints`]'s
@@ -626,7 +642,7 @@ impl TableBuilder {
             kept(col::STACK)
                 || kept(col::LEAF)
                 || (self.names_cols.is_some() && names.any(kept))
-                || tracepoint.is_some_and(|t| self.tracepoints[t].event().callchain)
+                || tracepoint.is_some_and(|t| self.tracepoints[t].builds_stack())
         };
         let (stack_id, leaf_id) = if need_stack {
             self.stack_ids(machine, smp)?
@@ -636,8 +652,13 @@ impl TableBuilder {
         if let Some(t) = tracepoint {
             let raw = smp.view.raw()?;
             let raw: &[u8] = raw.as_ref().map_or(&[], |r| &r.data);
-            let comm = machine.comm(smp.tid);
-            self.tracepoints[t].add(smp, &comm, stack_id, raw, smp.endian);
+            let table = &mut self.tracepoints[t];
+            let comm = if table.builds_comm() {
+                machine.comm(smp.tid)
+            } else {
+                "".into()
+            };
+            table.add(smp, &comm, stack_id, raw, smp.endian);
         }
         let keep = self.keep.as_deref();
         let kept = |i| Self::kept(keep, i);

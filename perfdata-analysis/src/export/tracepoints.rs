@@ -17,7 +17,7 @@ use arrow_array::{
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
-use perfdata::tracepoint::{field_value, Field, FieldValue, Format, Formats};
+use perfdata::tracepoint::{read_uint, Field, Format, Formats};
 use perfdata::types::{AttrType, SampleType};
 use perfdata::{Endianness, PerfData};
 use std::sync::Arc;
@@ -113,6 +113,12 @@ pub fn field_type(f: &Field) -> DataType {
     element(f.size, f.signed && !f.traits.pointer).unwrap_or(DataType::Binary)
 }
 
+/// `v`, the bits of a `size`-byte signed integer, sign-extended to 64 bits.
+fn sign_extend(v: u64, size: usize) -> u64 {
+    let shift = 64 - 8 * size as u32;
+    (((v << shift) as i64) >> shift) as u64
+}
+
 fn element(size: usize, signed: bool) -> Option<DataType> {
     Some(match (size, signed) {
         (1, true) => DataType::Int8,
@@ -200,31 +206,95 @@ impl Col {
         }
     }
 
-    /// Appends a field's value (`None`: outside the payload).
-    fn append(&mut self, v: Option<FieldValue<'_>>, e: Endianness) {
-        use FieldValue as V;
-        match (self, v) {
-            (Col::Int(_, xs, ok), Some(V::Signed(x))) => {
-                xs.push(x as u64);
+    /// Appends field `f`'s value in `raw`, read as [`field_value`] reads it but without
+    /// making a `String` or a `Vec` of it (a text or an array is copied straight into the
+    /// column). `false`: the field lies outside the payload (a null).
+    fn append_field(&mut self, raw: &[u8], f: &Field, e: Endianness) -> bool {
+        let Some(end) = f.offset.checked_add(f.size) else {
+            self.append_null();
+            return false;
+        };
+        let Some(bytes) = raw.get(f.offset..end) else {
+            self.append_null();
+            return false;
+        };
+        if f.char_array {
+            self.append_text(bytes);
+            return true;
+        }
+        if f.traits.dynamic {
+            let Some(loc) = read_uint(raw, f.offset, 4, e) else {
+                self.append_null();
+                return false;
+            };
+            let (mut off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
+            if f.traits.relative {
+                off += end;
+            }
+            let Some(data) = raw.get(off..off + len) else {
+                self.append_null();
+                return false;
+            };
+            if f.data_loc_string {
+                self.append_text(data);
+            } else {
+                self.append_bytes(data, e);
+            }
+            return true;
+        }
+        if let Some(n) = f.array_len {
+            let each = f.size.checked_div(n).unwrap_or(0);
+            if each * n == f.size && matches!(each, 1 | 2 | 4 | 8) {
+                match self {
+                    Col::List(_, offsets, xs, ok) => {
+                        xs.extend(bytes.chunks_exact(each).map(|c| {
+                            let v = read_uint(c, 0, each, e).unwrap_or(0);
+                            if f.signed {
+                                sign_extend(v, each)
+                            } else {
+                                v
+                            }
+                        }));
+                        offsets.push(xs.len() as i32);
+                        ok.push(true);
+                    }
+                    c => c.append_null(),
+                }
+            } else {
+                self.append_bytes(bytes, e);
+            }
+            return true;
+        }
+        if !matches!(f.size, 1 | 2 | 4 | 8) {
+            self.append_bytes(bytes, e);
+            return true;
+        }
+        match self {
+            Col::Int(_, xs, ok) => {
+                let v = read_uint(bytes, 0, f.size, e).unwrap_or(0);
+                xs.push(if f.signed { sign_extend(v, f.size) } else { v });
                 ok.push(true);
             }
-            (Col::Int(_, xs, ok), Some(V::Unsigned(x))) => {
-                xs.push(x);
-                ok.push(true);
+            c => c.append_null(),
+        }
+        true
+    }
+
+    /// A C string (up to its first NUL; invalid UTF-8 replaced, as [`field_value`] does).
+    fn append_text(&mut self, b: &[u8]) {
+        match self {
+            Col::Text(t) => {
+                let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+                t.append_value(String::from_utf8_lossy(&b[..end]));
             }
-            (Col::Text(b), Some(V::Text(t))) => b.append_value(t),
-            (Col::List(_, offsets, xs, ok), Some(V::SignedArray(v))) => {
-                xs.extend(v.iter().map(|&x| x as u64));
-                offsets.push(xs.len() as i32);
-                ok.push(true);
-            }
-            (Col::List(_, offsets, xs, ok), Some(V::UnsignedArray(v))) => {
-                xs.extend(v);
-                offsets.push(xs.len() as i32);
-                ok.push(true);
-            }
-            // A `__data_loc` array of integers comes as its bytes.
-            (Col::List(item, offsets, xs, ok), Some(V::Bytes(bytes))) => {
+            c => c.append_null(),
+        }
+    }
+
+    /// Bytes: a binary value, or (a `__data_loc` array of integers) a list's elements.
+    fn append_bytes(&mut self, bytes: &[u8], e: Endianness) {
+        match self {
+            Col::List(item, offsets, xs, ok) => {
                 let each = item.primitive_width().unwrap_or(8);
                 let signed = item.is_signed_integer();
                 for c in bytes.chunks_exact(each) {
@@ -237,16 +307,15 @@ impl Col {
                         v |= u64::from(b) << shift;
                     }
                     if signed && each < 8 {
-                        let s = 64 - 8 * each as u32;
-                        v = (((v << s) as i64) >> s) as u64;
+                        v = sign_extend(v, each);
                     }
                     xs.push(v);
                 }
                 offsets.push(xs.len() as i32);
                 ok.push(true);
             }
-            (Col::Bytes(b), Some(V::Bytes(bytes))) => b.append_value(bytes),
-            (c, _) => c.append_null(),
+            Col::Bytes(b) => b.append_value(bytes),
+            c => c.append_null(),
         }
     }
 
@@ -335,8 +404,11 @@ pub struct TracepointTable {
     comm: StringBuilder,
     period: Vec<u64>,
     stack: Vec<u64>,
-    /// The format's fields that have a column, and their columns.
+    /// The format's fields that have a column built, and their columns.
     fields: Vec<(usize, Col)>,
+    /// Which of the schema's sample columns are built ([`SAMPLE_COLUMNS`], then
+    /// `common_stack_id`).
+    keep: [bool; SAMPLE_COLUMNS.len() + 1],
     rows: usize,
     /// Samples whose payload was shorter than a field (the field is null), and the first
     /// such field.
@@ -364,9 +436,44 @@ impl TracepointTable {
             period: vec![],
             stack: vec![],
             fields,
+            keep: [true; SAMPLE_COLUMNS.len() + 1],
             rows: 0,
             short: (0, None),
         }
+    }
+
+    /// The table of only these columns of its schema (indices in
+    /// [`tracepoint_schema`], ascending, each once), in that order.
+    pub fn with_columns(mut self, built: &[usize]) -> Self {
+        let n = SAMPLE_COLUMNS.len();
+        let stack = usize::from(self.ev.callchain);
+        for (i, k) in self.keep.iter_mut().enumerate() {
+            *k = i < n + stack && built.contains(&i);
+        }
+        // The fields' columns follow the sample's own in the schema.
+        let mut at = n + stack;
+        self.fields.retain(|_| {
+            at += 1;
+            built.contains(&(at - 1))
+        });
+        let schema = Schema::new(
+            built
+                .iter()
+                .filter_map(|&i| self.schema.fields().get(i).cloned())
+                .collect::<Vec<_>>(),
+        );
+        self.schema = Arc::new(schema);
+        self
+    }
+
+    /// Whether the table has a `common_comm` column (the caller looks the name up).
+    pub fn builds_comm(&self) -> bool {
+        self.keep[4]
+    }
+
+    /// Whether the table has a `common_stack_id` column (the caller numbers the stack).
+    pub fn builds_stack(&self) -> bool {
+        self.ev.callchain && self.keep[SAMPLE_COLUMNS.len()]
     }
 
     /// The event it is the table of.
@@ -400,26 +507,37 @@ impl TracepointTable {
         raw: &[u8],
         e: Endianness,
     ) {
-        self.time.push(s.time.unwrap_or(0));
-        self.time_ok.push(s.time.is_some());
-        self.cpu.push(u64::from(s.cpu.unwrap_or(0)));
-        self.cpu_ok.push(s.cpu.is_some());
-        self.tgid.push(s.pid as u32 as u64);
-        self.tid.push(s.tid as u32 as u64);
-        self.comm.append_value(comm);
-        self.period.push(s.period);
-        if self.ev.callchain {
+        let k = self.keep;
+        if k[0] {
+            self.time.push(s.time.unwrap_or(0));
+            self.time_ok.push(s.time.is_some());
+        }
+        if k[1] {
+            self.cpu.push(u64::from(s.cpu.unwrap_or(0)));
+            self.cpu_ok.push(s.cpu.is_some());
+        }
+        if k[2] {
+            self.tgid.push(s.pid as u32 as u64);
+        }
+        if k[3] {
+            self.tid.push(s.tid as u32 as u64);
+        }
+        if k[4] {
+            self.comm.append_value(comm);
+        }
+        if k[5] {
+            self.period.push(s.period);
+        }
+        if self.builds_stack() {
             self.stack.push(stack_id);
         }
         let mut short = false;
         for (i, col) in &mut self.fields {
             let f = &self.ev.format.fields[*i];
-            let v = field_value(raw, f, e);
-            if v.is_none() && !short {
+            if !col.append_field(raw, f, e) && !short {
                 short = true;
                 self.short.1.get_or_insert_with(|| f.name.clone());
             }
-            col.append(v, e);
         }
         self.short.0 += u64::from(short);
         self.rows += 1;
@@ -431,17 +549,34 @@ impl TracepointTable {
         if self.rows == 0 || self.rows < min_rows {
             return Ok(None);
         }
+        let rows = self.rows;
         // The buffers are emptied, not dropped: the next batch fills them without
         // growing them again.
-        let mut cols: Vec<ArrayRef> = vec![
-            narrow(&DataType::UInt64, &self.time, validity(&self.time_ok)),
-            narrow(&DataType::UInt32, &self.cpu, validity(&self.cpu_ok)),
-            narrow(&DataType::Int32, &self.tgid, None),
-            narrow(&DataType::Int32, &self.tid, None),
-            ArrayBuilder::finish(&mut self.comm),
-            narrow(&DataType::UInt64, &self.period, None),
-        ];
-        if self.ev.callchain {
+        let k = self.keep;
+        let mut cols: Vec<ArrayRef> = vec![];
+        if k[0] {
+            cols.push(narrow(
+                &DataType::UInt64,
+                &self.time,
+                validity(&self.time_ok),
+            ));
+        }
+        if k[1] {
+            cols.push(narrow(&DataType::UInt32, &self.cpu, validity(&self.cpu_ok)));
+        }
+        if k[2] {
+            cols.push(narrow(&DataType::Int32, &self.tgid, None));
+        }
+        if k[3] {
+            cols.push(narrow(&DataType::Int32, &self.tid, None));
+        }
+        if k[4] {
+            cols.push(ArrayBuilder::finish(&mut self.comm));
+        }
+        if k[5] {
+            cols.push(narrow(&DataType::UInt64, &self.period, None));
+        }
+        if self.builds_stack() {
             cols.push(narrow(&DataType::UInt64, &self.stack, None));
         }
         for v in [
@@ -460,6 +595,106 @@ impl TracepointTable {
             cols.push(c.finish()?);
         }
         self.rows = 0;
-        Ok(Some(RecordBatch::try_new(self.schema.clone(), cols)?))
+        // A batch of no column says its rows in the options.
+        let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            cols,
+            &opts,
+        )?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfdata::tracepoint::{field_value, parse_format, FieldValue};
+
+    const FORMAT: &str = "name: every_kind\nID: 7\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n\
+\tfield:char comm[8];\toffset:8;\tsize:8;\tsigned:0;\n\
+\tfield:s8 small;\toffset:16;\tsize:1;\tsigned:1;\n\
+\tfield:short half;\toffset:18;\tsize:2;\tsigned:1;\n\
+\tfield:long state;\toffset:24;\tsize:8;\tsigned:1;\n\
+\tfield:void * ptr;\toffset:32;\tsize:8;\tsigned:1;\n\
+\tfield:int pair[2];\toffset:40;\tsize:8;\tsigned:1;\n\
+\tfield:u8 odd[3];\toffset:48;\tsize:3;\tsigned:0;\n\
+\tfield:char three[3];\toffset:51;\tsize:3;\tsigned:0;\n\
+\tfield:__data_loc char[] name;\toffset:56;\tsize:4;\tsigned:0;\n\
+\tfield:__data_loc s16[] nums;\toffset:60;\tsize:4;\tsigned:1;\n\
+\tfield:__rel_loc char[] rel;\toffset:64;\tsize:4;\tsigned:0;\n\n\
+print fmt: \"x\"\n";
+
+    /// The column as the values [`field_value`] gives (how the table was built before
+    /// [`Col::append_field`] read the payload itself).
+    fn reference(col: &mut Col, v: Option<FieldValue<'_>>, e: Endianness) {
+        use FieldValue as V;
+        match (col, v) {
+            (Col::Int(_, xs, ok), Some(V::Signed(x))) => {
+                xs.push(x as u64);
+                ok.push(true);
+            }
+            (Col::Int(_, xs, ok), Some(V::Unsigned(x))) => {
+                xs.push(x);
+                ok.push(true);
+            }
+            (Col::Text(b), Some(V::Text(t))) => b.append_value(t),
+            (Col::List(_, offsets, xs, ok), Some(V::SignedArray(v))) => {
+                xs.extend(v.iter().map(|&x| x as u64));
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            (Col::List(_, offsets, xs, ok), Some(V::UnsignedArray(v))) => {
+                xs.extend(v);
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            (c @ (Col::List(..) | Col::Bytes(_)), Some(V::Bytes(bytes))) => {
+                c.append_bytes(bytes, e)
+            }
+            (c, _) => c.append_null(),
+        }
+    }
+
+    #[test]
+    fn fields_read_as_field_value_reads_them() {
+        let format = parse_format(FORMAT).expect("format");
+        let mut raw = [0u8; 96];
+        raw[0..2].copy_from_slice(&7u16.to_le_bytes());
+        raw[4..8].copy_from_slice(&(-3i32).to_le_bytes());
+        raw[8..13].copy_from_slice(b"perf\0");
+        raw[16] = 0xfe;
+        raw[18..20].copy_from_slice(&(-2i16).to_le_bytes());
+        raw[24..32].copy_from_slice(&(-9i64).to_le_bytes());
+        raw[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+        raw[40..44].copy_from_slice(&(-1i32).to_le_bytes());
+        raw[44..48].copy_from_slice(&5i32.to_le_bytes());
+        raw[48..51].copy_from_slice(&[1, 2, 3]);
+        raw[51..54].copy_from_slice(&[0xff, b'a', 0]);
+        raw[56..60].copy_from_slice(&(72u32 | 4 << 16).to_le_bytes());
+        raw[60..64].copy_from_slice(&(76u32 | 6 << 16).to_le_bytes());
+        raw[64..68].copy_from_slice(&(14u32 | 3 << 16).to_le_bytes());
+        raw[72..76].copy_from_slice(b"ab\xc3\0");
+        for (i, v) in [-1i16, 300, -300].iter().enumerate() {
+            raw[76 + 2 * i..78 + 2 * i].copy_from_slice(&v.to_le_bytes());
+        }
+        raw[82..85].copy_from_slice(b"xy\0");
+        // Every cut of the payload: fields past its end are null, both ways.
+        let payloads: Vec<&[u8]> = (0..=raw.len()).map(|n| &raw[..n]).collect();
+        let e = Endianness::Little;
+        for f in &format.fields {
+            let t = field_type(f);
+            let (mut ours, mut theirs) = (Col::new(&t), Col::new(&t));
+            for p in &payloads {
+                let inside = ours.append_field(p, f, e);
+                let v = field_value(p, f, e);
+                assert_eq!(inside, v.is_some(), "{}: {} bytes", f.name, p.len());
+                reference(&mut theirs, v, e);
+            }
+            let (a, b) = (ours.finish().unwrap(), theirs.finish().unwrap());
+            assert_eq!(a.to_data(), b.to_data(), "field {}", f.name);
+            assert!(a.null_count() < a.len(), "field {}: some values", f.name);
+        }
     }
 }

@@ -41,6 +41,30 @@ df = perfdata.open(sys.argv[1]).tracepoints(sys.argv[2], columns=cols).read_pand
 print(summary(df))
 "#;
 
+/// [`OURS`]'s table written to an Arrow file once (the floor's input).
+const TO_ARROW: &str = r#"
+import sys, perfdata, pyarrow as pa
+cols = ["common_time", "common_cpu", "common_tid", "id", "args"]
+table = perfdata.open(sys.argv[1]).tracepoints(sys.argv[2], columns=cols).read_all()
+with pa.OSFile(sys.argv[3], "wb") as f, pa.ipc.new_file(f, table.schema) as w:
+    w.write_table(table)
+"#;
+
+/// [`OURS`] without the walk: the same imports, the table read from that file
+/// (memory-mapped, no copy) into pandas, the same summary.
+const FLOOR: &str = r#"
+import sys, perfdata, pyarrow as pa
+df = pa.ipc.open_file(pa.memory_map(sys.argv[1])).read_pandas()
+print(summary(df))
+"#;
+
+/// The interpreter with the imports alone: an empty DataFrame.
+const IMPORTS: &str = r#"
+import perfdata, pyarrow, pandas as pd
+df = pd.DataFrame()
+print(f"rows={len(df)}")
+"#;
+
 /// The path people take today: `perf script` text of the same fields (nanosecond times),
 /// the event's lines picked by `grep` (perf script selects no event), parsed by pandas
 /// into the same DataFrame: `tid [cpu] secs.nsecs: event: NR id (a0, a1, … a5)`.
@@ -138,6 +162,29 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<TracepointTable
     if a != b {
         bail!("the two {EVENT} DataFrames differ: ours {a:?}, perf script's {b:?}");
     }
+    // The floor under the pandas row: Python, the imports, pyarrow and pandas without
+    // the walk.
+    let arrow = env.scratch.join("tracepoints.arrow");
+    let arrow_file = arrow.to_string_lossy().into_owned();
+    let to_arrow = write("bench_tracepoints_to_arrow.py", TO_ARROW)?;
+    super::runner::check_status(
+        Command::new(&wheel.python)
+            .env("PYTHONPATH", &wheel.site)
+            .args([to_arrow.as_str(), file, EVENT, arrow_file.as_str()]),
+        "writing the tracepoint table to an Arrow file",
+    )?;
+    let floor_py = write("bench_tracepoints_floor.py", &format!("{SUMMARY}{FLOOR}"))?;
+    let floor = measure_workload(env, &wheel.run(&floor_py, &[&arrow_file]), runs);
+    let _ = std::fs::remove_file(&arrow);
+    let floor = floor?;
+    if floor.stdout.trim() != a {
+        bail!(
+            "the Arrow file's {EVENT} DataFrame differs: {:?}, ours {a:?}",
+            floor.stdout.trim()
+        );
+    }
+    let imports_py = write("bench_tracepoints_imports.py", IMPORTS)?;
+    let imports = measure_workload(env, &wheel.run(&imports_py, &[]), runs)?;
     let ours_script = env_run(vec![
         &site,
         &python,
@@ -195,6 +242,25 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<TracepointTable
     ];
     let samples = sample_count(env, &input)?;
     let mut md = render(&table_rows, &results, input_bytes, samples)?;
+    let (ours, peer) = (
+        results["tp-pandas"].wall.as_secs_f64(),
+        results["tp-perf-pandas"].wall.as_secs_f64(),
+    );
+    let (floor, imports) = (floor.wall.as_secs_f64(), imports.wall.as_secs_f64());
+    writeln!(
+        md,
+        "\nThe floor under the pandas row: `python3` importing `perfdata`, pyarrow and pandas \
+         and making an empty DataFrame takes {imports:.3} s; the same DataFrame and sums from \
+         the same table in a memory-mapped Arrow file (no walk) {floor:.3} s. The walk adds \
+         {:.3} s to that. 20× `perf script` + pandas is {:.3} s{}.",
+        ours - floor,
+        peer / 20.0,
+        if peer / 20.0 < floor {
+            ", under the floor: no walk reaches it".to_string()
+        } else {
+            format!(", which leaves the walk {:.3} s", peer / 20.0 - floor)
+        },
+    )?;
     let anon = |k: &str| results[k].max_anon_kib as f64 / 1024.0;
     let cpu = |k: &str| results[k].cpu.as_secs_f64();
     writeln!(
