@@ -148,11 +148,23 @@ def test_batches_are_widened_as_arrow_casts_them(spark):
     assert n > 1000, "several batches"
 
     big = [0, 1, 2**63 - 1, 2**63, 2**64 - 1, None]
-    small = pa.schema([pa.field("ip", pa.decimal128(20, 0)), pa.field("cpu", pa.int64()), pa.field("addr", pa.decimal128(20, 0)), pa.field("path", pa.string())])
+    dec = pa.decimal128(20, 0)
+    small = pa.schema(
+        [
+            pa.field("ip", dec),
+            pa.field("cpu", pa.int64()),
+            pa.field("addr", dec),
+            pa.field("path", pa.string()),
+        ]
+    )
     widen = _Widening(small, "/x")
     for rows in (len(big), 3, len(big)):
         batch = pa.RecordBatch.from_arrays(
-            [pa.array(big[:rows], pa.uint64()), pa.array(range(rows), pa.uint32()), pa.nulls(rows, pa.uint64())],
+            [
+                pa.array(big[:rows], pa.uint64()),
+                pa.array(range(rows), pa.uint32()),
+                pa.nulls(rows, pa.uint64()),
+            ],
             names=["ip", "cpu", "addr"],
         )
         got = widen(batch)
