@@ -113,3 +113,60 @@ def test_on_a_cluster_snippet_runs(spark, monkeypatch, capsys):
     # the table show() prints: its header, and a function of the fixtures
     out = capsys.readouterr().out
     assert "|path" in out and "period" in out, out
+
+
+def _widened_by_cast(batch, arrow_schema, path):
+    """The reference: every column cast by Arrow, the path a list of the batch's length."""
+    import pyarrow as pa
+
+    cols = []
+    for field in arrow_schema:
+        if field.name == "path":
+            cols.append(pa.array([path] * batch.num_rows, type=pa.string()))
+        else:
+            cols.append(batch.column(field.name).cast(field.type))
+    return pa.RecordBatch.from_arrays(cols, schema=arrow_schema)
+
+
+def test_batches_are_widened_as_arrow_casts_them(spark):
+    # The fast widening (buffers laid out in numpy, constant columns sliced) gives what
+    # Arrow's casts give: on every batch of a recording, and on values past 2**63, nulls
+    # and batches of different lengths.
+    import pyarrow as pa
+
+    from perfdata.spark import _arrow_schema, _Widening
+
+    schema = spark.read.format("perfdata").load(str(WORDFREQ)).schema
+    arrow_schema = _arrow_schema(schema)
+    native = [f.name for f in schema.fields if f.name != "path"]
+    widen = _Widening(arrow_schema, str(WORDFREQ))
+    n = 0
+    for batch in perfdata.open(WORDFREQ).samples(columns=native, batch_size=1000):
+        got = widen(batch)
+        assert got.equals(_widened_by_cast(batch, arrow_schema, str(WORDFREQ)))
+        n += batch.num_rows
+    assert n > 1000, "several batches"
+
+    big = [0, 1, 2**63 - 1, 2**63, 2**64 - 1, None]
+    dec = pa.decimal128(20, 0)
+    small = pa.schema(
+        [
+            pa.field("ip", dec),
+            pa.field("cpu", pa.int64()),
+            pa.field("addr", dec),
+            pa.field("path", pa.string()),
+        ]
+    )
+    widen = _Widening(small, "/x")
+    for rows in (len(big), 3, len(big)):
+        batch = pa.RecordBatch.from_arrays(
+            [
+                pa.array(big[:rows], pa.uint64()),
+                pa.array(range(rows), pa.uint32()),
+                pa.nulls(rows, pa.uint64()),
+            ],
+            names=["ip", "cpu", "addr"],
+        )
+        got = widen(batch)
+        assert got.equals(_widened_by_cast(batch, small, "/x"))
+        assert [int(v) if v is not None else None for v in got.column("ip").to_pylist()] == big[:rows]

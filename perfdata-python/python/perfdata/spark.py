@@ -146,8 +146,6 @@ class PerfDataReader(DataSourceReader):
 
     def read(self, partition: RecordingPartition) -> Iterator["pyarrow.RecordBatch"]:  # noqa: F821
         # Imported on the executor.
-        import pyarrow as pa
-
         import perfdata
 
         rec = perfdata.open(partition.path)
@@ -168,15 +166,80 @@ class PerfDataReader(DataSourceReader):
             reader = rec.tracepoints(self.event, columns=native, **common)
         else:
             reader = rec.samples(columns=native, **common)
-        path = os.fspath(partition.path)
+        widen = _Widening(arrow_schema, os.fspath(partition.path))
         for batch in reader:
-            cols = []
-            for field in arrow_schema:
-                if field.name == "path":
-                    cols.append(pa.array([path] * batch.num_rows, type=pa.string()))
-                else:
-                    cols.append(batch.column(field.name).cast(field.type))
-            yield pa.RecordBatch.from_arrays(cols, schema=arrow_schema)
+            yield widen(batch)
+
+
+class _Widening:
+    """A batch of the native stream as Spark expects it (`arrow_schema`): unsigned columns
+    widened, and the constant ``path`` column. Done in Arrow buffers, not per value in
+    Python: the ``path`` column is a slice of one array of the path repeated, reused by
+    every batch; a uint64 column becomes ``decimal(20,0)`` by laying each value in the
+    low half of a 128-bit integer (numpy), ten times faster than Arrow's cast; all-null
+    columns (the sample fields the recording lacks) are slices of one null array."""
+
+    def __init__(self, arrow_schema, path: str) -> None:
+        import pyarrow as pa
+
+        self.schema = arrow_schema
+        self.path = path
+        self.dec = pa.decimal128(20, 0)
+        # (type -> array) of the longest batch met so far, sliced for every batch.
+        self._const: dict = {}
+        try:
+            import numpy
+
+            self.np = numpy
+        except ImportError:  # pyarrow does not need numpy: the cast is the way then
+            self.np = None
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        n = batch.num_rows
+        cols = []
+        for field in self.schema:
+            if field.name == "path":
+                cols.append(self._repeated(self.path, field.type, n))
+                continue
+            col = batch.column(field.name)
+            if col.type == field.type:
+                cols.append(col)
+            elif col.null_count == n:
+                cols.append(self._repeated(None, field.type, n))
+            elif field.type == self.dec and col.type == pa.uint64():
+                cols.append(self._u64_decimal(col))
+            else:
+                cols.append(col.cast(field.type))
+        return pa.RecordBatch.from_arrays(cols, schema=self.schema)
+
+    def _repeated(self, value, type_, n: int):
+        """`n` copies of `value` (None: nulls), a slice of one array kept for them."""
+        import pyarrow as pa
+
+        key = (value, type_)
+        have = self._const.get(key)
+        if have is None or len(have) < n:
+            have = pa.nulls(n, type_) if value is None else pa.repeat(pa.scalar(value, type_), n)
+            self._const[key] = have
+        return have.slice(0, n)
+
+    def _u64_decimal(self, col):
+        """A uint64 array as decimal(20,0): the same values (a u64 always fits)."""
+        import pyarrow as pa
+
+        np = self.np
+        if np is None or col.offset != 0:
+            return col.cast(self.dec)
+        n = len(col)
+        validity, data = col.buffers()
+        # decimal128: 16-byte little-endian two's complement; a u64's high half is 0.
+        wide = np.zeros((n, 2), dtype=np.uint64)
+        wide[:, 0] = np.frombuffer(data, dtype=np.uint64, count=n)
+        if np.little_endian:
+            return pa.Array.from_buffers(self.dec, n, [validity, pa.py_buffer(wide)], col.null_count)
+        return col.cast(self.dec)
 
 
 #: Spark's type of each Arrow type of a tracepoint table (as Spark reads Parquet's).

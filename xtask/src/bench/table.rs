@@ -17,6 +17,10 @@ pub(super) enum Speed {
     AtMostPeerTimes(f64),
     /// MB of input per second at least this.
     AtLeastMBps(f64),
+    /// Our time at most this many seconds.
+    AtMostSeconds(f64),
+    /// The ratio to the peer shown, with no target.
+    ComparedToPeer,
     None,
 }
 
@@ -83,14 +87,17 @@ pub(super) fn render(
         let peer = row.peer.and_then(|p| results.get(p).map(|m| (p, m)));
         let t = ours.wall.as_secs_f64();
         let (ratio, speed_met) = match (row.speed, peer) {
-            (Speed::FasterThanPeer(min), Some((_, p))) => {
+            (Speed::FasterThanPeer(_) | Speed::ComparedToPeer, Some((_, p))) => {
                 let r = p.wall.as_secs_f64() / t;
                 let ratio = if r >= 1.0 {
                     format!("{r:.1}× faster")
                 } else {
                     format!("{:.1}× slower", 1.0 / r)
                 };
-                (ratio, Some(r >= min))
+                match row.speed {
+                    Speed::FasterThanPeer(min) => (ratio, Some(r >= min)),
+                    _ => (ratio, None),
+                }
             }
             (Speed::AtMostPeerTimes(max), Some((_, p))) => {
                 let r = t / p.wall.as_secs_f64();
@@ -100,13 +107,15 @@ pub(super) fn render(
                 let r = input_bytes as f64 / 1e6 / t;
                 (format!("{r:.0} MB/s"), Some(r >= min))
             }
+            (Speed::AtMostSeconds(max), _) => ("—".into(), Some(t <= max)),
             _ => ("—".into(), None),
         };
         let mut target = match row.speed {
             Speed::FasterThanPeer(x) => format!("≥ {x}× faster"),
             Speed::AtMostPeerTimes(x) => format!("≤ {x}× {}", peer_name(row.peer)),
             Speed::AtLeastMBps(x) => format!("≥ {x} MB/s"),
-            Speed::None => String::new(),
+            Speed::AtMostSeconds(x) => format!("≤ {x} s"),
+            Speed::ComparedToPeer | Speed::None => String::new(),
         };
         let rss_met = row
             .rss_bounded
@@ -119,7 +128,8 @@ pub(super) fn render(
             };
         }
         let met = match (row.speed, speed_met, rss_met) {
-            (Speed::None, _, Some(r)) => yes_no(r),
+            (Speed::None | Speed::ComparedToPeer, _, Some(r)) => yes_no(r),
+            (Speed::ComparedToPeer, None, None) => "—".into(),
             (_, None, _) => "n/a (no peer)".into(),
             (_, Some(s), r) => yes_no(s && r.unwrap_or(true)),
         };
