@@ -65,12 +65,41 @@ struct ObjSym {
 #[derive(Debug, Clone, Default)]
 pub struct ObjdumpSymbols {
     sorted: Vec<ObjSym>,
-    /// Dynamic relocations against symbols, by address: (address, the symbol's name
-    /// with its version, its value, undefined).
-    relocs: Vec<(u64, String, u64, bool)>,
+    /// Dynamic relocations against symbols, by address.
+    relocs: Vec<Reloc>,
     /// ARM's mapping symbols by address: whether data (`$d`) starts there, not code
     /// (`$x`, `$a`, `$t`).
     mapping: Vec<(u64, bool)>,
+}
+
+/// A dynamic relocation against a symbol, as `find_symbol_for_address` names its
+/// address by it.
+#[derive(Debug, Clone)]
+struct Reloc {
+    addr: u64,
+    /// The symbol's name as the table has it, and its version (`@GLIBCXX_3.4`).
+    raw: String,
+    suffix: String,
+    /// `raw` demangled, then `suffix`: made when first asked for (a C++ library has
+    /// thousands of relocations, few of them ever named).
+    name: OnceLock<String>,
+    /// The symbol's value.
+    value: u64,
+    undefined: bool,
+}
+
+impl Reloc {
+    fn name(&self) -> &str {
+        self.name
+            .get_or_init(|| format!("{}{}", demangle_full(&self.raw), self.suffix))
+    }
+}
+
+/// What a GOT slot's dynamic relocation names a PLT entry by: a symbol (demangled only
+/// for the slots a PLT entry jumps through), or an absolute address.
+enum GotName<'data> {
+    Symbol(&'data str),
+    Absolute(i64),
 }
 
 impl ObjSym {
@@ -203,13 +232,12 @@ impl ObjdumpSymbols {
         }
         let dynsyms = obj.dynamic_symbol_table();
         // GOT slot → what its dynamic relocation names (for the PLT entries).
-        let mut got: std::collections::HashMap<u64, String> = Default::default();
+        let mut got: std::collections::HashMap<u64, GotName<'_>> = Default::default();
         let mut relocs = vec![];
         if let Some(dynrel) = obj.dynamic_relocations() {
             for (addr, r) in dynrel {
                 let object::RelocationTarget::Symbol(i) = r.target() else {
-                    got.entry(addr)
-                        .or_insert_with(|| format!("*ABS*+0x{:x}", r.addend()));
+                    got.entry(addr).or_insert(GotName::Absolute(r.addend()));
                     continue;
                 };
                 let Some(sym) = dynsyms.as_ref().and_then(|t| t.symbol_by_index(i).ok()) else {
@@ -217,20 +245,25 @@ impl ObjdumpSymbols {
                 };
                 let Ok(raw) = sym.name() else { continue };
                 if i.0 == 0 || raw.is_empty() {
-                    got.entry(addr)
-                        .or_insert_with(|| format!("*ABS*+0x{:x}", r.addend()));
+                    got.entry(addr).or_insert(GotName::Absolute(r.addend()));
                     continue;
                 }
-                got.entry(addr).or_insert_with(|| demangle_full(raw));
+                got.entry(addr).or_insert(GotName::Symbol(raw));
                 if matches!(sym.section(), SymbolSection::Absolute) {
                     continue;
                 }
                 let undefined = sym.is_undefined();
-                let name = format!("{}{}", demangle_full(raw), versions.suffix(i, undefined));
-                relocs.push((addr, name, sym.address(), undefined));
+                relocs.push(Reloc {
+                    addr,
+                    raw: raw.to_string(),
+                    suffix: versions.suffix(i, undefined),
+                    name: OnceLock::new(),
+                    value: sym.address(),
+                    undefined,
+                });
             }
         }
-        relocs.sort_by_key(|r| r.0);
+        relocs.sort_by_key(|r| r.addr);
         let plt = plt_names(obj, &got);
         for (addr, name) in &plt {
             let section = obj
@@ -281,10 +314,10 @@ impl ObjdumpSymbols {
         // (binutils 2.40's `find_symbol_for_address`).
         if pick.value != addr && !pick.synthetic {
             if let (Some(first), Some(last)) = (self.relocs.first(), self.relocs.last()) {
-                if first.0 <= addr && addr <= last.0 {
-                    let i = self.relocs.partition_point(|r| r.0 < addr);
-                    if let Some(r) = self.relocs.get(i).filter(|r| r.0 == addr) {
-                        return Some((&r.1, if r.3 { addr } else { r.2 }));
+                if first.addr <= addr && addr <= last.addr {
+                    let i = self.relocs.partition_point(|r| r.addr < addr);
+                    if let Some(r) = self.relocs.get(i).filter(|r| r.addr == addr) {
+                        return Some((r.name(), if r.undefined { addr } else { r.value }));
                     }
                 }
             }
@@ -326,7 +359,7 @@ fn is_mapping_symbol(name: &str) -> bool {
 /// that slot's dynamic relocation.
 fn plt_names(
     obj: &object::File<'_>,
-    got: &std::collections::HashMap<u64, String>,
+    got: &std::collections::HashMap<u64, GotName<'_>>,
 ) -> Vec<(u64, String)> {
     let Some(bits) = bitness(obj) else {
         return vec![];
@@ -356,6 +389,10 @@ fn plt_names(
                 continue;
             };
             let offset = (instr.ip() - sec.address()) / entry * entry;
+            let target = match target {
+                GotName::Symbol(raw) => demangle_full(raw),
+                GotName::Absolute(addend) => format!("*ABS*+0x{addend:x}"),
+            };
             out.push((sec.address() + offset, format!("{target}@plt")));
         }
     }
