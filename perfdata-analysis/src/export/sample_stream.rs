@@ -12,7 +12,7 @@ use crate::export::tracepoints::{tracepoint_schema, TracepointEvent};
 use crate::AnalysisError as Error;
 use crate::{Analyzer, AnalyzerOptions};
 use arrow_array::{RecordBatch, UInt64Array};
-use arrow_schema::SchemaRef;
+use arrow_schema::{Schema, SchemaRef};
 use perfdata::Recording;
 use rustc_hash::FxHashMap;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -72,7 +72,13 @@ impl SampleSelection {
             .chain(names.iter().map(|f| f.name().clone()))
             .collect();
         let asked = column_indices(&full, cols, &known.join(", "))?;
-        let schema = Arc::new(full.project(&asked)?);
+        selection.build_only(&full, asked)?;
+        Ok(selection)
+    }
+
+    /// Builds only the columns `asked` (indices into `full`, in the order asked, maybe
+    /// repeated): each is built once, then put in the asked order.
+    fn build_only(&mut self, full: &Schema, asked: Vec<usize>) -> Result<(), Error> {
         let mut built = asked.clone();
         built.sort_unstable();
         built.dedup();
@@ -80,11 +86,11 @@ impl SampleSelection {
             .iter()
             .map(|i| built.binary_search(i).expect("a built column"))
             .collect();
-        selection.built_schema = Arc::new(full.project(&built)?);
-        selection.built = Some(built);
-        selection.schema = schema;
-        selection.order = Some(order);
-        Ok(selection)
+        self.schema = Arc::new(full.project(&asked)?);
+        self.built_schema = Arc::new(full.project(&built)?);
+        self.built = Some(built);
+        self.order = Some(order);
+        Ok(())
     }
 
     /// The table of a tracepoint event's samples ([`crate::export::tracepoints`]) rather
@@ -115,17 +121,7 @@ impl SampleSelection {
         let asked = column_indices(&full, cols, &known.join(", "))?;
         // Only the columns asked for are built (a thread's name, a stack's id cost a
         // look-up per row).
-        let mut built = asked.clone();
-        built.sort_unstable();
-        built.dedup();
-        let order = asked
-            .iter()
-            .map(|i| built.binary_search(i).expect("a built column"))
-            .collect();
-        selection.schema = Arc::new(full.project(&asked)?);
-        selection.built_schema = Arc::new(full.project(&built)?);
-        selection.built = Some(built);
-        selection.order = Some(order);
+        selection.build_only(&full, asked)?;
         Ok(selection)
     }
 

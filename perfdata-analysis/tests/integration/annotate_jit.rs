@@ -4,35 +4,13 @@
 //! `-l` and the per-source-line view; the line shares add up to the function's; a file
 //! that is absent leaves the line numbers alone.
 
+use super::jit::samples;
 use perfdata::jitdump::types::{CodeLoad, DebugEntry, DebugInfo, Record, RecordBody, RecordId};
 use perfdata::jitdump::JitDump;
 use perfdata::rt::{Bytes, Endianness, Str};
 use perfdata::Recording;
 use perfdata_analysis::analyses::annotate::{self, listing, AnnotateOptions, Item};
 use perfdata_analysis::{Analyzer, AnalyzerOptions};
-
-/// (time, pid, ip) of every user-mode sample.
-fn samples(rec: &Recording) -> Vec<(u64, i32, u64)> {
-    let opts = AnalyzerOptions {
-        no_symbols: true,
-        ..AnalyzerOptions::default()
-    };
-    let mut a = Analyzer::open(rec, &opts).unwrap();
-    let mut out = vec![];
-    a.run(
-        Default::default(),
-        |_, item| -> Result<bool, perfdata_analysis::AnalysisError> {
-            if let Some(s) = &item.sample {
-                if !s.kernel {
-                    out.push((s.time.unwrap(), s.pid, s.ip));
-                }
-            }
-            Ok(true)
-        },
-    )
-    .unwrap();
-    out
-}
 
 fn entry(addr: u64, lineno: i32, name: impl AsRef<[u8]>) -> DebugEntry<'static> {
     DebugEntry {

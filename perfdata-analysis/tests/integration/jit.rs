@@ -11,8 +11,8 @@ use perfdata::Recording;
 use perfdata_analysis::{Analyzer, AnalyzerOptions};
 use std::path::{Path, PathBuf};
 
-/// (time, pid, ip) of every user-mode sample.
-fn samples(rec: &Recording) -> Vec<(u64, i32, u64)> {
+/// (time, pid, ip) of every user-mode sample (also used by `annotate_jit`).
+pub(crate) fn samples(rec: &Recording) -> Vec<(u64, i32, u64)> {
     let opts = AnalyzerOptions {
         no_symbols: true,
         ..AnalyzerOptions::default()
