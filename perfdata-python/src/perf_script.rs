@@ -222,8 +222,11 @@ pub(crate) fn run_perf_script<'py>(
         comms: vec![],
     };
     let mut failed: Option<PyErr> = None;
+    // The handlers cost about what the walk does: the time order is kept on the other
+    // core.
     let run = RunOptions {
         merge_streams: true,
+        ordering_thread: true,
         ..Default::default()
     };
     analyzer

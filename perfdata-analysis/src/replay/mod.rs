@@ -112,6 +112,13 @@ pub struct RunOptions {
     /// them (perf script prints every record in one timeline); off (the default), stream
     /// after stream, each in time order, which is all that sums over samples need.
     pub merge_streams: bool,
+    /// A file's records put in time order on another thread, which hands them over in
+    /// batches, while this one replays them and calls the callback: for a callback that
+    /// costs as much as the walk (a Python host's handlers), the two share the cores.
+    /// Off (the default) for walks that keep both cores busy already or that are
+    /// measured on one. Not for the file's order or a `--threads` directory (walked as
+    /// without it).
+    pub ordering_thread: bool,
 }
 
 impl Default for RunOptions {
@@ -122,6 +129,7 @@ impl Default for RunOptions {
             deliver_hidden: false,
             file_order: false,
             merge_streams: false,
+            ordering_thread: false,
         }
     }
 }
@@ -475,67 +483,21 @@ impl<'r> Analyzer<'r> {
         let data = &self.data;
         let (progress, events) = (&mut self.progress, &mut self.events);
         let dsos = &mut self.machine.dsos;
-        let mut ahead = self.recording.populate_ahead();
-        let (input, _) = data.records().input();
-        let (walked, unjoined) = std::thread::scope(|scope| {
-            let (to_f, batches) = std::sync::mpsc::sync_channel::<Vec<Ordered>>(4);
-            let (give_back, returned) = std::sync::mpsc::channel::<Vec<Ordered>>();
-            let orderer = std::thread::Builder::new()
-                .name("perfdata-order".into())
-                .spawn_scoped(scope, move || {
-                    static_endian!(data.format.endian, |e| {
-                        let mut walk = data.records_as(e).time_ordered();
-                        let mut batch = Vec::with_capacity(Ordered::BATCH);
-                        let walked = walk.for_each(|origin, rec, ctx| {
-                            ahead.reached(rec.offset);
-                            batch.push(Ordered::new(input, origin, &rec, ctx));
-                            if batch.len() == Ordered::BATCH {
-                                let next = returned
-                                    .try_recv()
-                                    .unwrap_or_else(|_| Vec::with_capacity(Ordered::BATCH));
-                                // The receiver gone: `f` stopped the walk.
-                                return Ok(to_f.send(std::mem::replace(&mut batch, next)).is_ok());
-                            }
-                            Ok(true)
-                        });
-                        if !batch.is_empty() {
-                            let _ = to_f.send(batch);
-                        }
-                        (walked, walk.take_unjoined())
-                    })
-                })
-                .map_err(AnalysisError::from)?;
-            'walk: for mut batch in batches.iter() {
-                for o in &batch {
-                    let rec = o.record(input);
-                    let ctx = o.ctx(data);
-                    if let Some(p) = progress.as_mut() {
-                        p.tick(rec.offset);
-                    }
-                    let go_on = note_header_record(data, &rec, &ctx, dsos, events)
-                        .and_then(|()| item(data, Place::Main, o.origin, &rec, &ctx));
-                    let go_on = match go_on {
-                        Ok(item) => f(&item),
-                        Err(e) => Err(E::from(e.into())),
-                    };
-                    match go_on {
-                        Ok(true) => {}
-                        Ok(false) => break 'walk,
-                        Err(e) => {
-                            failed = Some(e);
-                            break 'walk;
-                        }
-                    }
-                }
-                batch.clear();
-                let _ = give_back.send(batch);
+        let ahead = self.recording.populate_ahead();
+        let (walked, unjoined) = time_ordered_elsewhere(data, ahead, |origin, rec, ctx| {
+            if let Some(p) = progress.as_mut() {
+                p.tick(rec.offset);
             }
-            // The orderer stops at its next batch once nobody receives it.
-            drop(batches);
-            match orderer.join() {
-                Ok(r) => Ok(r),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
+            let go_on = note_header_record(data, rec, ctx, dsos, events)
+                .and_then(|()| item(data, Place::Main, origin, rec, ctx));
+            let go_on = match go_on {
+                Ok(item) => f(&item),
+                Err(e) => Err(E::from(e.into())),
+            };
+            go_on.unwrap_or_else(|e| {
+                failed = Some(e);
+                false
+            })
         })
         .map_err(E::from)?;
         self.run_notes.extend(unjoined_notes(&unjoined));
@@ -591,6 +553,24 @@ impl<'r> Analyzer<'r> {
             let (walked, unjoined) = walk_file_order(&mut replay, progress, jit, events);
             self.run_notes.extend(unjoined_notes(&unjoined));
             return walked.map_err(AnalysisError::from);
+        }
+        if opts.ordering_thread {
+            let ahead = self.recording.populate_ahead();
+            let mut failed = None;
+            let (walked, unjoined) = time_ordered_elsewhere(data, ahead, |origin, rec, ctx| {
+                if let Some(p) = progress.as_mut() {
+                    p.tick(rec.offset);
+                }
+                (replay.main_record(origin, rec, ctx, jit, events)).unwrap_or_else(|e| {
+                    failed = Some(e);
+                    false
+                })
+            })?;
+            self.run_notes.extend(unjoined_notes(&unjoined));
+            return match failed {
+                Some(e) => Err(e.into()),
+                None => walked.map_err(AnalysisError::from),
+            };
         }
         // The pages ahead are mapped on another thread.
         let mut ahead = self.recording.populate_ahead();
@@ -719,6 +699,62 @@ impl Ordered {
         let attr = (self.attr != u32::MAX).then_some(self.attr as usize);
         data.session.ctx_of(attr, self.header.misc)
     }
+}
+
+/// The main file's records put in time order on another thread (`perfdata-order`), which
+/// hands them over in batches (where they are, not their bytes); `each` runs on this
+/// thread and returns whether to go on. The ordering and `each` share the two cores.
+/// Returns the walk's end and the records it could not join.
+fn time_ordered_elsewhere(
+    data: &PerfData<'_>,
+    mut ahead: perfdata::PopulateAhead,
+    mut each: impl FnMut(Origin, &RawRecord<'_>, &RecordCtx) -> bool,
+) -> Result<(Result<(), perfdata::Error>, Vec<perfdata::Error>), AnalysisError> {
+    let (input, _) = data.records().input();
+    std::thread::scope(|scope| {
+        let (to_each, batches) = std::sync::mpsc::sync_channel::<Vec<Ordered>>(4);
+        let (give_back, returned) = std::sync::mpsc::channel::<Vec<Ordered>>();
+        let orderer = std::thread::Builder::new()
+            .name("perfdata-order".into())
+            .spawn_scoped(scope, move || {
+                static_endian!(data.format.endian, |e| {
+                    let mut walk = data.records_as(e).time_ordered();
+                    let mut batch = Vec::with_capacity(Ordered::BATCH);
+                    let walked = walk.for_each(|origin, rec, ctx| {
+                        ahead.reached(rec.offset);
+                        batch.push(Ordered::new(input, origin, &rec, ctx));
+                        if batch.len() == Ordered::BATCH {
+                            let next = returned
+                                .try_recv()
+                                .unwrap_or_else(|_| Vec::with_capacity(Ordered::BATCH));
+                            // The receiver gone: `each` stopped the walk.
+                            return Ok(to_each.send(std::mem::replace(&mut batch, next)).is_ok());
+                        }
+                        Ok(true)
+                    });
+                    if !batch.is_empty() {
+                        let _ = to_each.send(batch);
+                    }
+                    (walked, walk.take_unjoined())
+                })
+            })
+            .map_err(AnalysisError::from)?;
+        'walk: for mut batch in batches.iter() {
+            for o in &batch {
+                if !each(o.origin, &o.record(input), &o.ctx(data)) {
+                    break 'walk;
+                }
+            }
+            batch.clear();
+            let _ = give_back.send(batch);
+        }
+        // The orderer stops at its next batch once nobody receives it.
+        drop(batches);
+        match orderer.join() {
+            Ok(r) => Ok(r),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
 }
 
 /// The main file's records in the file's order ([`RunOptions::file_order`]).

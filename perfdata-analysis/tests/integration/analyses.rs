@@ -205,6 +205,47 @@ fn delivered(item: &perfdata_analysis::Replayed<'_>) -> Delivered {
 }
 
 #[test]
+fn the_ordering_thread_delivers_what_the_inline_walk_delivers() {
+    let mut walked = 0;
+    let sched = common::workspace().join("perfdata-cli/tests/data/sched/sched-threads.data");
+    for path in fixtures().into_iter().chain([sched]) {
+        let rec = Recording::open(&path).unwrap();
+        let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+        // Each record as delivered, with the thread's name the replay gave its sample.
+        let mut walk = |ordering_thread: bool, stop: usize| {
+            let mut got = vec![];
+            let opts = perfdata_analysis::RunOptions {
+                ordering_thread,
+                ..Default::default()
+            };
+            let r = a.run(
+                opts,
+                |machine, item| -> Result<bool, perfdata_analysis::AnalysisError> {
+                    let comm = item
+                        .sample
+                        .as_ref()
+                        .map(|s| machine.comm(s.tid).to_string());
+                    got.push((delivered(item), comm));
+                    Ok(got.len() < stop)
+                },
+            );
+            (r.map_err(|e| e.to_string()), got)
+        };
+        let (inline, threaded) = (walk(false, usize::MAX), walk(true, usize::MAX));
+        assert_eq!(inline.0, threaded.0, "{}", path.display());
+        assert_eq!(inline.1.len(), threaded.1.len(), "{}", path.display());
+        assert!(inline.1 == threaded.1, "{}", path.display());
+        // Stopped early: the orderer ends too, and exactly that many were delivered.
+        let stop = (inline.1.len() / 2).max(1);
+        let (r, early) = walk(true, stop);
+        assert!(r.is_ok(), "{}: {r:?}", path.display());
+        assert_eq!(early.len(), stop.min(inline.1.len()), "{}", path.display());
+        walked += 1;
+    }
+    assert!(walked > 5, "{walked} fixtures walked");
+}
+
+#[test]
 fn the_unreplayed_walk_delivers_what_run_delivers() {
     let mut walked = 0;
     // And perf sched's recording: several events, told apart by their ids.

@@ -372,7 +372,9 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
 /// The release wheel of the `perfdata` package, installed into `target/bench/py/` (once
 /// per bench run: the Python and tracepoint tables share it).
 pub(super) struct Wheel {
-    /// The interpreter (`$PYTHON`, else `python3`).
+    /// The interpreter (`$PYTHON`, else `python3`), as its `sys.executable` names it: a
+    /// version manager's shim in `PATH` (pyenv's runs a few shell scripts) would add its
+    /// start to every row, ours and the peers'.
     pub(super) python: String,
     /// Where the package is installed (`PYTHONPATH`).
     pub(super) site: std::path::PathBuf,
@@ -384,6 +386,7 @@ impl Wheel {
     pub(super) fn install(env: &Env) -> Result<Wheel> {
         static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
         let py = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+        let py = resolved_interpreter(&py).unwrap_or(py);
         let wheel = Wheel {
             python: py.clone(),
             site: env.scratch.join("py"),
@@ -458,4 +461,14 @@ impl Wheel {
         w.keep_stdout = true;
         w
     }
+}
+
+/// The interpreter `py` runs (its `sys.executable`); `None` when it does not say.
+fn resolved_interpreter(py: &str) -> Option<String> {
+    let out = Command::new(py)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let path = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (out.status.success() && !path.is_empty()).then_some(path)
 }
