@@ -59,18 +59,25 @@ pub fn is_frame(entry: u64) -> bool {
     entry < CallchainContext::MAX.0
 }
 
-/// The floor: reads every byte of the mapped file once (sum of its u64 words).
+/// The floor: reads every byte of the mapped file once (sum of its u64 words), its pages
+/// mapped ahead on another thread as perfdata's walks have them ([`ours`]).
 pub fn scan(path: &Path) -> anyhow::Result<(u64, u64)> {
-    let file = std::fs::File::open(path).with_context(|| path.display().to_string())?;
-    // SAFETY: the file is only read; a concurrent writer could change what we sum, nothing more.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
-    let words = map.chunks_exact(8);
-    let rest = words.remainder();
-    let sum = words.fold(0u64, |s, w| {
-        s.wrapping_add(u64::from_le_bytes(w.try_into().expect("8-byte chunk")))
-    });
-    let sum = rest.iter().fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
-    Ok((map.len() as u64, sum))
+    let file = perfdata::MappedFile::open(path)?;
+    let bytes = file.bytes();
+    let mut ahead = file.populate_ahead();
+    // Told where the scan is every MiB (the walks tell it at every record).
+    const STEP: usize = 1 << 20;
+    let mut sum = 0u64;
+    for (i, part) in bytes.chunks(STEP).enumerate() {
+        ahead.reached((i * STEP) as u64);
+        let words = part.chunks_exact(8);
+        let rest = words.remainder();
+        sum = words.fold(sum, |s, w| {
+            s.wrapping_add(u64::from_le_bytes(w.try_into().expect("8-byte chunk")))
+        });
+        sum = rest.iter().fold(sum, |s, &b| s.wrapping_add(u64::from(b)));
+    }
+    Ok((bytes.len() as u64, sum))
 }
 
 /// perfdata: every SAMPLE's ip, time and callchain, in file order or perf's time order.
@@ -78,7 +85,11 @@ pub fn ours(path: &Path, ordered: bool) -> anyhow::Result<SampleTally> {
     let recording = Recording::open(path)?;
     let data = recording.data()?;
     let mut tally = SampleTally::default();
+    // As perfdata's analyses walk: the pages ahead are mapped (and those behind
+    // unmapped) on another thread.
+    let mut ahead = recording.populate_ahead();
     let mut visit = |_, rec: RawRecord<'_>, ctx: &RecordCtx| {
+        ahead.reached(rec.offset);
         if rec.record_type() == RecordType::SAMPLE {
             tally_sample(&data, &rec, ctx, &mut tally)?;
         }

@@ -757,12 +757,16 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
     }
     let rows = [
         Row::new(
-            "decode every SAMPLE (ip, time, callchain), file order",
+            "decode every SAMPLE (ip, time, callchain), file order, the pages mapped ahead \
+             on another thread (`Recording::populate_ahead`, as perfdata's walks do)",
             "ours",
         )
         .peer("lpd", Speed::FasterThanPeer(7.0))
         .decode(),
-        Row::new("same, vs reading the mapped file (sum of u64)", "ours")
+        Row::new(
+            "same, vs reading the mapped file (sum of u64, its pages mapped ahead alike)",
+            "ours",
+        )
             .peer("scan", Speed::AtMostPeerTimes(2.5))
             .decode(),
         Row::new(
