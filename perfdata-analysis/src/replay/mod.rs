@@ -544,68 +544,28 @@ impl<'r> Analyzer<'r> {
                 merge,
             );
         }
-        let data = replay.data;
         let (progress, jit, events) = (&mut self.progress, &mut self.jit, &mut self.events);
+        // Each way of walking is a function of its own, out of line: the time-ordered
+        // walk is the one hot loop of every analysis, and a loop that shared its function
+        // with another way cost report a tenth of its time.
         if opts.file_order {
-            // perf script's --show-round-events: the file's order, walked out of line so
-            // that the time-ordered walk below stays the one hot loop (sharing it cost
-            // report a tenth of its time).
+            // perf script's --show-round-events: the file's order.
             let (walked, unjoined) = walk_file_order(&mut replay, progress, jit, events);
             self.run_notes.extend(unjoined_notes(&unjoined));
             return walked.map_err(AnalysisError::from);
         }
         if opts.ordering_thread {
             let ahead = self.recording.populate_ahead();
-            let mut failed = None;
-            let (walked, unjoined) = time_ordered_elsewhere(data, ahead, |origin, rec, ctx| {
-                if let Some(p) = progress.as_mut() {
-                    p.tick(rec.offset);
-                }
-                (replay.main_record(origin, rec, ctx, jit, events)).unwrap_or_else(|e| {
-                    failed = Some(e);
-                    false
-                })
-            })?;
+            let (walked, unjoined) =
+                walk_ordered_elsewhere(&mut replay, ahead, progress, jit, events)?;
             self.run_notes.extend(unjoined_notes(&unjoined));
-            return match failed {
-                Some(e) => Err(e.into()),
-                None => walked.map_err(AnalysisError::from),
-            };
+            return walked;
         }
         // The pages ahead are mapped on another thread.
-        let mut ahead = self.recording.populate_ahead();
-        // The hot loop of every analysis: the walk in a compile-time byte order.
-        static_endian!(data.format.endian, |e| {
-            let (walked, unjoined) = {
-                let mut walk = data.records_as(e).time_ordered();
-                let walked = walk.for_each(|origin, rec, ctx| {
-                    ahead.reached(rec.offset);
-                    if let Some(p) = progress.as_mut() {
-                        p.tick(rec.offset);
-                    }
-                    replay.record(Place::Main, origin, &rec, ctx, |machine, item| {
-                        if let Some(ev) = side_event(data, &rec, ctx)? {
-                            machine.apply(&ev);
-                            if let SideEvent::Mmap { pid, filename, .. } = &ev {
-                                jit.on_mmap(*pid, filename);
-                            }
-                        }
-                        // A record without a timestamp (FINISHED_ROUND, a pipe's header
-                        // records) says nothing of where the replay is in time.
-                        if let Some(t) = item.time.filter(|_| jit.has_pending()) {
-                            while let Some(code) = jit.next_due(t) {
-                                machine.map_jit(&code);
-                            }
-                        }
-                        note_header_record(data, &rec, ctx, &mut machine.dsos, events)
-                    })
-                });
-                (walked, walk.take_unjoined())
-            };
-            self.run_notes.extend(unjoined_notes(&unjoined));
-            walked
-        })?;
-        Ok(())
+        let ahead = self.recording.populate_ahead();
+        let (walked, unjoined) = walk_time_ordered(&mut replay, ahead, progress, jit, events);
+        self.run_notes.extend(unjoined_notes(&unjoined));
+        walked.map_err(AnalysisError::from)
     }
 }
 
@@ -755,6 +715,73 @@ fn time_ordered_elsewhere(
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })
+}
+
+/// The main file's records replayed in time order: the hot loop of every analysis, in a
+/// compile-time byte order, out of line (its code does not depend on what else a walk
+/// may do).
+#[inline(never)]
+fn walk_time_ordered(
+    replay: &mut Replay<'_, '_>,
+    mut ahead: perfdata::PopulateAhead,
+    progress: &mut Option<ProgressReport<'_>>,
+    jit: &mut jit::JitDumps,
+    events: &mut [String],
+) -> (Result<(), perfdata::Error>, Vec<perfdata::Error>) {
+    let data = replay.data;
+    static_endian!(data.format.endian, |e| {
+        let mut walk = data.records_as(e).time_ordered();
+        let walked = walk.for_each(|origin, rec, ctx| {
+            ahead.reached(rec.offset);
+            if let Some(p) = progress.as_mut() {
+                p.tick(rec.offset);
+            }
+            replay.record(Place::Main, origin, &rec, ctx, |machine, item| {
+                if let Some(ev) = side_event(data, &rec, ctx)? {
+                    machine.apply(&ev);
+                    if let SideEvent::Mmap { pid, filename, .. } = &ev {
+                        jit.on_mmap(*pid, filename);
+                    }
+                }
+                // A record without a timestamp (FINISHED_ROUND, a pipe's header
+                // records) says nothing of where the replay is in time.
+                if let Some(t) = item.time.filter(|_| jit.has_pending()) {
+                    while let Some(code) = jit.next_due(t) {
+                        machine.map_jit(&code);
+                    }
+                }
+                note_header_record(data, &rec, ctx, &mut machine.dsos, events)
+            })
+        });
+        (walked, walk.take_unjoined())
+    })
+}
+
+/// The main file's records replayed in time order, put in that order on another thread
+/// ([`RunOptions::ordering_thread`]).
+#[inline(never)]
+fn walk_ordered_elsewhere(
+    replay: &mut Replay<'_, '_>,
+    ahead: perfdata::PopulateAhead,
+    progress: &mut Option<ProgressReport<'_>>,
+    jit: &mut jit::JitDumps,
+    events: &mut [String],
+) -> Result<(Result<(), AnalysisError>, Vec<perfdata::Error>), AnalysisError> {
+    let mut failed = None;
+    let (walked, unjoined) = time_ordered_elsewhere(replay.data, ahead, |origin, rec, ctx| {
+        if let Some(p) = progress.as_mut() {
+            p.tick(rec.offset);
+        }
+        (replay.main_record(origin, rec, ctx, jit, events)).unwrap_or_else(|e| {
+            failed = Some(e);
+            false
+        })
+    })?;
+    let walked = match failed {
+        Some(e) => Err(e.into()),
+        None => walked.map_err(AnalysisError::from),
+    };
+    Ok((walked, unjoined))
 }
 
 /// The main file's records in the file's order ([`RunOptions::file_order`]).
