@@ -1002,6 +1002,13 @@ fn document(env: &Env, opts: &Options, input: &Input, table: &Table) -> Result<S
     if !opts.quick {
         let _ = write!(cmd, " --runs {}", opts.runs);
     }
+    // The sections left out keep what an earlier run wrote: the command says which.
+    if opts.tracepoints_mb.is_none() && !opts.quick {
+        cmd += " --no-tracepoints";
+    }
+    if opts.python {
+        cmd += " --python";
+    }
     if let Some(o) = &opts.out {
         let _ = write!(cmd, " --out {}", o.display());
     }
