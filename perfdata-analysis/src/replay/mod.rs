@@ -569,7 +569,7 @@ impl<'r> Analyzer<'r> {
     }
 }
 
-/// A record put in time order by [`Analyzer::run_unreplayed`]'s ordering thread: where
+/// A record put in time order by the ordering thread (`time_ordered_elsewhere`): where
 /// its bytes are in the input, or a copy of them when they are not there (decompressed
 /// or joined records, whose buffers move on). Its context is not carried: the walks of
 /// [`PerfData::records`] give every record `session.ctx_of(attr, header.misc)`, which
