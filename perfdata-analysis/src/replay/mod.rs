@@ -736,22 +736,7 @@ fn walk_time_ordered(
             if let Some(p) = progress.as_mut() {
                 p.tick(rec.offset);
             }
-            replay.record(Place::Main, origin, &rec, ctx, |machine, item| {
-                if let Some(ev) = side_event(data, &rec, ctx)? {
-                    machine.apply(&ev);
-                    if let SideEvent::Mmap { pid, filename, .. } = &ev {
-                        jit.on_mmap(*pid, filename);
-                    }
-                }
-                // A record without a timestamp (FINISHED_ROUND, a pipe's header
-                // records) says nothing of where the replay is in time.
-                if let Some(t) = item.time.filter(|_| jit.has_pending()) {
-                    while let Some(code) = jit.next_due(t) {
-                        machine.map_jit(&code);
-                    }
-                }
-                note_header_record(data, &rec, ctx, &mut machine.dsos, events)
-            })
+            replay.main_record(origin, &rec, ctx, jit, events)
         });
         (walked, walk.take_unjoined())
     })
@@ -821,9 +806,10 @@ struct Replay<'w, 'a> {
 }
 
 impl Replay<'_, '_> {
-    /// A record of the main file in the file-order walk: the side band it carries
-    /// applied to the machine (and the JIT code due by its time) before it is delivered,
-    /// as the time-ordered walk does inline.
+    /// A record of the main file: the side band it carries applied to the machine (and
+    /// the JIT code due by its time) before it is delivered. Inlined into each walk's
+    /// loop (the time-ordered one is every analysis's hot loop).
+    #[inline(always)]
     fn main_record(
         &mut self,
         origin: Origin,
