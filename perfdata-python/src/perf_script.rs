@@ -330,9 +330,11 @@ fn attr_bytes(py: Python<'_>, attr: &perfdata::types::Attr<'_>) -> Py<PyBytes> {
 }
 
 impl<'py> Host<'py> {
-    /// The event of a format, made the first time the format is met.
-    fn event_of(&mut self, format: &Format) -> usize {
+    /// The event of a format, made the first time the format's id is met; met again
+    /// (new tracing data), the event keeps its state and takes the newer format.
+    fn event_of(&mut self, format: Format) -> usize {
         if let Some(&i) = self.by_id.get(&format.id) {
+            self.known[i].format = format;
             return i;
         }
         let defines = match &format.print {
@@ -347,20 +349,25 @@ impl<'py> Host<'py> {
                 .map(|f| (f.offset, f.size))
         };
         let name = format!("{}__{}", format.system, format.name);
-        self.known.push(Event {
-            format: format.clone(),
-            handler: PyString::new(self.py, &name).unbind(),
-            defines,
-            as_bytes: vec![false; format.fields.len()],
-            commons: [
+        let (commons, as_bytes, id) = (
+            [
                 common("common_preempt_count"),
                 common("common_flags"),
                 common("common_lock_depth"),
                 common("common_pid"),
             ],
+            vec![false; format.fields.len()],
+            format.id,
+        );
+        self.known.push(Event {
+            format,
+            handler: PyString::new(self.py, &name).unbind(),
+            defines,
+            as_bytes,
+            commons,
             argc: None,
         });
-        self.by_id.insert(format.id, self.known.len() - 1);
+        self.by_id.insert(id, self.known.len() - 1);
         self.known.len() - 1
     }
 
@@ -384,11 +391,7 @@ impl<'py> Host<'py> {
             .ok()
             .and_then(|id| self.formats.as_ref()?.get(id))
             .cloned();
-        let found = format.map(|f| {
-            let i = self.event_of(&f);
-            self.known[i].format = f;
-            i
-        });
+        let found = format.map(|f| self.event_of(f));
         if self.by_attr.len() <= event {
             self.by_attr.resize(event + 1, None);
         }
