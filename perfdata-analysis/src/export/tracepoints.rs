@@ -17,7 +17,7 @@ use arrow_array::{
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field as ArrowField, Schema, SchemaRef};
-use perfdata::tracepoint::{read_uint, Field, Format, Formats};
+use perfdata::tracepoint::{field_bytes, int_elements, Field, FieldBytes, Format, Formats};
 use perfdata::types::{AttrType, SampleType};
 use perfdata::{Endianness, PerfData};
 use std::sync::Arc;
@@ -113,12 +113,6 @@ pub fn field_type(f: &Field) -> DataType {
     element(f.size, f.signed && !f.traits.pointer).unwrap_or(DataType::Binary)
 }
 
-/// `v`, the bits of a `size`-byte signed integer, sign-extended to 64 bits.
-fn sign_extend(v: u64, size: usize) -> u64 {
-    let shift = 64 - 8 * size as u32;
-    (((v << shift) as i64) >> shift) as u64
-}
-
 fn element(size: usize, signed: bool) -> Option<DataType> {
     Some(match (size, signed) {
         (1, true) => DataType::Int8,
@@ -206,76 +200,34 @@ impl Col {
         }
     }
 
-    /// Appends field `f`'s value in `raw`, read as [`field_value`] reads it but without
-    /// making a `String` or a `Vec` of it (a text or an array is copied straight into the
-    /// column). `false`: the field lies outside the payload (a null).
+    /// Appends field `f`'s value in `raw` ([`field_bytes`]: a text or an array is copied
+    /// straight into the column, no `String` or `Vec` made of it). `false`: the field
+    /// lies outside the payload (a null).
     fn append_field(&mut self, raw: &[u8], f: &Field, e: Endianness) -> bool {
-        let Some(end) = f.offset.checked_add(f.size) else {
+        let Some(v) = field_bytes(raw, f, e) else {
             self.append_null();
             return false;
         };
-        let Some(bytes) = raw.get(f.offset..end) else {
-            self.append_null();
-            return false;
-        };
-        if f.char_array {
-            self.append_text(bytes);
-            return true;
-        }
-        if f.traits.dynamic {
-            let Some(loc) = read_uint(raw, f.offset, 4, e) else {
-                self.append_null();
-                return false;
-            };
-            let (mut off, len) = ((loc & 0xffff) as usize, (loc >> 16) as usize);
-            if f.traits.relative {
-                off += end;
-            }
-            let Some(data) = raw.get(off..off + len) else {
-                self.append_null();
-                return false;
-            };
-            if f.data_loc_string {
-                self.append_text(data);
-            } else {
-                self.append_bytes(data, e);
-            }
-            return true;
-        }
-        if let Some(n) = f.array_len {
-            let each = f.size.checked_div(n).unwrap_or(0);
-            if each * n == f.size && matches!(each, 1 | 2 | 4 | 8) {
-                match self {
-                    Col::List(_, offsets, xs, ok) => {
-                        xs.extend(bytes.chunks_exact(each).map(|c| {
-                            let v = read_uint(c, 0, each, e).unwrap_or(0);
-                            if f.signed {
-                                sign_extend(v, each)
-                            } else {
-                                v
-                            }
-                        }));
-                        offsets.push(xs.len() as i32);
-                        ok.push(true);
-                    }
-                    c => c.append_null(),
-                }
-            } else {
-                self.append_bytes(bytes, e);
-            }
-            return true;
-        }
-        if !matches!(f.size, 1 | 2 | 4 | 8) {
-            self.append_bytes(bytes, e);
-            return true;
-        }
-        match self {
-            Col::Int(_, xs, ok) => {
-                let v = read_uint(bytes, 0, f.size, e).unwrap_or(0);
-                xs.push(if f.signed { sign_extend(v, f.size) } else { v });
+        match (self, v) {
+            (c, FieldBytes::Text(b)) => c.append_text(b),
+            (Col::Int(_, xs, ok), FieldBytes::Int(v)) => {
+                xs.push(v);
                 ok.push(true);
             }
-            c => c.append_null(),
+            (
+                Col::List(_, offsets, xs, ok),
+                FieldBytes::Ints {
+                    bytes,
+                    each,
+                    signed,
+                },
+            ) => {
+                xs.extend(int_elements(bytes, each, signed, e));
+                offsets.push(xs.len() as i32);
+                ok.push(true);
+            }
+            (c, FieldBytes::Bytes(b)) => c.append_bytes(b, e),
+            (c, _) => c.append_null(),
         }
         true
     }
@@ -296,21 +248,7 @@ impl Col {
         match self {
             Col::List(item, offsets, xs, ok) => {
                 let each = item.primitive_width().unwrap_or(8);
-                let signed = item.is_signed_integer();
-                for c in bytes.chunks_exact(each) {
-                    let mut v = 0u64;
-                    for (i, &b) in c.iter().enumerate() {
-                        let shift = match e {
-                            Endianness::Little => 8 * i,
-                            Endianness::Big => 8 * (each - 1 - i),
-                        };
-                        v |= u64::from(b) << shift;
-                    }
-                    if signed && each < 8 {
-                        v = sign_extend(v, each);
-                    }
-                    xs.push(v);
-                }
+                xs.extend(int_elements(bytes, each, item.is_signed_integer(), e));
                 offsets.push(xs.len() as i32);
                 ok.push(true);
             }

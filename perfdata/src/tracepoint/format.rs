@@ -447,13 +447,53 @@ fn sign_extend(v: u64, size: usize) -> i64 {
     ((v << shift) as i64) >> shift
 }
 
-/// The value of `field` in `raw` (RAW data in byte order `e`); `None` when the
-/// field lies outside `raw`.
-pub fn field_value<'r>(raw: &'r [u8], field: &Field, e: Endianness) -> Option<FieldValue<'r>> {
+/// Where a field's value lies in a payload, not copied out of it ([`field_bytes`]): for
+/// a reader that puts values straight into its own storage. [`field_value`] is made of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldBytes<'r> {
+    /// A char array or `__data_loc char[]` string: its bytes (the text ends at the first
+    /// NUL).
+    Text(&'r [u8]),
+    /// An integer of 1, 2, 4 or 8 bytes: its bits, sign-extended when the field is signed.
+    Int(u64),
+    /// A fixed array of integers of `each` (1, 2, 4 or 8) bytes: [`int_elements`].
+    Ints {
+        /// The array's bytes.
+        bytes: &'r [u8],
+        /// Bytes per element.
+        each: usize,
+        /// Whether the elements are signed.
+        signed: bool,
+    },
+    /// Anything else (a `__data_loc` array that is not a string, an odd size): the bytes.
+    Bytes(&'r [u8]),
+}
+
+/// The integers of `each` (1, 2, 4 or 8) bytes in `bytes` (byte order `e`), as their
+/// bits, sign-extended when `signed`.
+pub fn int_elements(
+    bytes: &[u8],
+    each: usize,
+    signed: bool,
+    e: Endianness,
+) -> impl Iterator<Item = u64> + '_ {
+    bytes.chunks_exact(each.max(1)).map(move |c| {
+        let v = read_uint(c, 0, each, e).unwrap_or(0);
+        if signed {
+            sign_extend(v, each) as u64
+        } else {
+            v
+        }
+    })
+}
+
+/// Where the value of `field` lies in `raw` (RAW data in byte order `e`); `None` when
+/// the field lies outside `raw`.
+pub fn field_bytes<'r>(raw: &'r [u8], field: &Field, e: Endianness) -> Option<FieldBytes<'r>> {
     let end = field.offset.checked_add(field.size)?;
     let bytes = raw.get(field.offset..end)?;
     if field.char_array {
-        return Some(FieldValue::Text(c_string(bytes)));
+        return Some(FieldBytes::Text(bytes));
     }
     if field.traits.dynamic {
         let loc = read_uint(raw, field.offset, 4, e)?;
@@ -463,31 +503,54 @@ pub fn field_value<'r>(raw: &'r [u8], field: &Field, e: Endianness) -> Option<Fi
         }
         let data = raw.get(off..off + len)?;
         return Some(if field.data_loc_string {
-            FieldValue::Text(c_string(data))
+            FieldBytes::Text(data)
         } else {
-            FieldValue::Bytes(data)
+            FieldBytes::Bytes(data)
         });
     }
     if let Some(n) = field.array_len {
-        let each = field.size / n;
+        // An array of no element (`int x[0]`) is its bytes (none), not a division by zero.
+        let each = field.size.checked_div(n).unwrap_or(0);
         if each * n == field.size && matches!(each, 1 | 2 | 4 | 8) {
-            let values = (0..n).map(|i| read_uint(bytes, i * each, each, e).unwrap_or(0));
-            return Some(if field.signed {
-                FieldValue::SignedArray(values.map(|v| sign_extend(v, each)).collect())
-            } else {
-                FieldValue::UnsignedArray(values.collect())
+            return Some(FieldBytes::Ints {
+                bytes,
+                each,
+                signed: field.signed,
             });
         }
-        return Some(FieldValue::Bytes(bytes));
+        return Some(FieldBytes::Bytes(bytes));
     }
     if !matches!(field.size, 1 | 2 | 4 | 8) {
-        return Some(FieldValue::Bytes(bytes));
+        return Some(FieldBytes::Bytes(bytes));
     }
     let v = read_uint(bytes, 0, field.size, e)?;
-    Some(if field.signed {
-        FieldValue::Signed(sign_extend(v, field.size))
+    Some(FieldBytes::Int(if field.signed {
+        sign_extend(v, field.size) as u64
     } else {
-        FieldValue::Unsigned(v)
+        v
+    }))
+}
+
+/// The value of `field` in `raw` (RAW data in byte order `e`); `None` when the
+/// field lies outside `raw`.
+pub fn field_value<'r>(raw: &'r [u8], field: &Field, e: Endianness) -> Option<FieldValue<'r>> {
+    Some(match field_bytes(raw, field, e)? {
+        FieldBytes::Text(b) => FieldValue::Text(c_string(b)),
+        FieldBytes::Int(v) if field.signed => FieldValue::Signed(v as i64),
+        FieldBytes::Int(v) => FieldValue::Unsigned(v),
+        FieldBytes::Ints {
+            bytes,
+            each,
+            signed: true,
+        } => FieldValue::SignedArray(
+            int_elements(bytes, each, true, e)
+                .map(|v| v as i64)
+                .collect(),
+        ),
+        FieldBytes::Ints { bytes, each, .. } => {
+            FieldValue::UnsignedArray(int_elements(bytes, each, false, e).collect())
+        }
+        FieldBytes::Bytes(b) => FieldValue::Bytes(b),
     })
 }
 
@@ -504,6 +567,25 @@ mod tests {
 \tfield:unsigned long args[2];\toffset:40;\tsize:16;\tsigned:0;\n\
 \tfield:__data_loc char[] name;\toffset:56;\tsize:4;\tsigned:0;\n\
 \tfield:__data_loc u8[] buf;\toffset:60;\tsize:4;\tsigned:0;\n\nprint fmt: \"...\"\n";
+
+    #[test]
+    fn an_array_of_no_element_is_its_bytes_not_a_division_by_zero() {
+        let f = parse_format(
+            "name: empty\nID: 9\nformat:\n\
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\n\
+\tfield:int none[0];\toffset:8;\tsize:0;\tsigned:1;\n\nprint fmt: \"\"\n",
+        )
+        .unwrap();
+        // However a format says it (the parser reads `[0]` as no array), a field of
+        // zero elements reads as no bytes.
+        let mut none = f.fields[1].clone();
+        none.array_len = Some(0);
+        let raw = [0u8; 8];
+        assert_eq!(
+            field_bytes(&raw, &none, Endianness::Little),
+            Some(FieldBytes::Bytes(&[]))
+        );
+    }
 
     #[test]
     fn format_and_values() {

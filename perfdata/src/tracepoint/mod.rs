@@ -82,7 +82,10 @@ mod format;
 mod formats;
 mod print;
 
-pub use format::{field_value, parse_format, read_uint, Field, FieldTraits, FieldValue, Format};
+pub use format::{
+    field_bytes, field_value, int_elements, parse_format, read_uint, Field, FieldBytes,
+    FieldTraits, FieldValue, Format,
+};
 pub use formats::Formats;
 pub use print::{
     FlagDefinition, KernelSymbols, NoKernelSymbols, PrintFmt, PrintFmtError, TraceError,
