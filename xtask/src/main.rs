@@ -29,7 +29,8 @@ commands:
                   Parquet export, Spark local[2]); --python-only measures it alone;
                   --sched-mb N (default 300): the perf sched table (perfdata sched
                   timehist/latency vs perf sched on a busy system-wide perf sched record of
-                  N MB), --no-sched leaves it out, --sched-only measures it alone;
+                  N MB), --no-sched leaves it out, --sched-only measures it alone and, with
+                  --out, replaces its section;
                   --tracepoints-mb N (default 250): the tracepoint table (tracepoints() into
                   pandas vs perf script + pandas, script -s syscall-counts-by-pid.py vs perf
                   script -s, the Parquet export, on a system-wide perf record of sched:* and

@@ -107,8 +107,8 @@ impl Options {
             o.sched_mb = None;
             o.tracepoints_mb = None;
         }
-        if o.sched_only && (o.sched_mb.is_none() || o.out.is_some() || o.dwarf_only) {
-            bail!("bench: --sched-only measures the sched table alone (not with --quick, --no-sched, --dwarf-only or --out)");
+        if o.sched_only && (o.sched_mb.is_none() || o.dwarf_only) {
+            bail!("bench: --sched-only measures the sched table alone (not with --quick, --no-sched or --dwarf-only)");
         }
         if o.dwarf_only && (o.dwarf_mb.is_none() || o.out.is_some()) {
             bail!("bench: --dwarf-only measures the dwarf table alone (not with --quick, --no-dwarf or --out)");
@@ -191,7 +191,21 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
     }
     if opts.sched_only {
         let mb = opts.sched_mb.unwrap_or(300);
-        print!("\n{}", sched::measure(&env, mb, opts.runs)?.markdown);
+        let table = sched::measure(&env, mb, opts.runs)?;
+        print!("\n{}", table.markdown);
+        if let Some(given) = &opts.out {
+            let how = format!(
+                "Measured alone with `cargo xtask bench --sched-only --runs {} --out {}` at {}.",
+                opts.runs,
+                given.display(),
+                code_measured(&env)
+            );
+            let out = root.join(given);
+            let doc = std::fs::read_to_string(&out).unwrap_or_default();
+            let doc = with_section(&doc, SCHED_SECTION, &sched_section(&table, &how));
+            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
+            println!("\nreplaced the perf sched section of {}", out.display());
+        }
         return Ok(());
     }
     if opts.tracepoints_only {
@@ -295,13 +309,9 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 d.input, d.markdown
             )
         });
-        let sched_text = sched_table.as_ref().map(|s| {
-            format!(
-                "{SCHED_SECTION}\n\n* input: {}\n* peer: perf sched (perf 6.1, libtraceevent), \
-                 the same views byte for byte (conformance check 18)\n\n{}",
-                s.input, s.markdown
-            )
-        });
+        let sched_text = sched_table
+            .as_ref()
+            .map(|s| sched_section(s, "Measured with the rest of this document."));
         let tp_text = tp.as_ref().map(tracepoint_section);
         let big_text = big.as_ref().map(big_section);
         let py_text = py.as_ref().map(|p| python_section(&input, p));
@@ -327,6 +337,35 @@ const DWARF_SECTION: &str = "## `--call-graph dwarf` recordings";
 
 /// The heading of the perf sched section of the performance document.
 const SCHED_SECTION: &str = "## perf sched views";
+
+/// The perf sched section, heading included; `how`: the sentence saying how it was
+/// measured.
+fn sched_section(s: &sched::SchedTable, how: &str) -> String {
+    format!(
+        "{SCHED_SECTION}\n\n{how} `--sched-mb N` sizes the recording.\n\n\
+         * input: {}\n* peer: perf sched (perf 6.1, libtraceevent), the same views byte for \
+         byte (conformance check 18)\n\n{}",
+        s.input, s.markdown
+    )
+}
+
+/// The code measured: `commit `abc1234``, and whether the tree had changes.
+fn code_measured(env: &Env) -> String {
+    let commit = git(&env.root, &["rev-parse", "--short", "HEAD"]);
+    let dirty = !git(
+        &env.root,
+        &["status", "--porcelain", "--untracked-files=no"],
+    )
+    .is_empty();
+    format!(
+        "commit `{commit}`{}",
+        if dirty {
+            " (plus uncommitted changes)"
+        } else {
+            ""
+        }
+    )
+}
 
 /// The heading of the Python section of the performance document.
 const PYTHON_SECTION: &str = "## From Python";
@@ -1012,22 +1051,12 @@ fn document(env: &Env, opts: &Options, input: &Input, table: &Table) -> Result<S
     if let Some(o) = &opts.out {
         let _ = write!(cmd, " --out {}", o.display());
     }
-    let commit = git(&env.root, &["rev-parse", "--short", "HEAD"]);
-    let dirty = !git(
-        &env.root,
-        &["status", "--porcelain", "--untracked-files=no"],
-    )
-    .is_empty();
     let mut d = String::from("# Performance\n\n");
     let _ = writeln!(
         d,
-        "Measured with `{cmd}` at commit `{commit}`{}. Each workload is a whole process; \
-         times are the median of the runs (a workload whose first run exceeds {} s runs once).\n",
-        if dirty {
-            " (plus uncommitted changes)"
-        } else {
-            ""
-        },
+        "Measured with `{cmd}` at {}. Each workload is a whole process; times are the \
+         median of the runs (a workload whose first run exceeds {} s runs once).\n",
+        code_measured(env),
         LONG_RUN.as_secs()
     );
     let _ = writeln!(d, "* machine: {}", machine());

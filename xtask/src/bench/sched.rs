@@ -60,6 +60,15 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
             perf(&["sched", "timehist", "-s", "-i", file]),
         ),
         ("perf-latency", perf(&["sched", "latency", "-i", file])),
+        // The floor under the rows: the recording read in time order (as the views
+        // must: a wakeup on one CPU and the switch on another are one story) with
+        // nothing else done, in the file's order, and its bytes merely scanned.
+        (
+            "walk-ordered",
+            Workload::new(&env.bench_bin, &["ours", file, "--ordered"]),
+        ),
+        ("walk-file", Workload::new(&env.bench_bin, &["ours", file])),
+        ("scan", Workload::new(&env.bench_bin, &["scan", file])),
     ];
     println!("measuring the sched table ({runs} run(s) each, median)");
     let mut results: HashMap<&str, Measured> = HashMap::new();
@@ -109,6 +118,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
         anon("latency-small"),
         small_bytes as f64 / 1e6,
     )?;
+    write_floor(&mut md, &results)?;
     Ok(SchedTable {
         markdown: md,
         input: format!(
@@ -117,6 +127,48 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
             input_bytes as f64 / 1e6
         ),
     })
+}
+
+/// The floor under the rows: what reading the recording costs with no view made, against
+/// what 10× perf leaves each view, in wall time and in CPU time on this machine's cores.
+fn write_floor(md: &mut String, results: &HashMap<&str, Measured>) -> Result<()> {
+    let wall = |k: &str| results[k].wall.as_secs_f64();
+    let cpu = |k: &str| results[k].cpu.as_secs_f64();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ordered = wall("walk-ordered");
+    writeln!(
+        md,
+        "\nThe floor under these rows, on the same file: reading it in time order with \
+         nothing else done (`perfdata-bench ours FILE --ordered`: each sample's ip, time and \
+         callchain, no tracepoint field, no view) takes {ordered:.3} s ({:.3} s of CPU); in the \
+         file's order {:.3} s ({:.3} s of CPU); a scan of its mapped bytes {:.3} s. \
+         The views need the time order: a task woken on one CPU runs on another.",
+        cpu("walk-ordered"),
+        wall("walk-file"),
+        cpu("walk-file"),
+        wall("scan"),
+    )?;
+    let views = [
+        ("timehist", "timehist", "perf-timehist"),
+        ("timehist -s", "timehist-s", "perf-timehist-s"),
+        ("latency", "latency", "perf-latency"),
+    ];
+    let budgets: Vec<String> = views
+        .iter()
+        .map(|&(view, ours, peer)| {
+            let budget = wall(peer) / 10.0;
+            format!(
+                "`{view}` {budget:.3} s, {} the time-ordered read ({:.3} s of CPU on {cores} \
+                 cores, against the read's {:.3} s and the whole view's {:.3} s)",
+                if budget < ordered { "under" } else { "over" },
+                budget * cores as f64,
+                cpu("walk-ordered"),
+                cpu(ours),
+            )
+        })
+        .collect();
+    writeln!(md, "\n10× perf leaves: {}.", budgets.join("; "))?;
+    Ok(())
 }
 
 /// How the sched table records: `perf sched record` (its events, system-wide).
