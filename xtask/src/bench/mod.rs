@@ -215,7 +215,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         if let Some(out) = &opts.out {
             let out = root.join(out);
             let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(&doc, TRACEPOINT_SECTION, &tracepoint_section(&tp));
+            let doc = with_section(
+                &doc,
+                TRACEPOINT_SECTION,
+                &tracepoint_section(&tp, &code_measured(&env)),
+            );
             std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
             println!("\nreplaced the tracepoint section of {}", out.display());
         }
@@ -228,7 +232,7 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         if let Some(out) = &opts.out {
             let out = root.join(out);
             let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(&doc, BIG_SECTION, &big_section(&big));
+            let doc = with_section(&doc, BIG_SECTION, &big_section(&big, &code_measured(&env)));
             std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
             println!("\nreplaced the big-input section of {}", out.display());
         }
@@ -241,7 +245,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         if let Some(out) = &opts.out {
             let out = root.join(out);
             let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(&doc, PYTHON_SECTION, &python_section(&input, &py));
+            let doc = with_section(
+                &doc,
+                PYTHON_SECTION,
+                &python_section(&input, &py, &code_measured(&env)),
+            );
             std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
             println!("\nreplaced the Python section of {}", out.display());
         }
@@ -312,9 +320,10 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         let sched_text = sched_table
             .as_ref()
             .map(|s| sched_section(s, "Measured with the rest of this document."));
-        let tp_text = tp.as_ref().map(tracepoint_section);
-        let big_text = big.as_ref().map(big_section);
-        let py_text = py.as_ref().map(|p| python_section(&input, p));
+        let code = code_measured(&env);
+        let tp_text = tp.as_ref().map(|t| tracepoint_section(t, &code));
+        let big_text = big.as_ref().map(|b| big_section(b, &code));
+        let py_text = py.as_ref().map(|p| python_section(&input, p, &code));
         for (heading, new) in [
             (DWARF_SECTION, dwarf_text),
             (SCHED_SECTION, sched_text),
@@ -371,9 +380,9 @@ fn code_measured(env: &Env) -> String {
 const PYTHON_SECTION: &str = "## From Python";
 
 /// The Python section, heading included.
-fn python_section(input: &Input, p: &python::PythonTable) -> String {
+fn python_section(input: &Input, p: &python::PythonTable, code: &str) -> String {
     format!(
-        "{PYTHON_SECTION}\n\nMeasured with `cargo xtask bench --python-only --out \
+        "{PYTHON_SECTION}\n\nMeasured at {code} with `cargo xtask bench --python-only --out \
          docs/performance.md` (the full bench adds it with `--python`): the `perfdata` \
          package built by `maturin build --release`, each row a whole `python3` process.\n\n\
          * input: {:.1} MB, {}\n\n{}",
@@ -387,9 +396,9 @@ fn python_section(input: &Input, p: &python::PythonTable) -> String {
 const TRACEPOINT_SECTION: &str = "## Tracepoints";
 
 /// The tracepoint section, heading included.
-fn tracepoint_section(t: &tracepoints::TracepointTable) -> String {
+fn tracepoint_section(t: &tracepoints::TracepointTable, code: &str) -> String {
     format!(
-        "{TRACEPOINT_SECTION}\n\nMeasured with `cargo xtask bench --tracepoints-only --out \
+        "{TRACEPOINT_SECTION}\n\nMeasured at {code} with `cargo xtask bench --tracepoints-only --out \
          docs/performance.md` (the full bench measures it too; `--tracepoints-mb N` sizes \
          the recording, `--no-tracepoints` leaves it out): the Python rows with the \
          `perfdata` package built by `maturin build --release`, each row a whole process.\n\n\
@@ -403,9 +412,9 @@ fn tracepoint_section(t: &tracepoints::TracepointTable) -> String {
 const BIG_SECTION: &str = "## Big inputs";
 
 /// The big-input section, heading included.
-fn big_section(b: &big::BigTable) -> String {
+fn big_section(b: &big::BigTable, code: &str) -> String {
     format!(
-        "{BIG_SECTION}\n\nMeasured with `cargo xtask bench --big-gb N --big-only --out \
+        "{BIG_SECTION}\n\nMeasured at {code} with `cargo xtask bench --big-gb N --big-only --out \
          docs/performance.md` (one run each; the full bench adds it with `--big-gb N`).\n\n\
          * input: {}\n\n{}",
         b.input, b.markdown
