@@ -51,8 +51,8 @@ const JOINED: u64 = 1 << 63;
 #[derive(Default)]
 struct Queue {
     items: Vec<Queued>,
-    /// The merge's buffer and run bounds, kept from round to round (see [`sort_by_time`]).
-    scratch: Vec<Queued>,
+    /// The merges' buffer and run bounds, kept from round to round (see [`sort_by_time`]).
+    buf: Vec<Queued>,
     runs: Vec<usize>,
     next_runs: Vec<usize>,
     /// Bodies of queued decompressed records.
@@ -101,7 +101,7 @@ impl Queue {
     fn due(&mut self, limit: u64) -> Range<usize> {
         sort_by_time(
             &mut self.items,
-            &mut self.scratch,
+            &mut self.buf,
             &mut self.runs,
             &mut self.next_runs,
         );
@@ -163,14 +163,16 @@ impl Queue {
 
 /// Sorts `items` by time, stably (equal times keep their arrival order), by merging the
 /// ascending runs it is made of: a round is a few of them (one per CPU buffer, plus the
-/// sorted rest of the round before), so a pass or two of merging sorts it. The merges
-/// go through `scratch`, kept from round to round with the run bounds: the standard
-/// library's stable sort allocates its buffer anew on each call, and a buffer of
-/// megabytes, fresh every round, costs a page fault per page (and, when freed, a TLB
-/// shootdown on every core running the process) — a third of `diff`'s page faults.
+/// sorted rest of the round before), so a pass or two of merging sorts it. Each merge is
+/// in place through a copy of its shorter run in `buf` (at most half the queue, as the
+/// standard library's stable sort takes), and `buf` and the run bounds are kept from
+/// round to round: the standard sort allocates its buffer anew on each call, and a
+/// buffer of megabytes, fresh every round, costs a page fault per page (and, when
+/// freed, a TLB shootdown on every core running the process) — a third of `diff`'s
+/// page faults.
 fn sort_by_time(
-    items: &mut Vec<Queued>,
-    scratch: &mut Vec<Queued>,
+    items: &mut [Queued],
+    buf: &mut Vec<Queued>,
     runs: &mut Vec<usize>,
     next: &mut Vec<usize>,
 ) {
@@ -180,48 +182,64 @@ fn sort_by_time(
     runs.extend((1..items.len()).filter(|&i| items[i].time < items[i - 1].time));
     runs.push(items.len());
     while runs.len() > 2 {
-        scratch.clear();
-        scratch.reserve(items.len());
         next.clear();
-        next.push(0);
         let count = runs.len() - 1;
         for k in (0..count).step_by(2) {
-            let (lo, mid) = (runs[k], runs[k + 1]);
-            if k + 1 == count {
-                // An odd run out: copied as it is.
-                scratch.extend_from_slice(&items[lo..mid]);
-            } else {
-                merge(&items[lo..mid], &items[mid..runs[k + 2]], scratch);
+            next.push(runs[k]);
+            if k + 1 < count {
+                let (lo, mid, hi) = (runs[k], runs[k + 1], runs[k + 2]);
+                merge(&mut items[lo..hi], mid - lo, buf);
             }
-            next.push(runs[(k + 2).min(count)]);
         }
-        std::mem::swap(items, scratch);
+        next.push(items.len());
         std::mem::swap(runs, next);
     }
 }
 
-/// Appends `a` and `b` (each sorted by time) to `out`, merged; on equal times `a`'s
-/// records (the earlier arrivals) come first.
-fn merge(a: &[Queued], b: &[Queued], out: &mut Vec<Queued>) {
-    if let (Some(last), Some(first)) = (a.last(), b.first()) {
-        if last.time <= first.time {
-            out.extend_from_slice(a);
-            out.extend_from_slice(b);
-            return;
-        }
+/// Merges `v[..mid]` and `v[mid..]` (each sorted by time) in place; on equal times the
+/// first run's records (the earlier arrivals) come first. The shorter run is copied to
+/// `buf` and merged back from its end of `v`.
+fn merge(v: &mut [Queued], mid: usize, buf: &mut Vec<Queued>) {
+    let len = v.len();
+    if mid == 0 || mid == len || v[mid - 1].time <= v[mid].time {
+        return;
     }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if b[j].time < a[i].time {
-            out.push(b[j]);
-            j += 1;
-        } else {
-            out.push(a[i]);
-            i += 1;
+    buf.clear();
+    if mid <= len - mid {
+        // From the front: the first run out of the way in `buf`; the write position
+        // never passes the second run's read position.
+        buf.extend_from_slice(&v[..mid]);
+        let (mut i, mut j, mut k) = (0, mid, 0);
+        while i < buf.len() && j < len {
+            if v[j].time < buf[i].time {
+                v[k] = v[j];
+                j += 1;
+            } else {
+                v[k] = buf[i];
+                i += 1;
+            }
+            k += 1;
         }
+        // What is left of the second run is in place already.
+        v[k..k + buf.len() - i].copy_from_slice(&buf[i..]);
+    } else {
+        // From the back: the second run in `buf`.
+        buf.extend_from_slice(&v[mid..]);
+        let (mut i, mut j, mut k) = (mid, buf.len(), len);
+        while i > 0 && j > 0 {
+            // The later of the two ends goes last; on a tie, the second run's.
+            if buf[j - 1].time < v[i - 1].time {
+                v[k - 1] = v[i - 1];
+                i -= 1;
+            } else {
+                v[k - 1] = buf[j - 1];
+                j -= 1;
+            }
+            k -= 1;
+        }
+        // What is left of the first run is in place already.
+        v[k - j..k].copy_from_slice(&buf[..j]);
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
 }
 
 /// What comes after the records being delivered from the queue.
@@ -415,7 +433,7 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let (mut scratch, mut runs, mut spare) = (vec![], vec![], vec![]);
+        let (mut buf, mut runs, mut spare) = (vec![], vec![], vec![]);
         for case in 0..400 {
             let len = (next() % 300) as usize;
             let spread = [1, 3, 50, u64::MAX][case % 4];
@@ -431,14 +449,14 @@ mod tests {
             }
             let mut want = items.clone();
             want.sort_by_key(|q| q.time);
-            sort_by_time(&mut items, &mut scratch, &mut runs, &mut spare);
+            sort_by_time(&mut items, &mut buf, &mut runs, &mut spare);
             assert_eq!(order(&items), order(&want), "case {case}");
         }
     }
 
     #[test]
     fn merges_runs_of_every_count() {
-        let (mut scratch, mut runs, mut spare) = (vec![], vec![], vec![]);
+        let (mut buf, mut runs, mut spare) = (vec![], vec![], vec![]);
         for count in 0..9u64 {
             // `count` runs of 0, 2, 4, … over the same times: each time is in every run.
             let mut items = vec![];
@@ -449,7 +467,7 @@ mod tests {
             }
             let mut want = items.clone();
             want.sort_by_key(|q| q.time);
-            sort_by_time(&mut items, &mut scratch, &mut runs, &mut spare);
+            sort_by_time(&mut items, &mut buf, &mut runs, &mut spare);
             assert_eq!(order(&items), order(&want), "{count} runs");
         }
     }

@@ -158,8 +158,8 @@ fn write_floor(md: &mut String, results: &HashMap<&str, Measured>) -> Result<()>
         .map(|&(view, ours, peer)| {
             let budget = wall(peer) / 10.0;
             format!(
-                "`{view}` {budget:.3} s, {} the time-ordered read ({:.3} s of CPU on {cores} \
-                 cores, against the read's {:.3} s and the whole view's {:.3} s)",
+                "`{view}` {budget:.3} s, {} the time-ordered read (in CPU time: {:.3} s on \
+                 {cores} cores, against the read's {:.3} s and the whole view's {:.3} s)",
                 if budget < ordered { "under" } else { "over" },
                 budget * cores as f64,
                 cpu("walk-ordered"),
