@@ -6,7 +6,8 @@
 //!   probed on the `PATH`; where one is missing the test prints one `SKIP` line and
 //!   passes, or fails under `PERFDATA_TOOLS_REQUIRED=1` (CI);
 //! * [`simpleperf`]: simpleperf recordings crafted from a perf fixture;
-//! * [`hex`] and [`tails`], for the round-trip tests.
+//! * [`hex`] and [`tails`], for the round-trip tests;
+//! * [`XorShift`], the same pseudo-random numbers on every run, for generated inputs.
 
 use std::path::{Path, PathBuf};
 
@@ -167,4 +168,26 @@ pub fn tails(v: &impl serde::Serialize) -> Vec<String> {
         &mut out,
     );
     out
+}
+
+/// A xorshift generator: the same pseudo-random numbers on every run and machine, for
+/// tests that generate their inputs (no dependency, no seed to record).
+pub struct XorShift(u64);
+
+impl Default for XorShift {
+    fn default() -> Self {
+        XorShift(0x9e37_79b9_7f4a_7c15)
+    }
+}
+
+impl XorShift {
+    /// The next number.
+    pub fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
 }

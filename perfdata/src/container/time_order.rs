@@ -424,15 +424,10 @@ mod tests {
 
     #[test]
     fn sorts_as_the_standard_stable_sort_does() {
-        // A small generator (xorshift): rounds of a few ascending runs with equal
-        // times across runs, sorted or random rests, and the edge cases.
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        // Generated rounds: a few ascending runs with equal times across runs, sorted or
+        // random rests, and the edge cases.
+        let mut rng = perfdata_test_support::XorShift::default();
+        let mut next = move || rng.next_u64();
         let (mut buf, mut runs, mut spare) = (vec![], vec![], vec![]);
         for case in 0..400 {
             let len = (next() % 300) as usize;

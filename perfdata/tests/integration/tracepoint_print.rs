@@ -133,13 +133,8 @@ fn random_payloads_never_panic() {
         })
         .collect();
     let formats = Formats::from_formats(all, perfdata::Endianness::Little, 8);
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = perfdata_test_support::XorShift::default();
+    let mut next = move || rng.next_u64();
     let (mut printed, mut refused) = (0, 0);
     for (id, end) in ids {
         for len in [2, end / 2, end, end + 8, end + 64] {
