@@ -168,7 +168,7 @@ impl Queue {
 /// standard library's stable sort takes), and `buf` and the run bounds are kept from
 /// round to round: the standard sort allocates its buffer anew on each call, and a
 /// buffer of megabytes, fresh every round, costs a page fault per page (and, when
-/// freed, a TLB shootdown on every core running the process) — a third of `diff`'s
+/// freed, a TLB shootdown on every core running the process) — half of `diff`'s
 /// page faults.
 fn sort_by_time(
     items: &mut [Queued],
