@@ -358,7 +358,7 @@ fn sched_section(s: &sched::SchedTable, how: &str) -> String {
     )
 }
 
-/// The code measured: `commit `abc1234``, and whether the tree had changes. Markdown
+/// The code measured, as "commit `abc1234`", and whether the tree had changes. Markdown
 /// files are left out: they change no measurement, and the performance document itself
 /// is left changed by a run of one section for the next.
 fn code_measured(env: &Env) -> String {
