@@ -84,17 +84,10 @@ fn structured() {
         assert!(caught.is_ok(), "structured: {} fails", f.display());
     }
     // Arbitrary models from fixed pseudo-random bytes (the same every run).
-    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
     let mut checked = 0;
     for len in (0..200).map(|i| 64 + i * 37) {
-        let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state as u8
-            })
-            .collect();
+        let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
         checked += perfdata_fuzz::format::structured(&bytes);
     }
     // The writer refuses most random models (values that contradict themselves); some
@@ -117,13 +110,8 @@ fn unwind() {
         let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(&bytes));
         assert!(caught.is_ok(), "unwind: {} fails", f.display());
     }
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
+    let mut next = || rng.next_u64();
     for i in 0..2000 {
         let len = (next() % 4096) as usize;
         let bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();

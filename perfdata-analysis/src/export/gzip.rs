@@ -157,12 +157,9 @@ mod tests {
         let err = gzip_beside(Full, Compression::fast(), |w| {
             // Far more than the blocks in flight, and not compressible (so the encoder
             // writes as it goes): the producer is stopped by the failed write.
-            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let mut rng = perfdata_test_support::XorShift::default();
             for _ in 0..(IN_FLIGHT + 4) * BLOCK / 8 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                w.write_all(&x.to_le_bytes())?;
+                w.write_all(&rng.next_u64().to_le_bytes())?;
             }
             Ok::<_, io::Error>(())
         })
