@@ -200,11 +200,11 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
                 given.display(),
                 code_measured(&env)
             );
-            let out = root.join(given);
-            let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(&doc, SCHED_SECTION, &sched_section(&table, &how));
-            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
-            println!("\nreplaced the perf sched section of {}", out.display());
+            replace_section(
+                &root.join(given),
+                SCHED_SECTION,
+                &sched_section(&table, &how),
+            )?;
         }
         return Ok(());
     }
@@ -213,15 +213,8 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         let tp = tracepoints::measure(&env, mb, opts.runs)?;
         print!("\n{}", tp.markdown);
         if let Some(out) = &opts.out {
-            let out = root.join(out);
-            let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(
-                &doc,
-                TRACEPOINT_SECTION,
-                &tracepoint_section(&tp, &code_measured(&env)),
-            );
-            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
-            println!("\nreplaced the tracepoint section of {}", out.display());
+            let text = tracepoint_section(&tp, &code_measured(&env));
+            replace_section(&root.join(out), TRACEPOINT_SECTION, &text)?;
         }
         return Ok(());
     }
@@ -230,11 +223,8 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         let big = big::measure(&env, gb)?;
         print!("\n{}", big.markdown);
         if let Some(out) = &opts.out {
-            let out = root.join(out);
-            let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(&doc, BIG_SECTION, &big_section(&big, &code_measured(&env)));
-            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
-            println!("\nreplaced the big-input section of {}", out.display());
+            let text = big_section(&big, &code_measured(&env));
+            replace_section(&root.join(out), BIG_SECTION, &text)?;
         }
         return Ok(());
     }
@@ -243,15 +233,8 @@ pub fn run(root: &Path, opts: &Options) -> Result<()> {
         let py = python::measure(&env, &input.path, opts.runs)?;
         print!("\n{}", py.markdown);
         if let Some(out) = &opts.out {
-            let out = root.join(out);
-            let doc = std::fs::read_to_string(&out).unwrap_or_default();
-            let doc = with_section(
-                &doc,
-                PYTHON_SECTION,
-                &python_section(&input, &py, &code_measured(&env)),
-            );
-            std::fs::write(&out, doc).with_context(|| format!("writing {}", out.display()))?;
-            println!("\nreplaced the Python section of {}", out.display());
+            let text = python_section(&input, &py, &code_measured(&env));
+            replace_section(&root.join(out), PYTHON_SECTION, &text)?;
         }
         return Ok(());
     }
@@ -346,6 +329,15 @@ const DWARF_SECTION: &str = "## `--call-graph dwarf` recordings";
 
 /// The heading of the perf sched section of the performance document.
 const SCHED_SECTION: &str = "## perf sched views";
+
+/// Replaces the section under `heading` of the document at `out` (a run of one section).
+fn replace_section(out: &Path, heading: &str, text: &str) -> Result<()> {
+    let doc = std::fs::read_to_string(out).unwrap_or_default();
+    let doc = with_section(&doc, heading, text);
+    std::fs::write(out, doc).with_context(|| format!("writing {}", out.display()))?;
+    println!("\nreplaced the section {heading:?} of {}", out.display());
+    Ok(())
+}
 
 /// The perf sched section, heading included; `how`: the sentence saying how it was
 /// measured.
