@@ -945,15 +945,20 @@ fn walk_directory(
             }
             live[i] = walks[i].advance()?;
         }
+        // The side band after the last sample too: what is printed at the end (the
+        // `pid` key's command) reads the machine as perf's reads its threads, after
+        // every record.
+        catch_up(replay.machine, u64::MAX, &mut at);
         return Ok(());
     }
     let mut go_on = true;
+    let mut at = (0, 0);
     for place in places {
         if !go_on {
             break;
         }
         replay.machine.reset();
-        let mut at = (0, 0);
+        at = (0, 0);
         let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
             go_on = replay.record(place, origin, &rec, ctx, |machine, item| {
                 catch_up(machine, item.time.unwrap_or(0), &mut at);
@@ -963,6 +968,9 @@ fn walk_directory(
         };
         records(place).time_ordered().for_each(&mut visit)?;
     }
+    // As above: each stream was replayed with the side band up to its last sample
+    // only, and the last stream's may end before another's threads were named.
+    catch_up(replay.machine, u64::MAX, &mut at);
     Ok(())
 }
 

@@ -294,3 +294,34 @@ fn the_unreplayed_walk_delivers_what_run_delivers() {
     }
     assert!(walked > 5, "{walked} fixtures walked");
 }
+
+#[test]
+fn a_directory_names_its_threads_after_the_last_stream_ends() {
+    // The `--threads` fixture with a third, empty stream (a CPU that recorded nothing):
+    // the last stream walked ends before `sh` was named, and `-s pid` prints the name
+    // perf gives at the end of the recording, after every record of every stream.
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("threads.data");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["data", "data.0", "data.1"] {
+        std::fs::copy(common::fixture_path("threads.data").join(f), copy.join(f)).unwrap();
+    }
+    std::fs::write(copy.join("data.2"), b"").unwrap();
+    let rec = Recording::open(&copy).unwrap();
+    assert_eq!(rec.stream_paths().count(), 3);
+    let mut a = Analyzer::open(&rec, &no_symbols()).unwrap();
+    let opts = report::ReportOptions::table(report::SortKey::parse("pid").unwrap());
+    let text = report::render(&report::report(&mut a, &opts).unwrap(), &opts);
+    assert!(text.contains("3645:sh "), "{text}");
+    // Merged as `script` walks it, the machine ends the same way.
+    let merged = perfdata_analysis::RunOptions {
+        merge_streams: true,
+        ..Default::default()
+    };
+    a.run(
+        merged,
+        |_, _| -> Result<bool, perfdata_analysis::AnalysisError> { Ok(true) },
+    )
+    .unwrap();
+    assert_eq!(a.machine.comm(3645), "sh");
+}
