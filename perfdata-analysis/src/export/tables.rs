@@ -29,6 +29,28 @@ pub const SCHEMA_VERSION: u32 = 3;
 /// Rows a batch holds when taken as it fills (the builders are sized for it).
 pub const BATCH: usize = 1 << 16;
 
+/// A stack met in a plain sample (nothing unwound): by its process, mode, ip and
+/// callchain, as the record holds them, its ids (see [`TableBuilder::stack_ids`]).
+struct PlainStack {
+    hash: u64,
+    pid: i32,
+    kernel: bool,
+    ip: u64,
+    chain: Box<[u8]>,
+    ids: (u64, u64),
+}
+
+impl PlainStack {
+    fn hash(pid: i32, kernel: bool, ip: u64, chain: &[u8]) -> u64 {
+        use std::hash::Hasher;
+        let mut h = rustc_hash::FxHasher::default();
+        h.write_u64(ip);
+        h.write_u64(u64::from(pid as u32) << 1 | u64::from(kernel));
+        h.write(chain);
+        h.finish()
+    }
+}
+
 /// The tables of the export.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TableKind {
@@ -414,6 +436,7 @@ pub struct TableBuilder {
     chain: Vec<u64>,
     raw_key: Vec<u64>,
     resolved: FxHashMap<Vec<u64>, (u64, u64)>,
+    plain: hashbrown::HashTable<PlainStack>,
     samples: u64,
     first: Option<u64>,
     last: Option<u64>,
@@ -477,6 +500,7 @@ impl TableBuilder {
             chain: vec![],
             raw_key: vec![],
             resolved: FxHashMap::default(),
+            plain: hashbrown::HashTable::new(),
             samples: 0,
             first: None,
             last: None,
@@ -744,8 +768,30 @@ impl TableBuilder {
     fn stack_ids(&mut self, machine: &Machine, smp: &SampleInfo<'_>) -> Result<(u64, u64), Error> {
         let symbolize = self.symbolize;
         // The same raw stack in the same process resolves to the same ids until a side-band
-        // record changes the maps: most samples skip the resolution.
-        // (Unwound stacks are keyed by what unwinding gave.)
+        // record changes the maps: most samples skip the resolution. Nothing to unwind
+        // (no user registers, no user frames given): the stack is a function of the
+        // callchain's words, the ip and the mode, so a sample met before is found by
+        // them, as the record holds them, before its stack is built.
+        let plain = if smp.user_callchain.is_none() && smp.regs_user_mask == 0 {
+            match smp.view.callchain()?.map(|c| c.ips) {
+                None => Some(&[][..]),
+                Some(perfdata::rt::Array::Borrowed { bytes, .. }) => Some(bytes),
+                Some(perfdata::rt::Array::Owned(_)) => None,
+            }
+        } else {
+            None
+        };
+        let plain =
+            plain.map(|chain| (PlainStack::hash(smp.pid, smp.kernel, smp.ip, chain), chain));
+        if let Some((hash, chain)) = plain {
+            let found = self.plain.find(hash, |e| {
+                e.ip == smp.ip && e.pid == smp.pid && e.kernel == smp.kernel && *e.chain == *chain
+            });
+            if let Some(e) = found {
+                return Ok(e.ids);
+            }
+        }
+        // Other stacks are keyed by what unwinding gave.
         machine.stack(smp, &mut self.stack)?;
         let raw_key = &mut self.raw_key;
         raw_key.clear();
@@ -861,6 +907,17 @@ impl TableBuilder {
                 (stack_id, leaf_id)
             }
         };
+        if let Some((hash, chain)) = plain {
+            let entry = PlainStack {
+                hash,
+                pid: smp.pid,
+                kernel: smp.kernel,
+                ip: smp.ip,
+                chain: chain.into(),
+                ids: (stack_id, leaf_id),
+            };
+            self.plain.insert_unique(hash, entry, |e| e.hash);
+        }
         Ok((stack_id, leaf_id))
     }
 
@@ -871,6 +928,7 @@ impl TableBuilder {
         if SideEvent::is_side_band(ty) {
             // The maps may have changed: resolve stacks afresh.
             self.resolved.clear();
+            self.plain.clear();
         }
         if !matches!(ty, RecordType::COMM | RecordType::MMAP | RecordType::MMAP2) {
             return Ok(());

@@ -284,3 +284,86 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_stack_met_again_after_its_library_is_remapped_is_resolved_again() {
+    use perfdata::types::RecordBody;
+    use perfdata::write::{Builder, RecordData, WriteOptions};
+    // callchain.data, with libc mapped again at its addresses by another file after the
+    // last sample, then the first libc sample again: the same process, ip and callchain
+    // (a stack the export has resolved, and keeps by those), in another library now.
+    let bytes = common::fixture("callchain.data");
+    let data = perfdata::PerfData::open(&bytes).unwrap();
+    let mut file = Builder::read(&data).unwrap();
+    file.make_typed().unwrap();
+    let body = |i: usize| match &file.records[i].data {
+        RecordData::Typed(b) => Some((**b).clone()),
+        RecordData::Raw { .. } => None,
+    };
+    let n = file.records.len();
+    let libc = (0..n)
+        .find(|&i| matches!(body(i), Some(RecordBody::Mmap2(m)) if m.filename.to_str_lossy().ends_with("/libc.so.6")))
+        .expect("libc's MMAP2");
+    let Some(RecordBody::Mmap2(mut remap)) = body(libc) else {
+        unreachable!()
+    };
+    let range = remap.addr..remap.addr + remap.len;
+    let in_libc = |ip: u64| range.contains(&ip);
+    let sample = (0..n)
+        .find(|&i| matches!(body(i), Some(RecordBody::Sample(s)) if s.ip.is_some_and(in_libc)))
+        .expect("a sample in libc");
+    let last = (0..n)
+        .filter_map(|i| match body(i) {
+            Some(RecordBody::Sample(s)) => s.time,
+            _ => None,
+        })
+        .max()
+        .unwrap();
+    remap.filename = perfdata::rt::Str::padded("/elsewhere/libother.so", 8);
+    remap.sample_id.as_mut().unwrap().time = Some(last + 1);
+    let Some(RecordBody::Sample(mut again)) = body(sample) else {
+        unreachable!()
+    };
+    again.time = Some(last + 2);
+    let item = |i: usize, b: RecordBody<'static>| {
+        let mut r = file.records[i].clone().into_owned();
+        r.data = RecordData::Typed(Box::new(b));
+        r
+    };
+    let (remap, again) = (
+        item(libc, RecordBody::Mmap2(remap.into_owned())),
+        item(sample, RecordBody::Sample(again.into_owned())),
+    );
+    file.records.extend([remap, again]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("remapped.data");
+    file.save(&path, WriteOptions::default()).unwrap();
+
+    let out = dir.path().join("tables");
+    export_recording(&path, 0, &out, &opts(false)).unwrap();
+    let mut dso: HashMap<u64, String> = HashMap::new();
+    for b in read(&out, "frames", 0) {
+        let id = b.column(0).as_primitive::<UInt64Type>();
+        let name = b.column_by_name("dso").unwrap().as_string::<i32>();
+        for r in 0..b.num_rows() {
+            dso.insert(id.value(r), name.value(r).to_string());
+        }
+    }
+    let mut leaves = vec![];
+    for b in read(&out, "samples", 0) {
+        let (ip, leaf) = (
+            b.column_by_name("ip").unwrap().as_primitive::<UInt64Type>(),
+            b.column_by_name("leaf_frame")
+                .unwrap()
+                .as_primitive::<UInt64Type>(),
+        );
+        for r in 0..b.num_rows() {
+            leaves.push((ip.value(r), dso[&leaf.value(r)].clone()));
+        }
+    }
+    let first = leaves.iter().find(|(ip, _)| in_libc(*ip)).unwrap();
+    assert!(first.1.ends_with("/libc.so.6"), "{leaves:?}");
+    let (ip, last_dso) = leaves.last().unwrap();
+    assert_eq!(*ip, first.0);
+    assert_eq!(last_dso, "/elsewhere/libother.so", "{leaves:?}");
+}
