@@ -28,8 +28,10 @@ print(f"rows={len(df)} period={int(df['period'].sum())}")
 /// [`OURS`] on one walk thread, the walk timed in the process: from opening the recording
 /// to the whole table in Arrow (`read_all`), wall and CPU seconds (every thread's),
 /// appended to the file named second (standard output stays the same at every run).
+/// pyarrow is imported before the clock starts: its import is the floor's (the Arrow
+/// file's row), not the walk's, which `samples()` would otherwise count.
 const ONE_THREAD: &str = r#"
-import sys, time, perfdata
+import sys, time, perfdata, pyarrow
 cols = ["ip", "time", "pid", "tid", "period", "stack_id"]
 t0, c0 = time.perf_counter(), time.process_time()
 table = perfdata.open(sys.argv[1]).samples(columns=cols, symbolize=False, workers=1).read_all()
