@@ -310,7 +310,8 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
         "\nThe same DataFrame from the same table in an Arrow file (memory-mapped, no walk): \
          {floor:.3} s. That is the interpreter, pyarrow, pandas, `to_pandas` and exit: the \
          walk adds {:.3} s to it ({:.3} s on one walk thread, `workers=1`: {one:.3} s in all). \
-         Timed in the process, the one-thread walk (opening the recording, replaying it and \
+         Timed in the process (pyarrow imported before the clock starts: its import is in \
+         that figure), the one-thread walk (opening the recording, replaying it and \
          building the Arrow columns, to `read_all`) takes {walk:.3} s ({walk_cpu:.3} s of CPU), \
          {:.0} ns a sample. Its target: ≤ {WALK_TARGET} s on one core ({:.0} ns a sample), \
          the walk alone; the interpreter, pyarrow, pandas and `to_pandas` around it (the \
