@@ -13,6 +13,7 @@ pub use crate::symbols::sources::{same_build_id, SymbolSources};
 use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 /// Index of a DSO in a [`Dsos`] registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -149,9 +150,9 @@ pub struct Dsos {
     by_name: HashMap<String, DsoId>,
     /// Build ids from the BUILD_ID feature and MMAP2 records, by file name.
     build_ids: HashMap<String, Vec<u8>>,
-    kernel: OnceCell<Option<KernelSymbols>>,
+    kernel: OnceCell<Option<Arc<KernelSymbols>>>,
     /// `kernel` being read on another thread ([`Dsos::read_ahead`]).
-    kernel_ahead: Pending<Option<KernelSymbols>>,
+    kernel_ahead: Pending<Option<Arc<KernelSymbols>>>,
     /// Symbols loaded by [`Dsos::read_ahead`] for files not mapped yet: a DSO of that
     /// name takes them when it is made.
     preloaded: HashMap<String, Loaded>,
@@ -476,11 +477,7 @@ impl Dsos {
         if kernel_known && self.kernel.get().is_none() {
             if let KernelFile::Kallsyms(path) = &self.kernel_source().0 {
                 let path = path.clone();
-                self.kernel_ahead = ahead.push(move || {
-                    std::fs::read_to_string(path)
-                        .ok()
-                        .map(|t| parse_kallsyms(&t))
-                });
+                self.kernel_ahead = ahead.push(move || shared_kallsyms(&path));
             }
         }
         if debug_info && self.sources.lines {
@@ -934,24 +931,21 @@ impl Dsos {
             .get_or_init(|| match &self.kernel_source().0 {
                 KernelFile::Kallsyms(file) => match self.kernel_ahead.take() {
                     Some(ahead) => ahead,
-                    None => {
-                        let text = std::fs::read_to_string(file).ok()?;
-                        Some(parse_kallsyms(&text))
-                    }
+                    None => shared_kallsyms(file),
                 },
                 KernelFile::Vmlinux(v) => {
                     let info = ElfInfo::read(v)?;
-                    Some(KernelSymbols {
+                    Some(Arc::new(KernelSymbols {
                         kernel: ElfInfo::table(Some(&info), None),
                         modules: HashMap::new(),
-                    })
+                    }))
                 }
                 KernelFile::RecordedKallsyms => {
-                    self.recorded_kallsyms.as_deref().map(parse_kallsyms)
+                    (self.recorded_kallsyms.as_deref()).map(|text| Arc::new(parse_kallsyms(text)))
                 }
                 KernelFile::None => None,
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// The files of a user object in the search order of [`crate::symbols::sources`],
@@ -1125,9 +1119,63 @@ fn mangles(lang: addr2line::gimli::DwLang) -> bool {
     )
 }
 
+/// A kallsyms file's symbols, parsed once for every analyzer of the process that holds
+/// them (`diff` reads two recordings of one kernel at once, and both read its symbols
+/// first): a file read while another analyzer parses it waits for that parse. Kept by
+/// path, size and modification time while some analyzer holds them; `None` when the
+/// file cannot be read.
+fn shared_kallsyms(path: &Path) -> Option<Arc<KernelSymbols>> {
+    type Key = (PathBuf, u64, Option<std::time::SystemTime>);
+    static PARSED: Mutex<Vec<(Key, Weak<KernelSymbols>)>> = Mutex::new(Vec::new());
+    let meta = std::fs::metadata(path).ok()?;
+    let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+    // Held while parsing: the other analyzer's read waits here for the same file.
+    let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
+    parsed.retain(|(_, held)| held.strong_count() > 0);
+    let held = parsed.iter().filter(|(k, _)| *k == key);
+    if let Some(symbols) = held.filter_map(|(_, held)| held.upgrade()).next() {
+        return Some(symbols);
+    }
+    let symbols = Arc::new(parse_kallsyms(&std::fs::read_to_string(path).ok()?));
+    parsed.push((key, Arc::downgrade(&symbols)));
+    Some(symbols)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kallsyms_file_is_parsed_once_while_its_symbols_are_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kallsyms");
+        std::fs::write(&path, "ffffffff81000000 T _stext\nffffffff81000100 t one\n").unwrap();
+        let (a, b) = (
+            shared_kallsyms(&path).unwrap(),
+            shared_kallsyms(&path).unwrap(),
+        );
+        assert!(Arc::ptr_eq(&a, &b));
+        // Another file (its size differs) is read again, even while the first is held.
+        std::fs::write(
+            &path,
+            "ffffffff81000000 T _stext\nffffffff81000100 t other\n",
+        )
+        .unwrap();
+        let c = shared_kallsyms(&path).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        let name = |k: &KernelSymbols| {
+            k.kernel
+                .find(0xffffffff81000104)
+                .map(|(_, s)| s.name().to_string())
+        };
+        assert_eq!(name(&a).as_deref(), Some("one"));
+        assert_eq!(name(&c).as_deref(), Some("other"));
+        // Held by nobody: not kept.
+        let weak = Arc::downgrade(&c);
+        drop((a, b, c));
+        assert!(weak.upgrade().is_none());
+        assert!(shared_kallsyms(&dir.path().join("missing")).is_none());
+    }
 
     /// A kernel of another machine: its vmlinux found by the recorded build id in a
     /// debug-file directory, a file with another build id passed over.
