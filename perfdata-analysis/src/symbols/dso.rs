@@ -1129,7 +1129,8 @@ fn shared_kallsyms(path: &Path) -> Option<Arc<KernelSymbols>> {
     static PARSED: Mutex<Vec<(Key, Weak<KernelSymbols>)>> = Mutex::new(Vec::new());
     let meta = std::fs::metadata(path).ok()?;
     let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
-    // Held while parsing: the other analyzer's read waits here for the same file.
+    // Held while parsing: another analyzer's read of the same file waits here for it
+    // (so does one of another file, a rarer case, for no reason but simplicity).
     let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
     parsed.retain(|(_, held)| held.strong_count() > 0);
     let held = parsed.iter().filter(|(k, _)| *k == key);
