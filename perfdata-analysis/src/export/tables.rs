@@ -908,24 +908,26 @@ impl TableBuilder {
                         id
                     }
                 };
-                if plain.is_none() {
-                    self.resolved
-                        .insert(self.raw_key.clone(), (stack_id, leaf_id));
+                let ids = (stack_id, leaf_id);
+                match plain {
+                    Some((hash, chain)) => {
+                        let entry = PlainStack {
+                            hash,
+                            pid: smp.pid,
+                            kernel: smp.kernel,
+                            ip: smp.ip,
+                            chain: chain.into(),
+                            ids,
+                        };
+                        self.plain.insert_unique(hash, entry, |e| e.hash);
+                    }
+                    None => {
+                        self.resolved.insert(self.raw_key.clone(), ids);
+                    }
                 }
-                (stack_id, leaf_id)
+                ids
             }
         };
-        if let Some((hash, chain)) = plain {
-            let entry = PlainStack {
-                hash,
-                pid: smp.pid,
-                kernel: smp.kernel,
-                ip: smp.ip,
-                chain: chain.into(),
-                ids: (stack_id, leaf_id),
-            };
-            self.plain.insert_unique(hash, entry, |e| e.hash);
-        }
         Ok((stack_id, leaf_id))
     }
 

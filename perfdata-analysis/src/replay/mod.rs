@@ -915,11 +915,12 @@ fn walk_directory(
             _ => break,
         }
     };
+    // Where the side band is applied up to.
+    let mut at = (0, 0);
     if merge {
         // Every stream in time order, merged: the stream whose record is earliest goes
         // first (a record without a time as soon as it is met; ties to the first stream).
         let mut walks: Vec<_> = places.iter().map(|&p| records(p).time_ordered()).collect();
-        let mut at = (0, 0);
         let mut live = vec![];
         for w in &mut walks {
             live.push(w.advance()?);
@@ -945,31 +946,27 @@ fn walk_directory(
             }
             live[i] = walks[i].advance()?;
         }
-        // The side band after the last sample too: what is printed at the end (the
-        // `pid` key's command) reads the machine as perf's reads its threads, after
-        // every record.
-        catch_up(replay.machine, u64::MAX, &mut at);
-        return Ok(());
-    }
-    let mut go_on = true;
-    let mut at = (0, 0);
-    for place in places {
-        if !go_on {
-            break;
+    } else {
+        let mut go_on = true;
+        for place in places {
+            if !go_on {
+                break;
+            }
+            replay.machine.reset();
+            at = (0, 0);
+            let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
+                go_on = replay.record(place, origin, &rec, ctx, |machine, item| {
+                    catch_up(machine, item.time.unwrap_or(0), &mut at);
+                    Ok(())
+                })?;
+                Ok(go_on)
+            };
+            records(place).time_ordered().for_each(&mut visit)?;
         }
-        replay.machine.reset();
-        at = (0, 0);
-        let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
-            go_on = replay.record(place, origin, &rec, ctx, |machine, item| {
-                catch_up(machine, item.time.unwrap_or(0), &mut at);
-                Ok(())
-            })?;
-            Ok(go_on)
-        };
-        records(place).time_ordered().for_each(&mut visit)?;
     }
-    // As above: each stream was replayed with the side band up to its last sample
-    // only, and the last stream's may end before another's threads were named.
+    // The side band after the last record walked too (the last stream's may end before
+    // another's threads are named): what is printed at the end (the `pid` key's command)
+    // reads the machine as perf's reads its threads, after every record.
     catch_up(replay.machine, u64::MAX, &mut at);
     Ok(())
 }

@@ -1133,9 +1133,11 @@ fn shared_kallsyms(path: &Path) -> Option<Arc<KernelSymbols>> {
     // (so does one of another file, a rarer case, for no reason but simplicity).
     let mut parsed = PARSED.lock().unwrap_or_else(|e| e.into_inner());
     parsed.retain(|(_, held)| held.strong_count() > 0);
-    let held = parsed.iter().filter(|(k, _)| *k == key);
-    if let Some(symbols) = held.filter_map(|(_, held)| held.upgrade()).next() {
-        return Some(symbols);
+    let held = (parsed.iter())
+        .filter(|(k, _)| *k == key)
+        .find_map(|(_, symbols)| symbols.upgrade());
+    if held.is_some() {
+        return held;
     }
     let symbols = Arc::new(parse_kallsyms(&std::fs::read_to_string(path).ok()?));
     parsed.push((key, Arc::downgrade(&symbols)));
