@@ -2,12 +2,14 @@
 `perfdata script -s`): the handlers' arguments, the order of the calls, exit statuses,
 and, where the system perf has Python scripting, the same output as `perf script -s`."""
 
+import atexit
 import collections
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -22,11 +24,35 @@ EVERY = HERE / "scripts" / "every_argument.py"
 PERF_SCRIPTS = Path("/usr/lib/perf-core/scripts/python")
 
 
+_KALLSYMS = None
+
+
+def fixture_kallsyms():
+    """A kallsyms for TRACEPOINTS' kernel frames, the same on every machine: the
+    recording names no kernel build id and its kernel is not the one running, so each
+    tool would otherwise choose its own (perf this machine's /proc/kallsyms, whatever
+    kernel that is; perfdata none). A symbol every 64 KiB over the text the recording
+    mapped (`[kernel.kallsyms]_text` at 0xffffffff81000000, 19362440 bytes); written
+    once per run to a temporary directory."""
+    global _KALLSYMS
+    if _KALLSYMS is None:
+        start, size, step = 0xFFFFFFFF81000000, 19362440, 64 << 10
+        lines = [f"{start:016x} T _text", f"{start:016x} T _stext"]
+        lines += [f"{a:016x} T ktext_{(a - start) >> 16:03x}" for a in range(start + step, start + size, step)]
+        lines.append(f"{start + size:016x} T _etext")
+        tmp = tempfile.mkdtemp(prefix="perfdata-kallsyms-")
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+        _KALLSYMS = Path(tmp) / "kallsyms"
+        _KALLSYMS.write_text("\n".join(lines) + "\n")
+    return _KALLSYMS
+
+
 def host(script, *args, data=TRACEPOINTS, cwd=None, env=None):
     """Runs a script with perfdata's host; the completed process (text)."""
     e = dict(os.environ, PYTHONHASHSEED="0", **(env or {}))
+    kallsyms = ["--kallsyms", str(fixture_kallsyms())] if data == TRACEPOINTS else []
     return subprocess.run(
-        [sys.executable, "-m", "perfdata.perf_script", "-i", str(data), str(script), *args],
+        [sys.executable, "-m", "perfdata.perf_script", "-i", str(data), *kallsyms, str(script), *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -152,7 +178,8 @@ def test_cli_says_what_to_install(tmp_path):
 
 def test_cli_runs_the_script_with_its_arguments():
     r = subprocess.run(
-        [_find_cli(), "script", "-i", str(TRACEPOINTS), "-s", str(EVERY), "a", "--", "-b"],
+        [_find_cli(), "script", "-i", str(TRACEPOINTS), "--kallsyms", str(fixture_kallsyms()),
+         "-s", str(EVERY), "a", "--", "-b"],
         capture_output=True, text=True,
         env=dict(os.environ, PERFDATA_PYTHON=sys.executable, PYTHONHASHSEED="0"))
     assert r.returncode == 0, r.stderr
@@ -185,10 +212,12 @@ def test_same_output_as_perf(script, args, tmp_path):
         pytest.skip(f"compared with perf script -s only where it runs: {why}")
     path = script if os.path.isabs(script) else str(PERF_SCRIPTS / script)
     e = dict(os.environ, PYTHONHASHSEED="0", PERF_CONFIG="/dev/null")
-    theirs = subprocess.run(["perf", "script", "-i", str(TRACEPOINTS), "-s", path, *args],
+    # Both tools given the same kernel symbols (see fixture_kallsyms).
+    kallsyms = ["--kallsyms", str(fixture_kallsyms())]
+    theirs = subprocess.run(["perf", "script", "-i", str(TRACEPOINTS), *kallsyms, "-s", path, *args],
                             capture_output=True, cwd=tmp_path, env=e)
     ours = subprocess.run([sys.executable, "-m", "perfdata.perf_script", "-i", str(TRACEPOINTS),
-                           path, *args], capture_output=True, cwd=tmp_path, env=e)
+                           *kallsyms, path, *args], capture_output=True, cwd=tmp_path, env=e)
     assert theirs.returncode == 0, theirs.stderr
     assert ours.returncode == 0, ours.stderr
     assert theirs.stdout and ours.stdout == theirs.stdout
