@@ -91,29 +91,32 @@ impl SymbolTable {
     fn new(mut symbols: Vec<Symbol>, kallsyms: bool) -> Self {
         // Stable: among aliases the first inserted wins a tie, as in perf's rb-tree.
         symbols.sort_by_key(|s| s.start);
-        let mut kept: Vec<Symbol> = Vec::with_capacity(symbols.len());
-        for s in symbols {
-            match kept.last_mut() {
-                Some(last) if last.start == s.start => {
-                    // kallsyms: perf 6.1 keeps every alias and gives the earlier ones no
-                    // size, so the last one listed is what an address resolves to
-                    // (`__pi_memcpy` over `memcpy`, `__x64_sys_vfork` over
-                    // `__ia32_sys_vfork`). ELF files: perf's `choose_best_symbol`.
-                    if kallsyms || !keeps_first(last, &s) {
-                        *last = s;
-                    }
-                }
-                _ => kept.push(s),
+        // In place (a kallsyms table is some 10^5 symbols: no second copy of it).
+        symbols.dedup_by(|next, kept| {
+            if next.start != kept.start {
+                return false;
             }
-        }
+            // kallsyms: perf 6.1 keeps every alias and gives the earlier ones no size, so
+            // the last one listed is what an address resolves to (`__pi_memcpy` over
+            // `memcpy`, `__x64_sys_vfork` over `__ia32_sys_vfork`). ELF files: perf's
+            // `choose_best_symbol`.
+            if kallsyms || !keeps_first(kept, next) {
+                std::mem::swap(kept, next);
+            }
+            true
+        });
+        let mut kept = symbols;
         let n = kept.len();
+        // Whether a kallsyms name carries a `[module]` tag, each name looked at once.
+        let tagged = |s: &Symbol| kallsyms && s.raw.contains('[');
+        let mut next_tagged = kept.first().is_some_and(tagged);
         for i in 0..n.saturating_sub(1) {
+            let this_tagged = next_tagged;
+            next_tagged = tagged(&kept[i + 1]);
             if kept[i].end == kept[i].start {
                 kept[i].no_size = true;
                 let next = kept[i + 1].start;
-                let crosses_module =
-                    kallsyms && kept[i].raw.contains('[') != kept[i + 1].raw.contains('[');
-                kept[i].end = if crosses_module {
+                kept[i].end = if this_tagged != next_tagged {
                     round_up_page(kept[i].end + 4096)
                 } else {
                     next
@@ -546,27 +549,49 @@ fn plt_symbols(obj: &object::File<'_>) -> Option<Vec<Symbol>> {
 /// `/proc/kallsyms` (or a saved copy): the kernel's text symbols, module symbols tagged
 /// with their module.
 pub fn parse_kallsyms(text: &str) -> KernelSymbols {
-    let mut kernel = vec![];
+    // A /proc/kallsyms has some 10^5 lines, read before the first kernel sample of an
+    // analysis can be named: the walk waits for it. So one pass over the bytes, and the
+    // table sized once (a line is some 44 bytes) rather than grown by copies.
+    let mut kernel = Vec::with_capacity(text.len() / 40);
     let mut modules: std::collections::BTreeMap<&str, Vec<Symbol>> = Default::default();
-    // Lines `ADDRESS TYPE NAME[\t[MODULE]]`, read as bytes (a /proc/kallsyms has some
-    // 10^5 lines, read at every analysis of a recording with kernel samples).
-    for line in text.split('\n') {
-        let b = line.as_bytes();
-        let Some(sp) = b.iter().position(|&c| c == b' ') else {
-            continue;
+    // Lines `ADDRESS TYPE NAME[\t[MODULE]]`, each byte looked at once: no search for
+    // the line's end before the scan for the name's end finds it.
+    let bytes = text.as_bytes();
+    let line_end = |from: usize| {
+        (bytes[from..].iter().position(|&c| c == b'\n')).map_or(bytes.len(), |n| from + n)
+    };
+    let mut at = 0;
+    while at < bytes.len() {
+        let line = &bytes[at..];
+        // The address: 1 to 16 hexadecimal digits, then a space.
+        let mut addr = 0u64;
+        let mut digits = 0;
+        while let Some(d) = line.get(digits).and_then(|&c| hex_digit(c)) {
+            if digits == 16 {
+                break;
+            }
+            addr = addr << 4 | u64::from(d);
+            digits += 1;
+        }
+        let kind = match (line.get(digits), line.get(digits + 1), line.get(digits + 2)) {
+            (Some(b' '), Some(&kind), Some(b' ')) if digits > 0 && kind != b'\n' => kind,
+            _ => {
+                at = line_end(at) + 1;
+                continue;
+            }
         };
-        let (Some(&kind), Some(b' ')) = (b.get(sp + 1), b.get(sp + 2)) else {
-            continue;
+        let name_at = at + digits + 3;
+        let name_end = (bytes[name_at..].iter())
+            .position(|&c| matches!(c, b'\t' | b' ' | b'\n'))
+            .map_or(bytes.len(), |n| name_at + n);
+        let end = match bytes.get(name_end) {
+            Some(b'\n') | None => name_end,
+            Some(_) => line_end(name_end),
         };
+        at = end + 1;
         // perf's symbol_type__filter: text, weak, and (since 5.x) data/bss symbols too;
         // text is what samples land in, so only text and weak are kept here.
-        if !matches!(kind, b't' | b'T' | b'w' | b'W') {
-            continue;
-        }
-        let Some(addr) = hex(&b[..sp]) else {
-            continue;
-        };
-        if addr == 0 {
+        if !matches!(kind, b't' | b'T' | b'w' | b'W') || addr == 0 {
             continue;
         }
         // perf's `kallsyms2elf_binding`.
@@ -577,18 +602,20 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
         } else {
             Binding::Local
         };
-        let rest = &line[sp + 3..];
-        let (name, module) = match rest.split_once(['\t', ' ']) {
-            Some((n, m)) => (n, Some(m.trim())),
-            None => (rest.trim_end_matches('\r'), None),
-        };
-        let sym = Symbol::new(addr, addr, name, binding);
-        match module {
-            Some(m) if m.starts_with('[') => modules
-                .entry(m.trim_matches(|c| c == '[' || c == ']'))
+        // Every cut is at an ASCII byte: whole characters on both sides.
+        if name_end == end {
+            let name = text[name_at..end].trim_end_matches('\r');
+            kernel.push(Symbol::new(addr, addr, name, binding));
+            continue;
+        }
+        let sym = Symbol::new(addr, addr, &text[name_at..name_end], binding);
+        let module = text[name_end + 1..end].trim();
+        if module.starts_with('[') {
+            (modules.entry(module.trim_matches(|c| c == '[' || c == ']')))
                 .or_default()
-                .push(sym),
-            _ => kernel.push(sym),
+                .push(sym);
+        } else {
+            kernel.push(sym);
         }
     }
     KernelSymbols {
@@ -600,15 +627,14 @@ pub fn parse_kallsyms(text: &str) -> KernelSymbols {
     }
 }
 
-/// A hexadecimal number of at most 16 digits.
-fn hex(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 16 {
-        return None;
+/// A hexadecimal digit's value.
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
     }
-    digits.iter().try_fold(0u64, |v, &c| {
-        let d = (c as char).to_digit(16)?;
-        Some(v << 4 | u64::from(d))
-    })
 }
 
 /// The kernel's symbols and each module's.
@@ -707,6 +733,48 @@ mod tests {
         let m = parse_perf_map("7f0000001000 20 jitted fn(int)\nbad line\n");
         assert_eq!(m.find(0x7f000000101f).unwrap().1.name(), "jitted fn(int)");
         assert!(m.find(0x7f0000001020).is_none());
+    }
+
+    #[test]
+    fn kallsyms_lines_perf_would_not_read_are_skipped_alone() {
+        // Each malformed line is skipped up to its own end, never into the next one.
+        let text = "ffffffff81000000 T _text\nffffffff81000010 t foo\n\
+                    ffffffff81000010 t foo_alias\n0000000000000000 T zero\n\
+                    ffffffff81000020 D data\nffffffff81000030 W weak\n\
+                    ffffffff81000040 t crlf\r\nffffffff810000500 T seventeen\n\
+                    xyz T bad\nffffffff81000060 T\nffffffff81000080\n\
+                    ffffffff81000090 t two words\nffffffffc0000000 t ext4_fn\t[ext4]\n\
+                    ffffffffc0000010 t ext4_g\t[ext4]  \nffffffffc0002000 t notmod\tplain\n\
+                    \nffffffff810000a0 t last\nffffffff810000b0 t no_newline";
+        let k = parse_kallsyms(text);
+        let kernel: Vec<(u64, u64, &str, u8)> = (k.kernel.iter())
+            .map(|s| (s.start, s.end, s.name(), s.binding()))
+            .collect();
+        assert_eq!(
+            kernel,
+            [
+                (0xffffffff81000000, 0xffffffff81000010, "_text", 1),
+                // The alias listed last is the one kept.
+                (0xffffffff81000010, 0xffffffff81000030, "foo_alias", 0),
+                (0xffffffff81000030, 0xffffffff81000040, "weak", 2),
+                (0xffffffff81000040, 0xffffffff81000090, "crlf", 0),
+                (0xffffffff81000090, 0xffffffff810000a0, "two", 0),
+                (0xffffffff810000a0, 0xffffffff810000b0, "last", 0),
+                (0xffffffff810000b0, 0xffffffffc0002000, "no_newline", 0),
+                (0xffffffffc0002000, 0xffffffffc0003000, "notmod", 0),
+            ]
+        );
+        let ext4: Vec<(u64, &str)> = (k.modules["ext4"].iter())
+            .map(|s| (s.start, s.name()))
+            .collect();
+        assert_eq!(
+            ext4,
+            [
+                (0xffffffffc0000000, "ext4_fn"),
+                (0xffffffffc0000010, "ext4_g")
+            ]
+        );
+        assert_eq!(k.modules.len(), 1);
     }
 
     #[test]
