@@ -71,9 +71,6 @@ pub struct SymbolTable {
 }
 
 impl SymbolTable {
-    /// perf's `symbols__fixup_duplicate` then `symbols__fixup_end`. `kallsyms` marks the
-    /// kernel's table (module symbols carry a `[module]` tag, and the kernel/module boundary
-    /// is not filled).
     /// A table of one symbol, `name` over `start..end` (a jitdump's function).
     pub fn single(start: u64, end: u64, name: &str) -> Self {
         SymbolTable::new(vec![Symbol::new(start, end, name, Binding::Global)], false)
@@ -88,6 +85,10 @@ impl SymbolTable {
         SymbolTable::new(symbols, false)
     }
 
+    /// perf's `symbols__fixup_duplicate` then `symbols__fixup_end`. `kallsyms` marks a
+    /// kallsyms table: the kernel's or one module's ([`parse_kallsyms`] splits them, so
+    /// perf's rule for a symbol before another module's, the page after it, is the rule
+    /// for a table's last symbol here).
     fn new(mut symbols: Vec<Symbol>, kallsyms: bool) -> Self {
         // Stable: among aliases the first inserted wins a tie, as in perf's rb-tree.
         symbols.sort_by_key(|s| s.start);
@@ -105,32 +106,22 @@ impl SymbolTable {
             }
             true
         });
-        let mut kept = symbols;
-        let n = kept.len();
-        // Whether a kallsyms name carries a `[module]` tag, each name looked at once.
-        let tagged = |s: &Symbol| kallsyms && s.raw.contains('[');
-        let mut next_tagged = kept.first().is_some_and(tagged);
-        for i in 0..n.saturating_sub(1) {
-            let this_tagged = next_tagged;
-            next_tagged = tagged(&kept[i + 1]);
-            if kept[i].end == kept[i].start {
-                kept[i].no_size = true;
-                let next = kept[i + 1].start;
-                kept[i].end = if this_tagged != next_tagged {
-                    round_up_page(kept[i].end + 4096)
-                } else {
-                    next
-                };
+        for i in 1..symbols.len() {
+            let next = symbols[i].start;
+            let s = &mut symbols[i - 1];
+            if s.end == s.start {
+                s.no_size = true;
+                s.end = next;
             }
         }
-        if let Some(last) = kept.last_mut() {
+        if let Some(last) = symbols.last_mut() {
             if last.end == last.start {
                 last.no_size = true;
                 last.end = round_up_page(last.start) + 4096;
             }
         }
         SymbolTable {
-            symbols: kept.into(),
+            symbols: symbols.into(),
         }
     }
 
