@@ -19,7 +19,7 @@ use perfdata_analysis::stack::unwind::CallGraph;
 use perfdata_analysis::AnalysisError as Error;
 use perfdata_analysis::{Analyzer, AnalyzerOptions, StackOptions};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyBrokenPipeError, PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::io::Write;
@@ -28,6 +28,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
 mod perf_script;
+mod spark_ipc;
 
 create_exception!(
     perfdata,
@@ -845,14 +846,44 @@ impl SampleStream {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         // The schema is the stream's: a consumer casts it if it wants another.
         let _ = requested_schema;
-        let reader = self
-            .reader
+        let reader = self.take()?;
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    /// Writes the batches to file descriptor `fd` (left open) as an Arrow IPC stream in
+    /// the types Spark reads (unsigned columns widened; see `spark_ipc`): what the JVM
+    /// Spark data source reads from its feeder process. The number of rows written.
+    fn write_spark_ipc(&self, py: Python<'_>, fd: i32) -> PyResult<u64> {
+        let reader = self.take()?;
+        // SAFETY: `fd` is only borrowed to duplicate it; the caller keeps it open.
+        let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
+            .try_clone_to_owned()
+            .map_err(|e| bad(format!("file descriptor {fd}: {e}")))?;
+        let out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::from(out));
+        py.detach(|| spark_ipc::write_stream(reader, out))
+            .map_err(|e| match e {
+                ArrowError::ExternalError(inner) => match inner.downcast::<Error>() {
+                    Ok(e) => py_err(*e),
+                    Err(other) => bad(other.to_string()),
+                },
+                // The reader stopped reading (Spark met a LIMIT): Python's own error for it.
+                ArrowError::IoError(msg, e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                    PyBrokenPipeError::new_err(msg)
+                }
+                other => bad(format!("writing the Arrow stream: {other}")),
+            })
+    }
+}
+
+impl SampleStream {
+    /// The stream's reader, once.
+    fn take(&self) -> PyResult<SampleReader> {
+        self.reader
             .lock()
             .map_err(|_| bad("the stream's lock is poisoned"))?
             .take()
-            .ok_or_else(|| bad("this sample stream has been read already"))?;
-        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
-        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+            .ok_or_else(|| bad("this sample stream has been read already"))
     }
 }
 
