@@ -30,47 +30,46 @@ the event (every recording must have the event). Its types as Spark reads the Pa
 export's: uint8 ``smallint``, uint16 ``int``, uint32 ``bigint``, uint64
 ``decimal(20,0)``; signed integers as they are; arrays ``array<…>``; ``symbolize``
 defaults to false there.
+
+The JVM data source answers to the same name with the same options, schema and rows,
+and reads only the columns a query uses: start the session with
+``.config("spark.jars", perfdata.spark.jar())`` (:func:`jar` builds the jar with javac
+once); :func:`register` then leaves it in place. It plans byte ranges only when the
+recordings are fewer than the cluster's task slots, unless ``splitBytes`` is given
+(a byte range still walks its whole file). ``python``: the interpreter with perfdata
+that its tasks run (default ``PYSPARK_PYTHON``, else ``python3``).
 """
 
 from __future__ import annotations
 
-import glob
 import os
 from typing import Iterator, List, Optional, Tuple
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-__all__ = ["PerfDataSource", "register", "SPARK_SCHEMA", "tracepoint_schema"]
+from ._spark_jvm import jar
+from ._spark_plan import SPARK_SCHEMA, expand, plan, tracepoint_schema
 
-#: The samples as Spark sees them (see the module's doc).
-SPARK_SCHEMA = (
-    "event string, time decimal(20,0), pid int, tid int, comm string, cpu bigint, "
-    "period decimal(20,0), ip decimal(20,0), stack_id decimal(20,0), "
-    "leaf_frame decimal(20,0), addr decimal(20,0), id decimal(20,0), "
-    "stream_id decimal(20,0), weight decimal(20,0), data_src decimal(20,0), "
-    "`transaction` decimal(20,0), phys_addr decimal(20,0), cgroup decimal(20,0), "
-    "dso_name string, symbol string, stack array<string>, path string"
-)
-
+__all__ = ["PerfDataSource", "register", "jar", "expand", "SPARK_SCHEMA", "tracepoint_schema"]
 
 def register(spark) -> None:
-    """Registers the ``perfdata`` format with a Spark session."""
+    """Registers the ``perfdata`` format with a Spark session: the Python data source,
+    unless the session's JVM has the JVM one (:func:`jar` in ``spark.jars``), which
+    answers to the same name."""
+    if _jvm_source_loaded(spark):
+        return
     spark.dataSource.register(PerfDataSource)
 
 
-def expand(spec: str) -> List[str]:
-    """A path, glob, or comma-separated list of them: the recordings, sorted. A
-    ``perf record --threads`` directory is one recording."""
-    out: List[str] = []
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
-        matches = sorted(glob.glob(part)) if glob.has_magic(part) else [part]
-        if not matches:
-            raise FileNotFoundError(f"perfdata: no recording matches {part!r}")
-        out.extend(matches)
-    return out
+def _jvm_source_loaded(spark) -> bool:
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:  # Spark Connect: no JVM at hand, the Python data source
+        return False
+    try:
+        return bool(jvm.org.apache.spark.util.Utils.classIsLoadable("perfdata.spark.PerfDataSource"))
+    except Exception:  # noqa: BLE001 - a JVM that cannot say has no jar of ours
+        return False
 
 
 class RecordingPartition(InputPartition):
@@ -125,24 +124,7 @@ class PerfDataReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> List[RecordingPartition]:
-        # A --threads directory: one partition per stream (its main file's and each
-        # data.N file's), read in parallel; each executor still reads every stream's
-        # side band (processes and maps), a small part of a recording.
-        import perfdata
-
-        out: List[RecordingPartition] = []
-        for p in self.paths:
-            if os.path.isdir(p):
-                streams = perfdata.open(p).streams
-                out.extend(RecordingPartition(p, s) for s in range(streams))
-            elif 0 < self.split_bytes < os.path.getsize(p):
-                # A large file: byte ranges cut after FINISHED_ROUND records (a framing
-                # walk on the driver, no decoding).
-                ranges = perfdata.open(p).byte_ranges(self.split_bytes)
-                out.extend(RecordingPartition(p, byte_range=r) for r in ranges)
-            else:
-                out.append(RecordingPartition(p))
-        return out
+        return [RecordingPartition(p, s, r) for p, s, r in plan(self.paths, self.split_bytes)]
 
     def read(self, partition: RecordingPartition) -> Iterator["pyarrow.RecordBatch"]:  # noqa: F821
         # Imported on the executor.
@@ -240,42 +222,6 @@ class _Widening:
         if np.little_endian:
             return pa.Array.from_buffers(self.dec, n, [validity, pa.py_buffer(wide)], col.null_count)
         return col.cast(self.dec)
-
-
-#: Spark's type of each Arrow type of a tracepoint table (as Spark reads Parquet's).
-_SPARK_TYPES = {
-    "Int8": "tinyint",
-    "Int16": "smallint",
-    "Int32": "int",
-    "Int64": "bigint",
-    "UInt8": "smallint",
-    "UInt16": "int",
-    "UInt32": "bigint",
-    "UInt64": "decimal(20,0)",
-    "Utf8": "string",
-    "Binary": "binary",
-}
-
-
-def tracepoint_schema(path: str, event: str) -> str:
-    """The Spark schema (DDL) of tracepoint `event`'s table in the recording at `path`,
-    and ``path``."""
-    import perfdata
-
-    formats = perfdata.open(path).tracepoint_formats()
-    found = [f for f in formats if f["event"] == event]
-    if not found:
-        known = ", ".join(f["event"] for f in formats) or "none"
-        raise ValueError(f"perfdata: no tracepoint event {event!r} in {path} (tracepoint events: {known})")
-
-    def spark(t: str) -> str:
-        if t.startswith("List("):
-            inner = t[len("List(") : -1].split(",")[0].strip()
-            return f"array<{spark(inner)}>"
-        return _SPARK_TYPES[t]
-
-    cols = [f"`{c['name']}` {spark(c['type'])}" for c in found[0]["columns"]]
-    return ", ".join(cols + ["path string"])
 
 
 def _arrow_schema(schema: StructType):
