@@ -19,6 +19,7 @@ import perfdata.spark
 
 
 def plain(v):
+    """A value as JSON holds it (decimals as text), for comparing rows."""
     if isinstance(v, Decimal):
         return str(v)
     if isinstance(v, list):

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-from decimal import Decimal
 
 import pytest
 
@@ -38,6 +37,7 @@ if int(pyspark.__version__.split(".")[0]) < 4:
 import perfdata  # noqa: E402
 import perfdata.spark  # noqa: E402
 from perfdata.spark import _arrow_schema, _Widening  # noqa: E402
+from spark_jvm_session import plain as _plain  # noqa: E402 - the rows' JSON form, both sides
 
 FILES = [p for p in FIXTURES if p.is_file()] + [WORDFREQ]
 DIRS = [p for p in FIXTURES if p.is_dir()]
@@ -59,14 +59,6 @@ def seen(tmp_path_factory):
     assert r.returncode == 0, r.stderr[-4000:]
     with open(out) as f:
         return json.load(f)
-
-
-def _plain(v):
-    if isinstance(v, Decimal):
-        return str(v)
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
 
 
 def _reference(path, schema_json, read):
