@@ -13,7 +13,7 @@ from decimal import Decimal
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from conftest import FIXTURES, ROOT, WORDFREQ
+from conftest import ROOT, WORDFREQ
 
 import perfdata.spark
 
