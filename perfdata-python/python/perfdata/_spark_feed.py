@@ -36,16 +36,12 @@ def _plan(args: dict) -> None:
 
 
 def _schema(args: dict) -> None:
-    from ._spark_plan import SPARK_SCHEMA, expand, tracepoint_schema
+    from ._spark_plan import expand, tracepoint_schema
 
-    event = args.get("event")
-    if event is None:
-        print(SPARK_SCHEMA)
-        return
     paths = expand(args["paths"])
     if not paths:
         raise ValueError("no recording to read the event's format from")
-    print(tracepoint_schema(paths[0], event))
+    print(tracepoint_schema(paths[0], args["event"]))
 
 
 def _read(args: dict) -> None:

@@ -35,7 +35,6 @@ def expand(spec: str) -> List[str]:
     return out
 
 
-
 #: One partition: the recording, its stream (a ``perf record --threads`` directory's) and
 #: its byte range (a large file's); ``None`` for both: the whole recording.
 Partition = Tuple[str, Optional[int], Optional[Tuple[int, int]]]
@@ -53,15 +52,15 @@ def plan(paths: List[str], split_bytes: int, min_partitions: Optional[int] = Non
     files are split only when the recordings and streams alone are fewer."""
     import perfdata
 
-    if min_partitions is not None:
-        whole = sum(perfdata.open(p).streams if os.path.isdir(p) else 1 for p in paths)
-        if whole >= min_partitions:
-            split_bytes = 0
+    # A directory's streams (opened once), a file's None.
+    streams = [perfdata.open(p).streams if os.path.isdir(p) else None for p in paths]
+    whole = sum(n or 1 for n in streams)
+    if min_partitions is not None and whole >= min_partitions:
+        split_bytes = 0
     out: List[Partition] = []
-    for p in paths:
-        if os.path.isdir(p):
-            streams = perfdata.open(p).streams
-            out.extend((p, s, None) for s in range(streams))
+    for p, n in zip(paths, streams):
+        if n is not None:
+            out.extend((p, s, None) for s in range(n))
         elif 0 < split_bytes < os.path.getsize(p):
             ranges = perfdata.open(p).byte_ranges(split_bytes)
             out.extend((p, None, (int(a), int(b))) for a, b in ranges)

@@ -53,6 +53,7 @@ from ._spark_plan import SPARK_SCHEMA, expand, plan, tracepoint_schema
 
 __all__ = ["PerfDataSource", "register", "jar", "expand", "SPARK_SCHEMA", "tracepoint_schema"]
 
+
 def register(spark) -> None:
     """Registers the ``perfdata`` format with a Spark session: the Python data source,
     unless the session's JVM has the JVM one (:func:`jar` in ``spark.jars``), which

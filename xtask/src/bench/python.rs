@@ -8,7 +8,7 @@
 //! the export of the same copies. Each row but the in-process walk is a whole `python3`
 //! process.
 
-use super::runner::{check_status, field, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, field, float_field, measure_workload, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -137,15 +137,8 @@ fn median_walk(text: &str) -> Result<(f64, f64)> {
     let mut walls = vec![];
     let mut cpus = vec![];
     for line in text.lines() {
-        let get = |name: &str| -> Result<f64> {
-            line.split_whitespace()
-                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-                .with_context(|| format!("no {name}= in {line:?}"))?
-                .parse()
-                .with_context(|| format!("{name}= in {line:?}"))
-        };
-        walls.push(get("walk")?);
-        cpus.push(get("cpu")?);
+        walls.push(float_field(line, "walk")?);
+        cpus.push(float_field(line, "cpu")?);
     }
     if walls.is_empty() {
         bail!("the one-thread script wrote no timing");
@@ -379,12 +372,7 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
         if rows != expected {
             bail!("{what} counted {rows} samples, {copies} copies hold {expected}");
         }
-        let query: f64 = m
-            .stdout
-            .split_whitespace()
-            .find_map(|kv| kv.strip_prefix("query="))
-            .with_context(|| format!("no query= in {:?}", m.stdout))?
-            .parse()?;
+        let query = float_field(&m.stdout, "query")?;
         let per_core = |t: f64| rows as f64 / 1e6 / t / 2.0;
         Ok((query, per_core(query), per_core(m.wall.as_secs_f64())))
     };

@@ -226,6 +226,15 @@ pub(super) fn field(line: &str, name: &str) -> Result<u64> {
         .with_context(|| format!("{name}= in {line:?}"))
 }
 
+/// The decimal number after `name=` in `line` (`walk=0.472 cpu=0.584`).
+pub(super) fn float_field(line: &str, name: &str) -> Result<f64> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+        .with_context(|| format!("no {name}= in {line:?}"))?
+        .parse()
+        .with_context(|| format!("{name}= in {line:?}"))
+}
+
 /// The samples of every event of `file` (a multi-event recording's too): the sum of the
 /// `samples` of the events of `perfdata info --json`.
 pub(super) fn sample_count(env: &Env, file: &Path) -> Result<u64> {

@@ -2,6 +2,7 @@ package perfdata.spark;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -49,8 +50,13 @@ final class PerfDataPartitionReader implements PartitionReader<ColumnarBatch> {
     }
     try {
       err = File.createTempFile("perfdata-feed", ".err");
+    } catch (IOException e) {
+      throw new UncheckedIOException("perfdata: no temporary file for the feeder's errors", e);
+    }
+    try {
       process = Feeder.start(python, "read", options.readRequest(partition, wanted), err);
     } catch (IOException e) {
+      err.delete();
       throw new IllegalStateException("perfdata: cannot start " + python + " -m perfdata._spark_feed", e);
     }
     allocator = new RootAllocator(Long.MAX_VALUE);
