@@ -17,6 +17,7 @@ use super::stages::{
     pipe_event_types, Compress, CompressedKind, Decompress, Emit, Pipeline, Stage, ToFile, ToPipe,
     Typed,
 };
+use super::writer_thread::WriterThread;
 use crate::container::{
     decode_body, is_compressed, Damage, Layout, MappedFile, Origin, PerfData, RecordCursor,
     Recovery, ReleaseBehind, SliceSource,
@@ -510,20 +511,25 @@ fn stream<S: StaticEndian, D: StaticEndian>(
     }
 
     let enc = RecordEncoder::<D>::new(head.endian, &head.attrs, fctx);
+    // Every record is encoded on this thread; its bytes are copied into the file on
+    // another (a handle sharing `out`'s position, left where the sink leaves it).
+    out.flush()?;
+    let mut file = WriterThread::new(out.get_ref().try_clone()?)?;
     match plan.layout {
         Layout::File => {
             // Features arrive at the end when they come from a pipe or a compressor.
             let features_follow = !head.features.is_empty()
                 || plan.compress.is_some()
                 || data.format.layout == Layout::Pipe;
-            let sink = FileSink::begin(out, &head, features_follow, enc)?;
+            let sink = FileSink::begin(&mut file, &head, features_follow, enc)?;
             feed(s, data, pipeline, sink, &mut head, release)?;
         }
         Layout::Pipe => {
-            let sink = PipeSink::begin(out, enc)?;
+            let sink = PipeSink::begin(&mut file, enc)?;
             feed(s, data, pipeline, sink, &mut head, release)?;
         }
     }
+    file.finish()?;
     // The output was written, but will not replace anything: an error here drops it.
     if to_file.as_ref().is_some_and(ToFile::attrs_changed) {
         return Err(Error::other(

@@ -21,9 +21,9 @@
 //!
 //! Modules, lowest first: `model` (the data), `placement` (where an input's parts sat),
 //! `encode` (records and features in the output's byte order), `stages` (record-by-record
-//! conversions), `transform` (the model's conversions), `sink` (the streaming writer),
-//! `read_back`, `save` (writing a model; the atomic replace), `convert` (a file streamed
-//! through the stages into a sink).
+//! conversions), `transform` (the model's conversions), `writer_thread` (a file written
+//! on another thread), `sink` (the streaming writer), `read_back`, `save` (writing a
+//! model; the atomic replace), `convert` (a file streamed through the stages into a sink).
 
 mod convert;
 mod encode;
@@ -34,6 +34,7 @@ mod save;
 mod sink;
 pub mod stages;
 mod transform;
+mod writer_thread;
 
 pub use convert::{
     convert_file, convert_file_reporting, input_compression, unframed_tail, ConvertOptions,
