@@ -2,7 +2,7 @@
 //! the format of a profile viewer (the library's [`perfdata_analysis::export::sampled`] walk, laid
 //! out by the format's module).
 
-use crate::analysis::analyze;
+use crate::analysis::{analyze, analyze_then_exit};
 use crate::error::{At, CliError, CliResult};
 use crate::filter::FilterArgs;
 use crate::output::Out;
@@ -76,9 +76,13 @@ pub fn run(
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         Viewer::Firefox => {
-            let profile = analyze(path, &options, Some("export"), |analyzer| {
+            // The process ends after the output is written: the analyzer is not freed,
+            // and the recording's pages are unmapped on another thread while this one
+            // writes the JSON.
+            let profile = analyze_then_exit(path, &options, Some("export"), |analyzer| {
                 let mut profile = firefox::gather(analyzer, &opts, &name).at(path)?;
                 sched_markers(analyzer, &mut profile).at(path)?;
+                analyzer.recording().release_in_background();
                 Ok(profile)
             })?;
             let mut out = Out::file(output)?;
