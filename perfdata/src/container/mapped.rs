@@ -45,6 +45,42 @@ impl MappedFile {
         }
     }
 
+    /// Runs `walk` (a walk that reads the whole file and unmaps nothing: every page it
+    /// reads stays mapped) while another thread maps the file's pages in order, so that
+    /// the walk finds most of them mapped: the page faults are taken on the second core.
+    /// The thread stops when `walk` returns. The pages mapped are those the walk maps
+    /// anyway; nothing is done for a file too small to gain from it.
+    pub fn walk_with_pages_mapped_alongside<T>(&self, walk: impl FnOnce() -> T) -> T {
+        let Some(map) = self.map.as_deref() else {
+            return walk();
+        };
+        if !cfg!(target_os = "linux") || map.len() as u64 <= 2 * PopulateAhead::AHEAD {
+            return walk();
+        }
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let bytes = &map[..];
+            let done = &done;
+            // A thread that cannot start leaves the faults to the walk.
+            let _ = std::thread::Builder::new()
+                .name("perfdata-populate".into())
+                .spawn_scoped(scope, move || {
+                    for chunk in bytes.chunks(FAULT_AROUND * 64) {
+                        if done.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        // One read per fault-around window, as `populate` does.
+                        for at in (0..chunk.len()).step_by(FAULT_AROUND) {
+                            std::hint::black_box(chunk[at]);
+                        }
+                    }
+                });
+            let result = walk();
+            done.store(true, Ordering::Relaxed);
+            result
+        })
+    }
+
     /// The file's bytes (empty for an empty file), valid as long as the map.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().map_or(&[], |m| &m[..])
@@ -89,6 +125,10 @@ impl MappedFile {
             });
     }
 }
+
+/// The kernel's default fault-around (`fault_around_bytes`): what a read fault maps of
+/// the pages around it that are in the page cache.
+const FAULT_AROUND: usize = 64 << 10;
 
 /// A front-to-back walk's page faults, taken on another thread: told where the walk is,
 /// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables (a read
@@ -181,8 +221,6 @@ impl Drop for PopulateAhead {
 fn populate(map: &memmap2::Mmap, shared: &Populating) {
     const CHUNK: usize = 4 << 20;
     const PAGE: usize = 4096;
-    // The kernel's default fault-around (`fault_around_bytes`).
-    const FAULT_AROUND: usize = 64 << 10;
     let mut done = 0usize;
     let mut released = 0usize;
     loop {

@@ -219,7 +219,9 @@ pub fn convert_file_reporting(
         // Bytes after the last record that frame none cannot be carried into another
         // layout or byte order (nothing says what they are): the records end before them,
         // and the caller is told.
-        if let Some(t) = unframed_tail(&data) {
+        // This walk maps every page of the input (it reads each record's header): the
+        // faults are taken on the second core, idle until the stream's writing thread.
+        if let Some(t) = map.walk_with_pages_mapped_alongside(|| unframed_tail(&data)) {
             let end = data.data_offset() + data.data().len() as u64;
             converted.dropped_tail = Some((t, end - t));
             data.end_data_at(t);
