@@ -328,6 +328,34 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_walk_with_pages_mapped_alongside_reads_the_same_bytes() {
+        // A sparse file larger than two windows, a mark every 16 MiB; the walk reads
+        // them all while the other thread maps the pages, then once more after.
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let len = 2 * PopulateAhead::AHEAD + 4096;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(f.path())
+            .unwrap();
+        file.set_len(len).unwrap();
+        use std::os::unix::fs::FileExt;
+        let marks: Vec<u64> = (0..len).step_by(16 << 20).collect();
+        for &m in &marks {
+            file.write_at(&m.to_le_bytes(), m).unwrap();
+        }
+        let map = MappedFile::open(f.path()).unwrap();
+        let read = |map: &MappedFile| -> Vec<u64> {
+            let b = map.bytes();
+            (marks.iter())
+                .map(|&m| u64::from_le_bytes(b[m as usize..m as usize + 8].try_into().unwrap()))
+                .collect()
+        };
+        assert_eq!(map.walk_with_pages_mapped_alongside(|| read(&map)), marks);
+        assert_eq!(read(&map), marks);
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn pages_mapped_ahead_read_the_same_bytes() {
         // A sparse file (no disk used) larger than two windows, with a mark per window.
         let f = tempfile::NamedTempFile::new().unwrap();
