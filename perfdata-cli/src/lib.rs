@@ -18,6 +18,7 @@ mod commands;
 mod error;
 mod filter;
 mod gperftools;
+mod heap;
 mod input;
 mod output;
 mod progress;

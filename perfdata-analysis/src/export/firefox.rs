@@ -233,6 +233,9 @@ pub fn gather(
         markers: true,
         ..opts.clone()
     };
+    // Every frame is named with its inlined functions: the objects' DWARF loads on
+    // another thread while the walk starts.
+    analyzer.machine.dsos.read_ahead(opts.inline);
     let sampled = gather_each(analyzer, &opts, &mut |sampled, s| b.add(sampled, s))?;
     Ok(b.finish(&sampled))
 }

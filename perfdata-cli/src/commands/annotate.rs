@@ -114,7 +114,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    grow_heaps_in_large_steps();
+    crate::heap::grow_in_large_steps();
     let percent_type = listing::PercentType::parse(&args.percent_type)
         .ok_or_else(|| CliError::usage(format!("--percent-type {}", args.percent_type)))?;
     if let Some(p) = args.percent_limit {
@@ -206,22 +206,4 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// annotate reads whole DWARF sections (libc's `.debug_info` inflates to 5.8 MB, and
-/// gimli parses every unit's abbreviations) on the read-ahead thread while the walk runs
-/// on this one. glibc grows that thread's heap a page or two at a time, each step an
-/// `mprotect` that interrupts the walking core to flush its TLB: some 4000 of them on
-/// the bench's dwarf recording. A 32 MiB top pad grows heaps in large steps: 400
-/// `mprotect`s, the command a tenth faster, its peak memory about the same (47.5 → 48.9
-/// MiB of anonymous memory). Not for every command: the pad is also what a heap keeps
-/// when it is trimmed, and `collapse --inline` then peaks at 66 MiB, over its 64 MiB
-/// bound.
-fn grow_heaps_in_large_steps() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes the allocator's tuning (it takes the arenas' locks);
-    // no allocation is in flight across the call.
-    unsafe {
-        libc::mallopt(libc::M_TOP_PAD, 32 << 20);
-    }
 }

@@ -76,6 +76,7 @@ pub fn run(
             return out.finish().map(|()| ExitCode::SUCCESS);
         }
         Viewer::Firefox => {
+            crate::heap::grow_in_large_steps();
             // The process ends after the output is written: the analyzer is not freed,
             // and the recording's pages are unmapped on another thread while this one
             // writes the JSON.
