@@ -69,10 +69,7 @@ impl MappedFile {
                         if done.load(Ordering::Relaxed) {
                             return;
                         }
-                        // One read per fault-around window, as `populate` does.
-                        for at in (0..chunk.len()).step_by(FAULT_AROUND) {
-                            std::hint::black_box(chunk[at]);
-                        }
+                        map_pages(chunk);
                     }
                 });
             let result = walk();
@@ -129,6 +126,17 @@ impl MappedFile {
 /// The kernel's default fault-around (`fault_around_bytes`): what a read fault maps of
 /// the pages around it that are in the page cache.
 const FAULT_AROUND: usize = 64 << 10;
+
+/// Maps `bytes`' pages into the page tables: one read per fault-around window, whose
+/// fault maps the window's pages that are in the page cache (reading the others first),
+/// as a walk's own fault would. (MADV_POPULATE_READ marks every page accessed one by
+/// one, under the LRU's lock: twice the cost.) A page left unmapped is faulted in by the
+/// walk.
+fn map_pages(bytes: &[u8]) {
+    for at in (0..bytes.len()).step_by(FAULT_AROUND) {
+        std::hint::black_box(bytes[at]);
+    }
+}
 
 /// A front-to-back walk's page faults, taken on another thread: told where the walk is,
 /// a thread maps the next [`PopulateAhead::AHEAD`] bytes into the page tables (a read
@@ -235,13 +243,7 @@ fn populate(map: &memmap2::Mmap, shared: &Populating) {
         done = done.max(usize::try_from(reached).unwrap_or(usize::MAX) / PAGE * PAGE);
         while done < until {
             let len = CHUNK.min(until - done);
-            // One read per fault-around window: the fault maps the window's pages that
-            // are in the page cache (reading the others first), as the walk's own fault
-            // would. (MADV_POPULATE_READ marks every page accessed one by one, under the
-            // LRU's lock: twice the cost.) A page left unmapped is faulted in by the walk.
-            for at in (done..done + len).step_by(FAULT_AROUND) {
-                std::hint::black_box(map[at]);
-            }
+            map_pages(&map[done..done + len]);
             done += len;
             if shared.reached.load(Ordering::Acquire) == u64::MAX {
                 return;
@@ -326,23 +328,26 @@ mod tests {
         assert_eq!(map.bytes(), b"0123456789");
     }
 
+    /// A sparse file (no disk used) of `len` bytes with its own offset, as 8 bytes,
+    /// every `step` bytes; and those offsets.
+    #[cfg(unix)]
+    fn sparse_file_with_marks(len: u64, step: u64) -> (tempfile::NamedTempFile, Vec<u64>) {
+        use std::os::unix::fs::FileExt;
+        let f = tempfile::NamedTempFile::new().unwrap();
+        f.as_file().set_len(len).unwrap();
+        let marks: Vec<u64> = (0..len).step_by(step as usize).collect();
+        for &m in &marks {
+            f.as_file().write_at(&m.to_le_bytes(), m).unwrap();
+        }
+        (f, marks)
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_walk_with_pages_mapped_alongside_reads_the_same_bytes() {
-        // A sparse file larger than two windows, a mark every 16 MiB; the walk reads
-        // them all while the other thread maps the pages, then once more after.
-        let f = tempfile::NamedTempFile::new().unwrap();
-        let len = 2 * PopulateAhead::AHEAD + 4096;
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(f.path())
-            .unwrap();
-        file.set_len(len).unwrap();
-        use std::os::unix::fs::FileExt;
-        let marks: Vec<u64> = (0..len).step_by(16 << 20).collect();
-        for &m in &marks {
-            file.write_at(&m.to_le_bytes(), m).unwrap();
-        }
+        // Larger than two windows, a mark every 16 MiB; the walk reads them all while
+        // the other thread maps the pages, then once more after.
+        let (f, marks) = sparse_file_with_marks(2 * PopulateAhead::AHEAD + 4096, 16 << 20);
         let map = MappedFile::open(f.path()).unwrap();
         let read = |map: &MappedFile| -> Vec<u64> {
             let b = map.bytes();
@@ -357,19 +362,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn pages_mapped_ahead_read_the_same_bytes() {
-        // A sparse file (no disk used) larger than two windows, with a mark per window.
-        let f = tempfile::NamedTempFile::new().unwrap();
+        // Larger than two windows, with a mark per window.
         let len = 3 * PopulateAhead::AHEAD + 4096;
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(f.path())
-            .unwrap();
-        file.set_len(len).unwrap();
-        use std::os::unix::fs::FileExt;
-        let marks: Vec<u64> = (0..len).step_by(PopulateAhead::STEP as usize).collect();
-        for &m in &marks {
-            file.write_at(&m.to_le_bytes(), m).unwrap();
-        }
+        let (f, marks) = sparse_file_with_marks(len, PopulateAhead::STEP);
         let map = MappedFile::open(f.path()).unwrap();
         let mut ahead = map.populate_ahead();
         assert!(ahead.thread.is_some(), "a thread for a large file");

@@ -71,7 +71,7 @@ pub(super) fn measure(env: &Env, gb: u64) -> Result<BigTable> {
     let parquet_bytes = super::dir_size(Path::new(&parquet));
     std::fs::remove_dir_all(&parquet)?;
 
-    let samples = field(&results["reference"].stdout, "samples")?;
+    let samples = field::<u64>(&results["reference"].stdout, "samples")?;
     let folded: u64 = results["collapse"]
         .stdout
         .lines()

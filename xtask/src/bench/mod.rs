@@ -13,7 +13,7 @@ mod table;
 mod tracepoints;
 
 use anyhow::{bail, Context, Result};
-use runner::{check_status, measure_workload, Env, Measured, Workload, LONG_RUN};
+use runner::{check_status, field, measure_workload, Env, Measured, Workload, LONG_RUN};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -997,15 +997,7 @@ fn agreed_counts(results: &HashMap<&str, Measured>) -> Result<(u64, u64)> {
         }
         bail!("{msg}");
     }
-    let field = |name: &str| -> Result<u64> {
-        let v = lines[0]
-            .1
-            .split_whitespace()
-            .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-            .with_context(|| format!("no {name}= in {:?}", lines[0].1))?;
-        Ok(v.parse()?)
-    };
-    Ok((field("samples")?, field("frames")?))
+    Ok((field(lines[0].1, "samples")?, field(lines[0].1, "frames")?))
 }
 
 /// Our gperftools reader and `go tool pprof -raw` must count the same samples before their

@@ -8,7 +8,7 @@
 //! the export of the same copies. Each row but the in-process walk is a whole `python3`
 //! process.
 
-use super::runner::{check_status, field, float_field, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, field, measure_workload, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -137,8 +137,8 @@ fn median_walk(text: &str) -> Result<(f64, f64)> {
     let mut walls = vec![];
     let mut cpus = vec![];
     for line in text.lines() {
-        walls.push(float_field(line, "walk")?);
-        cpus.push(float_field(line, "cpu")?);
+        walls.push(field::<f64>(line, "walk")?);
+        cpus.push(field::<f64>(line, "cpu")?);
     }
     if walls.is_empty() {
         bail!("the one-thread script wrote no timing");
@@ -327,7 +327,7 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
             );
         }
     }
-    let samples = field(&results["samples"].stdout, "rows")?;
+    let samples = field::<u64>(&results["samples"].stdout, "rows")?;
     let input_bytes = std::fs::metadata(input)?.len();
     let mut md = render(&rows, &results, input_bytes, samples)?;
     if !perf {
@@ -368,11 +368,11 @@ pub(super) fn measure(env: &Env, input: &Path, runs: usize) -> Result<PythonTabl
     // collected result, timed in the script), and of the whole process (the session's
     // start, the same few seconds for every reader, included).
     let rates = |m: &Measured, what: &str| -> Result<(f64, f64, f64)> {
-        let rows = field(&m.stdout, "rows")?;
+        let rows = field::<u64>(&m.stdout, "rows")?;
         if rows != expected {
             bail!("{what} counted {rows} samples, {copies} copies hold {expected}");
         }
-        let query = float_field(&m.stdout, "query")?;
+        let query = field::<f64>(&m.stdout, "query")?;
         let per_core = |t: f64| rows as f64 / 1e6 / t / 2.0;
         Ok((query, per_core(query), per_core(m.wall.as_secs_f64())))
     };

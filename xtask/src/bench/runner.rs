@@ -217,17 +217,13 @@ pub(super) fn rss_anon_kib(status: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// `name=N` from a line a bench program or script prints (`samples=5012221 frames=…`).
-pub(super) fn field(line: &str, name: &str) -> Result<u64> {
-    line.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
-        .with_context(|| format!("no {name}= in {line:?}"))?
-        .parse()
-        .with_context(|| format!("{name}= in {line:?}"))
-}
-
-/// The decimal number after `name=` in `line` (`walk=0.472 cpu=0.584`).
-pub(super) fn float_field(line: &str, name: &str) -> Result<f64> {
+/// The number after `name=` in a line a bench program or script prints
+/// (`samples=5012221 frames=…`, `walk=0.472 cpu=0.584`), as a `u64` or an `f64`.
+pub(super) fn field<T>(line: &str, name: &str) -> Result<T>
+where
+    T: std::str::FromStr,
+    T::Err: std::error::Error + Send + Sync + 'static,
+{
     line.split_whitespace()
         .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
         .with_context(|| format!("no {name}= in {line:?}"))?

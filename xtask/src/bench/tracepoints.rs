@@ -213,7 +213,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<TracepointTable
     let _ = std::fs::remove_dir_all(&parquet);
     let export = Workload::new(&env.perfdata_bin, &["export", file, "-o", &parquet_dir]);
     results.insert("tp-export", measure_workload(env, &export, runs)?);
-    let rows = field(&results["tp-pandas"].stdout, "rows")?;
+    let rows = field::<u64>(&results["tp-pandas"].stdout, "rows")?;
     let exported = exported_rows(&wheel, &parquet)?;
     let _ = std::fs::remove_dir_all(&parquet);
     if exported != rows {
