@@ -37,7 +37,7 @@ pub fn disassemble(
     let words = code.chunks_exact(4);
     let rest = words.remainder();
     for (i, bytes) in words.enumerate() {
-        let here = addr + 4 * i as u64;
+        let here = addr.wrapping_add(4 * i as u64);
         let word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         let text = if symbols.is_data(here) {
             // A literal pool: objdump prints the word as data.
@@ -57,7 +57,7 @@ pub fn disassemble(
     }
     if !rest.is_empty() {
         out.push(Insn {
-            addr: addr + (code.len() - rest.len()) as u64,
+            addr: addr.wrapping_add((code.len() - rest.len()) as u64),
             bytes: rest.to_vec(),
             text: "(bad)".to_string(),
         });

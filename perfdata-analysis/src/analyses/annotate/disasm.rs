@@ -268,7 +268,7 @@ impl ObjdumpSymbols {
         for (addr, name) in &plt {
             let section = obj
                 .sections()
-                .find(|sec| *addr >= sec.address() && *addr < sec.address() + sec.size())
+                .find(|sec| addr.wrapping_sub(sec.address()) < sec.size())
                 .map(|sec| sec.index().0);
             sorted.push(ObjSym {
                 value: *addr,
@@ -562,12 +562,14 @@ pub fn disassemble(
     let mut text = String::new();
     while decoder.can_decode() {
         let pos = decoder.position();
-        let here = addr + pos as u64;
+        // Addresses wrap at the top of the address space as the CPU's do (a jitdump's
+        // code address is any 64-bit value).
+        let here = addr.wrapping_add(pos as u64);
         decoder.decode_out(&mut instr);
         if instr.is_invalid() {
             // objdump prints one undecodable byte as `(bad)` and goes on after it.
             decoder.set_position(pos + 1).ok();
-            decoder.set_ip(here + 1);
+            decoder.set_ip(here.wrapping_add(1));
             out.push(Insn {
                 addr: here,
                 bytes: code[pos..pos + 1].to_vec(),
@@ -825,6 +827,8 @@ pub fn bitness(obj: &object::File<'_>) -> Option<u32> {
 /// The section holding `addr`, its index and name.
 pub fn section_of<'d>(obj: &object::File<'d>, addr: u64) -> Option<(SectionIndex, String)> {
     obj.sections()
-        .find(|s| addr >= s.address() && addr < s.address() + s.size() && s.size() > 0)
+        // In the section: the distance from its start under its size (no sum that can
+        // overflow in a damaged file's header).
+        .find(|s| addr.wrapping_sub(s.address()) < s.size())
         .map(|s| (s.index(), s.name().unwrap_or("").to_string()))
 }

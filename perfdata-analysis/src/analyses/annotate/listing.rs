@@ -378,7 +378,7 @@ fn lines(f: &Function, opts: &ListingOptions) -> Vec<Line> {
                 });
                 if asm_raw && word.is_none() {
                     for (k, chunk) in i.bytes.chunks(7).enumerate().skip(1) {
-                        let addr = i.addr + 7 * k as u64;
+                        let addr = i.addr.wrapping_add(7 * k as u64);
                         let b: Vec<String> = chunk.iter().map(|x| format!("{x:02x}")).collect();
                         v.push(Line::Insn {
                             addr,

@@ -497,8 +497,19 @@ fn function(
             let Some(code) = bytes.get(from..to) else {
                 return Err(format!("its code at {start:#x} is not in its CODE_LOAD"));
             };
-            let insns = disasm::decode(code, start + base, *arch, opts.syntax, &file.symbols, None);
-            let hits: Hits = hits.iter().map(|(a, h)| (a + base, *h)).collect();
+            // A CODE_LOAD's address is any 64-bit value: the addresses wrap as the CPU's do.
+            let insns = disasm::decode(
+                code,
+                start.wrapping_add(*base),
+                *arch,
+                opts.syntax,
+                &file.symbols,
+                None,
+            );
+            let hits: Hits = hits
+                .iter()
+                .map(|(a, h)| (a.wrapping_add(*base), *h))
+                .collect();
             let name = disasm::demangle_full(dsos.symbol_name(sym));
             // objdump -l names the function from the object's symbol table.
             let mut items = vec![Item::Function(format!("{name}()"))];
@@ -506,7 +517,7 @@ fn function(
             let mut printed: HashMap<String, (u32, u32)> = HashMap::default();
             for (insn, (samples, period)) in insns_with_samples(insns, &hits) {
                 // The entry in force: the last one at or before the instruction.
-                let offset = insn.addr - base;
+                let offset = insn.addr.wrapping_sub(*base);
                 let at = positions.partition_point(|(o, _)| *o <= offset);
                 let line = at.checked_sub(1).and_then(|k| positions[k].1.clone());
                 position_items(
@@ -536,8 +547,8 @@ fn function(
                 objdump_name: name,
                 section: ".text".into(),
                 arch: *arch,
-                start: start + base,
-                end: end + base,
+                start: start.wrapping_add(*base),
+                end: end.wrapping_add(*base),
                 samples: 0,
                 period: 0,
                 items,
