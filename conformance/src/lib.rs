@@ -425,7 +425,13 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             .iter()
             .any(|o| o == pyscript::GROUP || pyscript::SCENARIOS.iter().any(|s| s.name == o))
     {
-        rows.extend(pyscript::run(&dir, &opts.only, workspace));
+        rows.extend(pyscript::run(
+            &dir,
+            &opts.only,
+            workspace,
+            !opts.no_retry,
+            &mut flaky,
+        ));
     }
     let corpus = opts
         .corpus
