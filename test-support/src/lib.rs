@@ -6,12 +6,15 @@
 //!   probed on the `PATH`; where one is missing the test prints one `SKIP` line and
 //!   passes, or fails under `PERFDATA_TOOLS_REQUIRED=1` (CI);
 //! * [`simpleperf`]: simpleperf recordings crafted from a perf fixture;
+//! * [`corpus_derived`]: what may not be copied from the external corpus, and fuzz
+//!   findings kept as edits of a corpus file;
 //! * [`hex`] and [`tails`], for the round-trip tests;
 //! * [`XorShift`], the same pseudo-random numbers on every run, for generated inputs.
 
 use std::path::{Path, PathBuf};
 
 pub mod aarch64;
+pub mod corpus_derived;
 pub mod simpleperf;
 pub mod tools;
 

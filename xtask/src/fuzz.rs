@@ -9,6 +9,7 @@
 //! committed `fuzz/regressions/`. `--minimize` writes those archives.
 
 use anyhow::{bail, Context, Result};
+use perfdata_test_support::corpus_derived::{CorpusRuns, Recipe, Step};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -24,6 +25,8 @@ pub const TARGETS: &[&str] = &[
     "viewers",
     "python",
     "jitdump",
+    "analyses",
+    "disasm",
 ];
 
 pub struct Options {
@@ -36,6 +39,12 @@ pub struct Options {
     pub throughput: bool,
     /// Instead of fuzzing: minimise each target's corpus into `fuzz/seeds/T.tar.gz`.
     pub minimize: bool,
+    /// Instead of fuzzing: take out of each target's `fuzz/seeds/T.tar.gz` the inputs
+    /// that hold a run of the external corpus's bytes.
+    pub scrub: bool,
+    /// Instead of fuzzing: keep these findings as recipes from the corpus file they were
+    /// mutated from (`FILE.recipe`: the edits that make it from that file).
+    pub as_recipe: Vec<PathBuf>,
 }
 
 /// What the committed minimised corpora (`fuzz/seeds/*.tar.gz`) may weigh in all.
@@ -50,7 +59,9 @@ pub fn default_max_len(target: &str) -> usize {
         // A header and a few dozen records: a jitdump has no structure larger.
         "jitdump" => 4 << 10,
         // A replay by the analyses costs per sample: a few dozen records are enough.
-        "viewers" | "python" => 16 << 10,
+        "viewers" | "python" | "analyses" => 16 << 10,
+        // One function's code: a few hundred instructions.
+        "disasm" => 4 << 10,
         _ => 64 << 10,
     }
 }
@@ -63,6 +74,8 @@ impl Options {
             max_len: None,
             throughput: false,
             minimize: false,
+            scrub: false,
+            as_recipe: vec![],
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -94,6 +107,10 @@ impl Options {
                 }
                 "--throughput" => opts.throughput = true,
                 "--minimize" => opts.minimize = true,
+                "--scrub" => opts.scrub = true,
+                "--as-recipe" => opts
+                    .as_recipe
+                    .push(PathBuf::from(it.next().context("--as-recipe FILE")?)),
                 other => bail!("fuzz: unknown argument {other:?}"),
             }
         }
@@ -159,6 +176,13 @@ fn target_dir(root: &Path) -> PathBuf {
 }
 
 pub fn run(root: &Path, opts: &Options) -> Result<()> {
+    // The corpus checks need no fuzzer.
+    if opts.scrub {
+        return scrub(root, &opts.targets);
+    }
+    if !opts.as_recipe.is_empty() {
+        return opts.as_recipe.iter().try_for_each(|f| as_recipe(root, f));
+    }
     let tc = toolchain()?;
     if !succeeds(cargo_fuzz(&tc).arg("--version")) {
         bail!("cargo-fuzz is not installed: `cargo install cargo-fuzz`");
@@ -239,6 +263,175 @@ fn seeds_archive(root: &Path, t: &str) -> PathBuf {
     root.join("fuzz/seeds").join(format!("{t}.tar.gz"))
 }
 
+/// `dir`'s files as a sorted, dateless tar.gz at `archive` (the same inputs give the
+/// same bytes).
+fn write_archive(dir: &Path, archive: &Path) -> Result<()> {
+    let tar = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -C \"$1\" . | gzip -9n > \"$2\"",
+        )
+        .arg("sh")
+        .arg(dir)
+        .arg(archive)
+        .status()?;
+    if !tar.success() {
+        bail!("writing {}", archive.display());
+    }
+    Ok(())
+}
+
+/// The runs of the external corpus's bytes that no recording of this repository has
+/// (`None` without `../shared/corpus`): what nothing committed may hold.
+pub fn corpus_runs(root: &Path) -> Result<Option<CorpusRuns>> {
+    let corpus = root.join("../shared/corpus");
+    if !corpus.is_dir() {
+        return Ok(None);
+    }
+    let mut runs = CorpusRuns::of_dir(&corpus).context("reading ../shared/corpus")?;
+    for f in files_in(&root.join("conformance/fixtures"))
+        .into_iter()
+        .chain(files_in(&root.join("samples")))
+    {
+        runs = runs.except(&std::fs::read(&f)?);
+    }
+    Ok(Some(runs))
+}
+
+/// Removes the files of `dir` that hold a run of the corpus's bytes; how many. Without
+/// the corpus, says that nothing was checked.
+fn drop_corpus_runs(root: &Path, dir: &Path) -> Result<usize> {
+    let Some(runs) = corpus_runs(root)? else {
+        println!(
+            "../shared/corpus is absent: {} is not checked for its bytes",
+            dir.display()
+        );
+        return Ok(0);
+    };
+    let mut dropped = 0;
+    for f in files_in(dir) {
+        if runs.shared_run(&std::fs::read(&f)?).is_some() {
+            std::fs::remove_file(&f)?;
+            dropped += 1;
+        }
+    }
+    Ok(dropped)
+}
+
+/// `--scrub`: each target's committed archive rewritten without the inputs that hold a
+/// run of the external corpus's bytes (libFuzzer's descendants of a corpus file keep
+/// most of it). The corpus files stay seeds at run time; they are not committed.
+fn scrub(root: &Path, targets: &[String]) -> Result<()> {
+    if corpus_runs(root)?.is_none() {
+        bail!("--scrub compares the archives with ../shared/corpus, which is absent");
+    }
+    let scratch = root.join("fuzz/corpus/.scrub");
+    for t in targets {
+        let archive = seeds_archive(root, t);
+        if !archive.is_file() {
+            continue;
+        }
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch)?;
+        let unpacked = Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&scratch)
+            .status()?;
+        if !unpacked.success() {
+            bail!("unpacking {}", archive.display());
+        }
+        let before = files_in(&scratch).len();
+        let dropped = drop_corpus_runs(root, &scratch)?;
+        if dropped > 0 {
+            write_archive(&scratch, &archive)?;
+        }
+        println!(
+            "{t}: {dropped} of {before} input(s) left out, {} bytes now",
+            std::fs::metadata(&archive)?.len()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    Ok(())
+}
+
+/// `--as-recipe FILE`: a finding mutated from a corpus file, replaced by `FILE.recipe`,
+/// the edits that make it from the corpus file it shares the most with (rebuilt and
+/// compared before `FILE` is removed).
+fn as_recipe(root: &Path, file: &Path) -> Result<()> {
+    let input = std::fs::read(file).with_context(|| file.display().to_string())?;
+    let corpus = root.join("../shared/corpus");
+    let mut best: Option<(usize, String, Vec<u8>)> = None;
+    for c in files_in(&corpus) {
+        let base = std::fs::read(&c)?;
+        let name = c
+            .file_name()
+            .context("a corpus file's name")?
+            .to_string_lossy()
+            .into_owned();
+        let copied = Recipe::make(&name, &base, &input)
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Copy { len, .. } => *len,
+                Step::Insert(_) => 0,
+            })
+            .sum::<usize>();
+        if best.as_ref().is_none_or(|(n, _, _)| copied > *n) {
+            best = Some((copied, name, base));
+        }
+    }
+    let Some((copied, name, base)) = best.filter(|(n, _, _)| *n > 0) else {
+        bail!("{}: no run of ../shared/corpus in it", file.display());
+    };
+    let recipe = Recipe::make(&name, &base, &input);
+    if recipe.apply(&base).ok().as_deref() != Some(&input[..]) {
+        bail!("{}: its recipe does not rebuild it", file.display());
+    }
+    let text = recipe.to_text();
+    if let Some(at) = corpus_runs(root)?.and_then(|r| r.shared_run(text.as_bytes())) {
+        bail!(
+            "{}: its recipe holds the corpus's bytes at {at}",
+            file.display()
+        );
+    }
+    let out = PathBuf::from(format!("{}.recipe", file.display()));
+    std::fs::write(&out, text)?;
+    std::fs::remove_file(file)?;
+    println!(
+        "{}: {copied} of {} bytes from {name}; {} bytes of recipe",
+        out.display(),
+        input.len(),
+        std::fs::metadata(&out)?.len()
+    );
+    Ok(())
+}
+
+/// The committed findings of target `t` (`fuzz/regressions/T/`): the files, and the
+/// inputs their recipes make when the corpus is present (a note for each one that
+/// cannot be made).
+pub fn regressions(root: &Path, t: &str) -> Result<Vec<Vec<u8>>> {
+    let dir = root.join("fuzz/regressions").join(t);
+    let corpus = root.join("../shared/corpus");
+    let corpus = corpus.is_dir().then_some(corpus.as_path());
+    let mut out = vec![];
+    for f in files_in(&dir) {
+        if f.extension().is_some_and(|e| e == "recipe") {
+            match Recipe::build(&f, corpus).map_err(anyhow::Error::msg)? {
+                Some(bytes) => out.push(bytes),
+                None => println!(
+                    "{}: not made (its corpus file is absent)",
+                    f.strip_prefix(root).unwrap_or(&f).display()
+                ),
+            }
+        } else {
+            out.push(std::fs::read(&f)?);
+        }
+    }
+    Ok(out)
+}
+
 /// `--minimize`: each target's corpus (seeded as for a run, so the archive's inputs are
 /// kept unless others cover the same) cut by libFuzzer's merge to the fewest inputs that
 /// reach every edge it reaches (`-use_counters=0`: edges, not hit counts, else nearly
@@ -285,18 +478,11 @@ fn minimize(root: &Path, tc: &Toolchain, opts: &Options) -> Result<()> {
             bail!("merging the {t} corpus failed:\n{log}");
         }
         let archive = seeds_archive(root, t);
-        let tar = Command::new("sh")
-            .arg("-c")
-            .arg(
-                "tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - -C \"$1\" . | gzip -9n > \"$2\"",
-            )
-            .arg("sh")
-            .arg(&merged)
-            .arg(&archive)
-            .status()?;
-        if !tar.success() {
-            bail!("writing {}", archive.display());
+        let dropped = drop_corpus_runs(root, &merged)?;
+        if dropped > 0 {
+            println!("{t}: {dropped} input(s) left out, holding bytes of ../shared/corpus");
         }
+        write_archive(&merged, &archive)?;
         let files = files_in(&merged);
         let bytes: u64 = files
             .iter()
@@ -417,6 +603,8 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
         }
         // No perf.data file is a jitdump: its committed archive holds the seeds.
         "jitdump" => {}
+        // Code: a control byte (architecture, syntax, address given), then bytes.
+        "disasm" => seeds.extend(disasm_seeds()),
         // A control byte (batch size, how many column bytes), the columns, the file.
         "python" => {
             for f in &data_files {
@@ -431,9 +619,7 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
             }
         }
     }
-    for f in files_in(&root.join("fuzz/regressions").join(t)) {
-        seeds.push(std::fs::read(f)?);
-    }
+    seeds.extend(regressions(root, t)?);
     for s in &seeds {
         let name = format!("seed-{:016x}", fnv1a(s));
         let path = corpus.join(name);
@@ -442,6 +628,36 @@ fn seed(root: &Path, t: &str, corpus: &Path) -> Result<usize> {
         }
     }
     Ok(from_archive + seeds.len())
+}
+
+/// The `disasm` target's seeds: a few functions' code for each architecture and syntax
+/// (calls, jumps, RIP-relative operands, NOP padding, an undecodable byte, a cut
+/// instruction), at a usual address and at the top of the address space.
+fn disasm_seeds() -> Vec<Vec<u8>> {
+    const X86_64: &[u8] = &[
+        0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10, 0x89, 0x7d, 0xfc, 0x8b, 0x45, 0xfc, 0x0f,
+        0xaf, 0xc0, 0xd1, 0xe0, 0xe8, 0x00, 0x00, 0x00, 0x00, 0x48, 0x8d, 0x05, 0xf9, 0xff, 0xff,
+        0xff, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, 0xeb, 0xe0, 0x06, 0x0f,
+        0x0b, 0xc9, 0xc3, 0x48, 0x8b,
+    ];
+    const I386: &[u8] = &[
+        0x55, 0x89, 0xe5, 0x83, 0xec, 0x08, 0x8b, 0x45, 0x08, 0xe8, 0xfc, 0xff, 0xff, 0xff, 0x74,
+        0xf0, 0x0f, 0xff, 0xc9, 0xc3, 0x8b,
+    ];
+    const AARCH64: &[u8] = &[
+        0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0x00, 0x00, 0x80, 0x52, 0x02, 0x00, 0x00,
+        0x94, 0xe0, 0xff, 0xff, 0x54, 0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6, 0x00, 0x00,
+        0x00, 0x00, 0x1f, 0x20,
+    ];
+    let top = 0xffff_ffff_ffff_fff0u64.to_le_bytes();
+    let mut seeds = vec![];
+    for (arch, code) in [(0u8, X86_64), (1, I386), (2, AARCH64)] {
+        for syntax in [0u8, 4] {
+            seeds.push([&[arch | syntax][..], code].concat());
+            seeds.push([&[arch | syntax | 8][..], &top, code].concat());
+        }
+    }
+    seeds
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {

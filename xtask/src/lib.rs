@@ -7,6 +7,7 @@
 //! when they are stale.
 
 pub mod bench;
+#[cfg(feature = "fuzz")]
 pub mod fuzz;
 #[cfg(feature = "man")]
 pub mod man;

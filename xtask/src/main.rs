@@ -36,14 +36,18 @@ commands:
                   script -s, the Parquet export, on a system-wide perf record of sched:* and
                   raw_syscalls:* of N MB), --no-tracepoints leaves it out,
                   --tracepoints-only measures it alone and, with --out, replaces its section
-  fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize]
+  fuzz [--target T]... [--seconds N] [--max-len BYTES] [--throughput] [--minimize] [--scrub]
+       [--as-recipe FILE]...
                   seed fuzz/corpus/ (from fuzz/seeds/T.tar.gz, the fixtures, the findings) and
                   run the cargo-fuzz targets of fuzz/ (default: all, 60 s each; nightly if
                   rustup has it, else stable with RUSTC_BOOTSTRAP=1); prints executions and
-                  coverage per target. Inputs up to 64 KiB (spec_language 8 KiB) unless
-                  --max-len; --throughput builds without AddressSanitizer (long campaigns);
-                  --minimize writes each corpus, cut to the inputs that cover its edges, to
-                  fuzz/seeds/T.tar.gz (5 MiB in all at most)
+                  coverage per target. Inputs up to 64 KiB (fewer for some targets: see
+                  fuzz/README.md) unless --max-len; --throughput builds without
+                  AddressSanitizer (long campaigns); --minimize writes each corpus, cut to the
+                  inputs that cover its edges and without the ones holding bytes of
+                  ../shared/corpus, to fuzz/seeds/T.tar.gz (6 MiB in all at most); --scrub
+                  takes those inputs out of the archives as they are; --as-recipe replaces a
+                  finding mutated from a corpus file by FILE.recipe, its edits of that file
   proto           (`cargo run -p xtask --features proto -- proto`) regenerate the pprof types,
                   perfdata-analysis/src/export/pprof/proto.rs, from perfdata-analysis/proto/ (needs protoc)";
 
@@ -93,6 +97,7 @@ fn run() -> Result<()> {
         }
         #[cfg(feature = "conformance")]
         ["conformance", rest @ ..] => conformance(&root, rest),
+        #[cfg(feature = "fuzz")]
         ["fuzz", rest @ ..] => xtask::fuzz::run(&root, &xtask::fuzz::Options::parse(rest)?),
         #[cfg(feature = "proto")]
         ["proto"] => xtask::proto::run(&root),

@@ -1,9 +1,11 @@
-//! Replays the fuzz targets' bodies (`perfdata_fuzz::format`, `unwind`, `viewers`, `python`) on
+//! Replays the fuzz targets' bodies (`perfdata_fuzz::format`, `unwind`, `viewers`,
+//! `analyses`, `disasm`, `python`) on
 //! stable: every committed crash or regression input (`fuzz/regressions/<target>/`), and
 //! every seed the fuzzer starts from (the conformance fixtures and, when present,
 //! `../shared/corpus`).
 
 use crate::common;
+use common::corpus_derived::Recipe;
 use common::{corpus_dir, workspace};
 use std::path::PathBuf;
 
@@ -27,11 +29,38 @@ fn seeds() -> Vec<PathBuf> {
     v
 }
 
-fn replay(target: &str, body: fn(&[u8])) {
+/// The committed findings of `target`, named: the files, and what each `.recipe` makes
+/// from its corpus file (a finding mutated from a corpus file is kept as its edits: the
+/// corpus is never copied here), said and left out when the corpus is absent.
+fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
     let dir = workspace().join("fuzz/regressions").join(target);
-    let regressions = files_in(&dir);
-    for f in regressions.iter().chain(&seeds()) {
-        let bytes = std::fs::read(f).unwrap();
+    let corpus = corpus_dir();
+    let mut out = vec![];
+    for f in files_in(&dir) {
+        if f.extension().is_some_and(|e| e == "recipe") {
+            match Recipe::build(&f, corpus.as_deref()).unwrap() {
+                Some(bytes) => out.push((f, bytes)),
+                None => common::skip(&format!(
+                    "{}: its corpus file is absent, the finding is not replayed",
+                    f.display()
+                )),
+            }
+        } else {
+            let bytes = std::fs::read(&f).unwrap();
+            out.push((f, bytes));
+        }
+    }
+    out
+}
+
+fn replay(target: &str, body: fn(&[u8])) {
+    let regressions = regressions(target);
+    let seeds = seeds().into_iter().map(|f| (std::fs::read(&f).unwrap(), f));
+    for (bytes, f) in regressions
+        .iter()
+        .map(|(f, b)| (b.clone(), f.clone()))
+        .chain(seeds)
+    {
         // A panic names the input.
         let caught = std::panic::catch_unwind(|| body(&bytes));
         assert!(caught.is_ok(), "{target}: {} fails", f.display());
@@ -74,12 +103,10 @@ fn convert() {
 
 #[test]
 fn structured() {
-    let dir = workspace().join("fuzz/regressions/structured");
-    let regressions = files_in(&dir);
-    for f in &regressions {
-        let bytes = std::fs::read(f).unwrap();
+    let regressions = regressions("structured");
+    for (f, bytes) in &regressions {
         let caught = std::panic::catch_unwind(|| {
-            perfdata_fuzz::format::structured(&bytes);
+            perfdata_fuzz::format::structured(bytes);
         });
         assert!(caught.is_ok(), "structured: {} fails", f.display());
     }
@@ -103,11 +130,9 @@ fn structured() {
 /// fuzzer's seeds are `arbitrary` bytes: no file is a meaningful one).
 #[test]
 fn unwind() {
-    let dir = workspace().join("fuzz/regressions/unwind");
-    let regressions = files_in(&dir);
-    for f in &regressions {
-        let bytes = std::fs::read(f).unwrap();
-        let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(&bytes));
+    let regressions = regressions("unwind");
+    for (f, bytes) in &regressions {
+        let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(bytes));
         assert!(caught.is_ok(), "unwind: {} fails", f.display());
     }
     let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
@@ -129,6 +154,59 @@ fn viewers() {
     replay("viewers", perfdata_fuzz::viewers::viewers);
     // The input file the body wrote (in /dev/shm): not left behind by the test.
     let _ = std::fs::remove_file(perfdata_fuzz::scratch::input_path("viewers"));
+}
+
+#[test]
+fn analyses() {
+    replay("analyses", |b| {
+        perfdata_fuzz::analyses::analyses(b);
+    });
+    // The seeds reach every tool the target runs (a body that printed nothing would
+    // check nothing).
+    let mut all = perfdata_fuzz::analyses::Printed::default();
+    for f in seeds() {
+        let p = perfdata_fuzz::analyses::analyses(&std::fs::read(&f).unwrap());
+        all.script += p.script;
+        all.sched += p.sched;
+        all.tracepoint_rows += p.tracepoint_rows;
+    }
+    let _ = std::fs::remove_file(perfdata_fuzz::scratch::input_path("analyses"));
+    println!("analyses: the seeds printed {all:?}");
+    assert!(
+        all.script > 0 && all.sched > 0 && all.tracepoint_rows > 0,
+        "{all:?}"
+    );
+}
+
+/// The disassemblers: the committed inputs, and code from a fixed pseudo-random stream
+/// for each architecture and syntax, at a usual address and at the top of the address
+/// space (no recording is code).
+#[test]
+fn disasm() {
+    let regressions = regressions("disasm");
+    for (f, bytes) in &regressions {
+        let caught = std::panic::catch_unwind(|| perfdata_fuzz::disasm::disasm(bytes));
+        assert!(caught.is_ok(), "disasm: {} fails", f.display());
+    }
+    let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
+    for i in 0..600 {
+        let len = (rng.next_u64() % 512) as usize;
+        let mut bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        if let Some(control) = bytes.first_mut() {
+            // Every architecture and syntax in turn; the top of the address space
+            // every other time.
+            *control = (i % 8) as u8 | if i % 16 < 8 { 8 } else { 0 };
+            if i % 16 < 8 && bytes.len() > 8 {
+                bytes[1..9].copy_from_slice(&(u64::MAX - (i as u64 % 64)).to_le_bytes());
+            }
+        }
+        let caught = std::panic::catch_unwind(|| perfdata_fuzz::disasm::disasm(&bytes));
+        assert!(caught.is_ok(), "disasm: pseudo-random input {i} fails");
+    }
+    println!(
+        "disasm: {} regression input(s) replayed, 600 pseudo-random inputs",
+        regressions.len()
+    );
 }
 
 #[test]
