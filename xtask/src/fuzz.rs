@@ -298,10 +298,10 @@ pub fn corpus_runs(root: &Path) -> Result<Option<CorpusRuns>> {
     Ok(Some(runs))
 }
 
-/// Removes the files of `dir` that hold a run of the corpus's bytes; how many. Without
-/// the corpus, says that nothing was checked.
-fn drop_corpus_runs(root: &Path, dir: &Path) -> Result<usize> {
-    let Some(runs) = corpus_runs(root)? else {
+/// Removes the files of `dir` that hold one of `runs`; how many. Without the corpus
+/// (`None`), says that nothing was checked.
+fn drop_corpus_runs(runs: Option<&CorpusRuns>, dir: &Path) -> Result<usize> {
+    let Some(runs) = runs else {
         println!(
             "../shared/corpus is absent: {} is not checked for its bytes",
             dir.display()
@@ -322,9 +322,9 @@ fn drop_corpus_runs(root: &Path, dir: &Path) -> Result<usize> {
 /// run of the external corpus's bytes (libFuzzer's descendants of a corpus file keep
 /// most of it). The corpus files stay seeds at run time; they are not committed.
 fn scrub(root: &Path, targets: &[String]) -> Result<()> {
-    if corpus_runs(root)?.is_none() {
+    let Some(runs) = corpus_runs(root)? else {
         bail!("--scrub compares the archives with ../shared/corpus, which is absent");
-    }
+    };
     let scratch = root.join("fuzz/corpus/.scrub");
     for t in targets {
         let archive = seeds_archive(root, t);
@@ -343,7 +343,7 @@ fn scrub(root: &Path, targets: &[String]) -> Result<()> {
             bail!("unpacking {}", archive.display());
         }
         let before = files_in(&scratch).len();
-        let dropped = drop_corpus_runs(root, &scratch)?;
+        let dropped = drop_corpus_runs(Some(&runs), &scratch)?;
         if dropped > 0 {
             write_archive(&scratch, &archive)?;
         }
@@ -442,6 +442,7 @@ fn minimize(root: &Path, tc: &Toolchain, opts: &Options) -> Result<()> {
     let fuzz = root.join("fuzz");
     let builds = target_dir(root).join("fuzz-throughput");
     std::fs::create_dir_all(fuzz.join("seeds"))?;
+    let runs = corpus_runs(root)?;
     for t in &opts.targets {
         let corpus = fuzz.join("corpus").join(t);
         seed(root, t, &corpus)?;
@@ -478,7 +479,7 @@ fn minimize(root: &Path, tc: &Toolchain, opts: &Options) -> Result<()> {
             bail!("merging the {t} corpus failed:\n{log}");
         }
         let archive = seeds_archive(root, t);
-        let dropped = drop_corpus_runs(root, &merged)?;
+        let dropped = drop_corpus_runs(runs.as_ref(), &merged)?;
         if dropped > 0 {
             println!("{t}: {dropped} input(s) left out, holding bytes of ../shared/corpus");
         }
