@@ -33,10 +33,31 @@ fn content(w: &[u8]) -> bool {
     false
 }
 
-/// FNV-1a of a window.
+/// The multiplier of the windows' polynomial hash.
+const BASE: u64 = 0x0100_0000_01b3;
+
+/// The polynomial hash of a window (`Σ b[i]·BASE^(len-1-i)`, wrapping).
 fn hash(w: &[u8]) -> u64 {
-    w.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    w.iter().fold(0, |h: u64, &b| {
+        h.wrapping_mul(BASE).wrapping_add(u64::from(b))
+    })
+}
+
+/// The hash of every [`RUN`]-byte window of `bytes`, in order, each from the one before
+/// (a rolling hash: the archives' inputs are checked byte by byte).
+fn window_hashes(bytes: &[u8]) -> impl Iterator<Item = u64> + '_ {
+    // BASE^(RUN-1): the weight of the byte leaving the window.
+    let top = (1..RUN).fold(1u64, |p, _| p.wrapping_mul(BASE));
+    let mut h = bytes.get(..RUN).map_or(0, hash);
+    (0..bytes.len().saturating_sub(RUN - 1)).map(move |i| {
+        if i > 0 {
+            let out = u64::from(bytes[i - 1]).wrapping_mul(top);
+            h = h
+                .wrapping_sub(out)
+                .wrapping_mul(BASE)
+                .wrapping_add(u64::from(bytes[i + RUN - 1]));
+        }
+        h
     })
 }
 
@@ -54,11 +75,11 @@ impl CorpusRuns {
             if !path.is_file() || path.extension().is_some_and(|x| x == "md") {
                 continue;
             }
+            let bytes = std::fs::read(&path)?;
             windows.extend(
-                std::fs::read(&path)?
-                    .windows(RUN)
-                    .filter(|w| content(w))
-                    .map(hash),
+                (bytes.windows(RUN).zip(window_hashes(&bytes)))
+                    .filter(|(w, _)| content(w))
+                    .map(|(_, h)| h),
             );
         }
         Ok(CorpusRuns { windows })
@@ -68,17 +89,16 @@ impl CorpusRuns {
     /// machine's perf writes alike, such as the kernel's ftrace format descriptions in a
     /// recording's tracing data.
     pub fn except(mut self, ours: &[u8]) -> CorpusRuns {
-        for w in ours.windows(RUN) {
-            self.windows.remove(&hash(w));
+        for h in window_hashes(ours) {
+            self.windows.remove(&h);
         }
         self
     }
 
     /// Where `bytes` first hold a [`RUN`]-byte run of content of a corpus file.
     pub fn shared_run(&self, bytes: &[u8]) -> Option<usize> {
-        bytes
-            .windows(RUN)
-            .position(|w| self.windows.contains(&hash(w)) && content(w))
+        (bytes.windows(RUN).zip(window_hashes(bytes)))
+            .position(|(w, h)| self.windows.contains(&h) && content(w))
     }
 }
 
@@ -313,6 +333,15 @@ mod tests {
             "runs of ours too are left out"
         );
         assert_eq!(runs.shared_run(&base[700..780]), Some(0));
+    }
+
+    #[test]
+    fn the_rolling_hash_is_each_window_s_own() {
+        let bytes = noise(300, 5);
+        let rolled: Vec<u64> = window_hashes(&bytes).collect();
+        let direct: Vec<u64> = bytes.windows(RUN).map(hash).collect();
+        assert_eq!(rolled, direct);
+        assert_eq!(window_hashes(&bytes[..RUN - 1]).count(), 0);
     }
 
     #[test]
