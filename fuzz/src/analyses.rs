@@ -58,6 +58,8 @@ impl std::io::Write for Counted<'_> {
     }
 }
 
+/// The target's body: `bytes` (cut at 1 MiB) as a recording, through every tool the
+/// module names; what they printed (nothing when the reader refuses the input).
 pub fn analyses(bytes: &[u8]) -> Printed {
     let mut printed = Printed::default();
     let bytes = &bytes[..bytes.len().min(MAX_INPUT)];
