@@ -335,6 +335,8 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
     let mut exported: Vec<(usize, PathBuf)> = vec![];
     // Live rows that failed on their first recording and passed on a second.
     let mut flaky: Vec<Row> = vec![];
+    // `--no-retry`: a failing live row is not recorded again.
+    let retry = |row: &Row| !opts.no_retry && report::needs_second_recording(row, &known);
     // The baseline of check 14 (diff): the `plain` row's recording, recorded first.
     let mut baseline: Option<PathBuf> = None;
     let tools = gperftools::Tools::find(&dir);
@@ -359,7 +361,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             record::Recorded::Skipped(why) => row.all(&Outcome::Skip(why)),
             record::Recorded::Path(p) => {
                 check_recording(s, &p, &dir, baseline.as_deref(), &tools, &mut row);
-                if !opts.no_retry && !report::verdict(std::slice::from_ref(&row), &known).ok() {
+                if retry(&row) {
                     // A live recording samples a program that runs differently each time,
                     // and perf's unwinder fails on some rare samples (cut_short.rs): a
                     // failure is recorded again once, and stays a failure only if the
@@ -376,12 +378,10 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
                             check_recording(s, &p2, &dir, baseline.as_deref(), &tools, &mut again)
                         }
                     }
-                    if report::verdict(std::slice::from_ref(&again), &known).ok() {
+                    if !report::needs_second_recording(&again, &known) {
                         flaky.push(std::mem::replace(&mut row, again));
                     } else {
-                        row.notes.push(
-                            "failed on a second recording too (its details are not shown)".into(),
-                        );
+                        row.notes.push(report::FAILED_TWICE.into());
                         // The first recording's failures are the row's: put it back (a
                         // `--threads` recording is a directory, which rename does not
                         // replace).
@@ -426,11 +426,7 @@ pub fn run_live(workspace: &Path, opts: &LiveOptions) -> Result<bool> {
             .any(|o| o == pyscript::GROUP || pyscript::SCENARIOS.iter().any(|s| s.name == o))
     {
         rows.extend(pyscript::run(
-            &dir,
-            &opts.only,
-            workspace,
-            !opts.no_retry,
-            &mut flaky,
+            &dir, &opts.only, workspace, &retry, &mut flaky,
         ));
     }
     let corpus = opts

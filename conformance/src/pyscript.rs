@@ -313,18 +313,17 @@ fn first_difference(theirs: &str, mine: &str) -> String {
 
 /// The section's rows (those `only` selects; all with `pyscript`).
 ///
-/// As the other live rows: a row that fails is recorded again once (unless `retry` is
-/// off), and fails only if the second recording fails too; a row that passed on its
-/// second recording is added to `flaky` with its first recording's failures. A sample
-/// can land where perf 6.1 names code by chance: on a PLT entry its lookup among
-/// overlapping symbols (the zero-size `_init` before `.plt`, extended over it before
-/// the PLT's symbols are added) depends on the shape of its symbol tree
-/// (docs/perf-compat.md).
+/// As the other live rows: a row that `retry` says is worth it is recorded again once,
+/// and fails only if the second recording fails too; a row that passed on its second
+/// recording is added to `flaky` with its first recording's failures. A sample can land
+/// where perf 6.1 names code by chance: on a PLT entry its lookup among overlapping
+/// symbols (the zero-size `_init` before `.plt`, extended over it before the PLT's
+/// symbols are added) depends on the shape of its symbol tree (docs/perf-compat.md).
 pub fn run(
     dir: &Path,
     only: &[String],
     workspace: &Path,
-    retry: bool,
+    retry: &dyn Fn(&Row) -> bool,
     flaky: &mut Vec<Row>,
 ) -> Vec<Row> {
     let wanted: Vec<&PyScenario> = SCENARIOS
@@ -335,28 +334,28 @@ pub fn run(
     let mut rows = vec![];
     for s in wanted {
         let t = std::time::Instant::now();
-        let mut row = Row::new(s.name);
-        let recorded = || match &why {
-            Some(why) => Outcome::Skip(why.clone()),
-            None => match record(s, dir) {
-                Ok(p) => check(&p, dir, s, workspace),
-                Err(why) => Outcome::Skip(why),
-            },
+        let recorded = || {
+            let mut row = Row::new(s.name);
+            let o = match &why {
+                Some(why) => Outcome::Skip(why.clone()),
+                None => match record(s, dir) {
+                    Ok(p) => check(&p, dir, s, workspace),
+                    Err(why) => Outcome::Skip(why),
+                },
+            };
+            row.set("pyscript", o);
+            row
         };
-        let mut o = recorded();
-        if retry && o.is_fail() {
+        let mut row = recorded();
+        if retry(&row) {
             eprintln!("  {:<22} failed: recording it again", s.name);
             let again = recorded();
-            if !again.is_fail() {
-                let mut first = Row::new(s.name);
-                first.set("pyscript", std::mem::replace(&mut o, again));
-                flaky.push(first);
+            if retry(&again) {
+                row.notes.push(crate::report::FAILED_TWICE.into());
             } else {
-                row.notes
-                    .push("failed on a second recording too (its details are not shown)".into());
+                flaky.push(std::mem::replace(&mut row, again));
             }
         }
-        row.set("pyscript", o);
         eprintln!("  {:<22} {:>5} ms", s.name, t.elapsed().as_millis());
         rows.push(row);
     }

@@ -221,6 +221,15 @@ impl Verdict {
     }
 }
 
+/// The note of a live row that failed on its second recording too.
+pub const FAILED_TWICE: &str = "failed on a second recording too (its details are not shown)";
+
+/// A live row is recorded again when it failed where no known failure says it would: a
+/// live recording samples a program that runs differently each time.
+pub fn needs_second_recording(row: &Row, known: &[KnownFailure]) -> bool {
+    !verdict(std::slice::from_ref(row), known).ok()
+}
+
 pub fn verdict(rows: &[Row], known: &[KnownFailure]) -> Verdict {
     let mut v = Verdict::default();
     for r in rows {

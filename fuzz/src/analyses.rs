@@ -41,6 +41,8 @@ pub struct Printed {
     pub script: u64,
     /// Bytes of `perf sched` text (timehist, latency, map).
     pub sched: u64,
+    /// Intervals timehist handed over, and rows of the intervals table.
+    pub intervals: u64,
     /// Rows of the tracepoint tables.
     pub tracepoint_rows: u64,
 }
@@ -77,7 +79,12 @@ pub fn analyses(bytes: &[u8]) -> Printed {
         ..AnalyzerOptions::default()
     };
     scripts(&rec, &opts, &mut Counted(&mut printed.script));
-    sched(&rec, &opts, &mut Counted(&mut printed.sched));
+    sched(
+        &rec,
+        &opts,
+        &mut Counted(&mut printed.sched),
+        &mut printed.intervals,
+    );
     if let Ok(mut a) = Analyzer::open(&rec, &opts) {
         let _ = tracepoint_tables(&mut a, &mut printed.tracepoint_rows);
     };
@@ -126,7 +133,7 @@ fn scripts(rec: &Recording, opts: &AnalyzerOptions, out: &mut Counted<'_>) {
 }
 
 /// `perf sched`'s views; a recording without `sched_switch` is refused by each.
-fn sched(rec: &Recording, opts: &AnalyzerOptions, out: &mut Counted<'_>) {
+fn sched(rec: &Recording, opts: &AnalyzerOptions, out: &mut Counted<'_>, intervals: &mut u64) {
     let plain = TimehistOptions::default();
     let columns = TimehistOptions {
         with_summary: true,
@@ -144,8 +151,7 @@ fn sched(rec: &Recording, opts: &AnalyzerOptions, out: &mut Counted<'_>) {
     };
     for o in [&plain, &columns, &idle] {
         if let Ok(mut a) = Analyzer::open(rec, opts) {
-            let mut intervals = 0u64;
-            let mut each = |_| intervals += 1;
+            let mut each = |_| *intervals += 1;
             let _ = timehist::timehist(&mut a, o, out, Some(&mut each));
         }
     }
@@ -176,7 +182,7 @@ fn sched(rec: &Recording, opts: &AnalyzerOptions, out: &mut Counted<'_>) {
         }
     }
     if let Ok(mut a) = Analyzer::open(rec, opts) {
-        let _ = table::intervals(&mut a, &plain, 7, &mut |_| Ok(()));
+        *intervals += table::intervals(&mut a, &plain, 7, &mut |_| Ok(())).unwrap_or(0);
     }
 }
 

@@ -271,6 +271,18 @@ impl Recipe {
     }
 }
 
+/// A committed input (a fuzz finding): the file's bytes, or what its `.recipe` makes from
+/// the corpus in `corpus` (`None`: the corpus, or its file, is absent).
+pub fn input(path: &Path, corpus: Option<&Path>) -> Result<Option<Vec<u8>>, String> {
+    if path.extension().is_some_and(|e| e == "recipe") {
+        Recipe::build(path, corpus)
+    } else {
+        std::fs::read(path)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -342,6 +354,24 @@ mod tests {
         let direct: Vec<u64> = bytes.windows(RUN).map(hash).collect();
         assert_eq!(rolled, direct);
         assert_eq!(window_hashes(&bytes[..RUN - 1]).count(), 0);
+    }
+
+    #[test]
+    fn an_input_is_a_file_or_what_its_recipe_makes() {
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = dir.path().join("corpus");
+        std::fs::create_dir(&corpus).unwrap();
+        let base = noise(200, 6);
+        std::fs::write(corpus.join("c.data"), &base).unwrap();
+        let wanted = [&base[10..150], &b"mut"[..]].concat();
+        let recipe = dir.path().join("f.recipe");
+        std::fs::write(&recipe, Recipe::make("c.data", &base, &wanted).to_text()).unwrap();
+        let plain = dir.path().join("g");
+        std::fs::write(&plain, b"bytes").unwrap();
+        assert_eq!(input(&recipe, Some(&corpus)).unwrap(), Some(wanted));
+        assert_eq!(input(&recipe, None).unwrap(), None, "no corpus: not made");
+        assert_eq!(input(&plain, None).unwrap(), Some(b"bytes".to_vec()));
+        assert!(input(&dir.path().join("absent"), None).is_err());
     }
 
     #[test]

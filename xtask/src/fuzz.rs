@@ -9,7 +9,7 @@
 //! committed `fuzz/regressions/`. `--minimize` writes those archives.
 
 use anyhow::{bail, Context, Result};
-use perfdata_test_support::corpus_derived::{CorpusRuns, Recipe, Step};
+use perfdata_test_support::corpus_derived::{self, CorpusRuns, Recipe, Step};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -362,7 +362,8 @@ fn scrub(root: &Path, targets: &[String]) -> Result<()> {
 fn as_recipe(root: &Path, file: &Path) -> Result<()> {
     let input = std::fs::read(file).with_context(|| file.display().to_string())?;
     let corpus = root.join("../shared/corpus");
-    let mut best: Option<(usize, String, Vec<u8>)> = None;
+    // The recipe from the corpus file that gives the most bytes.
+    let mut best: Option<(usize, Recipe, Vec<u8>)> = None;
     for c in files_in(&corpus) {
         let base = std::fs::read(&c)?;
         let name = c
@@ -370,22 +371,21 @@ fn as_recipe(root: &Path, file: &Path) -> Result<()> {
             .context("a corpus file's name")?
             .to_string_lossy()
             .into_owned();
-        let copied = Recipe::make(&name, &base, &input)
-            .steps
-            .iter()
+        let recipe = Recipe::make(&name, &base, &input);
+        let copied = (recipe.steps.iter())
             .map(|s| match s {
                 Step::Copy { len, .. } => *len,
                 Step::Insert(_) => 0,
             })
             .sum::<usize>();
         if best.as_ref().is_none_or(|(n, _, _)| copied > *n) {
-            best = Some((copied, name, base));
+            best = Some((copied, recipe, base));
         }
     }
-    let Some((copied, name, base)) = best.filter(|(n, _, _)| *n > 0) else {
+    let Some((copied, recipe, base)) = best.filter(|(n, _, _)| *n > 0) else {
         bail!("{}: no run of ../shared/corpus in it", file.display());
     };
-    let recipe = Recipe::make(&name, &base, &input);
+    let name = &recipe.base;
     if recipe.apply(&base).ok().as_deref() != Some(&input[..]) {
         bail!("{}: its recipe does not rebuild it", file.display());
     }
@@ -417,16 +417,12 @@ pub fn regressions(root: &Path, t: &str) -> Result<Vec<Vec<u8>>> {
     let corpus = corpus.is_dir().then_some(corpus.as_path());
     let mut out = vec![];
     for f in files_in(&dir) {
-        if f.extension().is_some_and(|e| e == "recipe") {
-            match Recipe::build(&f, corpus).map_err(anyhow::Error::msg)? {
-                Some(bytes) => out.push(bytes),
-                None => println!(
-                    "{}: not made (its corpus file is absent)",
-                    f.strip_prefix(root).unwrap_or(&f).display()
-                ),
-            }
-        } else {
-            out.push(std::fs::read(&f)?);
+        match corpus_derived::input(&f, corpus).map_err(anyhow::Error::msg)? {
+            Some(bytes) => out.push(bytes),
+            None => println!(
+                "{}: not made (its corpus file is absent)",
+                f.strip_prefix(root).unwrap_or(&f).display()
+            ),
         }
     }
     Ok(out)

@@ -5,7 +5,7 @@
 //! `../shared/corpus`).
 
 use crate::common;
-use common::corpus_derived::Recipe;
+use common::corpus_derived;
 use common::{corpus_dir, workspace};
 use std::path::PathBuf;
 
@@ -29,46 +29,38 @@ fn seeds() -> Vec<PathBuf> {
     v
 }
 
-/// The committed findings of `target`, named: the files, and what each `.recipe` makes
-/// from its corpus file (a finding mutated from a corpus file is kept as its edits: the
-/// corpus is never copied here), said and left out when the corpus is absent.
-fn regressions(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
+/// Replays the committed findings of `target` through `body` (a finding mutated from a
+/// corpus file is kept as a `.recipe`, its edits of that file: the corpus is never copied
+/// here; without the corpus it is said and left out); how many were replayed.
+fn replay_findings(target: &str, body: impl Fn(&[u8]) + std::panic::RefUnwindSafe) -> usize {
     let dir = workspace().join("fuzz/regressions").join(target);
     let corpus = corpus_dir();
-    let mut out = vec![];
+    let mut replayed = 0;
     for f in files_in(&dir) {
-        if f.extension().is_some_and(|e| e == "recipe") {
-            match Recipe::build(&f, corpus.as_deref()).unwrap() {
-                Some(bytes) => out.push((f, bytes)),
-                None => common::skip(&format!(
-                    "{}: its corpus file is absent, the finding is not replayed",
-                    f.display()
-                )),
-            }
-        } else {
-            let bytes = std::fs::read(&f).unwrap();
-            out.push((f, bytes));
-        }
-    }
-    out
-}
-
-fn replay(target: &str, body: fn(&[u8])) {
-    let regressions = regressions(target);
-    let seeds = seeds().into_iter().map(|f| (std::fs::read(&f).unwrap(), f));
-    for (bytes, f) in regressions
-        .iter()
-        .map(|(f, b)| (b.clone(), f.clone()))
-        .chain(seeds)
-    {
+        let Some(bytes) = corpus_derived::input(&f, corpus.as_deref()).unwrap() else {
+            common::skip(&format!(
+                "{}: its corpus file is absent, the finding is not replayed",
+                f.display()
+            ));
+            continue;
+        };
         // A panic names the input.
         let caught = std::panic::catch_unwind(|| body(&bytes));
         assert!(caught.is_ok(), "{target}: {} fails", f.display());
+        replayed += 1;
     }
-    println!(
-        "{target}: {} regression input(s) replayed",
-        regressions.len()
-    );
+    replayed
+}
+
+/// The findings of `target`, then every seed, through `body`.
+fn replay(target: &str, body: fn(&[u8])) {
+    let replayed = replay_findings(target, body);
+    for f in seeds() {
+        let bytes = std::fs::read(&f).unwrap();
+        let caught = std::panic::catch_unwind(|| body(&bytes));
+        assert!(caught.is_ok(), "{target}: {} fails", f.display());
+    }
+    println!("{target}: {replayed} regression input(s) replayed");
 }
 
 #[test]
@@ -103,13 +95,9 @@ fn convert() {
 
 #[test]
 fn structured() {
-    let regressions = regressions("structured");
-    for (f, bytes) in &regressions {
-        let caught = std::panic::catch_unwind(|| {
-            perfdata_fuzz::format::structured(bytes);
-        });
-        assert!(caught.is_ok(), "structured: {} fails", f.display());
-    }
+    let replayed = replay_findings("structured", |b| {
+        perfdata_fuzz::format::structured(b);
+    });
     // Arbitrary models from fixed pseudo-random bytes (the same every run).
     let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
     let mut checked = 0;
@@ -121,8 +109,7 @@ fn structured() {
     // must get through, or the target checks nothing.
     assert!(checked > 0, "no arbitrary model was written");
     println!(
-        "structured: {} regression input(s) replayed; {checked} outputs of arbitrary models checked",
-        regressions.len()
+        "structured: {replayed} regression input(s) replayed; {checked} outputs of arbitrary models checked"
     );
 }
 
@@ -130,11 +117,7 @@ fn structured() {
 /// fuzzer's seeds are `arbitrary` bytes: no file is a meaningful one).
 #[test]
 fn unwind() {
-    let regressions = regressions("unwind");
-    for (f, bytes) in &regressions {
-        let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(bytes));
-        assert!(caught.is_ok(), "unwind: {} fails", f.display());
-    }
+    let replayed = replay_findings("unwind", perfdata_fuzz::unwind::unwind);
     let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
     let mut next = || rng.next_u64();
     for i in 0..2000 {
@@ -143,10 +126,7 @@ fn unwind() {
         let caught = std::panic::catch_unwind(|| perfdata_fuzz::unwind::unwind(&bytes));
         assert!(caught.is_ok(), "unwind: pseudo-random input {i} fails");
     }
-    println!(
-        "unwind: {} regression input(s) replayed, 2000 pseudo-random inputs",
-        regressions.len()
-    );
+    println!("unwind: {replayed} regression input(s) replayed, 2000 pseudo-random inputs");
 }
 
 #[test]
@@ -168,12 +148,13 @@ fn analyses() {
         let p = perfdata_fuzz::analyses::analyses(&std::fs::read(&f).unwrap());
         all.script += p.script;
         all.sched += p.sched;
+        all.intervals += p.intervals;
         all.tracepoint_rows += p.tracepoint_rows;
     }
     let _ = std::fs::remove_file(perfdata_fuzz::scratch::input_path("analyses"));
     println!("analyses: the seeds printed {all:?}");
     assert!(
-        all.script > 0 && all.sched > 0 && all.tracepoint_rows > 0,
+        all.script > 0 && all.sched > 0 && all.intervals > 0 && all.tracepoint_rows > 0,
         "{all:?}"
     );
 }
@@ -183,11 +164,7 @@ fn analyses() {
 /// space (no recording is code).
 #[test]
 fn disasm() {
-    let regressions = regressions("disasm");
-    for (f, bytes) in &regressions {
-        let caught = std::panic::catch_unwind(|| perfdata_fuzz::disasm::disasm(bytes));
-        assert!(caught.is_ok(), "disasm: {} fails", f.display());
-    }
+    let replayed = replay_findings("disasm", perfdata_fuzz::disasm::disasm);
     let mut rng = perfdata_test_support::XorShift::new(0x2545_f491_4f6c_dd1d);
     for i in 0..600 {
         let len = (rng.next_u64() % 512) as usize;
@@ -203,10 +180,7 @@ fn disasm() {
         let caught = std::panic::catch_unwind(|| perfdata_fuzz::disasm::disasm(&bytes));
         assert!(caught.is_ok(), "disasm: pseudo-random input {i} fails");
     }
-    println!(
-        "disasm: {} regression input(s) replayed, 600 pseudo-random inputs",
-        regressions.len()
-    );
+    println!("disasm: {replayed} regression input(s) replayed, 600 pseudo-random inputs");
 }
 
 #[test]
