@@ -477,8 +477,16 @@ impl<'s> Gen<'s> {
             quote!('_)
         };
         let fdoc = self.decode_doc(s);
+        // A small plain structure (a count and its array: a callchain) is decoded where it
+        // is asked for: a view's on-demand field would otherwise cost a call per record.
+        let inline = (matches!(s.kind, StructKind::Plain)
+            && s.fields.len() <= 2
+            && trailer.is_none()
+            && s.payload.is_none())
+        .then(|| quote!(#[inline]));
         quote! {
             #[doc = #fdoc]
+            #inline
             pub fn decode<E: rt::Endian>(#r_id: &mut rt::Reader<#rlt, E>, #ctx_id: &Ctx #params) -> rt::Result<Self> {
                 #body
             }

@@ -784,6 +784,25 @@ impl<S: RecordSource> RecordCursor<S> {
 }
 
 impl<'a, E: Endian> RecordCursor<SliceSource<'a, E>> {
+    /// [`RecordCursor::advance`] and [`RecordCursor::current`] in one step, for the
+    /// common case: the cursor is at a record of the input with nothing to expand after
+    /// it, and the next record is plain (whole, of a kernel type below COMPRESSED, with
+    /// no payload after it). `None` when the next step is anything else:
+    /// [`RecordCursor::advance`] takes it. The record comes back by value, not through
+    /// the cursor's state, so the walk's hot loop reads no record it has just stored.
+    #[inline(always)]
+    pub fn next_plain(&mut self) -> Option<RawRecord<'a>> {
+        if !matches!(self.current, Current::Source { expand: false })
+            || (self.expand && self.joiner.in_run())
+        {
+            return None;
+        }
+        let rec = self.source.walker.next_plain()?;
+        self.source.current = rec;
+        self.index += 1;
+        Some(rec)
+    }
+
     /// The next record of the input itself, borrowing the input (the contents of
     /// compressed records are passed over): `None` at the end.
     #[inline(always)]

@@ -112,6 +112,29 @@ impl<'a, E: Endian> RecordFramer<'a, E> {
         Some(<EventHeader as FixedElem>::decode_elem(head, self.endian))
     }
 
+    /// The next record when it is plain: whole, of a kernel type below COMPRESSED (no
+    /// payload after it, nothing for the cursor to expand or join). `None` leaves the
+    /// walk where it is, for [`Iterator::next`] to frame (or report) what comes next.
+    #[inline(always)]
+    pub(crate) fn next_plain(&mut self) -> Option<RawRecord<'a>> {
+        if self.failed {
+            return None;
+        }
+        let rest = self.buf.get(self.pos..)?;
+        let (header, size) = plain_record_header(rest, self.endian)?;
+        if header.type_ >= RecordType::COMPRESSED.0 {
+            return None;
+        }
+        let at = self.base + self.pos as u64;
+        self.pos += size;
+        Some(RawRecord {
+            offset: at,
+            header,
+            body: &rest[HEADER_SIZE..size],
+            payload: &[],
+        })
+    }
+
     #[inline(always)]
     fn next_record(&mut self) -> Result<RawRecord<'a>, Error> {
         let at = self.base + self.pos as u64;

@@ -35,7 +35,7 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
         Records {
             session,
             cursor: RecordCursor::new(source),
-            ctx: RecordCtx::default(),
+            ctx: session.ctx_of(None, Default::default()),
         }
     }
 
@@ -128,16 +128,20 @@ pub trait RecordWalk {
 impl<E: Endian> RecordWalk for Records<'_, '_, E> {
     #[inline(always)]
     fn advance(&mut self) -> Result<bool, Error> {
+        let order = self.cursor.order();
+        if let Some(raw) = self.cursor.next_plain() {
+            let (ty, misc) = (raw.record_type(), raw.header.misc);
+            self.session
+                .update_ctx(&mut self.ctx, ty, misc, raw.body, order);
+            return Ok(true);
+        }
         if !self.cursor.advance()? {
             return Ok(false);
         }
-        let (_, rec) = self.cursor.current();
-        self.ctx = self.session.record_ctx(
-            rec.record_type(),
-            rec.header.misc,
-            rec.body,
-            self.cursor.order(),
-        );
+        let (_, raw) = self.cursor.current();
+        let (ty, misc) = (raw.record_type(), raw.header.misc);
+        self.session
+            .update_ctx(&mut self.ctx, ty, misc, raw.body, order);
         Ok(true)
     }
 
@@ -152,19 +156,41 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
     where
         F: FnMut(Origin, RawRecord<'_>, &RecordCtx) -> Result<bool, Error>,
     {
-        // The cursor directly, the context on the stack: the hot loop of every walk.
-        while self.cursor.advance()? {
+        // The hot loop of every walk: the cursor directly, the context on the stack.
+        let (session, order) = (self.session, self.cursor.order());
+        let mut ctx = self.ctx;
+        loop {
+            // Plain records of the input straight from the framing (nearly all of them).
+            while let Some(raw) = self.cursor.next_plain() {
+                session.update_ctx(
+                    &mut ctx,
+                    raw.record_type(),
+                    raw.header.misc,
+                    raw.body,
+                    order,
+                );
+                if !f(Origin::Input, raw, &ctx)? {
+                    self.ctx = ctx;
+                    return Ok(());
+                }
+            }
+            // Anything else: the first record, compressed contents, damage, the end.
+            if !self.cursor.advance()? {
+                break;
+            }
             let (origin, raw) = self.cursor.current();
-            let ctx = self.session.record_ctx(
+            session.update_ctx(
+                &mut ctx,
                 raw.record_type(),
                 raw.header.misc,
                 raw.body,
-                self.cursor.order(),
+                order,
             );
             if !f(origin, raw, &ctx)? {
                 break;
             }
         }
+        self.ctx = ctx;
         Ok(())
     }
 }

@@ -264,6 +264,32 @@ impl<'a> Session<'a> {
         self.ctx_of(self.attr_index(ty, body, e), misc)
     }
 
+    /// [`Session::record_ctx`] in place: `ctx`, the context of the walk's previous record
+    /// (or [`Session::ctx_of`]`(None, …)` before the first), becomes this record's.
+    #[inline(always)]
+    pub fn update_ctx<E: Endian>(
+        &self,
+        ctx: &mut RecordCtx,
+        ty: RecordType,
+        misc: RecordMisc,
+        body: &[u8],
+        e: E,
+    ) {
+        self.set_ctx(ctx, self.attr_index(ty, body, e), misc);
+    }
+
+    /// [`Session::ctx_of`] in place, `ctx` being a context this session gave: only the
+    /// misc bits change while the attr stays the same, so a walk builds the context anew
+    /// only when the attr changes.
+    #[inline(always)]
+    pub fn set_ctx(&self, ctx: &mut RecordCtx, attr: Option<usize>, misc: RecordMisc) {
+        if attr.map(|i| i as u32) == ctx.attr {
+            ctx.ctx.misc = misc;
+        } else {
+            *ctx = self.ctx_of(attr, misc);
+        }
+    }
+
     /// The context of a record of attr `attr` with header bits `misc`.
     #[inline]
     pub fn ctx_of(&self, attr: Option<usize>, misc: RecordMisc) -> RecordCtx {

@@ -284,6 +284,7 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
     /// These records in time order (see [`TimeOrdered`]).
     pub fn time_ordered(self) -> TimeOrdered<'d, 'a, E> {
         let (data, data_start) = self.input();
+        let queued_ctx = self.session().ctx_of(None, Default::default());
         TimeOrdered {
             records: self,
             data,
@@ -294,7 +295,7 @@ impl<'d, 'a, E: Endian> Records<'d, 'a, E> {
             deliver: 0..0,
             then: Then::Walk,
             current: Current::Walk,
-            queued_ctx: RecordCtx::default(),
+            queued_ctx,
         }
     }
 }
@@ -345,7 +346,8 @@ impl<E: Endian> RecordWalk for TimeOrdered<'_, '_, E> {
         loop {
             if let Some(i) = self.deliver.next() {
                 let q = &self.queue.items[i];
-                self.queued_ctx = self.records.session().ctx_of(
+                self.records.session().set_ctx(
+                    &mut self.queued_ctx,
                     (q.attr != u32::MAX).then_some(q.attr as usize),
                     q.header.misc,
                 );

@@ -219,6 +219,7 @@ pub struct MapText<'a> {
 
 impl<'a> MapText<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let text = r.rest_bytes();
         Ok(Self { text })

@@ -681,6 +681,7 @@ impl<'a> rt::IntoOwned for DebugEntry<'a> {
 pub struct Close {}
 impl Close {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(_r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         Ok(Self {})
     }

@@ -3953,6 +3953,7 @@ pub struct PerfString<'a> {
 
 impl<'a> PerfString<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let len = r.u32().field("len")?;
         let text = r.str_field(u64::from(len)).field("text")?;
@@ -3996,6 +3997,7 @@ pub struct FileSection {
 
 impl FileSection {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let offset = r.u64().field("offset")?;
         let size = r.u64().field("size")?;
@@ -4135,6 +4137,7 @@ pub struct PipeHeader {
 
 impl PipeHeader {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let magic = r.u64().field("magic")?;
         let size = r.u64().field("size")?;
@@ -4244,6 +4247,7 @@ pub struct SimpleperfEventHeader {
 
 impl SimpleperfEventHeader {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let type_ = r.u32().field("type")?;
         let size = r.split(2u32, 2u32).map(|v| v as u32).field("size")?;
@@ -4644,6 +4648,7 @@ pub struct AttrEntry<'a> {
 
 impl<'a> AttrEntry<'a> {
     /// Decodes from `r`; the structure limits itself to its `bounded_by` size.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         ctx: &Ctx,
@@ -4703,6 +4708,7 @@ pub struct SampleIds<'a> {
 
 impl<'a> SampleIds<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let ids = rt::Array::decode_rest(r).field("ids")?;
         Ok(Self { ids })
@@ -4744,6 +4750,7 @@ pub struct EventTypeEntry<'a> {
 
 impl<'a> EventTypeEntry<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let event_id = r.u64().field("event_id")?;
         let name = r.str_field(64).field("name")?;
@@ -4787,6 +4794,7 @@ pub struct EventTypes<'a> {
 
 impl<'a> EventTypes<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let entries = r
             .read_to_end(|r| EventTypeEntry::decode(r, ctx))
@@ -4832,6 +4840,7 @@ pub struct TracingFile<'a> {
 
 impl<'a> TracingFile<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let size = r.u64().field("size")?;
         let data = r.bytes_field(size).field("data")?;
@@ -6056,6 +6065,7 @@ pub struct CpuTopologyIds {
 
 impl CpuTopologyIds {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let core_id = r.u32().field("core_id")?;
         let socket_id = r.u32().field("socket_id")?;
@@ -6447,6 +6457,7 @@ pub struct PmuMapping<'a> {
 
 impl<'a> PmuMapping<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let type_ = r.u32().field("type")?;
         let name = PerfString::decode(r, ctx).field("name")?;
@@ -6680,6 +6691,7 @@ pub struct AuxtraceIndexEntry {
 
 impl AuxtraceIndexEntry {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let file_offset = r.u64().field("file_offset")?;
         let sz = r.u64().field("sz")?;
@@ -6728,6 +6740,7 @@ pub struct AuxtraceIndexPerf<'a> {
 
 impl<'a> AuxtraceIndexPerf<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let nr = r.u64().field("nr")?;
         let entries = rt::Array::decode(r, nr).field("entries")?;
@@ -7886,6 +7899,7 @@ pub struct BpfFuncInfo {
 
 impl BpfFuncInfo {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let insn_off = r.u32().field("insn_off")?;
         let type_id = r.u32().field("type_id")?;
@@ -8088,6 +8102,7 @@ pub struct BtfEnum {
 
 impl BtfEnum {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let name_off = r.u32().field("name_off")?;
         let val = r.i32().field("val")?;
@@ -8196,6 +8211,7 @@ pub struct BtfParam {
 
 impl BtfParam {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let name_off = r.u32().field("name_off")?;
         let type_ = r.u32().field("type")?;
@@ -8616,6 +8632,7 @@ pub struct PmuCap<'a> {
 
 impl<'a> PmuCap<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let name = PerfString::decode(r, ctx).field("name")?;
         let value = PerfString::decode(r, ctx).field("value")?;
@@ -8798,6 +8815,7 @@ pub struct HybridNode<'a> {
 
 impl<'a> HybridNode<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let pmu_name = PerfString::decode(r, ctx).field("pmu_name")?;
         let cpus = PerfString::decode(r, ctx).field("cpus")?;
@@ -9703,6 +9721,7 @@ pub struct ReadData {
 
 impl ReadData {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, ctx: &Ctx) -> rt::Result<Self> {
         let values = match ctx.read_format.contains(ReadFormat::GROUP) {
             false => ReadSingle::decode(r, ctx).map(ReadValues::Single),
@@ -11206,6 +11225,7 @@ pub struct NsLinkInfo {
 
 impl NsLinkInfo {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let dev = r.u64().field("dev")?;
         let ino = r.u64().field("ino")?;
@@ -12279,6 +12299,7 @@ pub struct IdIndexEntry2 {
 
 impl IdIndexEntry2 {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let machine_pid = r.u64().field("machine_pid")?;
         let vcpu = r.u64().field("vcpu")?;
@@ -12713,6 +12734,7 @@ pub struct ThreadMapEntry<'a> {
 
 impl<'a> ThreadMapEntry<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let pid = r.u64().field("pid")?;
         let comm = r.str_field(16).field("comm")?;
@@ -12812,6 +12834,7 @@ pub struct CpuMapCpus<'a> {
 
 impl<'a> CpuMapCpus<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let nr = r.u16().field("nr")?;
         let cpus = rt::Array::decode(r, u64::from(nr)).field("cpus")?;
@@ -12854,6 +12877,7 @@ pub struct CpuMapMask32<'a> {
 
 impl<'a> CpuMapMask32<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         _ctx: &Ctx,
@@ -12904,6 +12928,7 @@ pub struct CpuMapMask64<'a> {
 
 impl<'a> CpuMapMask64<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         _ctx: &Ctx,
@@ -13097,6 +13122,7 @@ pub struct CpuMapData<'a> {
 
 impl<'a> CpuMapData<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, ctx: &Ctx) -> rt::Result<Self> {
         let type_ = r.u16().map(CpuMapType).field("type")?;
         let data = match u64::from(type_.0) {
@@ -13215,6 +13241,7 @@ pub struct StatConfigEntry {
 
 impl StatConfigEntry {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let tag = r.u64().map(StatConfigTag).field("tag")?;
         let val = r.u64().field("val")?;
@@ -13455,6 +13482,7 @@ pub struct EventUpdateScale<'a> {
 
 impl<'a> EventUpdateScale<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let scale = r.f64().field("scale")?;
         let union_rest = r.rest_bytes();
@@ -13958,6 +13986,7 @@ pub struct BpfMetadataEntry<'a> {
 
 impl<'a> BpfMetadataEntry<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let key = r.str_field(64).field("key")?;
         let value = r.str_field(256).field("value")?;
@@ -14098,6 +14127,7 @@ pub struct Callchain<'a> {
 
 impl<'a> Callchain<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let nr = r.u64().field("nr")?;
         let ips = rt::Array::decode(r, nr).field("ips")?;
@@ -14140,6 +14170,7 @@ pub struct RawData<'a> {
 
 impl<'a> RawData<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let size = r.u32().field("size")?;
         let data = r.bytes_field(u64::from(size)).field("data")?;
@@ -14330,6 +14361,7 @@ pub struct Regs<'a> {
 
 impl<'a> Regs<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         _ctx: &Ctx,
@@ -14450,6 +14482,7 @@ pub struct AuxSample<'a> {
 
 impl<'a> AuxSample<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let size = r.u64().field("size")?;
         let data = r.bytes_field(size).field("data")?;
@@ -16204,6 +16237,7 @@ pub struct SimpleperfEventIdEntry {
 
 impl SimpleperfEventIdEntry {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let attr_index = r.u64().field("attr_index")?;
         let event_id = r.u64().field("event_id")?;
@@ -16782,6 +16816,7 @@ pub struct SimpleperfAuxtraceIndex<'a> {
 
 impl<'a> SimpleperfAuxtraceIndex<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let entries = rt::Array::decode_rest(r).field("entries")?;
         Ok(Self { entries })
@@ -16871,6 +16906,7 @@ pub struct SimpleperfDexFileOffsets<'a> {
 
 impl<'a> SimpleperfDexFileOffsets<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let count = r.u32().field("count")?;
         let offsets = rt::Array::decode(r, u64::from(count)).field("offsets")?;
@@ -17119,6 +17155,7 @@ pub struct SimpleperfMetaInfoEntry<'a> {
 
 impl<'a> SimpleperfMetaInfoEntry<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let key = r.cstr().field("key")?;
         let value = r.cstr().field("value")?;
@@ -17355,6 +17392,7 @@ pub struct SimpleperfFile2Entry<'a> {
 
 impl<'a> SimpleperfFile2Entry<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let size = r.u32().field("size")?;
         let message = r.bytes_field(u64::from(size)).field("message")?;

@@ -622,6 +622,7 @@ pub struct SizedWords<'a> {
 
 impl<'a> SizedWords<'a> {
     /// Decodes from `r`; the structure limits itself to its `bounded_by` size.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         _ctx: &Ctx,
@@ -867,6 +868,7 @@ pub struct Name<'a> {
 
 impl<'a> Name<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let len = r.u32().field("len")?;
         let text = r.str_field(u64::from(len)).field("text")?;
@@ -909,6 +911,7 @@ pub struct Regs<'a> {
 
 impl<'a> Regs<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(
         r: &mut rt::Reader<'a, E>,
         _ctx: &Ctx,
@@ -1070,6 +1073,7 @@ pub struct Padded {
 
 impl Padded {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let start = r.offset();
         let a = r.u8().field("a")?;
@@ -1105,6 +1109,7 @@ pub struct Inode {
 
 impl Inode {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let maj = r.u32().field("maj")?;
         let min = r.u32().field("min")?;
@@ -1151,6 +1156,7 @@ pub struct BuildId<'a> {
 
 impl<'a> BuildId<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let size = r.u8().field("size")?;
         let id = r.bytes_field(u64::from(size)).field("id")?;
@@ -1192,6 +1198,7 @@ pub struct Choice {
 
 impl Choice {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let tag = r.u8().field("tag")?;
         let value = match u64::from(tag) {
@@ -1239,6 +1246,7 @@ pub struct Bitmap<'a> {
 
 impl<'a> Bitmap<'a> {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'a, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let nbits = r.u64().field("nbits")?;
         let words = rt::in_field("words", || {
@@ -2012,6 +2020,7 @@ pub struct OwnOrder {
 
 impl OwnOrder {
     /// Decodes from `r`.
+    #[inline]
     pub fn decode<E: rt::Endian>(r: &mut rt::Reader<'_, E>, _ctx: &Ctx) -> rt::Result<Self> {
         let a = r.u32().field("a")?;
         let b = r.u16().field("b")?;

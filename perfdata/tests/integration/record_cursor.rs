@@ -377,3 +377,80 @@ fn a_salvaging_walk_of_a_read_stream_stops_where_nothing_parses_again() {
         damage[0].error
     );
 }
+
+/// What a walk gave for one record: where it came from, its header, a hash of its bytes
+/// and its decoding context.
+type Seen = (Origin, u64, u32, u16, u16, u64, perfdata::RecordCtx);
+
+fn seen(origin: Origin, rec: &perfdata::RawRecord<'_>, ctx: perfdata::RecordCtx) -> Seen {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (rec.body, rec.payload).hash(&mut h);
+    let (ty, misc, size) = (rec.header.type_, rec.header.misc.0, rec.header.size);
+    (origin, rec.offset, ty, misc, size, h.finish(), ctx)
+}
+
+#[test]
+fn the_walks_fast_lane_gives_what_the_cursor_and_the_session_give() {
+    // `Records` takes plain records straight from the framing and keeps the context
+    // across records of one attr. The reference: the cursor's general step for every
+    // record, and the context computed afresh from the session.
+    let (mut walked, mut expanded, mut with_payload) = (0, 0, 0);
+    for path in common::fixture_and_corpus_files() {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(data) = PerfData::open(&bytes) else {
+            continue;
+        };
+        let e = data.format.endian;
+        let (input, base) = data.records().input();
+        let mut cursor = perfdata::RecordCursor::new(perfdata::SliceSource::new(input, base, e));
+        let (mut want, mut want_end) = (vec![], Ok(()));
+        loop {
+            match cursor.next_record() {
+                Ok(Some((origin, rec))) => {
+                    let ctx =
+                        data.session
+                            .record_ctx(rec.record_type(), rec.header.misc, rec.body, e);
+                    want.push(seen(origin, &rec, ctx));
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    want_end = Err(err.to_string());
+                    break;
+                }
+            }
+        }
+        let mut called = vec![];
+        let called_end = data
+            .records()
+            .for_each(|origin, rec, ctx| {
+                called.push(seen(origin, &rec, *ctx));
+                Ok(true)
+            })
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            (&called, &called_end),
+            (&want, &want_end),
+            "{name}: for_each"
+        );
+        let mut lent = vec![];
+        let mut records = data.records();
+        let lent_end = loop {
+            match records.next() {
+                Ok(Some(r)) => lent.push(seen(r.origin, &r.raw, r.ctx)),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e.to_string()),
+            }
+        };
+        assert_eq!((&lent, &lent_end), (&want, &want_end), "{name}: advance");
+        walked += want.len();
+        expanded += want.iter().filter(|r| r.0 != Origin::Input).count();
+        // HEADER_TRACING_DATA, AUXTRACE: the types with a payload after them.
+        with_payload += want.iter().filter(|r| matches!(r.2, 66 | 71)).count();
+    }
+    // The committed fixtures alone give these (the corpus adds more).
+    assert!(walked > 5_000, "{walked} records walked");
+    assert!(expanded > 100, "{expanded} records expanded");
+    assert!(with_payload > 0, "no record with a payload");
+}
