@@ -95,15 +95,16 @@ pub fn ours(path: &Path, ordered: bool) -> anyhow::Result<SampleTally> {
         }
         Ok(true)
     };
-    if ordered {
-        // perfdata's fast path: the walk in a compile-time byte order.
-        perfdata::rt::static_endian!(data.format.endian, |e| data
-            .records_as(e)
-            .time_ordered()
-            .for_each(&mut visit))?;
-    } else {
-        data.for_each_record(&mut visit)?;
-    }
+    // As perfdata's analyses walk: in a compile-time byte order, the visit a closure the
+    // walk is generic over.
+    perfdata::rt::static_endian!(data.format.endian, |e| {
+        let mut records = data.records_as(e);
+        if ordered {
+            records.time_ordered().for_each(&mut visit)
+        } else {
+            records.for_each(&mut visit)
+        }
+    })?;
     Ok(tally)
 }
 
