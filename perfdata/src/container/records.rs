@@ -129,16 +129,12 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
     #[inline(always)]
     fn advance(&mut self) -> Result<bool, Error> {
         let order = self.cursor.order();
-        if let Some(raw) = self.cursor.next_plain() {
-            let (ty, misc) = (raw.record_type(), raw.header.misc);
-            self.session
-                .update_ctx(&mut self.ctx, ty, misc, raw.body, order);
-            return Ok(true);
-        }
-        if !self.cursor.advance()? {
-            return Ok(false);
-        }
-        let (_, raw) = self.cursor.current();
+        // A plain record of the input straight from the framing, else the general step.
+        let raw = match self.cursor.next_plain() {
+            Some(raw) => raw,
+            None if self.cursor.advance()? => self.cursor.current().1,
+            None => return Ok(false),
+        };
         let (ty, misc) = (raw.record_type(), raw.header.misc);
         self.session
             .update_ctx(&mut self.ctx, ty, misc, raw.body, order);
