@@ -135,9 +135,7 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
             None if self.cursor.advance()? => self.cursor.current().1,
             None => return Ok(false),
         };
-        let (ty, misc) = (raw.record_type(), raw.header.misc);
-        self.session
-            .update_ctx(&mut self.ctx, ty, misc, raw.body, order);
+        self.session.update_ctx(&mut self.ctx, &raw, order);
         Ok(true)
     }
 
@@ -158,13 +156,7 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
         loop {
             // Plain records of the input straight from the framing (nearly all of them).
             while let Some(raw) = self.cursor.next_plain() {
-                session.update_ctx(
-                    &mut ctx,
-                    raw.record_type(),
-                    raw.header.misc,
-                    raw.body,
-                    order,
-                );
+                session.update_ctx(&mut ctx, &raw, order);
                 if !f(Origin::Input, raw, &ctx)? {
                     self.ctx = ctx;
                     return Ok(());
@@ -175,13 +167,7 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
                 break;
             }
             let (origin, raw) = self.cursor.current();
-            session.update_ctx(
-                &mut ctx,
-                raw.record_type(),
-                raw.header.misc,
-                raw.body,
-                order,
-            );
+            session.update_ctx(&mut ctx, &raw, order);
             if !f(origin, raw, &ctx)? {
                 break;
             }

@@ -265,17 +265,11 @@ impl<'a> Session<'a> {
     }
 
     /// [`Session::record_ctx`] in place: `ctx`, the context of the walk's previous record
-    /// (or [`Session::ctx_of`]`(None, …)` before the first), becomes this record's.
+    /// (or [`Session::ctx_of`]`(None, …)` before the first), becomes `rec`'s.
     #[inline(always)]
-    pub fn update_ctx<E: Endian>(
-        &self,
-        ctx: &mut RecordCtx,
-        ty: RecordType,
-        misc: RecordMisc,
-        body: &[u8],
-        e: E,
-    ) {
-        self.set_ctx(ctx, self.attr_index(ty, body, e), misc);
+    pub fn update_ctx<E: Endian>(&self, ctx: &mut RecordCtx, rec: &RawRecord<'_>, e: E) {
+        let attr = self.attr_index(rec.record_type(), rec.body, e);
+        self.set_ctx(ctx, attr, rec.header.misc);
     }
 
     /// [`Session::ctx_of`] in place, `ctx` being a context this session gave: only the
