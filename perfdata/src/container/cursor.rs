@@ -791,7 +791,7 @@ impl<'a, E: Endian> RecordCursor<SliceSource<'a, E>> {
     /// [`RecordCursor::advance`] takes it. The record comes back by value, not through
     /// the cursor's state, so the walk's hot loop reads no record it has just stored.
     #[inline(always)]
-    pub fn next_plain(&mut self) -> Option<RawRecord<'a>> {
+    pub(crate) fn next_plain(&mut self) -> Option<RawRecord<'a>> {
         if !matches!(self.current, Current::Source { expand: false })
             || (self.expand && self.joiner.in_run())
         {

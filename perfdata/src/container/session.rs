@@ -267,7 +267,7 @@ impl<'a> Session<'a> {
     /// [`Session::record_ctx`] in place: `ctx`, the context of the walk's previous record
     /// (or [`Session::ctx_of`]`(None, …)` before the first), becomes `rec`'s.
     #[inline(always)]
-    pub fn update_ctx<E: Endian>(&self, ctx: &mut RecordCtx, rec: &RawRecord<'_>, e: E) {
+    pub(crate) fn update_ctx<E: Endian>(&self, ctx: &mut RecordCtx, rec: &RawRecord<'_>, e: E) {
         let attr = self.attr_index(rec.record_type(), rec.body, e);
         self.set_ctx(ctx, attr, rec.header.misc);
     }
@@ -276,7 +276,7 @@ impl<'a> Session<'a> {
     /// misc bits change while the attr stays the same, so a walk builds the context anew
     /// only when the attr changes.
     #[inline(always)]
-    pub fn set_ctx(&self, ctx: &mut RecordCtx, attr: Option<usize>, misc: RecordMisc) {
+    pub(crate) fn set_ctx(&self, ctx: &mut RecordCtx, attr: Option<usize>, misc: RecordMisc) {
         if attr.map(|i| i as u32) == ctx.attr {
             ctx.ctx.misc = misc;
         } else {
