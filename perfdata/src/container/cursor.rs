@@ -792,15 +792,56 @@ impl<'a, E: Endian> RecordCursor<SliceSource<'a, E>> {
     /// the cursor's state, so the walk's hot loop reads no record it has just stored.
     #[inline(always)]
     pub(crate) fn next_plain(&mut self) -> Option<RawRecord<'a>> {
-        if !matches!(self.current, Current::Source { expand: false })
-            || (self.expand && self.joiner.in_run())
-        {
+        if !self.in_plain_lane() {
             return None;
         }
         let rec = self.source.walker.next_plain()?;
         self.source.current = rec;
         self.index += 1;
         Some(rec)
+    }
+
+    /// [`RecordCursor::next_plain`] for a run of records: calls `f` with each plain
+    /// record while it returns `Ok(true)`. `Ok(true)` when the run ended at a record
+    /// that is not plain (or at the end: [`RecordCursor::advance`] takes what comes
+    /// next), `Ok(false)` when `f` said stop, `f`'s error as it came. The cursor's state
+    /// is checked once for the run and written once after it (at the last record given),
+    /// not at every record: nothing but this loop moves the cursor meanwhile.
+    #[inline(always)]
+    pub(crate) fn plain_run(
+        &mut self,
+        mut f: impl FnMut(RawRecord<'a>) -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        if !self.in_plain_lane() {
+            return Ok(true);
+        }
+        let walker = &mut self.source.walker;
+        let (mut taken, mut last) = (0u64, None);
+        let outcome = loop {
+            let at = walker.next_at();
+            let Some(rec) = walker.next_plain() else {
+                break Ok(true);
+            };
+            taken += 1;
+            last = Some(at);
+            match f(rec) {
+                Ok(true) => {}
+                stop => break stop,
+            }
+        };
+        if let Some(rec) = last.and_then(|at| walker.plain_at(at)) {
+            self.source.current = rec;
+        }
+        self.index += taken;
+        outcome
+    }
+
+    /// At a record of the input with nothing to expand or join after it: the next step
+    /// may be a plain record straight from the framing.
+    #[inline(always)]
+    fn in_plain_lane(&self) -> bool {
+        matches!(self.current, Current::Source { expand: false })
+            && !(self.expand && self.joiner.in_run())
     }
 
     /// The next record of the input itself, borrowing the input (the contents of

@@ -120,15 +120,28 @@ impl<'a, E: Endian> RecordFramer<'a, E> {
         if self.failed {
             return None;
         }
-        let rest = self.buf.get(self.pos..)?;
+        let rec = self.plain_at(self.pos)?;
+        self.pos += HEADER_SIZE + rec.body.len();
+        Some(rec)
+    }
+
+    /// Where the walk is: the position in the stream of the next record to frame.
+    #[inline(always)]
+    pub(crate) fn next_at(&self) -> usize {
+        self.pos
+    }
+
+    /// The plain record at position `pos` of the stream (see
+    /// [`RecordFramer::next_plain`]), the walk left where it is.
+    #[inline(always)]
+    pub(crate) fn plain_at(&self, pos: usize) -> Option<RawRecord<'a>> {
+        let rest = self.buf.get(pos..)?;
         let (header, size) = plain_record_header(rest, self.endian)?;
         if header.type_ >= RecordType::COMPRESSED.0 {
             return None;
         }
-        let at = self.base + self.pos as u64;
-        self.pos += size;
         Some(RawRecord {
-            offset: at,
+            offset: self.base + pos as u64,
             header,
             body: &rest[HEADER_SIZE..size],
             payload: &[],

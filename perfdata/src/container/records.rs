@@ -155,12 +155,13 @@ impl<E: Endian> RecordWalk for Records<'_, '_, E> {
         let mut ctx = self.ctx;
         loop {
             // Plain records of the input straight from the framing (nearly all of them).
-            while let Some(raw) = self.cursor.next_plain() {
+            let go_on = self.cursor.plain_run(|raw| {
                 session.update_ctx(&mut ctx, &raw, order);
-                if !f(Origin::Input, raw, &ctx)? {
-                    self.ctx = ctx;
-                    return Ok(());
-                }
+                f(Origin::Input, raw, &ctx)
+            });
+            if !go_on? {
+                self.ctx = ctx;
+                return Ok(());
             }
             // Anything else: the first record, compressed contents, damage, the end.
             if !self.cursor.advance()? {

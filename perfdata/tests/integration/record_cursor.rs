@@ -444,6 +444,40 @@ fn the_walks_fast_lane_gives_what_the_cursor_and_the_session_give() {
             }
         };
         assert_eq!((&lent, &lent_end), (&want, &want_end), "{name}: advance");
+        // Stopped every few records and taken up again, by `for_each` and by the lending
+        // step in turn: the cursor stands at the last record given (the lane writes its
+        // state back once per run), so nothing is given twice or skipped.
+        let (mut resumed, mut records) = (vec![], data.records());
+        let resumed_end = loop {
+            let mut stopped = false;
+            let run = records.for_each(|origin, rec, ctx| {
+                resumed.push(seen(origin, &rec, *ctx));
+                stopped = resumed.len() % 7 == 0;
+                Ok(!stopped)
+            });
+            if let Err(e) = run {
+                break Err(e.to_string());
+            }
+            if !stopped {
+                break Ok(());
+            }
+            let (origin, raw, ctx) = records.parts();
+            assert_eq!(
+                seen(origin, &raw, *ctx),
+                *resumed.last().unwrap(),
+                "{name}: where for_each stopped"
+            );
+            match records.next() {
+                Ok(Some(r)) => resumed.push(seen(r.origin, &r.raw, r.ctx)),
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e.to_string()),
+            }
+        };
+        assert_eq!(
+            (&resumed, &resumed_end),
+            (&want, &want_end),
+            "{name}: for_each stopped and taken up again"
+        );
         walked += want.len();
         expanded += want.iter().filter(|r| r.0 != Origin::Input).count();
         // HEADER_TRACING_DATA, AUXTRACE: the types with a payload after them.
