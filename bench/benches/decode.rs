@@ -28,7 +28,7 @@ fn sample_decode(c: &mut Criterion) {
                 let mut tally = SampleTally::default();
                 data.for_each_record(&mut |_, rec, ctx| {
                     if rec.record_type() == RecordType::SAMPLE {
-                        tally_sample(&data, &rec, ctx, &mut tally)?;
+                        tally_sample(&data, data.format.endian, &rec, ctx, &mut tally)?;
                     }
                     Ok(true)
                 })

@@ -4,6 +4,7 @@
 use anyhow::Context;
 use linux_perf_data::linux_perf_event_reader::{EventRecord, RecordType as LpdRecordType};
 use linux_perf_data::{PerfFileReader, PerfFileRecord};
+use perfdata::rt::Endian;
 use perfdata::types::{CallchainContext, RecordType};
 use perfdata::RecordWalk;
 use perfdata::{PerfData, RawRecord, RecordCtx, Recording};
@@ -88,16 +89,16 @@ pub fn ours(path: &Path, ordered: bool) -> anyhow::Result<SampleTally> {
     // As perfdata's analyses walk: the pages ahead are mapped (and those behind
     // unmapped) on another thread.
     let mut ahead = recording.populate_ahead();
-    let mut visit = |_, rec: RawRecord<'_>, ctx: &RecordCtx| {
-        ahead.reached(rec.offset);
-        if rec.record_type() == RecordType::SAMPLE {
-            tally_sample(&data, &rec, ctx, &mut tally)?;
-        }
-        Ok(true)
-    };
-    // As perfdata's analyses walk: in a compile-time byte order, the visit a closure the
-    // walk is generic over.
+    // As perfdata's analyses walk: in a compile-time byte order (the walk and the sample
+    // views), the visit a closure the walk is generic over.
     perfdata::rt::static_endian!(data.format.endian, |e| {
+        let mut visit = |_, rec: RawRecord<'_>, ctx: &RecordCtx| {
+            ahead.reached(rec.offset);
+            if rec.record_type() == RecordType::SAMPLE {
+                tally_sample(&data, e, &rec, ctx, &mut tally)?;
+            }
+            Ok(true)
+        };
         let mut records = data.records_as(e);
         if ordered {
             records.time_ordered().for_each(&mut visit)
@@ -111,13 +112,14 @@ pub fn ours(path: &Path, ordered: bool) -> anyhow::Result<SampleTally> {
 /// The perfdata-specific decoding of one sample: a zero-copy view whose ip and time are
 /// read at offsets planned once per event, the callchain decoded on demand.
 #[inline]
-pub fn tally_sample(
+pub fn tally_sample<E: Endian>(
     data: &PerfData<'_>,
+    e: E,
     rec: &RawRecord<'_>,
     ctx: &RecordCtx,
     tally: &mut SampleTally,
 ) -> Result<(), perfdata::rt::Error> {
-    if let Some(s) = data.sample(rec, ctx)? {
+    if let Some(s) = data.sample_as(e, rec, ctx)? {
         match s.callchain()? {
             Some(c) => tally.add(s.ip(), s.time(), c.ips.iter()),
             None => tally.add(s.ip(), s.time(), std::iter::empty()),

@@ -204,16 +204,16 @@ impl Gen<'_> {
                 /// Decoded from the bytes on demand (the fields before it are skipped).
                 #[inline]
                 pub fn #id(&self) -> rt::Result<#ret> {
-                    match self.endian {
+                    match self.endian.kind() {
                         rt::Endianness::Little => self.#id_in::<rt::LittleEndian>(),
                         rt::Endianness::Big => self.#id_in::<rt::BigEndian>(),
                     }
                 }
                 #[inline]
-                fn #id_in<E: rt::StaticEndian>(&self) -> rt::Result<#ret> {
+                fn #id_in<O: rt::StaticEndian>(&self) -> rt::Result<#ret> {
                     let ctx = self.ctx;
                     let _ = ctx;
-                    let r = &mut self.walk_reader::<E>();
+                    let r = &mut self.walk_reader::<O>();
                     #steps
                     Ok(#v)
                 }
@@ -232,16 +232,16 @@ impl Gen<'_> {
                 #[doc = #vdoc]
                 #[inline]
                 pub fn validate(&self) -> rt::Result<()> {
-                    match self.endian {
+                    match self.endian.kind() {
                         rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
                         rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
                     }
                 }
                 #[inline]
-                fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+                fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
                     let ctx = self.ctx;
                     let _ = ctx;
-                    let r = &mut self.walk_reader::<E>();
+                    let r = &mut self.walk_reader::<O>();
                     #steps
                     Ok(())
                 }
@@ -253,7 +253,7 @@ impl Gen<'_> {
             quote! {
                 /// A reader over the bytes after the fixed prefix (the trailer excluded).
                 #[inline]
-                fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+                fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
                     let start = usize::from(self.layout.fixed_len);
                     rt::Reader::new(self.bytes.get(start..).unwrap_or(&[]), self.base + start as u64)
                 }
@@ -321,20 +321,20 @@ impl Gen<'_> {
             }
             #[doc = #vdoc]
             #[derive(Clone, Copy, Debug)]
-            pub struct #view<'a> {
+            pub struct #view<'a, E: rt::Endian = rt::Endianness> {
                 bytes: &'a [u8],
                 base: u64,
-                endian: rt::Endianness,
+                endian: E,
                 ctx: &'a Ctx,
                 layout: &'a #layout,
             }
-            impl<'a> #view<'a> {
+            impl<'a, E: rt::Endian> #view<'a, E> {
                 #[doc = #new_doc]
                 #[inline]
                 pub fn new(
                     body: &'a [u8],
                     base: u64,
-                    endian: rt::Endianness,
+                    endian: E,
                     ctx: &'a Ctx,
                     layout: &'a #layout,
                 ) -> rt::Result<Self> {
@@ -358,6 +358,18 @@ impl Gen<'_> {
                 /// The context the view decodes with.
                 pub fn view_ctx(&self) -> &'a Ctx {
                     self.ctx
+                }
+                /// The same view, its byte order a run-time value (to keep beside views
+                /// of other orders).
+                #[inline]
+                pub fn in_runtime_order(self) -> #view<'a> {
+                    #view {
+                        bytes: self.bytes,
+                        base: self.base,
+                        endian: self.endian.kind(),
+                        ctx: self.ctx,
+                        layout: self.layout,
+                    }
                 }
                 #accessors
                 #rest_fn

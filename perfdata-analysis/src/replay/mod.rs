@@ -15,7 +15,7 @@ use crate::error::BadOption;
 use crate::stack::unwind::Arch;
 use crate::symbols::jit;
 use crate::{AnalysisError, Dsos, Machine, SampleInfo, SideEvent, StackOptions, SymbolSources};
-use perfdata::rt::static_endian;
+use perfdata::rt::{static_endian, Endian};
 use perfdata::types::{
     BuildIdMisc, CpuMode, EventUpdateData, FeatureBody, ReadValues, RecordBody, RecordType,
     SampleType,
@@ -489,7 +489,7 @@ impl<'r> Analyzer<'r> {
                 p.tick(rec.offset);
             }
             let go_on = note_header_record(data, rec, ctx, dsos, events)
-                .and_then(|()| item(data, Place::Main, origin, rec, ctx));
+                .and_then(|()| item(data.format.endian, data, Place::Main, origin, rec, ctx));
             let go_on = match go_on {
                 Ok(item) => f(&item),
                 Err(e) => Err(E::from(e.into())),
@@ -736,7 +736,7 @@ fn walk_time_ordered(
             if let Some(p) = progress.as_mut() {
                 p.tick(rec.offset);
             }
-            replay.main_record(origin, &rec, ctx, jit, events)
+            replay.main_record(e, origin, &rec, ctx, jit, events)
         });
         (walked, walk.take_unjoined())
     })
@@ -753,11 +753,12 @@ fn walk_ordered_elsewhere(
     events: &mut [String],
 ) -> Result<(Result<(), AnalysisError>, Vec<perfdata::Error>), AnalysisError> {
     let mut failed = None;
+    let endian = replay.data.format.endian;
     let (walked, unjoined) = time_ordered_elsewhere(replay.data, ahead, |origin, rec, ctx| {
         if let Some(p) = progress.as_mut() {
             p.tick(rec.offset);
         }
-        (replay.main_record(origin, rec, ctx, jit, events)).unwrap_or_else(|e| {
+        (replay.main_record(endian, origin, rec, ctx, jit, events)).unwrap_or_else(|e| {
             failed = Some(e);
             false
         })
@@ -784,7 +785,7 @@ fn walk_file_order(
             if let Some(p) = progress.as_mut() {
                 p.tick(rec.offset);
             }
-            replay.main_record(origin, &rec, ctx, jit, events)
+            replay.main_record(e, origin, &rec, ctx, jit, events)
         });
         (walked, walk.take_unjoined())
     })
@@ -810,8 +811,9 @@ impl Replay<'_, '_> {
     /// the JIT code due by its time) before it is delivered. Inlined into each walk's
     /// loop (the time-ordered one is every analysis's hot loop).
     #[inline(always)]
-    fn main_record(
+    fn main_record<E: Endian>(
         &mut self,
+        e: E,
         origin: Origin,
         rec: &RawRecord<'_>,
         ctx: &RecordCtx,
@@ -819,7 +821,7 @@ impl Replay<'_, '_> {
         events: &mut [String],
     ) -> Result<bool, perfdata::Error> {
         let data = self.data;
-        self.record(Place::Main, origin, rec, ctx, |machine, item| {
+        self.record(e, Place::Main, origin, rec, ctx, |machine, item| {
             if let Some(ev) = side_event(data, rec, ctx)? {
                 machine.apply(&ev);
                 if let SideEvent::Mmap { pid, filename, .. } = &ev {
@@ -840,15 +842,16 @@ impl Replay<'_, '_> {
     /// One record: decoded, given its simpleperf user frames, the side band up to it
     /// applied by `apply`, then delivered. Whether to go on.
     #[inline(always)]
-    fn record(
+    fn record<E: Endian>(
         &mut self,
+        e: E,
         place: Place,
         origin: Origin,
         rec: &RawRecord<'_>,
         ctx: &RecordCtx,
         apply: impl FnOnce(&mut Machine, &Replayed<'_>) -> Result<(), perfdata::Error>,
     ) -> Result<bool, perfdata::Error> {
-        let mut item = item(self.data, place, origin, rec, ctx)?;
+        let mut item = item(e, self.data, place, origin, rec, ctx)?;
         let user_chain = apply_simpleperf_unwinding(self.unwinding, &item);
         set_user_chain(&mut item, user_chain.as_deref());
         apply(self.machine, &item)?;
@@ -917,6 +920,7 @@ fn walk_directory(
     };
     // Where the side band is applied up to.
     let mut at = (0, 0);
+    let endian = data.format.endian;
     if merge {
         // Every stream in time order, merged: the stream whose record is earliest goes
         // first (a record without a time as soon as it is met; ties to the first stream).
@@ -937,7 +941,7 @@ fn walk_directory(
             let Some((i, _)) = best else { break };
             let (origin, raw, ctx) = walks[i].parts();
             let ctx = *ctx;
-            let go_on = replay.record(places[i], origin, &raw, &ctx, |machine, item| {
+            let go_on = replay.record(endian, places[i], origin, &raw, &ctx, |machine, item| {
                 catch_up(machine, item.time.unwrap_or(0), &mut at);
                 Ok(())
             })?;
@@ -955,7 +959,7 @@ fn walk_directory(
             replay.machine.reset();
             at = (0, 0);
             let mut visit = |origin: Origin, rec: RawRecord<'_>, ctx: &RecordCtx| {
-                go_on = replay.record(place, origin, &rec, ctx, |machine, item| {
+                go_on = replay.record(endian, place, origin, &rec, ctx, |machine, item| {
                     catch_up(machine, item.time.unwrap_or(0), &mut at);
                     Ok(())
                 })?;
@@ -1222,15 +1226,18 @@ fn side_event(
     Ok(SideEvent::from_record(rec.header.misc, &body))
 }
 
+/// The record as delivered; `e` is the input's byte order (a compile-time one in the
+/// walks that have it: the sample's fields are read in it).
 #[inline(always)]
-fn item<'a>(
+fn item<'a, E: Endian>(
+    e: E,
     data: &'a PerfData<'a>,
     place: Place,
     origin: Origin,
     rec: &'a RawRecord<'a>,
     ctx: &'a RecordCtx,
 ) -> Result<Replayed<'a>, perfdata::Error> {
-    let sample = match data.sample(rec, ctx)? {
+    let sample = match data.sample_as(e, rec, ctx)? {
         Some(view) => {
             let event = ctx.attr.unwrap_or(0) as usize;
             let attr = data.session.attrs.get(event).map(|a| &a.attr);
@@ -1248,7 +1255,7 @@ fn item<'a>(
                 kernel: rec.header.misc.cpumode() == CpuMode::KERNEL.0,
                 regs_user_mask: ctx.sample_regs_user,
                 endian: data.format.endian,
-                view,
+                view: view.in_runtime_order(),
                 hidden: false,
                 user_callchain: None,
             })

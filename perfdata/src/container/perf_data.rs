@@ -309,6 +309,21 @@ impl<'a> PerfData<'a> {
         rec: &RawRecord<'r>,
         ctx: &'r RecordCtx,
     ) -> Result<Option<SampleView<'r>>, Error> {
+        self.sample_as(self.format.endian, rec, ctx)
+    }
+
+    /// [`PerfData::sample`] in byte order `E`, this input's: a view whose reads are
+    /// monomorphised for a compile-time order, in a walk that has one
+    /// (`static_endian!(data.format.endian, |e| … data.sample_as(e, …) …)`, as
+    /// [`PerfData::records_as`]).
+    #[inline]
+    pub fn sample_as<'r, E: Endian>(
+        &'r self,
+        e: E,
+        rec: &RawRecord<'r>,
+        ctx: &'r RecordCtx,
+    ) -> Result<Option<SampleView<'r, E>>, Error> {
+        debug_assert_eq!(e.kind(), self.format.endian, "the input's byte order");
         if rec.record_type() != RecordType::SAMPLE {
             return Ok(None);
         }
@@ -316,7 +331,7 @@ impl<'a> PerfData<'a> {
             return Ok(None);
         };
         let base = rec.offset + HEADER_SIZE as u64;
-        SampleView::new(rec.body, base, self.format.endian, &ctx.ctx, &plan.sample).map(Some)
+        SampleView::new(rec.body, base, e, &ctx.ctx, &plan.sample).map(Some)
     }
 
     /// The timestamp of a record (SAMPLE's `time` or the sample_id trailer's), read at the

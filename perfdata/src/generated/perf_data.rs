@@ -19857,21 +19857,21 @@ impl SampleIdLayout {
 
 /// A zero-copy view of a [`SampleId`] body: fixed-position fields are read at the offsets of a [`SampleIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SampleId::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SampleIdView<'a> {
+pub struct SampleIdView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SampleIdLayout,
 }
 
-impl<'a> SampleIdView<'a> {
+impl<'a, E: rt::Endian> SampleIdView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SampleIdLayout,
     ) -> rt::Result<Self> {
@@ -19908,6 +19908,19 @@ impl<'a> SampleIdView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SampleIdView<'a> {
+        SampleIdView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id (TID).
@@ -20021,21 +20034,21 @@ impl MmapLayout {
 
 /// A zero-copy view of a [`Mmap`] body: fixed-position fields are read at the offsets of a [`MmapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Mmap::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct MmapView<'a> {
+pub struct MmapView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a MmapLayout,
 }
 
-impl<'a> MmapView<'a> {
+impl<'a, E: rt::Endian> MmapView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`MmapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a MmapLayout,
     ) -> rt::Result<Self> {
@@ -20075,6 +20088,19 @@ impl<'a> MmapView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> MmapView<'a> {
+        MmapView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -20117,41 +20143,41 @@ impl<'a> MmapView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Mmap::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -20191,21 +20217,21 @@ impl LostLayout {
 
 /// A zero-copy view of a [`Lost`] body: fixed-position fields are read at the offsets of a [`LostLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Lost::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct LostView<'a> {
+pub struct LostView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a LostLayout,
 }
 
-impl<'a> LostView<'a> {
+impl<'a, E: rt::Endian> LostView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`LostLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a LostLayout,
     ) -> rt::Result<Self> {
@@ -20245,6 +20271,19 @@ impl<'a> LostView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> LostView<'a> {
+        LostView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// id of the event that lost records.
@@ -20293,21 +20332,21 @@ impl CommLayout {
 
 /// A zero-copy view of a [`Comm`] body: fixed-position fields are read at the offsets of a [`CommLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Comm::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct CommView<'a> {
+pub struct CommView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a CommLayout,
 }
 
-impl<'a> CommView<'a> {
+impl<'a, E: rt::Endian> CommView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CommLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a CommLayout,
     ) -> rt::Result<Self> {
@@ -20349,6 +20388,19 @@ impl<'a> CommView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> CommView<'a> {
+        CommView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// process id.
     #[inline]
     pub fn pid(&self) -> u32 {
@@ -20368,41 +20420,41 @@ impl<'a> CommView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn comm(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.comm_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.comm_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn comm_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn comm_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Comm::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -20457,21 +20509,21 @@ impl ExitLayout {
 
 /// A zero-copy view of a [`Exit`] body: fixed-position fields are read at the offsets of a [`ExitLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Exit::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ExitView<'a> {
+pub struct ExitView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ExitLayout,
 }
 
-impl<'a> ExitView<'a> {
+impl<'a, E: rt::Endian> ExitView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ExitLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ExitLayout,
     ) -> rt::Result<Self> {
@@ -20511,6 +20563,19 @@ impl<'a> ExitView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ExitView<'a> {
+        ExitView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -20585,21 +20650,21 @@ impl ThrottleLayout {
 
 /// A zero-copy view of a [`Throttle`] body: fixed-position fields are read at the offsets of a [`ThrottleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Throttle::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ThrottleView<'a> {
+pub struct ThrottleView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ThrottleLayout,
 }
 
-impl<'a> ThrottleView<'a> {
+impl<'a, E: rt::Endian> ThrottleView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ThrottleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ThrottleLayout,
     ) -> rt::Result<Self> {
@@ -20639,6 +20704,19 @@ impl<'a> ThrottleView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ThrottleView<'a> {
+        ThrottleView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// timestamp.
@@ -20699,21 +20777,21 @@ impl UnthrottleLayout {
 
 /// A zero-copy view of a [`Unthrottle`] body: fixed-position fields are read at the offsets of a [`UnthrottleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Unthrottle::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct UnthrottleView<'a> {
+pub struct UnthrottleView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a UnthrottleLayout,
 }
 
-impl<'a> UnthrottleView<'a> {
+impl<'a, E: rt::Endian> UnthrottleView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`UnthrottleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a UnthrottleLayout,
     ) -> rt::Result<Self> {
@@ -20753,6 +20831,19 @@ impl<'a> UnthrottleView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> UnthrottleView<'a> {
+        UnthrottleView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// timestamp.
@@ -20823,21 +20914,21 @@ impl ForkLayout {
 
 /// A zero-copy view of a [`Fork`] body: fixed-position fields are read at the offsets of a [`ForkLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Fork::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ForkView<'a> {
+pub struct ForkView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ForkLayout,
 }
 
-impl<'a> ForkView<'a> {
+impl<'a, E: rt::Endian> ForkView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ForkLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ForkLayout,
     ) -> rt::Result<Self> {
@@ -20877,6 +20968,19 @@ impl<'a> ForkView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ForkView<'a> {
+        ForkView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -20946,21 +21050,21 @@ impl ReadLayout {
 
 /// A zero-copy view of a [`Read`] body: fixed-position fields are read at the offsets of a [`ReadLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Read::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ReadView<'a> {
+pub struct ReadView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ReadLayout,
 }
 
-impl<'a> ReadView<'a> {
+impl<'a, E: rt::Endian> ReadView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ReadLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ReadLayout,
     ) -> rt::Result<Self> {
@@ -21002,6 +21106,19 @@ impl<'a> ReadView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ReadView<'a> {
+        ReadView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// process id.
     #[inline]
     pub fn pid(&self) -> u32 {
@@ -21021,41 +21138,41 @@ impl<'a> ReadView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn values(&self) -> rt::Result<ReadData> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.values_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.values_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn values_in<E: rt::StaticEndian>(&self) -> rt::Result<ReadData> {
+    fn values_in<O: rt::StaticEndian>(&self) -> rt::Result<ReadData> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(ReadData::decode(r, ctx).field("values")?)
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Read::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: ReadData = ReadData::decode(r, ctx).field("values")?;
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -21110,21 +21227,21 @@ impl Mmap2Layout {
 
 /// A zero-copy view of a [`Mmap2`] body: fixed-position fields are read at the offsets of a [`Mmap2Layout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Mmap2::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct Mmap2View<'a> {
+pub struct Mmap2View<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a Mmap2Layout,
 }
 
-impl<'a> Mmap2View<'a> {
+impl<'a, E: rt::Endian> Mmap2View<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`Mmap2Layout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a Mmap2Layout,
     ) -> rt::Result<Self> {
@@ -21164,6 +21281,19 @@ impl<'a> Mmap2View<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> Mmap2View<'a> {
+        Mmap2View {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -21206,17 +21336,17 @@ impl<'a> Mmap2View<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn file_id(&self) -> rt::Result<Mmap2FileId<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.file_id_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.file_id_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn file_id_in<E: rt::StaticEndian>(&self) -> rt::Result<Mmap2FileId<'a>> {
+    fn file_id_in<O: rt::StaticEndian>(&self) -> rt::Result<Mmap2FileId<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
             false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
             true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
@@ -21229,17 +21359,17 @@ impl<'a> Mmap2View<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn prot(&self) -> rt::Result<u32> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.prot_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.prot_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn prot_in<E: rt::StaticEndian>(&self) -> rt::Result<u32> {
+    fn prot_in<O: rt::StaticEndian>(&self) -> rt::Result<u32> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
             false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
             true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
@@ -21253,17 +21383,17 @@ impl<'a> Mmap2View<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn map_flags(&self) -> rt::Result<u32> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.map_flags_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.map_flags_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn map_flags_in<E: rt::StaticEndian>(&self) -> rt::Result<u32> {
+    fn map_flags_in<O: rt::StaticEndian>(&self) -> rt::Result<u32> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
             false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
             true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
@@ -21278,17 +21408,17 @@ impl<'a> Mmap2View<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
             false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
             true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
@@ -21302,17 +21432,17 @@ impl<'a> Mmap2View<'a> {
     /// Decodes every field after the fixed ones and drops it: the checks [`Mmap2::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Mmap2FileId<'a> = match ctx.misc.contains(RecordMisc::MMAP_BUILD_ID) {
             false => Mmap2Inode::decode(r, ctx).map(Mmap2FileId::Inode),
             true => Mmap2BuildId::decode(r, ctx).map(Mmap2FileId::BuildId),
@@ -21326,7 +21456,7 @@ impl<'a> Mmap2View<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -21371,21 +21501,21 @@ impl AuxLayout {
 
 /// A zero-copy view of a [`Aux`] body: fixed-position fields are read at the offsets of a [`AuxLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Aux::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct AuxView<'a> {
+pub struct AuxView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a AuxLayout,
 }
 
-impl<'a> AuxView<'a> {
+impl<'a, E: rt::Endian> AuxView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a AuxLayout,
     ) -> rt::Result<Self> {
@@ -21425,6 +21555,19 @@ impl<'a> AuxView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> AuxView<'a> {
+        AuxView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// offset of the data in the AUX buffer.
@@ -21480,21 +21623,21 @@ impl ItraceStartLayout {
 
 /// A zero-copy view of a [`ItraceStart`] body: fixed-position fields are read at the offsets of a [`ItraceStartLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`ItraceStart::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ItraceStartView<'a> {
+pub struct ItraceStartView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ItraceStartLayout,
 }
 
-impl<'a> ItraceStartView<'a> {
+impl<'a, E: rt::Endian> ItraceStartView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ItraceStartLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ItraceStartLayout,
     ) -> rt::Result<Self> {
@@ -21534,6 +21677,19 @@ impl<'a> ItraceStartView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ItraceStartView<'a> {
+        ItraceStartView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -21577,21 +21733,21 @@ impl LostSamplesLayout {
 
 /// A zero-copy view of a [`LostSamples`] body: fixed-position fields are read at the offsets of a [`LostSamplesLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`LostSamples::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct LostSamplesView<'a> {
+pub struct LostSamplesView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a LostSamplesLayout,
 }
 
-impl<'a> LostSamplesView<'a> {
+impl<'a, E: rt::Endian> LostSamplesView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`LostSamplesLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a LostSamplesLayout,
     ) -> rt::Result<Self> {
@@ -21633,6 +21789,19 @@ impl<'a> LostSamplesView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> LostSamplesView<'a> {
+        LostSamplesView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// number of lost samples.
     #[inline]
     pub fn lost(&self) -> u64 {
@@ -21672,21 +21841,21 @@ impl SwitchCpuWideLayout {
 
 /// A zero-copy view of a [`SwitchCpuWide`] body: fixed-position fields are read at the offsets of a [`SwitchCpuWideLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SwitchCpuWide::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SwitchCpuWideView<'a> {
+pub struct SwitchCpuWideView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SwitchCpuWideLayout,
 }
 
-impl<'a> SwitchCpuWideView<'a> {
+impl<'a, E: rt::Endian> SwitchCpuWideView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SwitchCpuWideLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SwitchCpuWideLayout,
     ) -> rt::Result<Self> {
@@ -21726,6 +21895,19 @@ impl<'a> SwitchCpuWideView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SwitchCpuWideView<'a> {
+        SwitchCpuWideView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// pid of the next (switch out) or previous (switch in) task.
@@ -21779,21 +21961,21 @@ impl NamespacesLayout {
 
 /// A zero-copy view of a [`Namespaces`] body: fixed-position fields are read at the offsets of a [`NamespacesLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Namespaces::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct NamespacesView<'a> {
+pub struct NamespacesView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a NamespacesLayout,
 }
 
-impl<'a> NamespacesView<'a> {
+impl<'a, E: rt::Endian> NamespacesView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`NamespacesLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a NamespacesLayout,
     ) -> rt::Result<Self> {
@@ -21833,6 +22015,19 @@ impl<'a> NamespacesView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> NamespacesView<'a> {
+        NamespacesView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -21898,21 +22093,21 @@ impl KsymbolLayout {
 
 /// A zero-copy view of a [`Ksymbol`] body: fixed-position fields are read at the offsets of a [`KsymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Ksymbol::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct KsymbolView<'a> {
+pub struct KsymbolView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a KsymbolLayout,
 }
 
-impl<'a> KsymbolView<'a> {
+impl<'a, E: rt::Endian> KsymbolView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`KsymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a KsymbolLayout,
     ) -> rt::Result<Self> {
@@ -21954,6 +22149,19 @@ impl<'a> KsymbolView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> KsymbolView<'a> {
+        KsymbolView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// symbol address.
     #[inline]
     pub fn addr(&self) -> u64 {
@@ -21987,41 +22195,41 @@ impl<'a> KsymbolView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn name(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn name_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Ksymbol::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -22066,21 +22274,21 @@ impl BpfEventLayout {
 
 /// A zero-copy view of a [`BpfEvent`] body: fixed-position fields are read at the offsets of a [`BpfEventLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`BpfEvent::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct BpfEventView<'a> {
+pub struct BpfEventView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a BpfEventLayout,
 }
 
-impl<'a> BpfEventView<'a> {
+impl<'a, E: rt::Endian> BpfEventView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`BpfEventLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a BpfEventLayout,
     ) -> rt::Result<Self> {
@@ -22122,6 +22330,19 @@ impl<'a> BpfEventView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> BpfEventView<'a> {
+        BpfEventView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// event type.
     #[inline]
     pub fn type_(&self) -> BpfEventType {
@@ -22148,41 +22369,41 @@ impl<'a> BpfEventView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn tag(&self) -> rt::Result<rt::Bytes<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.tag_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.tag_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn tag_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
+    fn tag_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.bytes_field(8).field("tag")?)
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`BpfEvent::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(8).field("tag")?;
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -22214,21 +22435,21 @@ impl CgroupLayout {
 
 /// A zero-copy view of a [`Cgroup`] body: fixed-position fields are read at the offsets of a [`CgroupLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Cgroup::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct CgroupView<'a> {
+pub struct CgroupView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a CgroupLayout,
 }
 
-impl<'a> CgroupView<'a> {
+impl<'a, E: rt::Endian> CgroupView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CgroupLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a CgroupLayout,
     ) -> rt::Result<Self> {
@@ -22270,6 +22491,19 @@ impl<'a> CgroupView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> CgroupView<'a> {
+        CgroupView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// cgroup id.
     #[inline]
     pub fn id(&self) -> u64 {
@@ -22282,41 +22516,41 @@ impl<'a> CgroupView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn path(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.path_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.path_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn path_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn path_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Cgroup::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -22361,21 +22595,21 @@ impl TextPokeLayout {
 
 /// A zero-copy view of a [`TextPoke`] body: fixed-position fields are read at the offsets of a [`TextPokeLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`TextPoke::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct TextPokeView<'a> {
+pub struct TextPokeView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a TextPokeLayout,
 }
 
-impl<'a> TextPokeView<'a> {
+impl<'a, E: rt::Endian> TextPokeView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TextPokeLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a TextPokeLayout,
     ) -> rt::Result<Self> {
@@ -22415,6 +22649,19 @@ impl<'a> TextPokeView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> TextPokeView<'a> {
+        TextPokeView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// address of the change.
@@ -22465,21 +22712,21 @@ impl AuxOutputHwIdLayout {
 
 /// A zero-copy view of a [`AuxOutputHwId`] body: fixed-position fields are read at the offsets of a [`AuxOutputHwIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxOutputHwId::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct AuxOutputHwIdView<'a> {
+pub struct AuxOutputHwIdView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a AuxOutputHwIdLayout,
 }
 
-impl<'a> AuxOutputHwIdView<'a> {
+impl<'a, E: rt::Endian> AuxOutputHwIdView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxOutputHwIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a AuxOutputHwIdLayout,
     ) -> rt::Result<Self> {
@@ -22521,6 +22768,19 @@ impl<'a> AuxOutputHwIdView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> AuxOutputHwIdView<'a> {
+        AuxOutputHwIdView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// PMU-specific hardware id (e.g. Intel PT PEBS-via-PT counter).
     #[inline]
     pub fn hw_id(&self) -> u64 {
@@ -22560,21 +22820,21 @@ impl CallchainDeferredLayout {
 
 /// A zero-copy view of a [`CallchainDeferred`] body: fixed-position fields are read at the offsets of a [`CallchainDeferredLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`CallchainDeferred::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct CallchainDeferredView<'a> {
+pub struct CallchainDeferredView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a CallchainDeferredLayout,
 }
 
-impl<'a> CallchainDeferredView<'a> {
+impl<'a, E: rt::Endian> CallchainDeferredView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`CallchainDeferredLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a CallchainDeferredLayout,
     ) -> rt::Result<Self> {
@@ -22614,6 +22874,19 @@ impl<'a> CallchainDeferredView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> CallchainDeferredView<'a> {
+        CallchainDeferredView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// cookie matching the entry after `PERF_CONTEXT_USER_DEFERRED`.
@@ -22657,21 +22930,21 @@ impl HeaderEventTypeLayout {
 
 /// A zero-copy view of a [`HeaderEventType`] body: fixed-position fields are read at the offsets of a [`HeaderEventTypeLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderEventType::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct HeaderEventTypeView<'a> {
+pub struct HeaderEventTypeView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a HeaderEventTypeLayout,
 }
 
-impl<'a> HeaderEventTypeView<'a> {
+impl<'a, E: rt::Endian> HeaderEventTypeView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderEventTypeLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a HeaderEventTypeLayout,
     ) -> rt::Result<Self> {
@@ -22710,6 +22983,19 @@ impl<'a> HeaderEventTypeView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> HeaderEventTypeView<'a> {
+        HeaderEventTypeView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// event id (tracepoint id).
     #[inline]
     pub fn event_id(&self) -> u64 {
@@ -22744,21 +23030,21 @@ impl HeaderTracingDataLayout {
 
 /// A zero-copy view of a [`HeaderTracingData`] body: fixed-position fields are read at the offsets of a [`HeaderTracingDataLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderTracingData::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct HeaderTracingDataView<'a> {
+pub struct HeaderTracingDataView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a HeaderTracingDataLayout,
 }
 
-impl<'a> HeaderTracingDataView<'a> {
+impl<'a, E: rt::Endian> HeaderTracingDataView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderTracingDataLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a HeaderTracingDataLayout,
     ) -> rt::Result<Self> {
@@ -22797,6 +23083,19 @@ impl<'a> HeaderTracingDataView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> HeaderTracingDataView<'a> {
+        HeaderTracingDataView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// bytes of the trailing tracing data, padding included.
     #[inline]
     pub fn size(&self) -> u32 {
@@ -22828,21 +23127,21 @@ impl HeaderBuildIdLayout {
 
 /// A zero-copy view of a [`HeaderBuildId`] body: fixed-position fields are read at the offsets of a [`HeaderBuildIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderBuildId::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct HeaderBuildIdView<'a> {
+pub struct HeaderBuildIdView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a HeaderBuildIdLayout,
 }
 
-impl<'a> HeaderBuildIdView<'a> {
+impl<'a, E: rt::Endian> HeaderBuildIdView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderBuildIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a HeaderBuildIdLayout,
     ) -> rt::Result<Self> {
@@ -22881,6 +23180,19 @@ impl<'a> HeaderBuildIdView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> HeaderBuildIdView<'a> {
+        HeaderBuildIdView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// machine pid: -1 host kernel, 0 default guest.
     #[inline]
     pub fn pid(&self) -> i32 {
@@ -22893,17 +23205,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn build_id(&self) -> rt::Result<rt::Bytes<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.build_id_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.build_id_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn build_id_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
+    fn build_id_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Bytes<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.bytes_field(20).field("build_id")?)
     }
 
@@ -22912,17 +23224,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn build_id_size(&self) -> rt::Result<u8> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.build_id_size_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.build_id_size_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn build_id_size_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
+    fn build_id_size_in<O: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
         Ok(r.u8().field("build_id_size")?)
     }
@@ -22932,17 +23244,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn reserved1(&self) -> rt::Result<u8> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.reserved1_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.reserved1_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn reserved1_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
+    fn reserved1_in<O: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
         let _: u8 = r.u8().field("build_id_size")?;
         Ok(r.u8().field("reserved1")?)
@@ -22953,17 +23265,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn reserved2(&self) -> rt::Result<u16> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.reserved2_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.reserved2_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn reserved2_in<E: rt::StaticEndian>(&self) -> rt::Result<u16> {
+    fn reserved2_in<O: rt::StaticEndian>(&self) -> rt::Result<u16> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
         let _: u8 = r.u8().field("build_id_size")?;
         let _: u8 = r.u8().field("reserved1")?;
@@ -22975,17 +23287,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
         let _: u8 = r.u8().field("build_id_size")?;
         let _: u8 = r.u8().field("reserved1")?;
@@ -22996,17 +23308,17 @@ impl<'a> HeaderBuildIdView<'a> {
     /// Decodes every field after the fixed ones and drops it: the checks [`HeaderBuildId::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Bytes<'a> = r.bytes_field(20).field("build_id")?;
         let _: u8 = r.u8().field("build_id_size")?;
         let _: u8 = r.u8().field("reserved1")?;
@@ -23017,7 +23329,7 @@ impl<'a> HeaderBuildIdView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -23049,21 +23361,21 @@ impl IdIndexLayout {
 
 /// A zero-copy view of a [`IdIndex`] body: fixed-position fields are read at the offsets of a [`IdIndexLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`IdIndex::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct IdIndexView<'a> {
+pub struct IdIndexView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a IdIndexLayout,
 }
 
-impl<'a> IdIndexView<'a> {
+impl<'a, E: rt::Endian> IdIndexView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`IdIndexLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a IdIndexLayout,
     ) -> rt::Result<Self> {
@@ -23100,6 +23412,19 @@ impl<'a> IdIndexView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> IdIndexView<'a> {
+        IdIndexView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// number of entries.
@@ -23141,21 +23466,21 @@ impl AuxtraceInfoLayout {
 
 /// A zero-copy view of a [`AuxtraceInfo`] body: fixed-position fields are read at the offsets of a [`AuxtraceInfoLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxtraceInfo::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct AuxtraceInfoView<'a> {
+pub struct AuxtraceInfoView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a AuxtraceInfoLayout,
 }
 
-impl<'a> AuxtraceInfoView<'a> {
+impl<'a, E: rt::Endian> AuxtraceInfoView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceInfoLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a AuxtraceInfoLayout,
     ) -> rt::Result<Self> {
@@ -23194,6 +23519,19 @@ impl<'a> AuxtraceInfoView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> AuxtraceInfoView<'a> {
+        AuxtraceInfoView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// AUX trace type (selects the `priv` layout).
     #[inline]
     pub fn type_(&self) -> AuxtraceType {
@@ -23213,41 +23551,41 @@ impl<'a> AuxtraceInfoView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn priv_(&self) -> rt::Result<rt::Array<'a, u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.priv_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.priv_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn priv_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u64>> {
+    fn priv_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(rt::Array::decode_rest(r).field("priv")?)
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`AuxtraceInfo::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Array<'a, u64> = rt::Array::decode_rest(r).field("priv")?;
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -23312,21 +23650,21 @@ impl AuxtraceLayout {
 
 /// A zero-copy view of a [`Auxtrace`] body: fixed-position fields are read at the offsets of a [`AuxtraceLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Auxtrace::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct AuxtraceView<'a> {
+pub struct AuxtraceView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a AuxtraceLayout,
 }
 
-impl<'a> AuxtraceView<'a> {
+impl<'a, E: rt::Endian> AuxtraceView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a AuxtraceLayout,
     ) -> rt::Result<Self> {
@@ -23363,6 +23701,19 @@ impl<'a> AuxtraceView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> AuxtraceView<'a> {
+        AuxtraceView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// bytes of trailing AUX data.
@@ -23471,21 +23822,21 @@ impl AuxtraceErrorLayout {
 
 /// A zero-copy view of a [`AuxtraceError`] body: fixed-position fields are read at the offsets of a [`AuxtraceErrorLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`AuxtraceError::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct AuxtraceErrorView<'a> {
+pub struct AuxtraceErrorView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a AuxtraceErrorLayout,
 }
 
-impl<'a> AuxtraceErrorView<'a> {
+impl<'a, E: rt::Endian> AuxtraceErrorView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`AuxtraceErrorLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a AuxtraceErrorLayout,
     ) -> rt::Result<Self> {
@@ -23522,6 +23873,19 @@ impl<'a> AuxtraceErrorView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> AuxtraceErrorView<'a> {
+        AuxtraceErrorView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// error type (`PERF_AUXTRACE_ERROR_*`: 1 ITRACE, 2 MAX).
@@ -23597,21 +23961,21 @@ impl ThreadMapLayout {
 
 /// A zero-copy view of a [`ThreadMap`] body: fixed-position fields are read at the offsets of a [`ThreadMapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`ThreadMap::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ThreadMapView<'a> {
+pub struct ThreadMapView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ThreadMapLayout,
 }
 
-impl<'a> ThreadMapView<'a> {
+impl<'a, E: rt::Endian> ThreadMapView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ThreadMapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ThreadMapLayout,
     ) -> rt::Result<Self> {
@@ -23650,6 +24014,19 @@ impl<'a> ThreadMapView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ThreadMapView<'a> {
+        ThreadMapView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// number of threads.
     #[inline]
     pub fn nr(&self) -> u64 {
@@ -23681,21 +24058,21 @@ impl StatConfigLayout {
 
 /// A zero-copy view of a [`StatConfig`] body: fixed-position fields are read at the offsets of a [`StatConfigLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`StatConfig::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct StatConfigView<'a> {
+pub struct StatConfigView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a StatConfigLayout,
 }
 
-impl<'a> StatConfigView<'a> {
+impl<'a, E: rt::Endian> StatConfigView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatConfigLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a StatConfigLayout,
     ) -> rt::Result<Self> {
@@ -23732,6 +24109,19 @@ impl<'a> StatConfigView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> StatConfigView<'a> {
+        StatConfigView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// number of terms.
@@ -23793,21 +24183,21 @@ impl StatLayout {
 
 /// A zero-copy view of a [`Stat`] body: fixed-position fields are read at the offsets of a [`StatLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Stat::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct StatView<'a> {
+pub struct StatView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a StatLayout,
 }
 
-impl<'a> StatView<'a> {
+impl<'a, E: rt::Endian> StatView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a StatLayout,
     ) -> rt::Result<Self> {
@@ -23844,6 +24234,19 @@ impl<'a> StatView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> StatView<'a> {
+        StatView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// event id.
@@ -23920,21 +24323,21 @@ impl StatRoundLayout {
 
 /// A zero-copy view of a [`StatRound`] body: fixed-position fields are read at the offsets of a [`StatRoundLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`StatRound::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct StatRoundView<'a> {
+pub struct StatRoundView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a StatRoundLayout,
 }
 
-impl<'a> StatRoundView<'a> {
+impl<'a, E: rt::Endian> StatRoundView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`StatRoundLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a StatRoundLayout,
     ) -> rt::Result<Self> {
@@ -23971,6 +24374,19 @@ impl<'a> StatRoundView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> StatRoundView<'a> {
+        StatRoundView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// round type.
@@ -24019,21 +24435,21 @@ impl EventUpdateLayout {
 
 /// A zero-copy view of a [`EventUpdate`] body: fixed-position fields are read at the offsets of a [`EventUpdateLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`EventUpdate::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct EventUpdateView<'a> {
+pub struct EventUpdateView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a EventUpdateLayout,
 }
 
-impl<'a> EventUpdateView<'a> {
+impl<'a, E: rt::Endian> EventUpdateView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`EventUpdateLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a EventUpdateLayout,
     ) -> rt::Result<Self> {
@@ -24070,6 +24486,19 @@ impl<'a> EventUpdateView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> EventUpdateView<'a> {
+        EventUpdateView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// what is updated.
@@ -24123,21 +24552,21 @@ impl TimeConvLayout {
 
 /// A zero-copy view of a [`TimeConv`] body: fixed-position fields are read at the offsets of a [`TimeConvLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`TimeConv::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct TimeConvView<'a> {
+pub struct TimeConvView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a TimeConvLayout,
 }
 
-impl<'a> TimeConvView<'a> {
+impl<'a, E: rt::Endian> TimeConvView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TimeConvLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a TimeConvLayout,
     ) -> rt::Result<Self> {
@@ -24174,6 +24603,19 @@ impl<'a> TimeConvView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> TimeConvView<'a> {
+        TimeConvView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// shift of the conversion.
@@ -24224,21 +24666,21 @@ impl HeaderFeatureLayout {
 
 /// A zero-copy view of a [`HeaderFeature`] body: fixed-position fields are read at the offsets of a [`HeaderFeatureLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderFeature::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct HeaderFeatureView<'a> {
+pub struct HeaderFeatureView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a HeaderFeatureLayout,
 }
 
-impl<'a> HeaderFeatureView<'a> {
+impl<'a, E: rt::Endian> HeaderFeatureView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderFeatureLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a HeaderFeatureLayout,
     ) -> rt::Result<Self> {
@@ -24277,6 +24719,19 @@ impl<'a> HeaderFeatureView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> HeaderFeatureView<'a> {
+        HeaderFeatureView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// feature id (`HEADER_*`).
     #[inline]
     pub fn feat_id(&self) -> u64 {
@@ -24311,21 +24766,21 @@ impl Compressed2Layout {
 
 /// A zero-copy view of a [`Compressed2`] body: fixed-position fields are read at the offsets of a [`Compressed2Layout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Compressed2::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct Compressed2View<'a> {
+pub struct Compressed2View<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a Compressed2Layout,
 }
 
-impl<'a> Compressed2View<'a> {
+impl<'a, E: rt::Endian> Compressed2View<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`Compressed2Layout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a Compressed2Layout,
     ) -> rt::Result<Self> {
@@ -24362,6 +24817,19 @@ impl<'a> Compressed2View<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> Compressed2View<'a> {
+        Compressed2View {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// bytes of `data` (header.size also counts the padding).
@@ -24502,21 +24970,21 @@ impl SampleLayout {
 
 /// A zero-copy view of a [`Sample`] body: fixed-position fields are read at the offsets of a [`SampleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sample::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SampleView<'a> {
+pub struct SampleView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SampleLayout,
 }
 
-impl<'a> SampleView<'a> {
+impl<'a, E: rt::Endian> SampleView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SampleLayout,
     ) -> rt::Result<Self> {
@@ -24553,6 +25021,19 @@ impl<'a> SampleView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SampleView<'a> {
+        SampleView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// event id at a fixed position (IDENTIFIER).
@@ -24648,17 +25129,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn read(&self) -> rt::Result<Option<ReadData>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.read_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.read_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn read_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<ReadData>> {
+    fn read_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<ReadData>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24671,17 +25152,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn callchain(&self) -> rt::Result<Option<Callchain<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.callchain_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.callchain_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn callchain_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Callchain<'a>>> {
+    fn callchain_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<Callchain<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24699,17 +25180,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn raw(&self) -> rt::Result<Option<RawData<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.raw_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.raw_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn raw_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<RawData<'a>>> {
+    fn raw_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<RawData<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24732,17 +25213,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn branch_stack(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.branch_stack_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.branch_stack_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn branch_stack_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
+    fn branch_stack_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<SampleBranchStack<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24770,17 +25251,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn regs_user(&self) -> rt::Result<Option<Regs<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.regs_user_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.regs_user_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn regs_user_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
+    fn regs_user_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24814,17 +25295,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn stack_user(&self) -> rt::Result<Option<StackUser<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.stack_user_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.stack_user_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn stack_user_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<StackUser<'a>>> {
+    fn stack_user_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<StackUser<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24864,17 +25345,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn weight(&self) -> rt::Result<Option<u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.weight_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.weight_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn weight_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
+    fn weight_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24922,17 +25403,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn data_src(&self) -> rt::Result<Option<MemDataSrc>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.data_src_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.data_src_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn data_src_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<MemDataSrc>> {
+    fn data_src_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<MemDataSrc>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -24983,17 +25464,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn transaction(&self) -> rt::Result<Option<Transaction>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.transaction_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.transaction_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn transaction_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Transaction>> {
+    fn transaction_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<Transaction>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25049,17 +25530,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn regs_intr(&self) -> rt::Result<Option<Regs<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.regs_intr_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.regs_intr_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn regs_intr_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
+    fn regs_intr_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<Regs<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25120,17 +25601,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn phys_addr(&self) -> rt::Result<Option<u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.phys_addr_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.phys_addr_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn phys_addr_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
+    fn phys_addr_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25196,17 +25677,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn cgroup(&self) -> rt::Result<Option<u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.cgroup_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.cgroup_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn cgroup_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
+    fn cgroup_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25277,17 +25758,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn data_page_size(&self) -> rt::Result<Option<u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.data_page_size_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.data_page_size_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn data_page_size_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
+    fn data_page_size_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25363,17 +25844,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn code_page_size(&self) -> rt::Result<Option<u64>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.code_page_size_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.code_page_size_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn code_page_size_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
+    fn code_page_size_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<u64>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25454,17 +25935,17 @@ impl<'a> SampleView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn aux(&self) -> rt::Result<Option<AuxSample<'a>>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.aux_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.aux_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn aux_in<E: rt::StaticEndian>(&self) -> rt::Result<Option<AuxSample<'a>>> {
+    fn aux_in<O: rt::StaticEndian>(&self) -> rt::Result<Option<AuxSample<'a>>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25548,17 +26029,17 @@ impl<'a> SampleView<'a> {
     /// Decodes every field after the fixed ones and drops it: the checks [`Sample::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: Option<ReadData> = if ctx.sample_type.contains(SampleType::READ) {
             Some(ReadData::decode(r, ctx).field("read")?)
         } else {
@@ -25642,7 +26123,7 @@ impl<'a> SampleView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -25692,21 +26173,21 @@ impl SchedstatCpuLayout {
 
 /// A zero-copy view of a [`SchedstatCpu`] body: fixed-position fields are read at the offsets of a [`SchedstatCpuLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SchedstatCpu::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SchedstatCpuView<'a> {
+pub struct SchedstatCpuView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SchedstatCpuLayout,
 }
 
-impl<'a> SchedstatCpuView<'a> {
+impl<'a, E: rt::Endian> SchedstatCpuView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SchedstatCpuLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SchedstatCpuLayout,
     ) -> rt::Result<Self> {
@@ -25743,6 +26224,19 @@ impl<'a> SchedstatCpuView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SchedstatCpuView<'a> {
+        SchedstatCpuView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// time of the snapshot (the /proc/schedstat `timestamp` line, jiffies).
@@ -25815,21 +26309,21 @@ impl SchedstatDomainLayout {
 
 /// A zero-copy view of a [`SchedstatDomain`] body: fixed-position fields are read at the offsets of a [`SchedstatDomainLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SchedstatDomain::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SchedstatDomainView<'a> {
+pub struct SchedstatDomainView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SchedstatDomainLayout,
 }
 
-impl<'a> SchedstatDomainView<'a> {
+impl<'a, E: rt::Endian> SchedstatDomainView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SchedstatDomainLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SchedstatDomainLayout,
     ) -> rt::Result<Self> {
@@ -25866,6 +26360,19 @@ impl<'a> SchedstatDomainView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SchedstatDomainView<'a> {
+        SchedstatDomainView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// time of the snapshot (jiffies).
@@ -25923,21 +26430,21 @@ impl SimpleperfKernelSymbolLayout {
 
 /// A zero-copy view of a [`SimpleperfKernelSymbol`] body: fixed-position fields are read at the offsets of a [`SimpleperfKernelSymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfKernelSymbol::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfKernelSymbolView<'a> {
+pub struct SimpleperfKernelSymbolView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfKernelSymbolLayout,
 }
 
-impl<'a> SimpleperfKernelSymbolView<'a> {
+impl<'a, E: rt::Endian> SimpleperfKernelSymbolView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfKernelSymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfKernelSymbolLayout,
     ) -> rt::Result<Self> {
@@ -25974,6 +26481,19 @@ impl<'a> SimpleperfKernelSymbolView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfKernelSymbolView<'a> {
+        SimpleperfKernelSymbolView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// bytes of kallsyms text.
@@ -26020,21 +26540,21 @@ impl SimpleperfDsoLayout {
 
 /// A zero-copy view of a [`SimpleperfDso`] body: fixed-position fields are read at the offsets of a [`SimpleperfDsoLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfDso::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfDsoView<'a> {
+pub struct SimpleperfDsoView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfDsoLayout,
 }
 
-impl<'a> SimpleperfDsoView<'a> {
+impl<'a, E: rt::Endian> SimpleperfDsoView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfDsoLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfDsoLayout,
     ) -> rt::Result<Self> {
@@ -26073,6 +26593,19 @@ impl<'a> SimpleperfDsoView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfDsoView<'a> {
+        SimpleperfDsoView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// the DSO's kind.
     #[inline]
     pub fn dso_type(&self) -> u64 {
@@ -26099,41 +26632,41 @@ impl<'a> SimpleperfDsoView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn name(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn name_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfDso::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -26178,21 +26711,21 @@ impl SimpleperfSymbolLayout {
 
 /// A zero-copy view of a [`SimpleperfSymbol`] body: fixed-position fields are read at the offsets of a [`SimpleperfSymbolLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfSymbol::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfSymbolView<'a> {
+pub struct SimpleperfSymbolView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfSymbolLayout,
 }
 
-impl<'a> SimpleperfSymbolView<'a> {
+impl<'a, E: rt::Endian> SimpleperfSymbolView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfSymbolLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfSymbolLayout,
     ) -> rt::Result<Self> {
@@ -26231,6 +26764,19 @@ impl<'a> SimpleperfSymbolView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfSymbolView<'a> {
+        SimpleperfSymbolView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// start address (the file's virtual addresses).
     #[inline]
     pub fn addr(&self) -> u64 {
@@ -26257,41 +26803,41 @@ impl<'a> SimpleperfSymbolView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn name(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.name_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.name_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn name_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn name_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfSymbol::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -26326,21 +26872,21 @@ impl SimpleperfEventIdLayout {
 
 /// A zero-copy view of a [`SimpleperfEventId`] body: fixed-position fields are read at the offsets of a [`SimpleperfEventIdLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfEventId::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfEventIdView<'a> {
+pub struct SimpleperfEventIdView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfEventIdLayout,
 }
 
-impl<'a> SimpleperfEventIdView<'a> {
+impl<'a, E: rt::Endian> SimpleperfEventIdView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfEventIdLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfEventIdLayout,
     ) -> rt::Result<Self> {
@@ -26377,6 +26923,19 @@ impl<'a> SimpleperfEventIdView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfEventIdView<'a> {
+        SimpleperfEventIdView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// number of entries.
@@ -26433,21 +26992,21 @@ impl SimpleperfCallchainLayout {
 
 /// A zero-copy view of a [`SimpleperfCallchain`] body: fixed-position fields are read at the offsets of a [`SimpleperfCallchainLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfCallchain::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfCallchainView<'a> {
+pub struct SimpleperfCallchainView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfCallchainLayout,
 }
 
-impl<'a> SimpleperfCallchainView<'a> {
+impl<'a, E: rt::Endian> SimpleperfCallchainView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfCallchainLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfCallchainLayout,
     ) -> rt::Result<Self> {
@@ -26484,6 +27043,19 @@ impl<'a> SimpleperfCallchainView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfCallchainView<'a> {
+        SimpleperfCallchainView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// process id.
@@ -26573,21 +27145,21 @@ impl SimpleperfUnwindingResultLayout {
 
 /// A zero-copy view of a [`SimpleperfUnwindingResult`] body: fixed-position fields are read at the offsets of a [`SimpleperfUnwindingResultLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfUnwindingResult::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfUnwindingResultView<'a> {
+pub struct SimpleperfUnwindingResultView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfUnwindingResultLayout,
 }
 
-impl<'a> SimpleperfUnwindingResultView<'a> {
+impl<'a, E: rt::Endian> SimpleperfUnwindingResultView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfUnwindingResultLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfUnwindingResultLayout,
     ) -> rt::Result<Self> {
@@ -26624,6 +27196,19 @@ impl<'a> SimpleperfUnwindingResultView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfUnwindingResultView<'a> {
+        SimpleperfUnwindingResultView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     /// the sample's timestamp.
@@ -26695,21 +27280,21 @@ impl SimpleperfTracingDataLayout {
 
 /// A zero-copy view of a [`SimpleperfTracingData`] body: fixed-position fields are read at the offsets of a [`SimpleperfTracingDataLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfTracingData::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfTracingDataView<'a> {
+pub struct SimpleperfTracingDataView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfTracingDataLayout,
 }
 
-impl<'a> SimpleperfTracingDataView<'a> {
+impl<'a, E: rt::Endian> SimpleperfTracingDataView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfTracingDataLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfTracingDataLayout,
     ) -> rt::Result<Self> {
@@ -26748,6 +27333,19 @@ impl<'a> SimpleperfTracingDataView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfTracingDataView<'a> {
+        SimpleperfTracingDataView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// bytes of tracing data.
     #[inline]
     pub fn data_size(&self) -> u32 {
@@ -26782,21 +27380,21 @@ impl SimpleperfDebugLayout {
 
 /// A zero-copy view of a [`SimpleperfDebug`] body: fixed-position fields are read at the offsets of a [`SimpleperfDebugLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`SimpleperfDebug::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SimpleperfDebugView<'a> {
+pub struct SimpleperfDebugView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SimpleperfDebugLayout,
 }
 
-impl<'a> SimpleperfDebugView<'a> {
+impl<'a, E: rt::Endian> SimpleperfDebugView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SimpleperfDebugLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SimpleperfDebugLayout,
     ) -> rt::Result<Self> {
@@ -26835,6 +27433,19 @@ impl<'a> SimpleperfDebugView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SimpleperfDebugView<'a> {
+        SimpleperfDebugView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     /// when.
     #[inline]
     pub fn time(&self) -> u64 {
@@ -26847,41 +27458,41 @@ impl<'a> SimpleperfDebugView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn message(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.message_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.message_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn message_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn message_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(r.rest_str())
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`SimpleperfDebug::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Str<'a> = r.rest_str();
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),

@@ -3100,21 +3100,21 @@ impl TrailerLayout {
 
 /// A zero-copy view of a [`Trailer`] body: fixed-position fields are read at the offsets of a [`TrailerLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Trailer::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct TrailerView<'a> {
+pub struct TrailerView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a TrailerLayout,
 }
 
-impl<'a> TrailerView<'a> {
+impl<'a, E: rt::Endian> TrailerView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TrailerLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a TrailerLayout,
     ) -> rt::Result<Self> {
@@ -3153,6 +3153,19 @@ impl<'a> TrailerView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> TrailerView<'a> {
+        TrailerView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn pid(&self) -> Option<u32> {
         self.layout.pid.map(|o| {
@@ -3178,41 +3191,41 @@ impl<'a> TrailerView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn cpus(&self) -> rt::Result<rt::Array<'a, u16>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.cpus_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.cpus_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn cpus_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u16>> {
+    fn cpus_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, u16>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(rt::Array::decode(r, u64::from(ctx.nr_cpus)).field("cpus")?)
     }
 
     /// Decodes every field after the fixed ones and drops it: the checks [`Trailer::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Array<'a, u16> = rt::Array::decode(r, u64::from(ctx.nr_cpus)).field("cpus")?;
         Ok(())
     }
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -3276,21 +3289,21 @@ impl SampleLayout {
 
 /// A zero-copy view of a [`Sample`] body: fixed-position fields are read at the offsets of a [`SampleLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sample::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SampleView<'a> {
+pub struct SampleView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SampleLayout,
 }
 
-impl<'a> SampleView<'a> {
+impl<'a, E: rt::Endian> SampleView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SampleLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SampleLayout,
     ) -> rt::Result<Self> {
@@ -3327,6 +3340,19 @@ impl<'a> SampleView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SampleView<'a> {
+        SampleView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     #[inline]
@@ -3380,21 +3406,21 @@ impl MapLayout {
 
 /// A zero-copy view of a [`Map`] body: fixed-position fields are read at the offsets of a [`MapLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Map::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct MapView<'a> {
+pub struct MapView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a MapLayout,
 }
 
-impl<'a> MapView<'a> {
+impl<'a, E: rt::Endian> MapView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`MapLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a MapLayout,
     ) -> rt::Result<Self> {
@@ -3436,6 +3462,19 @@ impl<'a> MapView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> MapView<'a> {
+        MapView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn pid(&self) -> u32 {
         let o = self.layout.pid;
@@ -3446,17 +3485,17 @@ impl<'a> MapView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn file(&self) -> rt::Result<FileId<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.file_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.file_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn file_in<E: rt::StaticEndian>(&self) -> rt::Result<FileId<'a>> {
+    fn file_in<O: rt::StaticEndian>(&self) -> rt::Result<FileId<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(match ctx.misc.contains(Misc::BUILD_ID) {
             false => Inode::decode(r, ctx).map(FileId::Inode),
             true => BuildId::decode(r, ctx).map(FileId::BuildId),
@@ -3468,17 +3507,17 @@ impl<'a> MapView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn filename(&self) -> rt::Result<rt::Str<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.filename_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.filename_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn filename_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
+    fn filename_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Str<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: FileId<'a> = match ctx.misc.contains(Misc::BUILD_ID) {
             false => Inode::decode(r, ctx).map(FileId::Inode),
             true => BuildId::decode(r, ctx).map(FileId::BuildId),
@@ -3490,17 +3529,17 @@ impl<'a> MapView<'a> {
     /// Decodes every field after the fixed ones and drops it: the checks [`Map::decode`] makes, without building the value.
     #[inline]
     pub fn validate(&self) -> rt::Result<()> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.validate_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.validate_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn validate_in<E: rt::StaticEndian>(&self) -> rt::Result<()> {
+    fn validate_in<O: rt::StaticEndian>(&self) -> rt::Result<()> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: FileId<'a> = match ctx.misc.contains(Misc::BUILD_ID) {
             false => Inode::decode(r, ctx).map(FileId::Inode),
             true => BuildId::decode(r, ctx).map(FileId::BuildId),
@@ -3512,7 +3551,7 @@ impl<'a> MapView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -3547,21 +3586,21 @@ impl UpdateLayout {
 
 /// A zero-copy view of a [`Update`] body: fixed-position fields are read at the offsets of a [`UpdateLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Update::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct UpdateView<'a> {
+pub struct UpdateView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a UpdateLayout,
 }
 
-impl<'a> UpdateView<'a> {
+impl<'a, E: rt::Endian> UpdateView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`UpdateLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a UpdateLayout,
     ) -> rt::Result<Self> {
@@ -3600,6 +3639,19 @@ impl<'a> UpdateView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> UpdateView<'a> {
+        UpdateView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn type_(&self) -> u16 {
         let o = self.layout.type_;
@@ -3633,21 +3685,21 @@ impl TracingLayout {
 
 /// A zero-copy view of a [`Tracing`] body: fixed-position fields are read at the offsets of a [`TracingLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Tracing::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct TracingView<'a> {
+pub struct TracingView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a TracingLayout,
 }
 
-impl<'a> TracingView<'a> {
+impl<'a, E: rt::Endian> TracingView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`TracingLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a TracingLayout,
     ) -> rt::Result<Self> {
@@ -3686,6 +3738,19 @@ impl<'a> TracingView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> TracingView<'a> {
+        TracingView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn size(&self) -> u32 {
         let o = self.layout.size;
@@ -3719,21 +3784,21 @@ impl ConvLayout {
 
 /// A zero-copy view of a [`Conv`] body: fixed-position fields are read at the offsets of a [`ConvLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Conv::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ConvView<'a> {
+pub struct ConvView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ConvLayout,
 }
 
-impl<'a> ConvView<'a> {
+impl<'a, E: rt::Endian> ConvView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ConvLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ConvLayout,
     ) -> rt::Result<Self> {
@@ -3772,6 +3837,19 @@ impl<'a> ConvView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ConvView<'a> {
+        ConvView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn shift(&self) -> u64 {
         let o = self.layout.shift;
@@ -3802,21 +3880,21 @@ impl SizedLayout {
 
 /// A zero-copy view of a [`Sized`] body: fixed-position fields are read at the offsets of a [`SizedLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Sized::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct SizedView<'a> {
+pub struct SizedView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a SizedLayout,
 }
 
-impl<'a> SizedView<'a> {
+impl<'a, E: rt::Endian> SizedView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`SizedLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a SizedLayout,
     ) -> rt::Result<Self> {
@@ -3855,6 +3933,19 @@ impl<'a> SizedView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> SizedView<'a> {
+        SizedView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn len(&self) -> u32 {
         let o = self.layout.len;
@@ -3888,21 +3979,21 @@ impl OwnLayout {
 
 /// A zero-copy view of a [`Own`] body: fixed-position fields are read at the offsets of a [`OwnLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Own::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct OwnView<'a> {
+pub struct OwnView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a OwnLayout,
 }
 
-impl<'a> OwnView<'a> {
+impl<'a, E: rt::Endian> OwnView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`OwnLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a OwnLayout,
     ) -> rt::Result<Self> {
@@ -3939,6 +4030,19 @@ impl<'a> OwnView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> OwnView<'a> {
+        OwnView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     #[inline]
@@ -3979,21 +4083,21 @@ impl ScalarsLayout {
 
 /// A zero-copy view of a [`Scalars`] body: fixed-position fields are read at the offsets of a [`ScalarsLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`Scalars::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct ScalarsView<'a> {
+pub struct ScalarsView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a ScalarsLayout,
 }
 
-impl<'a> ScalarsView<'a> {
+impl<'a, E: rt::Endian> ScalarsView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`ScalarsLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a ScalarsLayout,
     ) -> rt::Result<Self> {
@@ -4032,6 +4136,19 @@ impl<'a> ScalarsView<'a> {
         self.ctx
     }
 
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> ScalarsView<'a> {
+        ScalarsView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
+    }
+
     #[inline]
     pub fn s(&self) -> Signed {
         let o = self.layout.s;
@@ -4048,17 +4165,17 @@ impl<'a> ScalarsView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn marks(&self) -> rt::Result<rt::Array<'a, Marker>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.marks_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.marks_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn marks_in<E: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, Marker>> {
+    fn marks_in<O: rt::StaticEndian>(&self) -> rt::Result<rt::Array<'a, Marker>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         Ok(rt::Array::decode(r, 2).field("marks")?)
     }
 
@@ -4066,17 +4183,17 @@ impl<'a> ScalarsView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn bitmap(&self) -> rt::Result<Bitmap<'a>> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.bitmap_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.bitmap_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn bitmap_in<E: rt::StaticEndian>(&self) -> rt::Result<Bitmap<'a>> {
+    fn bitmap_in<O: rt::StaticEndian>(&self) -> rt::Result<Bitmap<'a>> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
         Ok(Bitmap::decode(r, ctx).field("bitmap")?)
     }
@@ -4085,17 +4202,17 @@ impl<'a> ScalarsView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn choice(&self) -> rt::Result<Choice> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.choice_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.choice_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn choice_in<E: rt::StaticEndian>(&self) -> rt::Result<Choice> {
+    fn choice_in<O: rt::StaticEndian>(&self) -> rt::Result<Choice> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
         let _: Bitmap<'a> = Bitmap::decode(r, ctx).field("bitmap")?;
         Ok(Choice::decode(r, ctx).field("choice")?)
@@ -4105,17 +4222,17 @@ impl<'a> ScalarsView<'a> {
     /// Decoded from the bytes on demand (the fields before it are skipped).
     #[inline]
     pub fn small(&self) -> rt::Result<u8> {
-        match self.endian {
+        match self.endian.kind() {
             rt::Endianness::Little => self.small_in::<rt::LittleEndian>(),
             rt::Endianness::Big => self.small_in::<rt::BigEndian>(),
         }
     }
 
     #[inline]
-    fn small_in<E: rt::StaticEndian>(&self) -> rt::Result<u8> {
+    fn small_in<O: rt::StaticEndian>(&self) -> rt::Result<u8> {
         let ctx = self.ctx;
         let _ = ctx;
-        let r = &mut self.walk_reader::<E>();
+        let r = &mut self.walk_reader::<O>();
         let _: rt::Array<'a, Marker> = rt::Array::decode(r, 2).field("marks")?;
         let _: Bitmap<'a> = Bitmap::decode(r, ctx).field("bitmap")?;
         let _: Choice = Choice::decode(r, ctx).field("choice")?;
@@ -4124,7 +4241,7 @@ impl<'a> ScalarsView<'a> {
 
     /// A reader over the bytes after the fixed prefix (the trailer excluded).
     #[inline]
-    fn walk_reader<E: rt::StaticEndian>(&self) -> rt::Reader<'a, E> {
+    fn walk_reader<O: rt::StaticEndian>(&self) -> rt::Reader<'a, O> {
         let start = usize::from(self.layout.fixed_len);
         rt::Reader::new(
             self.bytes.get(start..).unwrap_or(&[]),
@@ -4159,21 +4276,21 @@ impl HeaderFeatureLayout {
 
 /// A zero-copy view of a [`HeaderFeature`] body: fixed-position fields are read at the offsets of a [`HeaderFeatureLayout`] (one load each), later fields are decoded when asked. Nothing is copied or allocated; [`HeaderFeature::decode`] gives the owned value.
 #[derive(Clone, Copy, Debug)]
-pub struct HeaderFeatureView<'a> {
+pub struct HeaderFeatureView<'a, E: rt::Endian = rt::Endianness> {
     bytes: &'a [u8],
     base: u64,
-    endian: rt::Endianness,
+    endian: E,
     ctx: &'a Ctx,
     layout: &'a HeaderFeatureLayout,
 }
 
-impl<'a> HeaderFeatureView<'a> {
+impl<'a, E: rt::Endian> HeaderFeatureView<'a, E> {
     /// A view of `body` (the bytes after the record header, at absolute offset `base`) decoded with `ctx`, whose layout is `layout` (`HeaderFeatureLayout::new(ctx)`). Checks that the fixed-position fields and the trailer fit in the body; later fields are checked when read.
     #[inline]
     pub fn new(
         body: &'a [u8],
         base: u64,
-        endian: rt::Endianness,
+        endian: E,
         ctx: &'a Ctx,
         layout: &'a HeaderFeatureLayout,
     ) -> rt::Result<Self> {
@@ -4210,6 +4327,19 @@ impl<'a> HeaderFeatureView<'a> {
     /// The context the view decodes with.
     pub fn view_ctx(&self) -> &'a Ctx {
         self.ctx
+    }
+
+    /// The same view, its byte order a run-time value (to keep beside views
+    /// of other orders).
+    #[inline]
+    pub fn in_runtime_order(self) -> HeaderFeatureView<'a> {
+        HeaderFeatureView {
+            bytes: self.bytes,
+            base: self.base,
+            endian: self.endian.kind(),
+            ctx: self.ctx,
+            layout: self.layout,
+        }
     }
 
     #[inline]

@@ -3,8 +3,8 @@
 
 use crate::common;
 
-use perfdata::rt::{Endianness, Error};
-use perfdata::types::{Comm, Mmap2, RecordBody, RecordType, Sample};
+use perfdata::rt::{Endian, Endianness, Error};
+use perfdata::types::{Comm, Mmap2, RecordBody, RecordType, Sample, SampleView};
 use perfdata::write::{Builder, WriteOptions};
 use perfdata::{PerfData, Recording};
 
@@ -17,62 +17,14 @@ fn compare(data: &PerfData<'_>, what: &str) -> Result<u64, Error> {
         match data.decode(&rec, ctx) {
             Ok(RecordBody::Sample(s)) => {
                 let v = data.sample(&rec, ctx)?.expect("a SAMPLE has a view");
-                let Sample {
-                    identifier,
-                    ip,
-                    pid,
-                    tid,
-                    time,
-                    addr,
-                    id,
-                    stream_id,
-                    cpu,
-                    cpu_res,
-                    period,
-                    read,
-                    callchain,
-                    raw,
-                    branch_stack,
-                    regs_user,
-                    stack_user,
-                    weight,
-                    data_src,
-                    transaction,
-                    regs_intr,
-                    phys_addr,
-                    cgroup,
-                    data_page_size,
-                    code_page_size,
-                    aux,
-                    tail: _,
-                } = s;
-                assert_eq!(v.identifier(), identifier, "{at}");
-                assert_eq!(v.ip(), ip, "{at}");
-                assert_eq!(v.pid(), pid, "{at}");
-                assert_eq!(v.tid(), tid, "{at}");
-                assert_eq!(v.time(), time, "{at}");
-                assert_eq!(v.addr(), addr, "{at}");
-                assert_eq!(v.id(), id, "{at}");
-                assert_eq!(v.stream_id(), stream_id, "{at}");
-                assert_eq!(v.cpu(), cpu, "{at}");
-                assert_eq!(v.cpu_res(), cpu_res, "{at}");
-                assert_eq!(v.period(), period, "{at}");
-                assert_eq!(v.read()?, read, "{at}");
-                assert_eq!(v.callchain()?, callchain, "{at}");
-                assert_eq!(v.raw()?, raw, "{at}");
-                assert_eq!(v.branch_stack()?, branch_stack, "{at}");
-                assert_eq!(v.regs_user()?, regs_user, "{at}");
-                assert_eq!(v.stack_user()?, stack_user, "{at}");
-                assert_eq!(v.weight()?, weight, "{at}");
-                assert_eq!(v.data_src()?, data_src, "{at}");
-                assert_eq!(v.transaction()?, transaction, "{at}");
-                assert_eq!(v.regs_intr()?, regs_intr, "{at}");
-                assert_eq!(v.phys_addr()?, phys_addr, "{at}");
-                assert_eq!(v.cgroup()?, cgroup, "{at}");
-                assert_eq!(v.data_page_size()?, data_page_size, "{at}");
-                assert_eq!(v.code_page_size()?, code_page_size, "{at}");
-                assert_eq!(v.aux()?, aux, "{at}");
-                assert_eq!(data.time(&rec, ctx), time, "{at}");
+                check_sample(&v, &s, &at)?;
+                // The same view in the compile-time byte order of the hot walks.
+                perfdata::rt::static_endian!(data.format.endian, |e| {
+                    let v = data.sample_as(e, &rec, ctx)?.expect("a SAMPLE has a view");
+                    check_sample(&v, &s, &at)?;
+                    check_sample(&v.in_runtime_order(), &s, &at)
+                })?;
+                assert_eq!(data.time(&rec, ctx), s.time, "{at}");
                 samples += 1;
             }
             Ok(RecordBody::Comm(c)) => {
@@ -117,6 +69,66 @@ fn compare(data: &PerfData<'_>, what: &str) -> Result<u64, Error> {
         Ok(true)
     })?;
     Ok(samples)
+}
+
+/// Every field of the view `v` is the decoded sample's.
+fn check_sample<E: Endian>(v: &SampleView<'_, E>, s: &Sample<'_>, at: &str) -> Result<(), Error> {
+    let Sample {
+        identifier,
+        ip,
+        pid,
+        tid,
+        time,
+        addr,
+        id,
+        stream_id,
+        cpu,
+        cpu_res,
+        period,
+        read,
+        callchain,
+        raw,
+        branch_stack,
+        regs_user,
+        stack_user,
+        weight,
+        data_src,
+        transaction,
+        regs_intr,
+        phys_addr,
+        cgroup,
+        data_page_size,
+        code_page_size,
+        aux,
+        tail: _,
+    } = s;
+    assert_eq!(v.identifier(), *identifier, "{at}");
+    assert_eq!(v.ip(), *ip, "{at}");
+    assert_eq!(v.pid(), *pid, "{at}");
+    assert_eq!(v.tid(), *tid, "{at}");
+    assert_eq!(v.time(), *time, "{at}");
+    assert_eq!(v.addr(), *addr, "{at}");
+    assert_eq!(v.id(), *id, "{at}");
+    assert_eq!(v.stream_id(), *stream_id, "{at}");
+    assert_eq!(v.cpu(), *cpu, "{at}");
+    assert_eq!(v.cpu_res(), *cpu_res, "{at}");
+    assert_eq!(v.period(), *period, "{at}");
+    assert_eq!(&v.read()?, read, "{at}");
+    assert_eq!(&v.callchain()?, callchain, "{at}");
+    assert_eq!(&v.raw()?, raw, "{at}");
+    assert_eq!(&v.branch_stack()?, branch_stack, "{at}");
+    assert_eq!(&v.regs_user()?, regs_user, "{at}");
+    assert_eq!(&v.stack_user()?, stack_user, "{at}");
+    assert_eq!(&v.weight()?, weight, "{at}");
+    assert_eq!(&v.data_src()?, data_src, "{at}");
+    assert_eq!(&v.transaction()?, transaction, "{at}");
+    assert_eq!(&v.regs_intr()?, regs_intr, "{at}");
+    assert_eq!(&v.phys_addr()?, phys_addr, "{at}");
+    assert_eq!(&v.cgroup()?, cgroup, "{at}");
+    assert_eq!(&v.data_page_size()?, data_page_size, "{at}");
+    assert_eq!(&v.code_page_size()?, code_page_size, "{at}");
+    assert_eq!(&v.aux()?, aux, "{at}");
+    Ok(())
 }
 
 #[test]
