@@ -6,10 +6,9 @@
 //! recording of the same program (one default run) shows that our peak memory follows the
 //! unwind tables touched, not the number of samples.
 
-use super::runner::{check_status, measure_workload, sample_count, Env, Measured, Workload};
+use super::runner::{check_status, measure_rounds, sample_count, Env, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -122,10 +121,8 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         ));
     }
     println!("measuring the dwarf table ({runs} run(s) each, median)");
-    let mut results: HashMap<&str, Measured> = HashMap::new();
-    for (key, w) in &workloads {
-        results.insert(*key, measure_workload(env, w, runs)?);
-    }
+    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
+    let results = measure_rounds(env, &each, runs)?;
     let unwound_bytes = std::fs::metadata(&unwound).map_or(0, |m| m.len());
     let _ = std::fs::remove_file(&unwound);
     let _ = std::fs::remove_file(&samply_json);

@@ -13,7 +13,7 @@ mod table;
 mod tracepoints;
 
 use anyhow::{bail, Context, Result};
-use runner::{check_status, field, measure_workload, Env, Measured, Workload, LONG_RUN};
+use runner::{check_status, field, measure_rounds, Env, Measured, Workload, LONG_RUN};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -770,10 +770,8 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         workloads.push(("gp-go", Workload::new(Path::new("env"), &args)));
     }
     println!("measuring ({} run(s) each, median)", opts.runs);
-    let mut results = HashMap::new();
-    for (key, w) in &workloads {
-        results.insert(*key, measure_workload(env, w, opts.runs)?);
-    }
+    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
+    let results = measure_rounds(env, &each, opts.runs)?;
     for f in [&out, &pipe, &compressed] {
         let _ = std::fs::remove_file(f);
     }
@@ -1057,7 +1055,9 @@ fn document(env: &Env, opts: &Options, input: &Input, table: &Table) -> Result<S
     let _ = writeln!(
         d,
         "Measured with `{cmd}` at {}. Each workload is a whole process; times are the \
-         median of the runs (a workload whose first run exceeds {} s runs once).\n",
+         median of the runs, taken in rounds (every workload of a table once per round, so \
+         a row's two sides share the same minutes of the machine; a workload whose first \
+         run exceeds {} s runs once).\n",
         code_measured(env),
         LONG_RUN.as_secs()
     );

@@ -3,6 +3,7 @@
 //! count as `RssFile`).
 
 use anyhow::{bail, Context, Result};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -86,53 +87,88 @@ impl Workload {
 }
 
 pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<Measured> {
-    let mut walls = vec![];
-    let mut cpus = vec![];
-    let mut m = Measured {
-        wall: Duration::ZERO,
-        runs: 0,
-        max_rss_kib: 0,
-        max_anon_kib: 0,
-        cpu: Duration::ZERO,
-        stdout: String::new(),
-    };
-    for i in 0..runs {
-        let (wall, cpu, rss, anon, stdout) =
-            run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
-        if i == 0 {
-            m.stdout = stdout;
-        } else if stdout != m.stdout {
-            bail!(
-                "`{}` printed {:?} then {:?}: the workload is not deterministic",
-                w.describe(),
-                m.stdout.trim(),
-                stdout.trim()
-            );
-        }
-        walls.push(wall);
-        cpus.push(cpu);
-        m.max_rss_kib = m.max_rss_kib.max(rss);
-        m.max_anon_kib = m.max_anon_kib.max(anon);
-        if wall > LONG_RUN {
-            break;
+    let mut m = measure_rounds(env, &[("", w)], runs)?;
+    Ok(m.remove("").expect("the one workload was measured"))
+}
+
+/// Measures `workloads` in rounds: each round runs every workload once, in order, so the
+/// runs of every workload (and of the peer a row compares it with) are spread over the
+/// same minutes. A ratio of medians taken minutes apart would carry the machine's drift
+/// between them (a noisy VM's other tenants, its page cache); taken in the same rounds,
+/// drift reaches both sides alike. A workload whose first run exceeds [`LONG_RUN`] runs
+/// once.
+pub(super) fn measure_rounds<'k>(
+    env: &Env,
+    workloads: &[(&'k str, &Workload)],
+    runs: usize,
+) -> Result<HashMap<&'k str, Measured>> {
+    struct Runs {
+        walls: Vec<Duration>,
+        cpus: Vec<Duration>,
+        m: Measured,
+        long: bool,
+    }
+    let mut all: Vec<Runs> = workloads
+        .iter()
+        .map(|_| Runs {
+            walls: vec![],
+            cpus: vec![],
+            m: Measured {
+                wall: Duration::ZERO,
+                runs: 0,
+                max_rss_kib: 0,
+                max_anon_kib: 0,
+                cpu: Duration::ZERO,
+                stdout: String::new(),
+            },
+            long: false,
+        })
+        .collect();
+    for round in 0..runs {
+        for ((_, w), r) in workloads.iter().zip(&mut all) {
+            if r.long {
+                continue;
+            }
+            let (wall, cpu, rss, anon, stdout) =
+                run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
+            if round == 0 {
+                r.m.stdout = stdout;
+            } else if stdout != r.m.stdout {
+                bail!(
+                    "`{}` printed {:?} then {:?}: the workload is not deterministic",
+                    w.describe(),
+                    r.m.stdout.trim(),
+                    stdout.trim()
+                );
+            }
+            r.walls.push(wall);
+            r.cpus.push(cpu);
+            r.m.max_rss_kib = r.m.max_rss_kib.max(rss);
+            r.m.max_anon_kib = r.m.max_anon_kib.max(anon);
+            r.long = wall > LONG_RUN;
         }
     }
-    walls.sort();
-    cpus.sort();
-    m.runs = walls.len();
-    m.wall = walls[walls.len() / 2];
-    m.cpu = cpus[cpus.len() / 2];
-    println!(
-        "  {:<60} {:>8.3} s  cpu {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
-        w.describe(),
-        m.wall.as_secs_f64(),
-        m.cpu.as_secs_f64(),
-        m.max_rss_kib as f64 / 1024.0,
-        m.max_anon_kib as f64 / 1024.0,
-        m.runs,
-        if m.runs == 1 { "" } else { "s" }
-    );
-    Ok(m)
+    let mut results = HashMap::new();
+    for ((key, w), mut r) in workloads.iter().zip(all) {
+        r.walls.sort();
+        r.cpus.sort();
+        let mut m = r.m;
+        m.runs = r.walls.len();
+        m.wall = r.walls[r.walls.len() / 2];
+        m.cpu = r.cpus[r.cpus.len() / 2];
+        println!(
+            "  {:<60} {:>8.3} s  cpu {:>8.3} s  rss {:>7.1} MiB  anon {:>7.1} MiB  ({} run{})",
+            w.describe(),
+            m.wall.as_secs_f64(),
+            m.cpu.as_secs_f64(),
+            m.max_rss_kib as f64 / 1024.0,
+            m.max_anon_kib as f64 / 1024.0,
+            m.runs,
+            if m.runs == 1 { "" } else { "s" }
+        );
+        results.insert(*key, m);
+    }
+    Ok(results)
 }
 
 /// Runs `w` once: wall time, CPU time, ru_maxrss (KiB), peak RssAnon (KiB), stdout.

@@ -6,7 +6,7 @@
 //! A small recording of the same load shows that our peak memory follows the tasks, not
 //! the events.
 
-use super::runner::{check_status, measure_workload, Env, Measured, Workload};
+use super::runner::{check_status, measure_rounds, Env, Measured, Workload};
 use super::table::{render, Row, Speed};
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
@@ -71,10 +71,8 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
         ("scan", Workload::new(&env.bench_bin, &["scan", file])),
     ];
     println!("measuring the sched table ({runs} run(s) each, median)");
-    let mut results: HashMap<&str, Measured> = HashMap::new();
-    for (key, w) in &workloads {
-        results.insert(*key, measure_workload(env, w, runs)?);
-    }
+    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
+    let results = measure_rounds(env, &each, runs)?;
     let input_bytes = std::fs::metadata(&big)?.len();
     let rows = vec![
         Row::new(
