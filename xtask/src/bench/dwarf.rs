@@ -121,8 +121,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<DwarfTable> {
         ));
     }
     println!("measuring the dwarf table ({runs} run(s) each, median)");
-    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
-    let results = measure_rounds(env, &each, runs)?;
+    let results = measure_rounds(env, &workloads, runs)?;
     let unwound_bytes = std::fs::metadata(&unwound).map_or(0, |m| m.len());
     let _ = std::fs::remove_file(&unwound);
     let _ = std::fs::remove_file(&samply_json);

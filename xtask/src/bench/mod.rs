@@ -770,8 +770,7 @@ fn measure(env: &Env, input: &Input, opts: &Options) -> Result<Table> {
         workloads.push(("gp-go", Workload::new(Path::new("env"), &args)));
     }
     println!("measuring ({} run(s) each, median)", opts.runs);
-    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
-    let results = measure_rounds(env, &each, opts.runs)?;
+    let results = measure_rounds(env, &workloads, opts.runs)?;
     for f in [&out, &pipe, &compressed] {
         let _ = std::fs::remove_file(f);
     }

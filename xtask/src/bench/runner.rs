@@ -3,6 +3,7 @@
 //! count as `RssFile`).
 
 use anyhow::{bail, Context, Result};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -97,9 +98,9 @@ pub(super) fn measure_workload(env: &Env, w: &Workload, runs: usize) -> Result<M
 /// between them (a noisy VM's other tenants, its page cache); taken in the same rounds,
 /// drift reaches both sides alike. A workload whose first run exceeds [`LONG_RUN`] runs
 /// once.
-pub(super) fn measure_rounds<'k>(
+pub(super) fn measure_rounds<'k, W: Borrow<Workload>>(
     env: &Env,
-    workloads: &[(&'k str, &Workload)],
+    workloads: &[(&'k str, W)],
     runs: usize,
 ) -> Result<HashMap<&'k str, Measured>> {
     struct Runs {
@@ -129,6 +130,7 @@ pub(super) fn measure_rounds<'k>(
             if r.long {
                 continue;
             }
+            let w = w.borrow();
             let (wall, cpu, rss, anon, stdout) =
                 run_once(env, w).with_context(|| format!("workload `{}`", w.describe()))?;
             if round == 0 {
@@ -150,6 +152,7 @@ pub(super) fn measure_rounds<'k>(
     }
     let mut results = HashMap::new();
     for ((key, w), mut r) in workloads.iter().zip(all) {
+        let w = w.borrow();
         r.walls.sort();
         r.cpus.sort();
         let mut m = r.m;

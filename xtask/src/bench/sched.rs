@@ -71,8 +71,7 @@ pub(super) fn measure(env: &Env, mb: u64, runs: usize) -> Result<SchedTable> {
         ("scan", Workload::new(&env.bench_bin, &["scan", file])),
     ];
     println!("measuring the sched table ({runs} run(s) each, median)");
-    let each: Vec<(&str, &Workload)> = workloads.iter().map(|(k, w)| (*k, w)).collect();
-    let results = measure_rounds(env, &each, runs)?;
+    let results = measure_rounds(env, &workloads, runs)?;
     let input_bytes = std::fs::metadata(&big)?.len();
     let rows = vec![
         Row::new(
